@@ -1,0 +1,11 @@
+"""The Celery application. Settings come from Django settings prefixed with ``CELERY_``."""
+
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+app = Celery("approvals")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()

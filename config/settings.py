@@ -1,0 +1,227 @@
+"""Django settings.
+
+Every knob is read from the environment and has a default that works on a laptop:
+SQLite, an in-memory Celery broker and the poller and activity runner in-process.
+Production sets at least SECRET_KEY, DEBUG=false, ALLOWED_HOSTS, DATABASE_URL and
+CELERY_BROKER_URL.
+"""
+
+import os
+from pathlib import Path
+from typing import Any
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def env_str(name: str, default: str) -> str:
+    return os.environ.get(name, default)
+
+
+def env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    value = raw.strip().lower()
+    if value in {"1", "true", "yes", "on"}:
+        return True
+    if value in {"0", "false", "no", "off"}:
+        return False
+    raise ImproperlyConfigured(f"{name} must be a boolean (true/false), got {raw!r}")
+
+
+def env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} must be an integer, got {raw!r}") from exc
+
+
+def env_list(name: str, default: str) -> list[str]:
+    return [item.strip() for item in env_str(name, default).split(",") if item.strip()]
+
+
+# --- Core -----------------------------------------------------------------------------
+
+_INSECURE_SECRET_KEY = "django-insecure-dev-only-change-me"
+
+DEBUG = env_bool("DEBUG", True)
+SECRET_KEY = env_str("SECRET_KEY", _INSECURE_SECRET_KEY)
+if not DEBUG and SECRET_KEY == _INSECURE_SECRET_KEY:
+    raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")
+
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver")
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+ASGI_APPLICATION = "config.asgi.application"
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Applications ---------------------------------------------------------------------
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "guardian",
+    # No AppConfig of its own; listed for its admin templates and `graph_transitions`.
+    "django_fsm",
+    "approvals",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database -------------------------------------------------------------------------
+# DATABASE_URL unset means SQLite next to manage.py. IMMEDIATE transactions take the
+# write lock at BEGIN, so the embedded poller and request threads queue for it instead
+# of failing with "database is locked" on lock upgrade.
+
+_SQLITE_OPTIONS: dict[str, Any] = {"transaction_mode": "IMMEDIATE", "timeout": 20}
+
+DATABASE_URL = env_str("DATABASE_URL", "")
+if DATABASE_URL:
+    _db: dict[str, Any] = dict(dj_database_url.parse(DATABASE_URL))
+else:
+    _db = {"ENGINE": "django.db.backends.sqlite3", "NAME": BASE_DIR / "db.sqlite3"}
+
+if _db["ENGINE"] == "django.db.backends.sqlite3":
+    _db["OPTIONS"] = {**_SQLITE_OPTIONS, **_db.get("OPTIONS", {})}
+else:
+    _db["CONN_MAX_AGE"] = env_int("DATABASE_CONN_MAX_AGE", 60)
+    _db["CONN_HEALTH_CHECKS"] = True
+
+DATABASES = {"default": _db}
+
+# --- Authentication -------------------------------------------------------------------
+
+AUTH_USER_MODEL = "approvals.User"
+AUTHENTICATION_BACKENDS = [
+    "django.contrib.auth.backends.ModelBackend",
+    "guardian.backends.ObjectPermissionBackend",
+]
+# Every endpoint requires a signed-in user, so guardian needs no anonymous user row
+# (creating one would also have to satisfy the custom user model's required fields).
+ANONYMOUS_USER_NAME = None
+
+LOGIN_URL = "/accounts/login/"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+# --- API ------------------------------------------------------------------------------
+
+_RENDERERS = ["rest_framework.renderers.JSONRenderer"]
+if DEBUG:
+    _RENDERERS.append("rest_framework.renderers.BrowsableAPIRenderer")
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "approvals.api.auth.BearerTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "approvals.api.errors.exception_handler",
+    "DEFAULT_RENDERER_CLASSES": _RENDERERS,
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Approvals API",
+    "VERSION": "1.0.0",
+}
+
+# Request bodies past this size are refused before they reach a view.
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("APPROVALS_MAX_BODY_BYTES", 256 * 1024)
+
+# --- Celery ---------------------------------------------------------------------------
+# The outbox row, not the broker message, is the record of an activity attempt: late
+# acks and reject-on-lost only make redelivery quicker; the sweeper covers the rest.
+
+_BROKER_FROM_ENV = env_str("CELERY_BROKER_URL", "")
+CELERY_BROKER_URL = _BROKER_FROM_ENV or "memory://"
+CELERY_TASK_ALWAYS_EAGER = False
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_TIME_LIMIT = 300
+CELERY_TASK_SOFT_TIME_LIMIT = 270
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+
+# --- Approvals ------------------------------------------------------------------------
+
+APPROVALS_POLL_INTERVAL_SECONDS = env_int("APPROVALS_POLL_INTERVAL_SECONDS", 2)
+APPROVALS_TIMER_BATCH = env_int("APPROVALS_TIMER_BATCH", 500)
+# With no broker configured, run the timer poller and the activity runner in-process.
+APPROVALS_EMBEDDED_WORKER = env_bool("APPROVALS_EMBEDDED_WORKER", not _BROKER_FROM_ENV)
+
+# --- Internationalisation and time ----------------------------------------------------
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+# --- Static files ---------------------------------------------------------------------
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = BASE_DIR / "staticfiles"
+
+# --- Logging --------------------------------------------------------------------------
+
+LOG_LEVEL = env_str("LOG_LEVEL", "INFO").upper()
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": "plain"},
+    },
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+}

@@ -1,0 +1,83 @@
+"""The decider's working state while it handles one command: the events emitted so
+far, and the state they lead to. Steps call back into it to move the workflow on."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from . import events as ev
+from .context import Context
+from .expressions import ConditionError
+from .state import REJECTED, State, evolve
+
+if TYPE_CHECKING:
+    from .definition import Definition
+
+
+class Builder:
+    __slots__ = ("definition", "state", "ctx", "events")
+
+    def __init__(self, definition: Definition, state: State, ctx: Context) -> None:
+        self.definition = definition
+        self.state = state
+        self.ctx = ctx
+        self.events: list[ev.Event] = []
+
+    def emit(self, event: ev.Event) -> None:
+        self.events.append(event)
+        self.state = evolve(self.state, event)
+
+    def timer(self, step: str, kind: str, delay: float, index: int = 0) -> ev.Timer:
+        """A timer for the step being entered; keys never repeat within a workflow."""
+        key = f"{step}#{self.state.entries + 1}:{kind}:{index}"
+        return ev.Timer(key, kind, step, self.ctx.now + delay)
+
+    def advance(self, index: int) -> None:
+        """Enter the first step from ``index`` on whose condition holds, or complete."""
+        steps = self.definition.steps
+        data, submitter = self.state.data, self.state.submitter
+        for step in steps[index:]:
+            if step.when is not None:
+                try:
+                    go = step.when.evaluate(data, submitter)
+                except ConditionError as exc:
+                    self.emit(ev.StepFailed(step.id, "ConditionError", str(exc)))
+                    self.turn_back(ROLLED_BACK_OUTCOME, f"{step.id}: ConditionError")
+                    return
+                if not go:
+                    self.emit(ev.StepSkipped(step.id))
+                    continue
+            step.enter(self)
+            return
+        self.emit(ev.WorkflowCompleted())
+
+    def advance_after(self, step_id: str) -> None:
+        self.advance(self.definition.index(step_id) + 1)
+
+    def fail_step(self, step_id: str, error: str, message: str = "") -> None:
+        self.emit(ev.StepFailed(step_id, error, message))
+        self.turn_back(ROLLED_BACK_OUTCOME, f"{step_id} failed: {error}")
+
+    def turn_back(self, outcome: str, reason: str) -> None:
+        """Start compensating; the workflow ends in ``outcome`` once every undo ran."""
+        self.emit(ev.CompensationStarted(outcome, reason))
+        self.compensate_next()
+
+    def compensate_next(self) -> None:
+        """Schedule the undo of the most recently completed step, or finish."""
+        if self.state.compensations:
+            step_id = self.state.compensations[-1]
+            undo = self.definition.action(step_id).compensate
+            assert undo is not None, f"{step_id} was recorded as compensable"
+            self.emit(
+                ev.ActivityScheduled(
+                    step_id, undo.activity, undo.queue, 1, self.ctx.now, undo.timeout, undo=True
+                )
+            )
+        elif self.state.outcome == REJECTED:
+            self.emit(ev.WorkflowRejected())
+        else:
+            self.emit(ev.WorkflowRolledBack())
+
+
+ROLLED_BACK_OUTCOME = "ROLLED_BACK"

@@ -1,0 +1,90 @@
+"""Commands: the inputs of the decider, one per thing that can happen to a workflow."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+DECISIONS = ("approve", "reject", "send_back", "delegate")
+
+
+class Command:
+    __slots__ = ()
+    type: ClassVar[str]
+    schema_version: ClassVar[int] = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Start(Command):
+    type: ClassVar[str] = "Start"
+    data: Mapping[str, Any]
+    submitter: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Decide(Command):
+    """An approver's decision on the current approval step.
+
+    ``on_behalf_of`` names the assignee the actor stands in for (a delegation
+    active now); ``delegate_to`` is required with the ``delegate`` decision.
+    ``data`` is only for the submitter's resubmission after a send-back.
+    """
+
+    type: ClassVar[str] = "Decide"
+    actor: str
+    decision: str
+    comment: str = ""
+    on_behalf_of: str | None = None
+    delegate_to: str | None = None
+    data: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TimerFired(Command):
+    type: ClassVar[str] = "TimerFired"
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class ActivityCompleted(Command):
+    type: ClassVar[str] = "ActivityCompleted"
+    step: str
+    attempt: int
+    undo: bool = False
+    result: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class ActivityFailed(Command):
+    type: ClassVar[str] = "ActivityFailed"
+    step: str
+    attempt: int
+    error: str
+    message: str = ""
+    undo: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Signal(Command):
+    type: ClassVar[str] = "Signal"
+    name: str
+    payload: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Cancel(Command):
+    type: ClassVar[str] = "Cancel"
+    actor: str | None
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Reassign(Command):
+    """An administrator moves a task from one assignee to another."""
+
+    type: ClassVar[str] = "Reassign"
+    actor: str
+    from_user: str
+    to_user: str
+    comment: str = ""

@@ -1,0 +1,149 @@
+"""The decider: ``decide`` turns a command into events, ``replay`` folds events into
+state. Neither reads a clock, a database or the network."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from . import commands as cmd
+from . import errors
+from . import events as ev
+from .builder import Builder
+from .context import Context
+from .definition import Definition
+from .errors import CommandRejected
+from .state import NEW, SUBMITTER_STEP, State, evolve
+from .steps import ActionStep
+
+
+def decide(definition: Definition, state: State, command: cmd.Command, ctx: Context) -> list[
+    ev.Event
+]:
+    """Return the events ``command`` causes now; raise CommandRejected if it cannot
+    apply (nothing happened). A command that is stale (a timer already cancelled, an
+    outcome for an attempt no longer awaited) returns no events."""
+    b = Builder(definition, state, ctx)
+    if isinstance(command, cmd.Start):
+        _on_start(b, command)
+        return b.events
+    if state.status == NEW:
+        raise CommandRejected(errors.NOT_STARTED, "the workflow has not started")
+    if state.terminal:
+        if isinstance(command, cmd.Decide | cmd.Signal | cmd.Cancel | cmd.Reassign):
+            raise CommandRejected(errors.WORKFLOW_FINISHED,
+                                  f"the workflow has finished ({state.status})")
+        return []
+    if isinstance(command, cmd.Decide):
+        _on_decide(b, command)
+    elif isinstance(command, cmd.TimerFired):
+        _on_timer(b, command)
+    elif isinstance(command, cmd.ActivityCompleted | cmd.ActivityFailed):
+        _on_activity_outcome(b, command)
+    elif isinstance(command, cmd.Signal):
+        _on_signal(b, command)
+    elif isinstance(command, cmd.Cancel):
+        b.emit(ev.WorkflowCancelled(command.actor, command.reason))
+    elif isinstance(command, cmd.Reassign):
+        _on_reassign(b, command)
+    else:
+        raise TypeError(f"unknown command {command!r}")
+    return b.events
+
+
+def _on_start(b: Builder, c: cmd.Start) -> None:
+    if b.state.status != NEW:
+        raise CommandRejected(errors.ALREADY_STARTED, "the workflow has already started")
+    problems = b.definition.data_errors(c.data)
+    if problems:
+        raise CommandRejected(errors.INVALID_DATA, "; ".join(problems))
+    d = b.definition
+    b.emit(ev.WorkflowStarted(d.key, d.version, dict(c.data), c.submitter))
+    b.advance(0)
+
+
+def _on_decide(b: Builder, c: cmd.Decide) -> None:
+    if c.decision not in cmd.DECISIONS:
+        raise CommandRejected(errors.INVALID_DECISION,
+                              f"decision must be one of {', '.join(cmd.DECISIONS)}")
+    step_id = b.state.step
+    if step_id == SUBMITTER_STEP:
+        _on_resubmit(b, c)
+        return
+    if not b.state.assignments or step_id is None:
+        raise CommandRejected(errors.NOT_YOUR_STEP, "the workflow is not waiting for a decision")
+    b.definition.step(step_id).on_command(b, c)
+
+
+def _on_resubmit(b: Builder, c: cmd.Decide) -> None:
+    """The submitter answers a send-back: approve resubmits, reject withdraws."""
+    if c.actor != b.state.submitter:
+        raise CommandRejected(errors.NOT_YOUR_STEP, "the workflow waits for its submitter")
+    if c.decision == "reject":
+        b.emit(ev.WorkflowCancelled(c.actor, c.comment or "withdrawn by the submitter"))
+        return
+    if c.decision != "approve":
+        raise CommandRejected(errors.INVALID_DECISION, "the submitter can resubmit or withdraw")
+    data = {**b.state.data, **(c.data or {})}
+    problems = b.definition.data_errors(data)
+    if problems:
+        raise CommandRejected(errors.INVALID_DATA, "; ".join(problems))
+    target = b.state.resubmit_step
+    assert target is not None
+    b.emit(ev.Resubmitted(c.actor, data, c.comment))
+    b.advance(b.definition.index(target))
+
+
+def _on_timer(b: Builder, c: cmd.TimerFired) -> None:
+    timer = next((t for t in b.state.timers if t.key == c.key), None)
+    if timer is None:
+        return  # cancelled by a decision, or fired already
+    b.definition.step(timer.step).on_timer(b, timer.kind, timer.key)
+
+
+def _on_activity_outcome(b: Builder, c: cmd.ActivityCompleted | cmd.ActivityFailed) -> None:
+    pending = b.state.activity
+    if pending is None or (pending.step, pending.attempt, pending.undo) != (
+        c.step, c.attempt, c.undo
+    ):
+        return  # an outcome for an attempt no longer awaited: a duplicate
+    step = b.definition.step(c.step)
+    assert isinstance(step, ActionStep)
+    step.on_outcome(b, c)
+
+
+def _on_signal(b: Builder, c: cmd.Signal) -> None:
+    step_id = b.state.step
+    if b.state.awaiting_signal == c.name and step_id is not None:
+        b.definition.step(step_id).on_command(b, c)
+    else:
+        b.emit(ev.SignalReceived(c.name, dict(c.payload), None))
+
+
+def _on_reassign(b: Builder, c: cmd.Reassign) -> None:
+    step_id = b.state.step
+    if step_id is None or step_id == SUBMITTER_STEP or not b.state.assignments:
+        raise CommandRejected(errors.NOT_YOUR_STEP, "the workflow has no open task to reassign")
+    b.definition.step(step_id).on_command(b, c)
+
+
+def replay(definition: Definition, events: Iterable[ev.Event]) -> State:
+    """The state after ``events``: a fold of ``evolve`` from the initial state.
+
+    ``definition`` is accepted so that callers pin the version a history runs under;
+    the fold itself needs only the events.
+    """
+    state = State()
+    for event in events:
+        state = evolve(state, event)
+    return state
+
+
+def attempt_history(events: Iterable[ev.Event]) -> list[str]:
+    """One ``step:outcome:n`` entry per activity attempt (``undo:<step>`` for undos)."""
+    out: list[str] = []
+    for e in events:
+        if isinstance(e, ev.ActivitySucceeded | ev.ActivityFailed):
+            name = f"undo:{e.step}" if e.undo else e.step
+            outcome = "ok" if isinstance(e, ev.ActivitySucceeded) else "error"
+            out.append(f"{name}:{outcome}:{e.attempt}")
+    return out

@@ -1,0 +1,131 @@
+"""Workflow template definitions: JSON documents, parsed and validated once.
+
+A definition is a key, an optional JSON Schema for the workflow data, and a list of
+steps run in order (each may be skipped by its ``when`` condition)::
+
+    {"key": "expense-approval", "title": "Expense",
+     "schema": {"type": "object", "required": ["amountPaise"], ...},
+     "steps": [{"id": "manager", "kind": "approval",
+                "when": "data.amountPaise >= 100000",
+                "approvers": [{"manager": "submitter"}], "deadline": "P2D"}, ...]}
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import jsonschema
+
+from .errors import DefinitionError
+from .state import SUBMITTER_STEP
+from .steps import PARSERS, ActionStep, ApprovalStep, Step
+
+KEY = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
+_TOP_FIELDS = {"key", "title", "description", "version", "schema", "steps"}
+
+
+@dataclass(frozen=True)
+class Definition:
+    key: str
+    title: str
+    steps: tuple[Step, ...]
+    schema: Mapping[str, Any] | None = None
+    version: int = 1
+    _index: Mapping[str, int] = field(default_factory=dict, repr=False, compare=False)
+    _validator: Any = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def parse(cls, doc: object, *, version: int | None = None) -> Definition:
+        """Validate ``doc`` and return the definition; raise DefinitionError naming the
+        JSON path of the first problem."""
+        if not isinstance(doc, Mapping):
+            raise DefinitionError("$", "a workflow template definition must be a JSON object")
+        unknown = sorted(set(doc) - _TOP_FIELDS)
+        if unknown:
+            raise DefinitionError(f"$.{unknown[0]}", "is not a definition field")
+        key = doc.get("key")
+        if not isinstance(key, str) or not KEY.match(key):
+            raise DefinitionError("$.key", "must be lower-case letters, digits and dashes")
+        title = doc.get("title", key)
+        if not isinstance(title, str):
+            raise DefinitionError("$.title", "must be a string")
+        if version is None:
+            version = doc.get("version", 1)
+        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+            raise DefinitionError("$.version", "must be a positive integer")
+        schema = doc.get("schema")
+        validator = None
+        if schema is not None:
+            if not isinstance(schema, Mapping):
+                raise DefinitionError("$.schema", "must be a JSON Schema object")
+            try:
+                jsonschema.Draft202012Validator.check_schema(schema)
+            except jsonschema.SchemaError as exc:
+                raise DefinitionError("$.schema", f"is not a valid JSON Schema: {exc.message}")
+            validator = jsonschema.Draft202012Validator(schema)
+        raw_steps = doc.get("steps")
+        if not isinstance(raw_steps, list) or not raw_steps:
+            raise DefinitionError("$.steps", "must be a non-empty list")
+        steps: list[Step] = []
+        index: dict[str, int] = {}
+        for i, raw in enumerate(raw_steps):
+            path = f"$.steps[{i}]"
+            if not isinstance(raw, Mapping):
+                raise DefinitionError(path, "must be an object")
+            kind = raw.get("kind")
+            parser = PARSERS.get(kind) if isinstance(kind, str) else None
+            if parser is None:
+                raise DefinitionError(
+                    f"{path}.kind", f"unknown step kind {kind!r}; one of {', '.join(PARSERS)}"
+                )
+            step = parser(raw, path)
+            if step.id == SUBMITTER_STEP:
+                raise DefinitionError(f"{path}.id", f"{SUBMITTER_STEP!r} is reserved")
+            if step.id in index:
+                raise DefinitionError(f"{path}.id", f"duplicate step id {step.id!r}")
+            index[step.id] = i
+            steps.append(step)
+        for i, step in enumerate(steps):
+            for name, target in step.references():
+                path = f"$.steps[{i}].{name}"
+                if target not in index:
+                    raise DefinitionError(path, f"refers to step {target!r}, which does not exist")
+                if index[target] >= i or not isinstance(steps[index[target]], ApprovalStep):
+                    raise DefinitionError(path, f"{target!r} is not an earlier approval step")
+            if isinstance(step, ApprovalStep) and step.send_back_to == "end":
+                raise DefinitionError(f"$.steps[{i}].send_back_to",
+                                      "must be 'submitter' or an earlier step id")
+        return cls(key, title, tuple(steps), schema, version, index, validator)
+
+    def index(self, step_id: str) -> int:
+        return self._index[step_id]
+
+    def step(self, step_id: str) -> Step:
+        return self.steps[self._index[step_id]]
+
+    def action(self, step_id: str) -> ActionStep:
+        step = self.step(step_id)
+        assert isinstance(step, ActionStep), f"{step_id} is not an action step"
+        return step
+
+    def activities(self) -> set[str]:
+        """Names of every activity the definition can run, undo ones included."""
+        names: set[str] = set()
+        for step in self.steps:
+            if isinstance(step, ActionStep):
+                names.add(step.run.activity)
+                if step.compensate is not None:
+                    names.add(step.compensate.activity)
+        return names
+
+    def data_errors(self, data: object) -> list[str]:
+        """Problems with ``data`` against the definition's schema, as 'path: problem'."""
+        if not isinstance(data, Mapping):
+            return ["$: workflow data must be a JSON object"]
+        if self._validator is None:
+            return []
+        errors = sorted(self._validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+        return [f"{e.json_path}: {e.message}" for e in errors[:10]]

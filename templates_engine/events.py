@@ -1,0 +1,342 @@
+"""Events: the only output of the decider, and the whole truth about a workflow.
+
+Each event is a frozen dataclass with a ``type`` name and a ``schema_version``.
+``to_dict`` gives the stored JSON shape; ``event_from_dict`` reads it back,
+upgrading older shapes through ``UPCASTERS`` so that a history written today
+replays after the shapes change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar
+
+
+@dataclass(frozen=True, slots=True)
+class Assignment:
+    """One person a task is assigned to, on a slot of an approval step.
+
+    ``on_behalf_of`` is the approver the rule named when ``user`` holds the task
+    through a delegation; ``slot`` is the index of the approver rule it satisfies.
+    """
+
+    user: str
+    slot: int
+    on_behalf_of: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"user": self.user, "slot": self.slot, "on_behalf_of": self.on_behalf_of}
+
+    @classmethod
+    def from_dict(cls, doc: Mapping[str, Any]) -> Assignment:
+        return cls(doc["user"], int(doc["slot"]), doc.get("on_behalf_of"))
+
+
+@dataclass(frozen=True, slots=True)
+class Timer:
+    """A durable wake-up: ``key`` is unique within the workflow's life."""
+
+    key: str
+    kind: str  # deadline | reminder | wait | signal_timeout
+    step: str
+    fire_at: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"key": self.key, "kind": self.kind, "step": self.step, "fire_at": self.fire_at}
+
+    @classmethod
+    def from_dict(cls, doc: Mapping[str, Any]) -> Timer:
+        return cls(doc["key"], doc["kind"], doc["step"], float(doc["fire_at"]))
+
+
+class Event:
+    """Base of every event type."""
+
+    __slots__ = ()
+    type: ClassVar[str]
+    schema_version: ClassVar[int] = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {"type": self.type, "v": self.schema_version}
+        for f in fields(self):  # type: ignore[arg-type]
+            doc[f.name] = _dump(getattr(self, f.name))
+        return doc
+
+
+def _dump(value: Any) -> Any:
+    if isinstance(value, Assignment | Timer):
+        return value.to_dict()
+    if isinstance(value, tuple):
+        return [_dump(v) for v in value]
+    return value
+
+
+EVENT_TYPES: dict[str, type[Event]] = {}
+
+
+def _event(cls: type[Event]) -> type[Event]:
+    EVENT_TYPES[cls.type] = cls
+    return cls
+
+
+@_event
+@dataclass(frozen=True, slots=True)
+class WorkflowStarted(Event):
+    type: ClassVar[str] = "WorkflowStarted"
+    workflow_type: str
+    definition_version: int
+    data: Mapping[str, Any]
+    submitter: str | None
+
+
+@_event
+@dataclass(frozen=True, slots=True)
+class StepSkipped(Event):
+    type: ClassVar[str] = "StepSkipped"
+    step: str
+
+
+@_event
+@dataclass(frozen=True, slots=True)
+class ApprovalRequested(Event):
+    """An approval step began: who may decide, how many must, and its timers."""
+
+    type: ClassVar[str] = "ApprovalRequested"
+    step: str
+    assignments: tuple[Assignment, ...]
+    required: int  # approvals needed; for mode "all" one per slot
+    mode: str
+    due_at: float | None
+    timers: tuple[Timer, ...] = ()
+
+
+@_event
+@dataclass(frozen=True, slots=True)
+class DecisionRecorded(Event):
+    type: ClassVar[str] = "DecisionRecorded"
+    step: str
+    actor: str
+    decision: str  # approve | reject | send_back
+    slot: int
+    on_behalf_of: str | None = None
+    comment: str = ""
+
+
+@_event
+@dataclass(frozen=True, slots=True)
+class TaskReassigned(Event):
+    """A task moved from one person to another: a delegation or an escalation.
+
+    ``replace`` False adds ``to_user`` beside ``from_user`` on the same slot.
+    """
+
+    type: ClassVar[str] = "TaskReassigned"
+    step: str
+    from_user: str
+    to_user: str
+    actor: str | None
+    reason: str  # delegated | escalated | reassigned
+    replace: bool = True
+    comment: str = ""
+
+
+@_event
+@dataclass(frozen=True, slots=True)
+class ReminderSent(Event):
+    type: ClassVar[str] = "ReminderSent"
+    step: str
+    timer: str
+    users: tuple[str, ...]
+
+
+@_event
+@dataclass(frozen=True, slots=True)
+class Escalated(Event):
+    type: ClassVar[str] = "Escalated"
+    step: str
+    timer: str
+    assignments: tuple[Assignment, ...]  # the new assignees
+    replace: bool
+
+
+@_event
+@dataclass(frozen=True, slots=True)
+class StepCompleted(Event):
+    """A step succeeded. ``compensate`` is True when it has an undo to run if the
+    workflow later turns back."""
+
+    type: ClassVar[str] = "StepCompleted"
+    step: str
+    compensate: bool = False
+
+
+@_event
+@dataclass(frozen=True, slots=True)
+class SentBack(Event):
+    """An approver asked for changes: the workflow returns to ``to_step``, or to the
+    submitter when ``to_step`` is None."""
+
+    type: ClassVar[str] = "SentBack"
+    step: str
+    to_step: str | None
+    timers: tuple[Timer, ...] = ()
+
+
+@_event
+@dataclass(frozen=True, slots=True)
+class Resubmitted(Event):
+    type: ClassVar[str] = "Resubmitted"
+    actor: str
+    data: Mapping[str, Any]
+    comment: str = ""
+
+
+@_event
+@dataclass(frozen=True, slots=True)
+class ActivityScheduled(Event):
+    type: ClassVar[str] = "ActivityScheduled"
+    step: str
+    activity: str
+    queue: str
+    attempt: int
+    not_before: float
+    timeout: float
+    undo: bool = False
+
+
+@_event
+@dataclass(frozen=True, slots=True)
+class ActivitySucceeded(Event):
+    type: ClassVar[str] = "ActivitySucceeded"
+    step: str
+    attempt: int
+    undo: bool = False
+    result: Any = None
+
+
+@_event
+@dataclass(frozen=True, slots=True)
+class ActivityFailed(Event):
+    """One failed attempt. ``retry_delay`` is the chosen back-off, None when the
+    failure is final."""
+
+    type: ClassVar[str] = "ActivityFailed"
+    step: str
+    attempt: int
+    error: str
+    message: str = ""
+    undo: bool = False
+    retry_delay: float | None = None
+
+
+@_event
+@dataclass(frozen=True, slots=True)
+class WaitStarted(Event):
+    type: ClassVar[str] = "WaitStarted"
+    step: str
+    timers: tuple[Timer, ...]
+
+
+@_event
+@dataclass(frozen=True, slots=True)
+class SignalAwaited(Event):
+    type: ClassVar[str] = "SignalAwaited"
+    step: str
+    name: str
+    timers: tuple[Timer, ...] = ()
+
+
+@_event
+@dataclass(frozen=True, slots=True)
+class SignalReceived(Event):
+    """An external signal. ``step`` is the step it resumed, None if nobody waited."""
+
+    type: ClassVar[str] = "SignalReceived"
+    name: str
+    payload: Mapping[str, Any]
+    step: str | None
+
+
+@_event
+@dataclass(frozen=True, slots=True)
+class StepFailed(Event):
+    type: ClassVar[str] = "StepFailed"
+    step: str
+    error: str
+    message: str = ""
+
+
+@_event
+@dataclass(frozen=True, slots=True)
+class CompensationStarted(Event):
+    """The workflow turns back. ``outcome`` is the status it ends in once every undo
+    has run: ROLLED_BACK after a failure, REJECTED after a rejection."""
+
+    type: ClassVar[str] = "CompensationStarted"
+    outcome: str
+    reason: str
+
+
+@_event
+@dataclass(frozen=True, slots=True)
+class WorkflowCompleted(Event):
+    type: ClassVar[str] = "WorkflowCompleted"
+
+
+@_event
+@dataclass(frozen=True, slots=True)
+class WorkflowRejected(Event):
+    type: ClassVar[str] = "WorkflowRejected"
+
+
+@_event
+@dataclass(frozen=True, slots=True)
+class WorkflowRolledBack(Event):
+    type: ClassVar[str] = "WorkflowRolledBack"
+
+
+@_event
+@dataclass(frozen=True, slots=True)
+class CompensationFailed(Event):
+    type: ClassVar[str] = "CompensationFailed"
+    step: str
+
+
+@_event
+@dataclass(frozen=True, slots=True)
+class WorkflowCancelled(Event):
+    type: ClassVar[str] = "WorkflowCancelled"
+    actor: str | None
+    reason: str = ""
+
+
+# (type, stored version) -> function upgrading the payload by one version.
+UPCASTERS: dict[tuple[str, int], Callable[[dict[str, Any]], dict[str, Any]]] = {}
+
+_NESTED: dict[str, Callable[[Mapping[str, Any]], Any]] = {
+    "assignments": Assignment.from_dict,
+    "timers": Timer.from_dict,
+}
+_TUPLES = {"users"}
+
+
+def event_from_dict(doc: Mapping[str, Any]) -> Event:
+    """Read an event back from its stored shape, upgrading older versions."""
+    try:
+        cls = EVENT_TYPES[doc["type"]]
+    except KeyError as exc:
+        raise ValueError(f"unknown event type {doc.get('type')!r}") from exc
+    payload = dict(doc)
+    version = int(payload.pop("v", 1))
+    payload.pop("type")
+    while version < cls.schema_version:
+        payload = UPCASTERS[(cls.type, version)](payload)
+        version += 1
+    for name, parse in _NESTED.items():
+        if name in payload:
+            payload[name] = tuple(parse(item) for item in payload[name])
+    for name in _TUPLES:
+        if name in payload:
+            payload[name] = tuple(payload[name])
+    return cls(**payload)

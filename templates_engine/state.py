@@ -1,0 +1,289 @@
+"""Workflow state, and ``evolve``: how each event changes it.
+
+State is a plain immutable value. ``evolve`` never consults a definition, a clock or
+a directory: everything it needs is in the event, so a history replays alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from . import events as ev
+from .events import Assignment, Timer
+
+NEW = "NEW"
+RUNNING = "RUNNING"
+COMPENSATING = "COMPENSATING"
+COMPLETED = "COMPLETED"
+REJECTED = "REJECTED"
+ROLLED_BACK = "ROLLED_BACK"
+COMPENSATION_FAILED = "COMPENSATION_FAILED"
+CANCELLED = "CANCELLED"
+TERMINAL = frozenset({COMPLETED, REJECTED, ROLLED_BACK, COMPENSATION_FAILED, CANCELLED})
+
+SUBMITTER_STEP = "submitter"
+"""The step id a workflow reads while it waits on its submitter for changes."""
+
+
+@dataclass(frozen=True, slots=True)
+class PendingActivity:
+    """The one activity attempt the workflow waits for."""
+
+    step: str
+    activity: str
+    queue: str
+    attempt: int
+    not_before: float
+    timeout: float
+    undo: bool
+
+
+@dataclass(frozen=True, slots=True)
+class State:
+    status: str = NEW
+    workflow_type: str = ""
+    definition_version: int = 0
+    data: Mapping[str, Any] = field(default_factory=dict)
+    submitter: str | None = None
+    step: str | None = None
+    entries: int = 0
+    assignments: tuple[Assignment, ...] = ()
+    approvals: tuple[tuple[str, int], ...] = ()  # (actor, slot) of each approval so far
+    mode: str = ""
+    required: int = 0
+    due_at: float | None = None
+    timers: tuple[Timer, ...] = ()
+    activity: PendingActivity | None = None
+    awaiting_signal: str | None = None
+    compensations: tuple[str, ...] = ()  # completed steps with an undo, oldest first
+    outcome: str | None = None  # status to end in once compensation is done
+    resubmit_step: str | None = None
+    error: str | None = None
+
+    @property
+    def terminal(self) -> bool:
+        return self.status in TERMINAL
+
+    @property
+    def next_wake_at(self) -> float | None:
+        """The earliest moment something is due: a timer or an activity attempt."""
+        times = [t.fire_at for t in self.timers]
+        if self.activity is not None:
+            times.append(self.activity.not_before)
+        return min(times) if times else None
+
+    def outstanding(self) -> tuple[Assignment, ...]:
+        """Assignments still expected to act on the current approval step."""
+        if not self.assignments:
+            return ()
+        approved = {actor for actor, _ in self.approvals}
+        filled = {slot for _, slot in self.approvals} if self.mode == "all" else set()
+        return tuple(
+            a for a in self.assignments if a.user not in approved and a.slot not in filled
+        )
+
+
+def _started(s: State, e: ev.WorkflowStarted) -> State:
+    return replace(
+        s,
+        status=RUNNING,
+        workflow_type=e.workflow_type,
+        definition_version=e.definition_version,
+        data=dict(e.data),
+        submitter=e.submitter,
+    )
+
+
+def _leave_step(s: State, **changes: Any) -> State:
+    return replace(
+        s,
+        assignments=(),
+        approvals=(),
+        mode="",
+        required=0,
+        due_at=None,
+        timers=(),
+        awaiting_signal=None,
+        **changes,
+    )
+
+
+def _approval_requested(s: State, e: ev.ApprovalRequested) -> State:
+    return replace(
+        s,
+        step=e.step,
+        entries=s.entries + 1,
+        assignments=e.assignments,
+        approvals=(),
+        mode=e.mode,
+        required=e.required,
+        due_at=e.due_at,
+        timers=e.timers,
+    )
+
+
+def _decision(s: State, e: ev.DecisionRecorded) -> State:
+    if e.decision != "approve":
+        return s
+    return replace(s, approvals=(*s.approvals, (e.actor, e.slot)))
+
+
+def _reassigned(s: State, e: ev.TaskReassigned) -> State:
+    out: list[Assignment] = []
+    for a in s.assignments:
+        if a.user == e.from_user:
+            principal = a.on_behalf_of or a.user
+            moved = Assignment(e.to_user, a.slot, principal if e.reason == "delegated" else None)
+            if e.replace:
+                out.append(moved)
+            else:
+                out.extend((a, moved))
+        else:
+            out.append(a)
+    return replace(s, assignments=tuple(out))
+
+
+def _drop_timer(s: State, key: str) -> tuple[Timer, ...]:
+    return tuple(t for t in s.timers if t.key != key)
+
+
+def _reminder(s: State, e: ev.ReminderSent) -> State:
+    return replace(s, timers=_drop_timer(s, e.timer))
+
+
+def _escalated(s: State, e: ev.Escalated) -> State:
+    if e.replace and e.assignments:
+        approved = {actor for actor, _ in s.approvals}
+        kept = tuple(a for a in s.assignments if a.user in approved)
+        assignments = kept + e.assignments
+    else:
+        assignments = s.assignments + e.assignments
+    return replace(s, timers=_drop_timer(s, e.timer), assignments=assignments, due_at=None)
+
+
+def _step_completed(s: State, e: ev.StepCompleted) -> State:
+    compensations = (*s.compensations, e.step) if e.compensate else s.compensations
+    return _leave_step(s, activity=None, compensations=compensations)
+
+
+def _sent_back(s: State, e: ev.SentBack) -> State:
+    if e.to_step is not None:
+        return _leave_step(s)
+    submitter = s.submitter or ""
+    return replace(
+        _leave_step(s),
+        step=SUBMITTER_STEP,
+        entries=s.entries + 1,
+        assignments=(Assignment(submitter, 0),),
+        mode="any",
+        required=1,
+        timers=e.timers,
+        resubmit_step=e.step,
+    )
+
+
+def _resubmitted(s: State, e: ev.Resubmitted) -> State:
+    return replace(_leave_step(s), data=dict(e.data))
+
+
+def _activity_scheduled(s: State, e: ev.ActivityScheduled) -> State:
+    pending = PendingActivity(
+        e.step, e.activity, e.queue, e.attempt, e.not_before, e.timeout, e.undo
+    )
+    step = s.step if e.undo else e.step
+    return replace(s, activity=pending, step=step)
+
+
+def _activity_succeeded(s: State, e: ev.ActivitySucceeded) -> State:
+    if e.undo:
+        return replace(s, activity=None, compensations=s.compensations[:-1])
+    if e.result is None:
+        return replace(s, activity=None)
+    results = dict(s.data.get("results") or {})
+    results[e.step] = e.result
+    return replace(s, activity=None, data={**s.data, "results": results})
+
+
+def _activity_failed(s: State, e: ev.ActivityFailed) -> State:
+    return replace(s, activity=None, error=f"{e.error}: {e.message}" if e.message else e.error)
+
+
+def _wait_started(s: State, e: ev.WaitStarted) -> State:
+    return replace(s, step=e.step, entries=s.entries + 1, timers=e.timers)
+
+
+def _signal_awaited(s: State, e: ev.SignalAwaited) -> State:
+    return replace(s, step=e.step, entries=s.entries + 1, awaiting_signal=e.name, timers=e.timers)
+
+
+def _signal_received(s: State, e: ev.SignalReceived) -> State:
+    if e.step is None:
+        return s
+    signals = dict(s.data.get("signals") or {})
+    signals[e.name] = dict(e.payload)
+    return replace(s, data={**s.data, "signals": signals}, awaiting_signal=None)
+
+
+def _step_failed(s: State, e: ev.StepFailed) -> State:
+    return _leave_step(
+        s, activity=None, error=f"{e.error}: {e.message}" if e.message else e.error
+    )
+
+
+def _compensating(s: State, e: ev.CompensationStarted) -> State:
+    return _leave_step(s, status=COMPENSATING, outcome=e.outcome, activity=None)
+
+
+def _finish(status: str) -> Callable[[State, Any], State]:
+    def apply(s: State, e: Any) -> State:
+        return _leave_step(s, status=status, step=None, activity=None)
+
+    return apply
+
+
+def _skip(s: State, e: Any) -> State:
+    return s
+
+
+_EVOLVERS: dict[type[ev.Event], Callable[[State, Any], State]] = {
+    ev.WorkflowStarted: _started,
+    ev.StepSkipped: _skip,
+    ev.ApprovalRequested: _approval_requested,
+    ev.DecisionRecorded: _decision,
+    ev.TaskReassigned: _reassigned,
+    ev.ReminderSent: _reminder,
+    ev.Escalated: _escalated,
+    ev.StepCompleted: _step_completed,
+    ev.SentBack: _sent_back,
+    ev.Resubmitted: _resubmitted,
+    ev.ActivityScheduled: _activity_scheduled,
+    ev.ActivitySucceeded: _activity_succeeded,
+    ev.ActivityFailed: _activity_failed,
+    ev.WaitStarted: _wait_started,
+    ev.SignalAwaited: _signal_awaited,
+    ev.SignalReceived: _signal_received,
+    ev.StepFailed: _step_failed,
+    ev.CompensationStarted: _compensating,
+    ev.WorkflowCompleted: _finish(COMPLETED),
+    ev.WorkflowRejected: _finish(REJECTED),
+    ev.WorkflowRolledBack: _finish(ROLLED_BACK),
+    ev.CompensationFailed: _finish(COMPENSATION_FAILED),
+    ev.WorkflowCancelled: _finish(CANCELLED),
+}
+
+
+def evolve(state: State, event: ev.Event) -> State:
+    """Return the state after ``event``."""
+    return _EVOLVERS[type(event)](state, event)
+
+
+def public_status(state: State) -> str:
+    """The status as the API shows it: ``PENDING_<STEP>`` while an approval (or the
+    submitter) is awaited, ``APPROVED`` once completed, otherwise the engine status."""
+    if state.status == RUNNING and state.assignments and state.step:
+        return f"PENDING_{state.step.upper()}"
+    if state.status == COMPLETED:
+        return "APPROVED"
+    return state.status

@@ -1,0 +1,264 @@
+"""``approval``: people decide. Rules name who; the mode says how many must approve."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .. import errors
+from .. import events as ev
+from ..commands import Command, Decide, Reassign
+from ..durations import parse_duration
+from ..errors import CommandRejected, DefinitionError
+from ..state import REJECTED
+from .base import Step, check_fields, common
+
+if TYPE_CHECKING:
+    from ..builder import Builder
+
+ON_REJECT_END = "end"
+TO_SUBMITTER = "submitter"
+
+
+@dataclass(frozen=True)
+class ApproverRule:
+    """One of: the manager of the submitter (or of the assignee, for escalation), the
+    members of a group, or a named user."""
+
+    kind: str  # manager | group | user
+    value: str
+
+    @classmethod
+    def parse(cls, doc: object, path: str, *, allow_assignee: bool = False) -> ApproverRule:
+        if not isinstance(doc, Mapping) or len(doc) != 1:
+            raise DefinitionError(path, 'must be one of {"manager": "submitter"}, '
+                                        '{"group": NAME}, {"user": NAME}')
+        ((kind, value),) = doc.items()
+        if kind not in ("manager", "group", "user") or not isinstance(value, str) or not value:
+            raise DefinitionError(path, f"unknown approver rule {kind!r}")
+        allowed = ("submitter", "assignee") if allow_assignee else ("submitter",)
+        if kind == "manager" and value not in allowed:
+            raise DefinitionError(f"{path}.manager", f"must be one of {', '.join(allowed)}")
+        return cls(kind, value)
+
+    def resolve(self, b: Builder, assignee: str | None = None) -> list[str]:
+        directory = b.ctx.directory
+        if self.kind == "user":
+            return [self.value] if directory.user_exists(self.value) else []
+        if self.kind == "group":
+            return list(directory.members_of(self.value))
+        whose = assignee if self.value == "assignee" else b.state.submitter
+        manager = directory.manager_of(whose) if whose else None
+        return [manager] if manager else []
+
+    def to_dict(self) -> dict[str, str]:
+        return {self.kind: self.value}
+
+
+@dataclass(frozen=True)
+class ApprovalStep(Step):
+    approvers: tuple[ApproverRule, ...]
+    mode: str  # any | all | quorum
+    quorum: int
+    deadline: float | None
+    reminders: tuple[float, ...]
+    escalate_to: ApproverRule
+    escalation: str  # reassign | add
+    on_reject: str
+    send_back_to: str
+
+    kind = "approval"
+
+    def references(self) -> list[tuple[str, str]]:
+        return [
+            (name, target)
+            for name, target in (("on_reject", self.on_reject), ("send_back_to", self.send_back_to))
+            if target not in (ON_REJECT_END, TO_SUBMITTER)
+        ]
+
+    # -- entering ---------------------------------------------------------------
+
+    def assign(self, b: Builder) -> tuple[ev.Assignment, ...]:
+        now, directory = b.ctx.now, b.ctx.directory
+        out: list[ev.Assignment] = []
+        seen: set[tuple[str, int]] = set()
+        for slot, rule in enumerate(self.approvers):
+            for user in rule.resolve(b):
+                delegate = directory.delegate_for(user, now)
+                holder = delegate or user
+                if (holder, slot) not in seen:
+                    seen.add((holder, slot))
+                    out.append(ev.Assignment(holder, slot, user if delegate else None))
+        return tuple(out)
+
+    def required(self) -> int:
+        if self.mode == "all":
+            return len(self.approvers)
+        return self.quorum if self.mode == "quorum" else 1
+
+    def enter(self, b: Builder) -> None:
+        assignments = self.assign(b)
+        required = self.required()
+        slots = {a.slot for a in assignments}
+        users = {a.user for a in assignments}
+        if (
+            not assignments
+            or (self.mode == "all" and len(slots) < len(self.approvers))
+            or (self.mode == "quorum" and len(users) < required)
+        ):
+            b.fail_step(self.id, "NoApprovers", "no one can be assigned to this step")
+            return
+        timers = [b.timer(self.id, "reminder", after, i) for i, after in enumerate(self.reminders)]
+        if self.deadline is not None:
+            timers.append(b.timer(self.id, "deadline", self.deadline))
+        due_at = b.ctx.now + self.deadline if self.deadline is not None else None
+        b.emit(ev.ApprovalRequested(self.id, assignments, required, self.mode, due_at,
+                                    tuple(timers)))
+
+    # -- commands ---------------------------------------------------------------
+
+    def on_command(self, b: Builder, command: Command) -> None:
+        if isinstance(command, Decide):
+            self.on_decide(b, command)
+        elif isinstance(command, Reassign):
+            holder = _outstanding(b, command.from_user)
+            if holder is None:
+                raise CommandRejected(errors.NOT_YOUR_STEP,
+                                      f"{command.from_user} holds no open task on {self.id}")
+            _check_user(b, command.to_user)
+            b.emit(ev.TaskReassigned(self.id, command.from_user, command.to_user, command.actor,
+                                     "reassigned", comment=command.comment))
+        else:
+            super().on_command(b, command)
+
+    def on_decide(self, b: Builder, cmd: Decide) -> None:
+        holder = _holder_for(b, cmd)
+        if cmd.decision == "delegate":
+            if not cmd.delegate_to:
+                raise CommandRejected(errors.INVALID_DECISION, "delegate needs delegateTo")
+            if cmd.delegate_to == holder.user:
+                raise CommandRejected(errors.INVALID_DECISION, "cannot delegate to yourself")
+            _check_user(b, cmd.delegate_to)
+            b.emit(ev.TaskReassigned(self.id, holder.user, cmd.delegate_to, cmd.actor,
+                                     "delegated", comment=cmd.comment))
+            return
+        on_behalf_of = holder.on_behalf_of or (holder.user if holder.user != cmd.actor else None)
+        b.emit(ev.DecisionRecorded(self.id, cmd.actor, cmd.decision, holder.slot, on_behalf_of,
+                                   cmd.comment))
+        if cmd.decision == "approve":
+            if _complete(b):
+                b.emit(ev.StepCompleted(self.id))
+                b.advance_after(self.id)
+        elif cmd.decision == "reject":
+            if self.on_reject == ON_REJECT_END:
+                b.turn_back(REJECTED, f"rejected by {cmd.actor} on {self.id}")
+            else:
+                send_back(b, self, self.on_reject)
+        else:  # send_back
+            send_back(b, self, self.send_back_to)
+
+    def on_timer(self, b: Builder, kind: str, key: str) -> None:
+        outstanding = b.state.outstanding()
+        if kind == "reminder":
+            b.emit(ev.ReminderSent(self.id, key, tuple(sorted({a.user for a in outstanding}))))
+            return
+        added: list[ev.Assignment] = []
+        for a in outstanding:
+            for user in self.escalate_to.resolve(b, assignee=a.user):
+                if user != a.user and all(x.user != user or x.slot != a.slot for x in added):
+                    added.append(ev.Assignment(user, a.slot))
+        b.emit(ev.Escalated(self.id, key, tuple(added), self.escalation == "reassign"))
+
+
+def send_back(b: Builder, step: Step, target: str) -> None:
+    if target == TO_SUBMITTER:
+        b.emit(ev.SentBack(step.id, None))
+        return
+    b.emit(ev.SentBack(step.id, target))
+    b.advance(b.definition.index(target))
+
+
+def _holder_for(b: Builder, cmd: Decide) -> ev.Assignment:
+    """The assignment ``cmd.actor`` decides on, or CommandRejected."""
+    if cmd.on_behalf_of and cmd.on_behalf_of != cmd.actor:
+        holder = _outstanding(b, cmd.on_behalf_of)
+        if holder is None or b.ctx.directory.delegate_for(cmd.on_behalf_of, b.ctx.now) != cmd.actor:
+            raise CommandRejected(errors.NOT_YOUR_STEP,
+                                  f"{cmd.actor} may not decide for {cmd.on_behalf_of} on "
+                                  f"{b.state.step}")
+        return holder
+    holder = _outstanding(b, cmd.actor)
+    if holder is None:
+        if any(actor == cmd.actor for actor, _ in b.state.approvals):
+            raise CommandRejected(errors.ALREADY_DECIDED,
+                                  f"{cmd.actor} has already approved {b.state.step}")
+        raise CommandRejected(errors.NOT_YOUR_STEP,
+                              f"{b.state.step} is not assigned to {cmd.actor}")
+    return holder
+
+
+def _outstanding(b: Builder, user: str) -> ev.Assignment | None:
+    for a in b.state.outstanding():
+        if a.user == user:
+            return a
+    return None
+
+
+def _complete(b: Builder) -> bool:
+    s = b.state
+    if s.mode == "all":
+        return len({slot for _, slot in s.approvals}) >= s.required
+    return len(s.approvals) >= s.required
+
+
+def _check_user(b: Builder, user: str) -> None:
+    if not b.ctx.directory.user_exists(user):
+        raise CommandRejected(errors.UNKNOWN_USER, f"no user {user!r}")
+
+
+def parse(doc: Mapping[str, Any], path: str) -> ApprovalStep:
+    check_fields(doc, path, {"approvers", "mode", "quorum", "deadline", "reminders",
+                             "escalate_to", "escalation", "on_reject", "send_back_to"})
+    step_id, when = common(doc, path)
+    rules = doc.get("approvers")
+    if not isinstance(rules, Sequence) or isinstance(rules, str) or not rules:
+        raise DefinitionError(f"{path}.approvers", "must be a non-empty list of approver rules")
+    approvers = tuple(ApproverRule.parse(r, f"{path}.approvers[{i}]") for i, r in enumerate(rules))
+    mode = doc.get("mode", "any")
+    if mode not in ("any", "all", "quorum"):
+        raise DefinitionError(f"{path}.mode", "must be any, all or quorum")
+    quorum = doc.get("quorum", 1)
+    if mode == "quorum" and (isinstance(quorum, bool) or not isinstance(quorum, int) or quorum < 1):
+        raise DefinitionError(f"{path}.quorum", "must be an integer of at least 1")
+    deadline = doc.get("deadline")
+    reminders = doc.get("reminders", [])
+    if not isinstance(reminders, list):
+        raise DefinitionError(f"{path}.reminders", "must be a list of durations after the start")
+    escalation = doc.get("escalation", "reassign")
+    if escalation not in ("reassign", "add"):
+        raise DefinitionError(f"{path}.escalation", "must be reassign or add")
+    return ApprovalStep(
+        id=step_id,
+        when=when,
+        approvers=approvers,
+        mode=mode,
+        quorum=quorum if mode == "quorum" else 1,
+        deadline=None if deadline is None else parse_duration(deadline, f"{path}.deadline"),
+        reminders=tuple(
+            parse_duration(r, f"{path}.reminders[{i}]") for i, r in enumerate(reminders)
+        ),
+        escalate_to=ApproverRule.parse(
+            doc.get("escalate_to", {"manager": "assignee"}), f"{path}.escalate_to",
+            allow_assignee=True,
+        ),
+        escalation=escalation,
+        on_reject=_target(doc.get("on_reject", ON_REJECT_END), f"{path}.on_reject"),
+        send_back_to=_target(doc.get("send_back_to", TO_SUBMITTER), f"{path}.send_back_to"),
+    )
+
+
+def _target(value: object, path: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise DefinitionError(path, "must be 'end', 'submitter' or an earlier step id")
+    return value

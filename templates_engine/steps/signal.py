@@ -1,0 +1,52 @@
+"""``signal``: wait for a named external signal (a webhook), with an optional timeout.
+The signal's payload is kept in the workflow data under ``signals.<name>``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .. import events as ev
+from ..commands import Command, Signal
+from ..durations import parse_duration
+from ..retry import TIMEOUT
+from .base import Step, check_fields, common, require_str
+
+if TYPE_CHECKING:
+    from ..builder import Builder
+
+
+@dataclass(frozen=True)
+class SignalStep(Step):
+    signal: str
+    timeout: float | None
+
+    kind = "signal"
+
+    def enter(self, b: Builder) -> None:
+        timers = () if self.timeout is None else (b.timer(self.id, "signal_timeout", self.timeout),)
+        b.emit(ev.SignalAwaited(self.id, self.signal, timers))
+
+    def on_command(self, b: Builder, command: Command) -> None:
+        if not isinstance(command, Signal):
+            super().on_command(b, command)
+            return
+        b.emit(ev.SignalReceived(command.name, dict(command.payload), self.id))
+        b.emit(ev.StepCompleted(self.id))
+        b.advance_after(self.id)
+
+    def on_timer(self, b: Builder, kind: str, key: str) -> None:
+        b.fail_step(self.id, TIMEOUT, f"no {self.signal!r} signal in time")
+
+
+def parse(doc: Mapping[str, Any], path: str) -> SignalStep:
+    check_fields(doc, path, {"signal", "timeout"})
+    step_id, when = common(doc, path)
+    timeout = doc.get("timeout")
+    return SignalStep(
+        id=step_id,
+        when=when,
+        signal=require_str(doc, "signal", path),
+        timeout=None if timeout is None else parse_duration(timeout, f"{path}.timeout"),
+    )
