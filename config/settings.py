@@ -81,6 +81,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "approvals.middleware.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -162,6 +163,7 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "approvals.api.errors.exception_handler",
     "DEFAULT_RENDERER_CLASSES": _RENDERERS,
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_THROTTLE_RATES": {"auth": env_str("APPROVALS_AUTH_RATE", "30/minute")},
 }
 
 SPECTACULAR_SETTINGS = {
@@ -193,7 +195,9 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 # --- Approvals ------------------------------------------------------------------------
 
 APPROVALS_POLL_INTERVAL_SECONDS = env_int("APPROVALS_POLL_INTERVAL_SECONDS", 2)
-APPROVALS_TIMER_BATCH = env_int("APPROVALS_TIMER_BATCH", 500)
+APPROVALS_TIMER_BATCH = env_int("APPROVALS_TIMER_BATCH", 200)
+# A task whose step has no deadline is still due: this long after it is assigned.
+APPROVALS_DEFAULT_TASK_DUE_SECONDS = env_int("APPROVALS_DEFAULT_TASK_DUE_SECONDS", 3 * 86400)
 # With no broker configured, run the timer poller and the activity runner in-process.
 APPROVALS_EMBEDDED_WORKER = env_bool("APPROVALS_EMBEDDED_WORKER", not _BROKER_FROM_ENV)
 

@@ -54,5 +54,6 @@ __all__ = [
     "decide",
     "events",
     "evolve",
+    "public_status",
     "replay",
 ]

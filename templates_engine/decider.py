@@ -16,9 +16,9 @@ from .state import NEW, SUBMITTER_STEP, State, evolve
 from .steps import ActionStep
 
 
-def decide(definition: Definition, state: State, command: cmd.Command, ctx: Context) -> list[
-    ev.Event
-]:
+def decide(
+    definition: Definition, state: State, command: cmd.Command, ctx: Context
+) -> list[ev.Event]:
     """Return the events ``command`` causes now; raise CommandRejected if it cannot
     apply (nothing happened). A command that is stale (a timer already cancelled, an
     outcome for an attempt no longer awaited) returns no events."""
@@ -30,8 +30,9 @@ def decide(definition: Definition, state: State, command: cmd.Command, ctx: Cont
         raise CommandRejected(errors.NOT_STARTED, "the workflow has not started")
     if state.terminal:
         if isinstance(command, cmd.Decide | cmd.Signal | cmd.Cancel | cmd.Reassign):
-            raise CommandRejected(errors.WORKFLOW_FINISHED,
-                                  f"the workflow has finished ({state.status})")
+            raise CommandRejected(
+                errors.WORKFLOW_FINISHED, f"the workflow has finished ({state.status})"
+            )
         return []
     if isinstance(command, cmd.Decide):
         _on_decide(b, command)
@@ -63,8 +64,9 @@ def _on_start(b: Builder, c: cmd.Start) -> None:
 
 def _on_decide(b: Builder, c: cmd.Decide) -> None:
     if c.decision not in cmd.DECISIONS:
-        raise CommandRejected(errors.INVALID_DECISION,
-                              f"decision must be one of {', '.join(cmd.DECISIONS)}")
+        raise CommandRejected(
+            errors.INVALID_DECISION, f"decision must be one of {', '.join(cmd.DECISIONS)}"
+        )
     step_id = b.state.step
     if step_id == SUBMITTER_STEP:
         _on_resubmit(b, c)
@@ -103,7 +105,9 @@ def _on_timer(b: Builder, c: cmd.TimerFired) -> None:
 def _on_activity_outcome(b: Builder, c: cmd.ActivityCompleted | cmd.ActivityFailed) -> None:
     pending = b.state.activity
     if pending is None or (pending.step, pending.attempt, pending.undo) != (
-        c.step, c.attempt, c.undo
+        c.step,
+        c.attempt,
+        c.undo,
     ):
         return  # an outcome for an attempt no longer awaited: a duplicate
     step = b.definition.step(c.step)

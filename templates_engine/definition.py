@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import jsonschema
+import jsonschema  # type: ignore[import-untyped]  # no stubs in requirements.txt
 
 from .errors import DefinitionError
 from .state import SUBMITTER_STEP
@@ -64,7 +64,9 @@ class Definition:
             try:
                 jsonschema.Draft202012Validator.check_schema(schema)
             except jsonschema.SchemaError as exc:
-                raise DefinitionError("$.schema", f"is not a valid JSON Schema: {exc.message}")
+                raise DefinitionError(
+                    "$.schema", f"is not a valid JSON Schema: {exc.message}"
+                ) from exc
             validator = jsonschema.Draft202012Validator(schema)
         raw_steps = doc.get("steps")
         if not isinstance(raw_steps, list) or not raw_steps:
@@ -96,8 +98,9 @@ class Definition:
                 if index[target] >= i or not isinstance(steps[index[target]], ApprovalStep):
                     raise DefinitionError(path, f"{target!r} is not an earlier approval step")
             if isinstance(step, ApprovalStep) and step.send_back_to == "end":
-                raise DefinitionError(f"$.steps[{i}].send_back_to",
-                                      "must be 'submitter' or an earlier step id")
+                raise DefinitionError(
+                    f"$.steps[{i}].send_back_to", "must be 'submitter' or an earlier step id"
+                )
         return cls(key, title, tuple(steps), schema, version, index, validator)
 
     def index(self, step_id: str) -> int:

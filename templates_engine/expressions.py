@@ -33,13 +33,17 @@ class Condition:
             ast = _ENV.compile(source)
             self._program = _ENV.program(ast)
         except Exception as exc:  # celpy raises several parser error types
-            first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            text = str(exc).strip()
+            first_line = text.splitlines()[0] if text else type(exc).__name__
             raise DefinitionError(path, f"condition does not compile: {first_line}") from exc
         self.source = source
 
     def evaluate(self, data: Mapping[str, Any], submitter: str | None) -> bool:
         """Evaluate against the workflow data; raise ConditionError if it cannot."""
-        activation = celpy.json_to_cel({"data": dict(data), "submitter": submitter or ""})
+        activation = {
+            "data": celpy.json_to_cel(dict(data)),
+            "submitter": celpy.celtypes.StringType(submitter or ""),
+        }
         try:
             result = self._program.evaluate(activation)
         except Exception as exc:

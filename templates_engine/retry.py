@@ -45,8 +45,9 @@ class RetryPolicy:
         if unknown:
             raise DefinitionError(f"{path}.{unknown[0]}", "is not a retry policy field")
         base = cls()
-        initial = parse_duration(doc.get("initial_interval", base.initial_interval),
-                                 f"{path}.initial_interval")
+        initial = parse_duration(
+            doc.get("initial_interval", base.initial_interval), f"{path}.initial_interval"
+        )
         maximum = parse_duration(doc.get("max_interval", base.max_interval), f"{path}.max_interval")
         coefficient = doc.get("backoff_coefficient", base.backoff_coefficient)
         if isinstance(coefficient, bool) or not isinstance(coefficient, int | float):
@@ -87,7 +88,7 @@ class RetryPolicy:
 
     def gives_up(self, attempt: int, error: str) -> bool:
         """True when a failure of ``attempt`` with ``error`` fails the step for good."""
-        return error in self.non_retryable or attempt >= self.max_attempts
+        return error in self.non_retryable or attempt > self.max_attempts
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -80,9 +80,7 @@ class State:
             return ()
         approved = {actor for actor, _ in self.approvals}
         filled = {slot for _, slot in self.approvals} if self.mode == "all" else set()
-        return tuple(
-            a for a in self.assignments if a.user not in approved and a.slot not in filled
-        )
+        return tuple(a for a in self.assignments if a.user not in approved and a.slot not in filled)
 
 
 def _started(s: State, e: ev.WorkflowStarted) -> State:
@@ -127,7 +125,16 @@ def _approval_requested(s: State, e: ev.ApprovalRequested) -> State:
 def _decision(s: State, e: ev.DecisionRecorded) -> State:
     if e.decision != "approve":
         return s
-    return replace(s, approvals=(*s.approvals, (e.actor, e.slot)))
+    assignments = s.assignments
+    if e.on_behalf_of is not None and e.on_behalf_of != e.actor:
+        # A delegate decided for a principal who held the task in person: the
+        # principal's tasks are spent, as if delegated when the step began, so
+        # neither of them can approve for the principal again.
+        assignments = tuple(
+            Assignment(e.actor, a.slot, a.user) if a.user == e.on_behalf_of else a
+            for a in assignments
+        )
+    return replace(s, assignments=assignments, approvals=(*s.approvals, (e.actor, e.slot)))
 
 
 def _reassigned(s: State, e: ev.TaskReassigned) -> State:
@@ -227,9 +234,7 @@ def _signal_received(s: State, e: ev.SignalReceived) -> State:
 
 
 def _step_failed(s: State, e: ev.StepFailed) -> State:
-    return _leave_step(
-        s, activity=None, error=f"{e.error}: {e.message}" if e.message else e.error
-    )
+    return _leave_step(s, activity=None, error=f"{e.error}: {e.message}" if e.message else e.error)
 
 
 def _compensating(s: State, e: ev.CompensationStarted) -> State:

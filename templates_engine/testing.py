@@ -42,6 +42,7 @@ from . import events as ev
 from .context import Context, Directory, StaticDirectory
 from .decider import attempt_history, decide
 from .definition import Definition
+from .keys import activity_key
 from .state import State, evolve
 
 ActivityFn = Callable[[str, dict[str, Any]], Any]
@@ -67,11 +68,6 @@ class _Run:
     state: State = field(default_factory=State)
     events: list[ev.Event] = field(default_factory=list)
     request_ids: set[str] = field(default_factory=set)
-
-
-def activity_key(workflow_id: str, step: str, undo: bool) -> str:
-    """The stable idempotency key of a step (or its undo) of a workflow."""
-    return f"{workflow_id}/undo:{step}" if undo else f"{workflow_id}/{step}"
 
 
 class InMemoryEngine:
@@ -108,10 +104,13 @@ class InMemoryEngine:
         while not run.state.terminal:
             now = self.clock.now()
             pending = run.state.activity
-            due_timers = sorted((t for t in run.state.timers if t.fire_at <= now),
-                                key=lambda t: t.fire_at)
-            if pending is not None and pending.not_before <= now and (
-                not due_timers or pending.not_before <= due_timers[0].fire_at
+            due_timers = sorted(
+                (t for t in run.state.timers if t.fire_at <= now), key=lambda t: t.fire_at
+            )
+            if (
+                pending is not None
+                and pending.not_before <= now
+                and (not due_timers or pending.not_before <= due_timers[0].fire_at)
             ):
                 self._apply(run, self._perform(workflow_id, run.state))
             elif due_timers:
@@ -120,16 +119,28 @@ class InMemoryEngine:
                 break
         return run.state.status
 
-    def decide(self, workflow_id: str, actor: str, decision: str, request_id: str,
-               comment: str = "", **extra: Any) -> str:
+    def decide(
+        self,
+        workflow_id: str,
+        actor: str,
+        decision: str,
+        request_id: str,
+        comment: str = "",
+        **extra: Any,
+    ) -> str:
         run = self._runs[workflow_id]
         if request_id not in run.request_ids:
             self._apply(run, cmd.Decide(actor, decision, comment, **extra))
             run.request_ids.add(request_id)
         return run.state.status
 
-    def signal(self, workflow_id: str, name: str, payload: Mapping[str, Any] | None = None,
-               request_id: str | None = None) -> str:
+    def signal(
+        self,
+        workflow_id: str,
+        name: str,
+        payload: Mapping[str, Any] | None = None,
+        request_id: str | None = None,
+    ) -> str:
         run = self._runs[workflow_id]
         if request_id is None or request_id not in run.request_ids:
             self._apply(run, cmd.Signal(name, dict(payload or {})))
@@ -175,6 +186,7 @@ class InMemoryEngine:
         try:
             result = fn(key, dict(state.data))
         except Exception as exc:  # an activity's failure is data, not a crash
-            return cmd.ActivityFailed(pending.step, pending.attempt, type(exc).__name__,
-                                      str(exc), pending.undo)
+            return cmd.ActivityFailed(
+                pending.step, pending.attempt, type(exc).__name__, str(exc), pending.undo
+            )
         return cmd.ActivityCompleted(pending.step, pending.attempt, pending.undo, result)

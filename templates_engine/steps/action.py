@@ -78,8 +78,17 @@ class ActionStep(Step):
             return
         delay = spec.retry.delay(attempt, b.ctx.rng)
         b.emit(ev.ActivityFailed(self.id, attempt, error, outcome.message, undo, delay))
-        b.emit(ev.ActivityScheduled(self.id, spec.activity, spec.queue, attempt + 1,
-                                    b.ctx.now + delay, spec.timeout, undo))
+        b.emit(
+            ev.ActivityScheduled(
+                self.id,
+                spec.activity,
+                spec.queue,
+                attempt + 1,
+                b.ctx.now + delay,
+                spec.timeout,
+                undo,
+            )
+        )
 
 
 def parse(doc: Mapping[str, Any], path: str) -> ActionStep:

@@ -32,8 +32,9 @@ class ApproverRule:
     @classmethod
     def parse(cls, doc: object, path: str, *, allow_assignee: bool = False) -> ApproverRule:
         if not isinstance(doc, Mapping) or len(doc) != 1:
-            raise DefinitionError(path, 'must be one of {"manager": "submitter"}, '
-                                        '{"group": NAME}, {"user": NAME}')
+            raise DefinitionError(
+                path, 'must be one of {"manager": "submitter"}, {"group": NAME}, {"user": NAME}'
+            )
         ((kind, value),) = doc.items()
         if kind not in ("manager", "group", "user") or not isinstance(value, str) or not value:
             raise DefinitionError(path, f"unknown approver rule {kind!r}")
@@ -113,8 +114,9 @@ class ApprovalStep(Step):
         if self.deadline is not None:
             timers.append(b.timer(self.id, "deadline", self.deadline))
         due_at = b.ctx.now + self.deadline if self.deadline is not None else None
-        b.emit(ev.ApprovalRequested(self.id, assignments, required, self.mode, due_at,
-                                    tuple(timers)))
+        b.emit(
+            ev.ApprovalRequested(self.id, assignments, required, self.mode, due_at, tuple(timers))
+        )
 
     # -- commands ---------------------------------------------------------------
 
@@ -124,11 +126,20 @@ class ApprovalStep(Step):
         elif isinstance(command, Reassign):
             holder = _outstanding(b, command.from_user)
             if holder is None:
-                raise CommandRejected(errors.NOT_YOUR_STEP,
-                                      f"{command.from_user} holds no open task on {self.id}")
+                raise CommandRejected(
+                    errors.NOT_YOUR_STEP, f"{command.from_user} holds no open task on {self.id}"
+                )
             _check_user(b, command.to_user)
-            b.emit(ev.TaskReassigned(self.id, command.from_user, command.to_user, command.actor,
-                                     "reassigned", comment=command.comment))
+            b.emit(
+                ev.TaskReassigned(
+                    self.id,
+                    command.from_user,
+                    command.to_user,
+                    command.actor,
+                    "reassigned",
+                    comment=command.comment,
+                )
+            )
         else:
             super().on_command(b, command)
 
@@ -140,12 +151,23 @@ class ApprovalStep(Step):
             if cmd.delegate_to == holder.user:
                 raise CommandRejected(errors.INVALID_DECISION, "cannot delegate to yourself")
             _check_user(b, cmd.delegate_to)
-            b.emit(ev.TaskReassigned(self.id, holder.user, cmd.delegate_to, cmd.actor,
-                                     "delegated", comment=cmd.comment))
+            b.emit(
+                ev.TaskReassigned(
+                    self.id,
+                    holder.user,
+                    cmd.delegate_to,
+                    cmd.actor,
+                    "delegated",
+                    comment=cmd.comment,
+                )
+            )
             return
         on_behalf_of = holder.on_behalf_of or (holder.user if holder.user != cmd.actor else None)
-        b.emit(ev.DecisionRecorded(self.id, cmd.actor, cmd.decision, holder.slot, on_behalf_of,
-                                   cmd.comment))
+        b.emit(
+            ev.DecisionRecorded(
+                self.id, cmd.actor, cmd.decision, holder.slot, on_behalf_of, cmd.comment
+            )
+        )
         if cmd.decision == "approve":
             if _complete(b):
                 b.emit(ev.StepCompleted(self.id))
@@ -183,19 +205,34 @@ def _holder_for(b: Builder, cmd: Decide) -> ev.Assignment:
     """The assignment ``cmd.actor`` decides on, or CommandRejected."""
     if cmd.on_behalf_of and cmd.on_behalf_of != cmd.actor:
         holder = _outstanding(b, cmd.on_behalf_of)
+        if holder is None and _decided(b, cmd.on_behalf_of):
+            raise CommandRejected(
+                errors.ALREADY_DECIDED, f"{cmd.on_behalf_of} has already approved {b.state.step}"
+            )
         if holder is None or b.ctx.directory.delegate_for(cmd.on_behalf_of, b.ctx.now) != cmd.actor:
-            raise CommandRejected(errors.NOT_YOUR_STEP,
-                                  f"{cmd.actor} may not decide for {cmd.on_behalf_of} on "
-                                  f"{b.state.step}")
+            raise CommandRejected(
+                errors.NOT_YOUR_STEP,
+                f"{cmd.actor} may not decide for {cmd.on_behalf_of} on {b.state.step}",
+            )
         return holder
     holder = _outstanding(b, cmd.actor)
     if holder is None:
-        if any(actor == cmd.actor for actor, _ in b.state.approvals):
-            raise CommandRejected(errors.ALREADY_DECIDED,
-                                  f"{cmd.actor} has already approved {b.state.step}")
-        raise CommandRejected(errors.NOT_YOUR_STEP,
-                              f"{b.state.step} is not assigned to {cmd.actor}")
+        if _decided(b, cmd.actor):
+            raise CommandRejected(
+                errors.ALREADY_DECIDED, f"{cmd.actor} has already approved {b.state.step}"
+            )
+        raise CommandRejected(
+            errors.NOT_YOUR_STEP, f"{b.state.step} is not assigned to {cmd.actor}"
+        )
     return holder
+
+
+def _decided(b: Builder, user: str) -> bool:
+    """True when ``user`` approved this step, in person or through a delegate."""
+    approved = {actor for actor, _ in b.state.approvals}
+    return user in approved or any(
+        a.on_behalf_of == user and a.user in approved for a in b.state.assignments
+    )
 
 
 def _outstanding(b: Builder, user: str) -> ev.Assignment | None:
@@ -218,8 +255,21 @@ def _check_user(b: Builder, user: str) -> None:
 
 
 def parse(doc: Mapping[str, Any], path: str) -> ApprovalStep:
-    check_fields(doc, path, {"approvers", "mode", "quorum", "deadline", "reminders",
-                             "escalate_to", "escalation", "on_reject", "send_back_to"})
+    check_fields(
+        doc,
+        path,
+        {
+            "approvers",
+            "mode",
+            "quorum",
+            "deadline",
+            "reminders",
+            "escalate_to",
+            "escalation",
+            "on_reject",
+            "send_back_to",
+        },
+    )
     step_id, when = common(doc, path)
     rules = doc.get("approvers")
     if not isinstance(rules, Sequence) or isinstance(rules, str) or not rules:
@@ -249,7 +299,8 @@ def parse(doc: Mapping[str, Any], path: str) -> ApprovalStep:
             parse_duration(r, f"{path}.reminders[{i}]") for i, r in enumerate(reminders)
         ),
         escalate_to=ApproverRule.parse(
-            doc.get("escalate_to", {"manager": "assignee"}), f"{path}.escalate_to",
+            doc.get("escalate_to", {"manager": "assignee"}),
+            f"{path}.escalate_to",
             allow_assignee=True,
         ),
         escalation=escalation,

@@ -34,5 +34,6 @@ def parse(doc: Mapping[str, Any], path: str) -> WaitStep:
     step_id, when = common(doc, path)
     if "duration" not in doc:
         raise DefinitionError(f"{path}.duration", "is required")
-    return WaitStep(id=step_id, when=when, duration=parse_duration(doc["duration"],
-                                                                   f"{path}.duration"))
+    return WaitStep(
+        id=step_id, when=when, duration=parse_duration(doc["duration"], f"{path}.duration")
+    )

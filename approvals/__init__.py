@@ -1,0 +1,1 @@
+"""The approvals Django app: models, the one command path, API, pages, admin, tasks."""

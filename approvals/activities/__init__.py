@@ -1,0 +1,14 @@
+"""Activities: the Python callables automated steps run, registered by name.
+
+    @activity("reserve_budget", queue="finance")
+    def reserve_budget(key: str, data: dict) -> dict | None: ...
+
+``key`` is the stable idempotency key of that step of that workflow; pass it on to
+the systems called so they can drop repeats. Raising fails the attempt; the error
+name is the exception's class name, which a step's retry policy can list as
+non-retryable.
+"""
+
+from .registry import REGISTRY, Activity, activity, get_activity
+
+__all__ = ["REGISTRY", "Activity", "activity", "get_activity"]

@@ -1,0 +1,1 @@
+"""The JSON API, documented by the OpenAPI schema at /api/schema/."""

@@ -1,0 +1,117 @@
+"""One error envelope for every API error: ``{"error": {"code", "message",
+"requestId"}}``. ``requestId`` is the decision's or signal's request id when the body
+carried one, otherwise the request's correlation id (``X-Request-Id``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.http import Http404, HttpRequest, JsonResponse
+from rest_framework import exceptions
+from rest_framework.response import Response
+
+from templates_engine import CommandRejected
+from templates_engine import errors as engine_errors
+
+from ..selectors.tasks import BadCursor
+from ..services.commands import Busy, WorkflowNotFound
+from ..services.workflows import IdempotencyKeyReused, TemplateNotFound
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+NOT_FOUND = "Not found."
+
+_REJECTION_STATUS = {
+    engine_errors.NOT_YOUR_STEP: 409,
+    engine_errors.ALREADY_DECIDED: 409,
+    engine_errors.WORKFLOW_FINISHED: 409,
+    engine_errors.NOT_STARTED: 409,
+    engine_errors.ALREADY_STARTED: 409,
+    engine_errors.INVALID_DATA: 422,
+    engine_errors.INVALID_DECISION: 422,
+    engine_errors.UNKNOWN_USER: 422,
+}
+
+
+def request_id_of(request: Any) -> str:
+    rid = getattr(request, "api_request_id", None) or getattr(request, "correlation_id", None)
+    return str(rid or "")
+
+
+def envelope(status: int, code: str, message: str, request_id: str,
+             details: Any = None) -> dict[str, Any]:
+    body: dict[str, Any] = {"code": code, "message": message, "requestId": request_id}
+    if details is not None:
+        body["details"] = details
+    return {"error": body}
+
+
+def _translate(exc: Exception) -> tuple[int, str, str, Any]:
+    if isinstance(exc, ApiError):
+        return exc.status, exc.code, exc.message, None
+    if isinstance(exc, CommandRejected):
+        return _REJECTION_STATUS.get(exc.code, 409), exc.code, exc.message, None
+    if isinstance(exc, WorkflowNotFound | Http404 | exceptions.NotFound):
+        return 404, "NOT_FOUND", NOT_FOUND, None
+    if isinstance(exc, TemplateNotFound):
+        return 422, "UNKNOWN_TEMPLATE", str(exc), None
+    if isinstance(exc, IdempotencyKeyReused):
+        return 422, "IDEMPOTENCY_KEY_REUSED", str(exc), None
+    if isinstance(exc, BadCursor):
+        return 400, "BAD_CURSOR", str(exc), None
+    if isinstance(exc, Busy):
+        return 503, "BUSY", str(exc), None
+    if isinstance(exc, exceptions.ParseError):
+        return 400, "MALFORMED_JSON", f"The request body is not valid JSON: {exc.detail}", None
+    if isinstance(exc, exceptions.ValidationError):
+        return 400, "VALIDATION_ERROR", _summarise(exc.detail), exc.detail
+    if isinstance(exc, exceptions.NotAuthenticated | exceptions.AuthenticationFailed):
+        return 401, "UNAUTHENTICATED", str(exc.detail), None
+    if isinstance(exc, exceptions.PermissionDenied | DjangoPermissionDenied):
+        return 403, "FORBIDDEN", "You may not do this.", None
+    if isinstance(exc, exceptions.MethodNotAllowed):
+        return 405, "METHOD_NOT_ALLOWED", str(exc.detail), None
+    if isinstance(exc, exceptions.UnsupportedMediaType):
+        return 415, "UNSUPPORTED_MEDIA_TYPE", "Send the body as application/json.", None
+    if isinstance(exc, exceptions.NotAcceptable):
+        return 406, "NOT_ACCEPTABLE", str(exc.detail), None
+    if isinstance(exc, exceptions.Throttled):
+        return 429, "THROTTLED", str(exc.detail), None
+    if isinstance(exc, exceptions.APIException):
+        return exc.status_code, "ERROR", str(exc.detail), None
+    raise exc
+
+
+def _summarise(detail: Any, prefix: str = "") -> str:
+    if isinstance(detail, dict):
+        parts = [_summarise(v, f"{prefix}{k}.") for k, v in detail.items()]
+        return "; ".join(p for p in parts if p)
+    if isinstance(detail, list):
+        return "; ".join(_summarise(v, prefix) for v in detail)
+    return f"{prefix.rstrip('.')}: {detail}" if prefix else str(detail)
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    """DRF's exception handler: every error in the one envelope."""
+    try:
+        status, code, message, details = _translate(exc)
+    except Exception:
+        return None  # a real bug: let Django's 500 handling see it
+    request = context.get("request")
+    response = Response(envelope(status, code, message, request_id_of(request), details),
+                        status=status)
+    if isinstance(exc, exceptions.Throttled) and exc.wait:
+        response["Retry-After"] = str(int(exc.wait))
+    return response
+
+
+def json_error(request: HttpRequest, status: int, code: str, message: str) -> JsonResponse:
+    return JsonResponse(envelope(status, code, message, request_id_of(request)), status=status)

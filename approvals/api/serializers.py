@@ -1,0 +1,164 @@
+"""Request and response shapes. Validation only: no business logic here."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from templates_engine.commands import DECISIONS
+
+ID_PATTERN = r"^[A-Za-z0-9._:\-]+$"
+
+
+class JsonObjectField(serializers.JSONField):
+    def to_internal_value(self, data: Any) -> Any:
+        value = super().to_internal_value(data)
+        if not isinstance(value, dict):
+            raise serializers.ValidationError("Must be a JSON object.")
+        return value
+
+
+class TokenRequest(serializers.Serializer):
+    username = serializers.CharField(max_length=150)
+    password = serializers.CharField(max_length=256, trim_whitespace=False)
+
+
+class TokenResponse(serializers.Serializer):
+    token = serializers.CharField()
+
+
+class Subject(serializers.Serializer):
+    type = serializers.RegexField(r"^[A-Za-z0-9_.\-]+$", max_length=64)
+    id = serializers.CharField(max_length=128)
+
+
+class StartRequestBody(serializers.Serializer):
+    template = serializers.RegexField(r"^[a-z0-9][a-z0-9-]*$", max_length=64)
+    subject = Subject()
+    data = JsonObjectField(default=dict)
+
+
+class StartResponse(serializers.Serializer):
+    workflowId = serializers.UUIDField()
+    templateVersion = serializers.IntegerField()
+    status = serializers.CharField()
+    version = serializers.IntegerField()
+
+
+class DecisionRequest(serializers.Serializer):
+    decision = serializers.ChoiceField(choices=DECISIONS)
+    requestId = serializers.RegexField(ID_PATTERN, max_length=128)
+    comment = serializers.CharField(max_length=4000, allow_blank=True, default="")
+    onBehalfOf = serializers.CharField(max_length=150, required=False)
+    delegateTo = serializers.CharField(max_length=150, required=False)
+    data = JsonObjectField(required=False, help_text="Changed data, when resubmitting.")
+
+
+class DecisionResponse(serializers.Serializer):
+    status = serializers.CharField()
+    version = serializers.IntegerField()
+    duplicate = serializers.BooleanField()
+
+
+class SignalRequest(serializers.Serializer):
+    requestId = serializers.RegexField(ID_PATTERN, max_length=128)
+    payload = JsonObjectField(default=dict)
+
+
+class CancelRequest(serializers.Serializer):
+    requestId = serializers.RegexField(ID_PATTERN, max_length=128)
+    reason = serializers.CharField(max_length=1000, allow_blank=True, default="")
+
+
+class TaskItem(serializers.Serializer):
+    taskId = serializers.IntegerField()
+    workflowId = serializers.UUIDField()
+    step = serializers.CharField()
+    template = serializers.CharField()
+    subject = Subject()
+    status = serializers.CharField()
+    onBehalfOf = serializers.CharField(allow_null=True)
+    dueAt = serializers.DateTimeField()
+    assignedAt = serializers.DateTimeField()
+
+
+class TaskPageResponse(serializers.Serializer):
+    tasks = TaskItem(many=True)
+    nextCursor = serializers.CharField(allow_null=True)
+
+
+class TaskListQuery(serializers.Serializer):
+    limit = serializers.IntegerField(min_value=1, max_value=200, default=50)
+    cursor = serializers.CharField(required=False, max_length=512)
+
+
+class HistoryItem(serializers.Serializer):
+    seq = serializers.IntegerField()
+    type = serializers.CharField()
+    actor = serializers.CharField(allow_null=True)
+    role = serializers.CharField()
+    onBehalfOf = serializers.CharField(allow_null=True)
+    at = serializers.DateTimeField()
+    comment = serializers.CharField(allow_blank=True)
+    payload = serializers.DictField()
+
+
+class Assignee(serializers.Serializer):
+    user = serializers.CharField()
+    onBehalfOf = serializers.CharField(allow_null=True)
+
+
+class WorkflowDetail(serializers.Serializer):
+    workflowId = serializers.UUIDField()
+    status = serializers.CharField()
+    engineStatus = serializers.CharField()
+    template = serializers.CharField()
+    templateVersion = serializers.IntegerField()
+    subject = Subject()
+    data = serializers.DictField()
+    submitter = serializers.CharField(allow_null=True)
+    currentStep = serializers.CharField(allow_null=True)
+    assignees = Assignee(many=True)
+    version = serializers.IntegerField()
+    createdAt = serializers.DateTimeField()
+    history = HistoryItem(many=True)
+
+
+class WorkflowSummary(serializers.Serializer):
+    workflowId = serializers.UUIDField()
+    status = serializers.CharField()
+    template = serializers.CharField()
+    templateVersion = serializers.IntegerField()
+    subject = Subject()
+    submitter = serializers.CharField(allow_null=True)
+    currentStep = serializers.CharField(allow_null=True)
+    createdAt = serializers.DateTimeField()
+
+
+class WorkflowSearchQuery(serializers.Serializer):
+    status = serializers.CharField(required=False, max_length=80)
+    template = serializers.CharField(required=False, max_length=64)
+    subjectType = serializers.CharField(required=False, max_length=64)
+    subjectId = serializers.CharField(required=False, max_length=128)
+    assignee = serializers.CharField(required=False, max_length=150)
+    submitter = serializers.CharField(required=False, max_length=150)
+    createdAfter = serializers.DateTimeField(required=False)
+    createdBefore = serializers.DateTimeField(required=False)
+    text = serializers.CharField(required=False, max_length=200)
+    limit = serializers.IntegerField(min_value=1, max_value=200, default=50)
+    offset = serializers.IntegerField(min_value=0, max_value=100000, default=0)
+
+
+class WorkflowSearchResponse(serializers.Serializer):
+    workflows = WorkflowSummary(many=True)
+
+
+class ErrorBody(serializers.Serializer):
+    code = serializers.CharField()
+    message = serializers.CharField()
+    requestId = serializers.CharField()
+
+
+class ErrorResponse(serializers.Serializer):
+    error = ErrorBody()

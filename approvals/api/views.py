@@ -1,0 +1,285 @@
+"""API views: parse and validate, call one service or selector, shape the answer."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from django.contrib.auth import authenticate
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework.authtoken.models import Token
+from rest_framework.permissions import AllowAny, BasePermission
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.throttling import ScopedRateThrottle
+from rest_framework.views import APIView
+
+from ..models import PendingTask, User, Workflow
+from ..selectors.tasks import task_list_for_user
+from ..selectors.workflows import (
+    workflow_assignees,
+    workflow_get,
+    workflow_history,
+    workflow_search,
+)
+from ..services.commands import CommandResult
+from ..services.workflows import workflow_cancel, workflow_decide, workflow_signal, workflow_start
+from . import serializers as s
+from .errors import ApiError
+
+INVALID_CREDENTIALS = "The username or password is wrong."
+NO_TENANT = "This account belongs to no organisation."
+IDEMPOTENCY_KEY_INVALID = "Idempotency-Key must be 1 to 255 printable characters."
+
+ERRORS = {
+    400: OpenApiResponse(s.ErrorResponse, description="Malformed or invalid request"),
+    401: OpenApiResponse(s.ErrorResponse, description="Not signed in"),
+    404: OpenApiResponse(s.ErrorResponse, description="No such workflow"),
+}
+
+
+class TenantMember(BasePermission):
+    message = NO_TENANT
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        user = request.user
+        return bool(user and user.is_authenticated and getattr(user, "tenant_id", None))
+
+
+def _user(request: Request) -> User:
+    user = request.user
+    assert isinstance(user, User)
+    return user
+
+
+def _tag_request_id(request: Request) -> None:
+    """Errors about a decision or signal carry its requestId, once it can be read."""
+    try:
+        data = request.data
+    except Exception:  # malformed JSON: the handler reports it
+        return
+    rid = data.get("requestId") if isinstance(data, dict) else None
+    if isinstance(rid, str) and 0 < len(rid) <= 128:
+        request._request.api_request_id = rid  # type: ignore[attr-defined]
+
+
+def _decision_body(result: CommandResult) -> dict[str, Any]:
+    return {"status": result.status, "version": result.version, "duplicate": result.duplicate}
+
+
+class TokenView(APIView):
+    permission_classes = [AllowAny]
+    authentication_classes: list[Any] = []
+    throttle_classes = [ScopedRateThrottle]
+    throttle_scope = "auth"
+
+    @extend_schema(request=s.TokenRequest, responses={200: s.TokenResponse, **ERRORS},
+                   summary="Exchange a username and password for an API token")
+    def post(self, request: Request) -> Response:
+        body = s.TokenRequest(data=request.data)
+        body.is_valid(raise_exception=True)
+        user = authenticate(request._request, username=body.validated_data["username"],
+                            password=body.validated_data["password"])
+        if user is None:
+            raise ApiError(401, "INVALID_CREDENTIALS", INVALID_CREDENTIALS)
+        token, _ = Token.objects.get_or_create(user=user)
+        return Response({"token": token.key})
+
+
+class WorkflowCollectionView(APIView):
+    permission_classes = [TenantMember]
+
+    @extend_schema(
+        request=s.StartRequestBody,
+        parameters=[OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER,
+                                     required=False)],
+        responses={201: s.StartResponse, 200: s.StartResponse, 422: s.ErrorResponse, **ERRORS},
+        summary="Start a workflow",
+    )
+    def post(self, request: Request) -> Response:
+        body = s.StartRequestBody(data=request.data)
+        body.is_valid(raise_exception=True)
+        key = request.headers.get("Idempotency-Key")
+        if key is not None and not (0 < len(key) <= 255 and key.isprintable()):
+            raise ApiError(400, "BAD_IDEMPOTENCY_KEY", IDEMPOTENCY_KEY_INVALID)
+        v = body.validated_data
+        canonical = json.dumps(v, sort_keys=True, separators=(",", ":"), default=str)
+        result = workflow_start(
+            submitter=_user(request),
+            template_key=v["template"],
+            subject_type=v["subject"]["type"],
+            subject_id=v["subject"]["id"],
+            data=v["data"],
+            idempotency_key=key,
+            body_hash=hashlib.sha256(canonical.encode()).hexdigest(),
+        )
+        response = Response(result.response, status=201)
+        response["Location"] = f"/api/workflows/{result.response['workflowId']}"
+        if result.replayed:
+            response["Idempotent-Replayed"] = "true"
+        return response
+
+    @extend_schema(parameters=[s.WorkflowSearchQuery],
+                   responses={200: s.WorkflowSearchResponse, **ERRORS},
+                   summary="Search workflows")
+    def get(self, request: Request) -> Response:
+        query = s.WorkflowSearchQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        q = query.validated_data
+        rows = workflow_search(
+            user=_user(request),
+            status=q.get("status"),
+            template=q.get("template"),
+            subject_type=q.get("subjectType"),
+            subject_id=q.get("subjectId"),
+            assignee=q.get("assignee"),
+            submitter=q.get("submitter"),
+            created_after=q.get("createdAfter"),
+            created_before=q.get("createdBefore"),
+            text=q.get("text"),
+            limit=q["limit"],
+            offset=q["offset"],
+        )
+        return Response({"workflows": [_summary(wf) for wf in rows]})
+
+
+def _summary(wf: Workflow) -> dict[str, Any]:
+    return {
+        "workflowId": str(wf.pk),
+        "status": wf.public_status,
+        "template": wf.template_key,
+        "templateVersion": wf.template_version,
+        "subject": {"type": wf.subject_type, "id": wf.subject_id},
+        "submitter": wf.submitter.username if wf.submitter else None,
+        "currentStep": wf.current_step or None,
+        "createdAt": wf.created_at.isoformat(),
+    }
+
+
+class WorkflowDetailView(APIView):
+    permission_classes = [TenantMember]
+
+    @extend_schema(responses={200: s.WorkflowDetail, **ERRORS},
+                   summary="A workflow: state, pinned template version and full history")
+    def get(self, request: Request, workflow_id: str) -> Response:
+        wf = workflow_get(user=_user(request), workflow_id=workflow_id)
+        if wf is None:
+            raise ApiError(404, "NOT_FOUND", "Not found.")
+        history = [
+            {
+                "seq": h.seq,
+                "type": h.type,
+                "actor": h.actor,
+                "role": h.role,
+                "onBehalfOf": h.on_behalf_of,
+                "at": h.at.isoformat(),
+                "comment": h.comment,
+                "payload": h.payload,
+            }
+            for h in workflow_history(workflow=wf)
+        ]
+        return Response({
+            **_summary(wf),
+            "engineStatus": wf.status,
+            "data": wf.data,
+            "assignees": workflow_assignees(workflow=wf),
+            "version": wf.version,
+            "history": history,
+        })
+
+
+class DecisionView(APIView):
+    permission_classes = [TenantMember]
+
+    @extend_schema(request=s.DecisionRequest,
+                   responses={200: s.DecisionResponse, 409: s.ErrorResponse,
+                              422: s.ErrorResponse, 503: s.ErrorResponse, **ERRORS},
+                   summary="Approve, reject, send back or delegate the current step")
+    def post(self, request: Request, workflow_id: str) -> Response:
+        _tag_request_id(request)
+        body = s.DecisionRequest(data=request.data)
+        body.is_valid(raise_exception=True)
+        v = body.validated_data
+        result = workflow_decide(
+            user=_user(request),
+            workflow_id=workflow_id,
+            decision=v["decision"],
+            request_id=v["requestId"],
+            comment=v["comment"],
+            on_behalf_of=v.get("onBehalfOf"),
+            delegate_to=v.get("delegateTo"),
+            data=v.get("data"),
+        )
+        return Response(_decision_body(result))
+
+
+class SignalView(APIView):
+    permission_classes = [TenantMember]
+
+    @extend_schema(request=s.SignalRequest,
+                   responses={200: s.DecisionResponse, 409: s.ErrorResponse, **ERRORS},
+                   summary="Deliver an external signal (a webhook)")
+    def post(self, request: Request, workflow_id: str, name: str) -> Response:
+        _tag_request_id(request)
+        body = s.SignalRequest(data=request.data)
+        body.is_valid(raise_exception=True)
+        if len(name) > 64:
+            raise ApiError(400, "VALIDATION_ERROR", "name: at most 64 characters")
+        v = body.validated_data
+        result = workflow_signal(user=_user(request), workflow_id=workflow_id, name=name,
+                                 payload=v["payload"], request_id=v["requestId"])
+        return Response(_decision_body(result))
+
+
+class CancelView(APIView):
+    permission_classes = [TenantMember]
+
+    @extend_schema(request=s.CancelRequest,
+                   responses={200: s.DecisionResponse, 409: s.ErrorResponse, **ERRORS},
+                   summary="Cancel a workflow (its submitter or an administrator)")
+    def post(self, request: Request, workflow_id: str) -> Response:
+        _tag_request_id(request)
+        body = s.CancelRequest(data=request.data)
+        body.is_valid(raise_exception=True)
+        user = _user(request)
+        wf = workflow_get(user=user, workflow_id=workflow_id)
+        if wf is None:
+            raise ApiError(404, "NOT_FOUND", "Not found.")
+        if wf.submitter_id != user.pk and not user.is_staff:
+            raise ApiError(403, "FORBIDDEN", "Only the submitter or an administrator may cancel.")
+        v = body.validated_data
+        result = workflow_cancel(user=user, workflow_id=workflow_id, reason=v["reason"],
+                                 request_id=v["requestId"])
+        return Response(_decision_body(result))
+
+
+class MyTasksView(APIView):
+    permission_classes = [TenantMember]
+
+    @extend_schema(parameters=[s.TaskListQuery], responses={200: s.TaskPageResponse, **ERRORS},
+                   summary="My open tasks, by due date")
+    def get(self, request: Request) -> Response:
+        query = s.TaskListQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        page = task_list_for_user(user=_user(request), limit=query.validated_data["limit"],
+                                  cursor=query.validated_data.get("cursor"))
+        return Response({
+            "tasks": [_task(t) for t in page.tasks],
+            "nextCursor": page.next_cursor,
+        })
+
+
+def _task(t: PendingTask) -> dict[str, Any]:
+    wf = t.workflow
+    return {
+        "taskId": t.pk,
+        "workflowId": str(t.workflow_id),
+        "step": t.step,
+        "template": wf.template_key,
+        "subject": {"type": wf.subject_type, "id": wf.subject_id},
+        "status": wf.public_status,
+        "onBehalfOf": t.on_behalf_of or None,
+        "dueAt": t.due_at.isoformat(),
+        "assignedAt": t.created_at.isoformat(),
+    }

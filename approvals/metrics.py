@@ -1,0 +1,23 @@
+"""Prometheus metrics. Counters live here; gauges that read tables are computed when
+/metrics is scraped (see ``selectors.health``)."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter
+
+DUPLICATES = Counter(
+    "approvals_command_duplicates_total",
+    "Commands whose request id was already recorded (answered from the record).",
+    ["command"],
+)
+VERSION_CONFLICTS = Counter(
+    "approvals_version_conflicts_total",
+    "Appends that lost a race on (workflow, seq) and were retried.",
+)
+ACTIVITY_ATTEMPTS = Counter(
+    "approvals_activity_attempts_total", "Activity attempts run by this process.", ["activity"]
+)
+ACTIVITY_FAILURES = Counter(
+    "approvals_activity_failures_total", "Activity attempts that failed.", ["activity", "error"]
+)
+TIMERS_FIRED = Counter("approvals_timers_fired_total", "Timers delivered by the poller.")

@@ -1,0 +1,40 @@
+"""Request correlation ids, and API-shaped answers to what happens before a view."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Callable
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+
+from .api.errors import json_error
+
+_SAFE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+
+BODY_TOO_LARGE = "The request body is larger than {limit} bytes."
+
+
+class RequestIdMiddleware:
+    """Tags each request with a correlation id (``X-Request-Id`` if it is sane) and
+    refuses an API body over the size limit before anything reads it."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        given = request.headers.get("X-Request-Id", "")
+        correlation_id = given if _SAFE_ID.match(given) else uuid.uuid4().hex
+        request.correlation_id = correlation_id  # type: ignore[attr-defined]
+        if request.path.startswith("/api/"):
+            limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+            try:
+                length = int(request.META.get("CONTENT_LENGTH") or 0)
+            except ValueError:
+                return json_error(request, 400, "BAD_REQUEST", "Content-Length is not a number.")
+            if limit is not None and length > limit:
+                return json_error(request, 413, "BODY_TOO_LARGE", BODY_TOO_LARGE.format(limit=limit))
+        response = self.get_response(request)
+        response["X-Request-Id"] = correlation_id
+        return response

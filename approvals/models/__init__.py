@@ -1,0 +1,20 @@
+"""Tables. Tenant first in every key: every query is scoped to one tenant."""
+
+from .directory import Delegation, OrgGroup, Tenant, User
+from .projections import ActivityAttempt, PendingTask, Timer
+from .workflows import StartRequest, Workflow, WorkflowEvent, WorkflowStatus, WorkflowTemplate
+
+__all__ = [
+    "ActivityAttempt",
+    "Delegation",
+    "OrgGroup",
+    "PendingTask",
+    "StartRequest",
+    "Tenant",
+    "Timer",
+    "User",
+    "Workflow",
+    "WorkflowEvent",
+    "WorkflowStatus",
+    "WorkflowTemplate",
+]

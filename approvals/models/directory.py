@@ -1,0 +1,62 @@
+"""Who is who: tenants, people, their managers, groups and delegations."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractUser
+from django.db import models
+
+
+class Tenant(models.Model):
+    slug = models.SlugField(max_length=64, unique=True)
+    name = models.CharField(max_length=200)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class User(AbstractUser):
+    # Null only for operators of the whole deployment (superusers outside any tenant).
+    tenant = models.ForeignKey(Tenant, null=True, blank=True, on_delete=models.PROTECT,
+                               related_name="users")
+    manager = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL,
+                                related_name="reports")
+
+    class Meta(AbstractUser.Meta):
+        swappable = "AUTH_USER_MODEL"
+        indexes = [models.Index(fields=["tenant", "username"])]
+
+
+class OrgGroup(models.Model):
+    """A group approver rules can name: ``{"group": "finance"}``."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="org_groups")
+    key = models.SlugField(max_length=64)
+    name = models.CharField(max_length=200)
+    members = models.ManyToManyField(User, related_name="org_groups", blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant", "key"], name="orggroup_key")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Delegation(models.Model):
+    """While active, tasks that would go to ``user`` go to ``delegate``, recorded as
+    decided by the delegate on behalf of the user."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="delegations_out")
+    delegate = models.ForeignKey(User, on_delete=models.CASCADE, related_name="delegations_in")
+    starts_at = models.DateTimeField()
+    ends_at = models.DateTimeField()
+    reason = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["tenant", "user", "starts_at"])]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(ends_at__gt=models.F("starts_at")),
+                                   name="delegation_period"),
+            models.CheckConstraint(condition=~models.Q(user=models.F("delegate")),
+                                   name="delegation_not_self"),
+        ]

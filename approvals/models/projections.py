@@ -1,0 +1,80 @@
+"""Read models and work queues projected from events: the inbox, timers and the
+activity outbox. Each can be rebuilt from the history."""
+
+from __future__ import annotations
+
+from django.db import models
+
+from .directory import Tenant, User
+from .workflows import Workflow
+
+
+class PendingTask(models.Model):
+    """One open task in someone's inbox."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
+    assignee = models.ForeignKey(User, on_delete=models.CASCADE, related_name="tasks")
+    workflow = models.ForeignKey(Workflow, on_delete=models.CASCADE, related_name="tasks")
+    step = models.CharField(max_length=64)
+    on_behalf_of = models.CharField(max_length=150, blank=True)
+    due_at = models.DateTimeField()
+    created_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["workflow", "step", "assignee"], name="task_unique")
+        ]
+        indexes = [
+            # The inbox query: WHERE tenant AND assignee ORDER BY due_at, id (keyset).
+            models.Index(fields=["tenant", "assignee", "due_at", "id"], name="task_inbox"),
+        ]
+
+
+class Timer(models.Model):
+    """A durable wake-up. Fired once: the fire and its events commit together."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
+    workflow = models.ForeignKey(Workflow, on_delete=models.CASCADE, related_name="timers")
+    key = models.CharField(max_length=128)
+    step = models.CharField(max_length=64)
+    kind = models.CharField(max_length=32)
+    fire_at = models.DateTimeField()
+    claimed_until = models.DateTimeField(null=True, blank=True)
+    fired_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["workflow", "key"], name="timer_key")]
+        indexes = [
+            models.Index(fields=["fire_at"], name="timer_due",
+                         condition=models.Q(fired_at__isnull=True)),
+        ]
+
+
+class ActivityAttempt(models.Model):
+    """The activity outbox: one row per scheduled attempt. The row, not the broker
+    message, is the truth; a lease that runs out counts as a timed-out attempt."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
+    workflow = models.ForeignKey(Workflow, on_delete=models.CASCADE, related_name="attempts")
+    step = models.CharField(max_length=64)
+    undo = models.BooleanField(default=False)
+    attempt = models.PositiveIntegerField()
+    activity = models.CharField(max_length=128)
+    queue = models.CharField(max_length=64)
+    idempotency_key = models.CharField(max_length=200)
+    not_before = models.DateTimeField()
+    timeout_seconds = models.FloatField()
+    lease_until = models.DateTimeField(null=True, blank=True)
+    dispatched_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    outcome = models.CharField(max_length=32, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["workflow", "step", "undo", "attempt"],
+                                    name="attempt_unique")
+        ]
+        indexes = [
+            models.Index(fields=["not_before"], name="attempt_open",
+                         condition=models.Q(finished_at__isnull=True)),
+        ]

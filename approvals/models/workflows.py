@@ -1,0 +1,156 @@
+"""Workflow templates, workflows and their append-only event history."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.db import models
+from django_fsm import FSMField, transition
+
+from .directory import Tenant, User
+
+
+class WorkflowTemplate(models.Model):
+    """One published version of a workflow template definition. Never edited: saving a
+    change publishes the next version (see ``workflow_template_publish``)."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="templates")
+    key = models.SlugField(max_length=64)
+    version = models.PositiveIntegerField()
+    title = models.CharField(max_length=200)
+    definition = models.JSONField()
+    published_at = models.DateTimeField(auto_now_add=True)
+    published_by = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "key", "version"], name="template_version")
+        ]
+        ordering = ["tenant", "key", "-version"]
+
+    def __str__(self) -> str:
+        return f"{self.key} v{self.version}"
+
+
+class WorkflowStatus(models.TextChoices):
+    NEW = "NEW"
+    RUNNING = "RUNNING"
+    COMPENSATING = "COMPENSATING"
+    COMPLETED = "COMPLETED"
+    REJECTED = "REJECTED"
+    ROLLED_BACK = "ROLLED_BACK"
+    COMPENSATION_FAILED = "COMPENSATION_FAILED"
+    CANCELLED = "CANCELLED"
+
+
+S = WorkflowStatus
+
+
+class Workflow(models.Model):
+    """A running or finished workflow. ``version`` is the number of events so far;
+    ``snapshot`` is the engine state after them, derived and rebuildable."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="workflows")
+    template = models.ForeignKey(WorkflowTemplate, on_delete=models.PROTECT)
+    template_key = models.SlugField(max_length=64)
+    template_version = models.PositiveIntegerField()
+    subject_type = models.CharField(max_length=64)
+    subject_id = models.CharField(max_length=128)
+    data = models.JSONField(default=dict)
+    submitter = models.ForeignKey(User, null=True, on_delete=models.PROTECT,
+                                  related_name="submitted_workflows")
+    status = FSMField(default=S.NEW, choices=S.choices, protected=True)
+    public_status = models.CharField(max_length=80, default=S.NEW)
+    current_step = models.CharField(max_length=64, blank=True)
+    version = models.PositiveIntegerField(default=0)
+    snapshot = models.JSONField(default=dict)
+    last_hash = models.CharField(max_length=64, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["tenant", "status", "-created_at"]),
+            models.Index(fields=["tenant", "template_key", "-created_at"]),
+            models.Index(fields=["tenant", "subject_type", "subject_id"]),
+            models.Index(fields=["tenant", "submitter", "-created_at"]),
+        ]
+
+    # Transitions mirror the engine's status machine; the command path calls the one
+    # each status-changing event names, so an impossible move fails loudly here too.
+    @transition(field=status, source=S.NEW, target=S.RUNNING)
+    def begin(self) -> None: ...
+
+    @transition(field=status, source=S.RUNNING, target=S.COMPLETED)
+    def complete(self) -> None: ...
+
+    @transition(field=status, source=S.RUNNING, target=S.COMPENSATING)
+    def compensate(self) -> None: ...
+
+    @transition(field=status, source=S.COMPENSATING, target=S.ROLLED_BACK)
+    def roll_back(self) -> None: ...
+
+    @transition(field=status, source=S.COMPENSATING, target=S.REJECTED)
+    def reject(self) -> None: ...
+
+    @transition(field=status, source=S.COMPENSATING, target=S.COMPENSATION_FAILED)
+    def fail_compensation(self) -> None: ...
+
+    @transition(field=status, source=[S.RUNNING, S.COMPENSATING], target=S.CANCELLED)
+    def cancel(self) -> None: ...
+
+    def __str__(self) -> str:
+        return f"{self.template_key} {self.subject_type}:{self.subject_id} ({self.public_status})"
+
+
+class WorkflowEvent(models.Model):
+    """One event of a workflow's history. Append-only: on PostgreSQL a trigger refuses
+    UPDATE and DELETE. ``hash`` chains each event to the one before it."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT)
+    workflow = models.ForeignKey(Workflow, on_delete=models.PROTECT, related_name="events")
+    seq = models.PositiveIntegerField()
+    type = models.CharField(max_length=64)
+    schema_version = models.PositiveSmallIntegerField(default=1)
+    payload = models.JSONField()
+    # Set on the first event of a command that carried a request id, with the result
+    # the command returned, so a repeat can return it again.
+    request_id = models.CharField(max_length=128, null=True, blank=True)
+    result = models.JSONField(null=True, blank=True)
+    actor = models.ForeignKey(User, null=True, on_delete=models.PROTECT, related_name="+")
+    role = models.CharField(max_length=32)
+    on_behalf_of = models.ForeignKey(User, null=True, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField()
+    prev_hash = models.CharField(max_length=64)
+    hash = models.CharField(max_length=64)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["workflow", "seq"], name="event_seq"),
+            models.UniqueConstraint(fields=["workflow", "request_id"], name="event_request_id"),
+        ]
+        ordering = ["workflow", "seq"]
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding:
+            raise ValueError("workflow events are append-only")
+        super().save(*args, **kwargs)
+
+
+class StartRequest(models.Model):
+    """An ``Idempotency-Key`` of a start: a repeat returns the first response."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
+    user = models.ForeignKey(User, on_delete=models.CASCADE)
+    key = models.CharField(max_length=255)
+    body_hash = models.CharField(max_length=64)
+    workflow = models.ForeignKey(Workflow, null=True, on_delete=models.CASCADE)
+    response = models.JSONField(null=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "user", "key"], name="start_idempotency")
+        ]

@@ -1,0 +1,1 @@
+"""Reads. Every query is scoped to one tenant."""

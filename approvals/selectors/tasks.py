@@ -1,0 +1,56 @@
+"""The inbox: a user's open tasks, by due date, with an opaque keyset cursor that stays
+correct while tasks are added and removed."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from django.core import signing
+from django.db.models import BooleanField
+from django.db.models.expressions import RawSQL
+
+from ..models import PendingTask, User
+
+CURSOR_SALT = "approvals.inbox.cursor"
+BAD_CURSOR = "The cursor is not valid; start again without one."
+
+
+class BadCursor(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class TaskPage:
+    tasks: list[PendingTask]
+    next_cursor: str | None
+
+
+def _encode(task: PendingTask) -> str:
+    return signing.dumps([task.due_at.isoformat(), task.pk], salt=CURSOR_SALT, compress=True)
+
+
+def _decode(cursor: str) -> tuple[dt.datetime, int]:
+    try:
+        due, pk = signing.loads(cursor, salt=CURSOR_SALT)
+        return dt.datetime.fromisoformat(due), int(pk)
+    except (signing.BadSignature, ValueError, TypeError) as exc:
+        raise BadCursor(BAD_CURSOR) from exc
+
+
+def task_list_for_user(*, user: User, limit: int = 50, cursor: str | None = None) -> TaskPage:
+    qs = PendingTask.objects.filter(tenant_id=user.tenant_id, assignee=user)
+    if cursor:
+        due, pk = _decode(cursor)
+        # A row comparison walks the (tenant, assignee, due_at, id) index in order.
+        qs = qs.filter(
+            RawSQL(
+                '("approvals_pendingtask"."due_at", "approvals_pendingtask"."id") > (%s, %s)',
+                (due, pk),
+                output_field=BooleanField(),
+            )
+        )
+    rows = list(qs.select_related("workflow").order_by("due_at", "id")[: limit + 1])
+    has_more = len(rows) > limit
+    rows = rows[:limit]
+    return TaskPage(rows, _encode(rows[-1]) if has_more and rows else None)

@@ -1,0 +1,142 @@
+"""Workflows as people and auditors see them."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from django.db.models import Q, QuerySet
+
+from templates_engine.snapshot import state_from_dict
+
+from ..models import User, Workflow, WorkflowEvent
+
+AUDITORS_GROUP = "auditors"
+
+
+def is_privileged(user: User) -> bool:
+    """Staff and tenant auditors see every workflow of their tenant."""
+    if user.is_staff or user.is_superuser:
+        return True
+    return user.org_groups.filter(key=AUDITORS_GROUP).exists()
+
+
+def workflows_visible_to(user: User) -> QuerySet[Workflow]:
+    qs = Workflow.objects.filter(tenant_id=user.tenant_id)
+    if is_privileged(user):
+        return qs
+    participant = (
+        Q(submitter=user)
+        | Q(pk__in=WorkflowEvent.objects.filter(tenant_id=user.tenant_id, actor=user).values(
+            "workflow_id"))
+        | Q(tasks__assignee=user)
+    )
+    return qs.filter(participant).distinct()
+
+
+def workflow_get(*, user: User, workflow_id: uuid.UUID | str) -> Workflow | None:
+    """The workflow if ``user`` may see it; None otherwise (also for other tenants).
+
+    Besides participants and auditors, a user holding the guardian object permission
+    ``view_workflowtemplate`` on the workflow's template sees its workflows.
+    """
+    try:
+        wf = Workflow.objects.select_related("template", "submitter").get(
+            tenant_id=user.tenant_id, pk=workflow_id
+        )
+    except (Workflow.DoesNotExist, ValueError, TypeError):
+        return None
+    if (
+        is_privileged(user)
+        or wf.submitter_id == user.pk
+        or wf.tasks.filter(assignee=user).exists()
+        or wf.events.filter(actor=user).exists()
+        or user.has_perm("approvals.view_workflowtemplate", wf.template)
+    ):
+        return wf
+    return None
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    seq: int
+    type: str
+    actor: str | None
+    role: str
+    on_behalf_of: str | None
+    at: dt.datetime
+    comment: str
+    payload: dict[str, Any]
+
+
+def workflow_history(*, workflow: Workflow) -> list[HistoryEntry]:
+    rows = (
+        WorkflowEvent.objects.filter(workflow_id=workflow.pk)
+        .order_by("seq")
+        .values_list("seq", "type", "actor__username", "role", "on_behalf_of__username",
+                     "created_at", "payload")
+    )
+    return [
+        HistoryEntry(seq, type_, actor, role, behalf, at, payload.get("comment", ""), payload)
+        for seq, type_, actor, role, behalf, at, payload in rows
+    ]
+
+
+def workflow_assignees(*, workflow: Workflow) -> list[dict[str, str | None]]:
+    state = state_from_dict(workflow.snapshot) if workflow.snapshot else None
+    if state is None:
+        return []
+    return [
+        {"user": a.user, "onBehalfOf": a.on_behalf_of} for a in state.outstanding()
+    ] if state.step and state.status == "RUNNING" else []
+
+
+def workflow_search(
+    *,
+    user: User,
+    status: str | None = None,
+    template: str | None = None,
+    subject_type: str | None = None,
+    subject_id: str | None = None,
+    assignee: str | None = None,
+    submitter: str | None = None,
+    created_after: dt.datetime | None = None,
+    created_before: dt.datetime | None = None,
+    text: str | None = None,
+    limit: int = 50,
+    offset: int = 0,
+) -> list[Workflow]:
+    qs = workflows_visible_to(user)
+    if status:
+        qs = qs.filter(Q(public_status=status) | Q(status=status))
+    if template:
+        qs = qs.filter(template_key=template)
+    if subject_type:
+        qs = qs.filter(subject_type=subject_type)
+    if subject_id:
+        qs = qs.filter(subject_id=subject_id)
+    if assignee:
+        qs = qs.filter(tasks__assignee__username=assignee)
+    if submitter:
+        qs = qs.filter(submitter__username=submitter)
+    if created_after:
+        qs = qs.filter(created_at__gte=created_after)
+    if created_before:
+        qs = qs.filter(created_at__lt=created_before)
+    if text:
+        qs = qs.filter(Q(subject_id__icontains=text) | Q(template_key__icontains=text))
+    return list(qs.select_related("submitter").order_by("-created_at", "pk")[offset:offset + limit])
+
+
+def verify_chain(*, workflow: Workflow) -> int | None:
+    """The seq of the first event whose hash does not match, or None if intact."""
+    from ..services.commands import event_hash
+
+    prev = ""
+    for row in WorkflowEvent.objects.filter(workflow_id=workflow.pk).order_by("seq"):
+        if row.prev_hash != prev or event_hash(row) != row.hash:
+            return row.seq
+        prev = row.hash
+    return None

@@ -1,0 +1,1 @@
+"""Writes. Every change to a workflow goes through ``commands.command_execute``."""

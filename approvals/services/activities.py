@@ -1,0 +1,155 @@
+"""Running activity attempts. The outbox row is the truth, not the broker message:
+
+* ``attempt_dispatch`` hands due attempts to the workers (Celery, routed by queue;
+  a thread pool in the embedded mode);
+* ``attempt_run`` claims an attempt with a lease of the step's timeout, runs the
+  activity outside any transaction, and records the outcome through the command path;
+* ``attempt_sweep`` re-dispatches attempts whose message was lost and records an
+  expired lease as a failed attempt with the error ``Timeout``.
+
+An outcome is recorded under the request id ``attempt:<id>``, so whichever of the
+worker and the sweeper records first wins and the other is a duplicate.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+
+from templates_engine import TIMEOUT
+from templates_engine import commands as cmd
+
+from .. import clock, metrics
+from ..activities import get_activity
+from ..models import ActivityAttempt, Workflow
+from .commands import CommandResult, command_execute
+
+log = logging.getLogger(__name__)
+
+_embedded_pool: ThreadPoolExecutor | None = None
+
+
+def attempt_dispatch(*, attempt_ids: list[int]) -> None:
+    """Send attempts to their queues. Call after commit."""
+    if not attempt_ids:
+        return
+    rows = list(ActivityAttempt.objects.filter(pk__in=attempt_ids).values_list("pk", "queue"))
+    ActivityAttempt.objects.filter(pk__in=attempt_ids).update(dispatched_at=clock.now())
+    if settings.APPROVALS_EMBEDDED_WORKER:
+        global _embedded_pool
+        if _embedded_pool is None:
+            _embedded_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="activity")
+        for pk, _queue in rows:
+            _embedded_pool.submit(_run_embedded, pk)
+        return
+    from ..tasks import run_activity
+
+    for pk, queue in rows:
+        run_activity.apply_async(args=[pk], queue=queue)
+
+
+def _run_embedded(attempt_id: int) -> None:
+    from django.db import close_old_connections
+
+    try:
+        attempt_run(attempt_id=attempt_id)
+    except Exception:  # the sweeper will retry; a pool thread must not die silently
+        log.exception("attempt %s failed to run", attempt_id)
+    finally:
+        close_old_connections()
+
+
+def _claim(attempt_id: int, now: dt.datetime) -> ActivityAttempt | None:
+    with transaction.atomic():
+        attempt = (
+            ActivityAttempt.objects.select_for_update(skip_locked=True)
+            .filter(pk=attempt_id, finished_at__isnull=True, lease_until__isnull=True,
+                    not_before__lte=now)
+            .first()
+        )
+        if attempt is None:
+            return None
+        attempt.lease_until = now + dt.timedelta(seconds=attempt.timeout_seconds)
+        attempt.save(update_fields=["lease_until"])
+        return attempt
+
+
+def attempt_run(*, attempt_id: int) -> CommandResult | None:
+    """Claim, run and record one attempt. Returns None when it was not ours to run
+    (finished, leased by another worker, or not yet due)."""
+    now = clock.now()
+    attempt = _claim(attempt_id, now)
+    if attempt is None:
+        return None
+    data = Workflow.objects.filter(pk=attempt.workflow_id).values_list("data", flat=True).first()
+    spec = get_activity(attempt.activity)
+    metrics.ACTIVITY_ATTEMPTS.labels(attempt.activity).inc()
+    outcome: cmd.Command
+    if spec is None:
+        outcome = cmd.ActivityFailed(attempt.step, attempt.attempt, "UnknownActivity",
+                                     f"no activity {attempt.activity!r} is registered",
+                                     attempt.undo)
+    else:
+        try:
+            result = spec.fn(attempt.idempotency_key, dict(data or {}))
+            outcome = cmd.ActivityCompleted(attempt.step, attempt.attempt, attempt.undo,
+                                            _jsonable(result))
+        except Exception as exc:  # an activity's failure is data for the retry policy
+            outcome = cmd.ActivityFailed(attempt.step, attempt.attempt, type(exc).__name__,
+                                         str(exc)[:500], attempt.undo)
+    if isinstance(outcome, cmd.ActivityFailed):
+        metrics.ACTIVITY_FAILURES.labels(attempt.activity, outcome.error).inc()
+    return command_execute(
+        tenant_id=attempt.tenant_id,
+        workflow_id=attempt.workflow_id,
+        command=outcome,
+        request_id=f"attempt:{attempt.pk}",
+    )
+
+
+def _jsonable(value: Any) -> Any:
+    import json
+
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return repr(value)
+    return value
+
+
+def attempt_sweep(*, redispatch_after: float = 30.0, limit: int = 500) -> dict[str, int]:
+    """Record expired leases as timeouts and re-dispatch attempts whose message was
+    lost or never sent. Safe to run from several processes at once."""
+    now = clock.now()
+    expired = list(
+        ActivityAttempt.objects.filter(finished_at__isnull=True, lease_until__lt=now)
+        .order_by("lease_until")
+        .values_list("pk", "tenant_id", "workflow_id", "step", "attempt", "undo")[:limit]
+    )
+    for pk, tenant_id, workflow_id, step, number, undo in expired:
+        command_execute(
+            tenant_id=tenant_id,
+            workflow_id=workflow_id,
+            command=cmd.ActivityFailed(step, number, TIMEOUT, "the attempt's lease expired",
+                                       undo),
+            request_id=f"attempt:{pk}",
+        )
+    stale = now - dt.timedelta(seconds=redispatch_after)
+    lost = list(
+        ActivityAttempt.objects.filter(
+            Q(dispatched_at__isnull=True) | Q(dispatched_at__lt=stale),
+            finished_at__isnull=True,
+            lease_until__isnull=True,
+            not_before__lte=now,
+        )
+        .order_by("not_before")
+        .values_list("pk", flat=True)[:limit]
+    )
+    attempt_dispatch(attempt_ids=lost)
+    return {"timed_out": len(expired), "dispatched": len(lost)}

@@ -1,0 +1,249 @@
+"""The one command path. Every input to a workflow (a click, an API call, a timer, an
+activity's outcome, a signal) comes through ``command_execute``:
+
+    in one transaction:
+      lock the workflow row (SELECT ... FOR UPDATE)
+      a request id already recorded -> return the recorded result, duplicate
+      events = decide(definition, state, command, ctx)
+      append events at seq = version + 1 ... (UNIQUE (workflow, seq): a second guard)
+      move the status through the django-fsm transition each event names
+      project the events: inbox, timers, activity outbox
+    after commit: hand due activity attempts to the workers
+
+Nothing else writes events.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from templates_engine import CommandRejected, State, decide, evolve, public_status, replay
+from templates_engine import commands as cmd
+from templates_engine import events as ev
+from templates_engine.context import Context
+from templates_engine.definition import Definition
+from templates_engine.events import event_from_dict
+from templates_engine.snapshot import state_from_dict, state_to_dict
+
+from .. import clock, metrics
+from ..definitions import definition_for
+from ..directory import TenantDirectory
+from ..models import User, Workflow, WorkflowEvent
+from .projections import project
+
+MAX_CONFLICT_RETRIES = 3
+
+WORKFLOW_NOT_FOUND = "No such workflow."
+BUSY = "The workflow is busy; try again."
+
+# The django-fsm transition each status-changing event goes through.
+_TRANSITIONS: dict[type[ev.Event], str] = {
+    ev.WorkflowStarted: "begin",
+    ev.WorkflowCompleted: "complete",
+    ev.CompensationStarted: "compensate",
+    ev.WorkflowRolledBack: "roll_back",
+    ev.WorkflowRejected: "reject",
+    ev.CompensationFailed: "fail_compensation",
+    ev.WorkflowCancelled: "cancel",
+}
+
+
+class WorkflowNotFound(Exception):
+    pass
+
+
+class Busy(Exception):
+    """Version conflicts kept happening; the caller may retry."""
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who issued a command, as the history records it."""
+
+    user: User | None
+    role: str  # submitter | approver | admin | system | integration
+
+
+SYSTEM = Actor(None, "system")
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    workflow_id: uuid.UUID
+    status: str
+    version: int
+    duplicate: bool = False
+    state: State | None = None
+
+
+def command_execute(
+    *,
+    tenant_id: int,
+    workflow_id: uuid.UUID | str,
+    command: cmd.Command,
+    actor: Actor = SYSTEM,
+    request_id: str | None = None,
+) -> CommandResult:
+    """Apply ``command`` to the workflow through the one path; see the module doc.
+
+    Raises WorkflowNotFound (also for another tenant's workflow), CommandRejected
+    (nothing changed), or Busy after repeated version conflicts.
+    """
+    for _ in range(MAX_CONFLICT_RETRIES):
+        try:
+            with transaction.atomic():
+                return _execute_locked(tenant_id, workflow_id, command, actor, request_id)
+        except IntegrityError as exc:
+            if "event_seq" not in str(exc) and "event_request_id" not in str(exc):
+                raise
+            metrics.VERSION_CONFLICTS.inc()
+    raise Busy(BUSY)
+
+
+def _execute_locked(
+    tenant_id: int,
+    workflow_id: uuid.UUID | str,
+    command: cmd.Command,
+    actor: Actor,
+    request_id: str | None,
+) -> CommandResult:
+    try:
+        wf = Workflow.objects.select_for_update(of=("self",)).get(tenant_id=tenant_id,
+                                                                   pk=workflow_id)
+    except (Workflow.DoesNotExist, ValueError, TypeError) as exc:
+        raise WorkflowNotFound(WORKFLOW_NOT_FOUND) from exc
+    if request_id:
+        recorded = (
+            WorkflowEvent.objects.filter(workflow_id=wf.pk, request_id=request_id)
+            .values_list("result", flat=True)
+            .first()
+        )
+        if recorded is not None:
+            metrics.DUPLICATES.labels(command.type).inc()
+            return CommandResult(wf.pk, recorded["status"], recorded["version"], duplicate=True)
+    definition = definition_for(wf.template_id)
+    state = load_state(wf, definition)
+    now = clock.now()
+    ctx = Context(now=now.timestamp(), rng=random.Random(), directory=TenantDirectory(tenant_id))
+    events = decide(definition, state, command, ctx)
+    new_state = state
+    for event in events:
+        new_state = evolve(new_state, event)
+    if events:
+        _append(wf, events, new_state, actor, request_id, now)
+    project(wf, state, new_state, command, now)
+    return CommandResult(wf.pk, wf.public_status, wf.version, state=new_state)
+
+
+def load_state(wf: Workflow, definition: Definition) -> State:
+    """The workflow's state: its snapshot, or a replay when the snapshot is stale."""
+    state = state_from_dict(wf.snapshot) if wf.snapshot else None
+    if state is None or wf.version == 0:
+        payloads = WorkflowEvent.objects.filter(workflow_id=wf.pk).order_by("seq")
+        state = replay(definition, (event_from_dict(p) for p in payloads.values_list(
+            "payload", flat=True)))
+    return state
+
+
+def _append(
+    wf: Workflow,
+    events: list[ev.Event],
+    new_state: State,
+    actor: Actor,
+    request_id: str | None,
+    now: Any,
+) -> None:
+    for event in events:
+        transition = _TRANSITIONS.get(type(event))
+        if transition is not None:
+            getattr(wf, transition)()
+    if wf.status != new_state.status:
+        raise AssertionError(f"status machine disagrees: {wf.status} != {new_state.status}")
+    status = public_status(new_state)
+    version = wf.version + len(events)
+    behalf_ids = _user_ids(wf.tenant_id, _behalf_names(events))
+    rows = []
+    prev = wf.last_hash
+    for i, event in enumerate(events):
+        payload = event.to_dict()
+        first = i == 0
+        behalf = getattr(event, "on_behalf_of", None)
+        row = WorkflowEvent(
+            tenant_id=wf.tenant_id,
+            workflow_id=wf.pk,
+            seq=wf.version + i + 1,
+            type=event.type,
+            schema_version=event.schema_version,
+            payload=payload,
+            request_id=request_id if first else None,
+            result={"status": status, "version": version} if first and request_id else None,
+            actor=actor.user,
+            role=actor.role,
+            on_behalf_of_id=behalf_ids.get(behalf) if isinstance(behalf, str) else None,
+            created_at=now,
+            prev_hash=prev,
+        )
+        row.hash = event_hash(row)
+        prev = row.hash
+        rows.append(row)
+    WorkflowEvent.objects.bulk_create(rows)
+    wf.version = version
+    wf.last_hash = prev
+    wf.public_status = status
+    wf.current_step = new_state.step or ""
+    wf.data = dict(new_state.data)
+    wf.snapshot = state_to_dict(new_state)
+    wf.save(update_fields=["status", "version", "last_hash", "public_status", "current_step",
+                           "data", "snapshot", "updated_at"])
+
+
+def event_hash(row: WorkflowEvent) -> str:
+    """SHA-256 of the event's content and the hash before it: editing or removing any
+    event breaks every hash after it."""
+    content = {
+        "prev": row.prev_hash,
+        "workflow": str(row.workflow_id),
+        "seq": row.seq,
+        "type": row.type,
+        "payload": row.payload,
+        "request_id": row.request_id,
+        "actor": row.actor_id,
+        "role": row.role,
+        "on_behalf_of": row.on_behalf_of_id,
+        "created_at": row.created_at.isoformat(),
+    }
+    blob = json.dumps(content, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _behalf_names(events: list[ev.Event]) -> set[str]:
+    return {b for e in events if isinstance(b := getattr(e, "on_behalf_of", None), str)}
+
+
+def _user_ids(tenant_id: int, usernames: set[str]) -> dict[str, int]:
+    if not usernames:
+        return {}
+    return dict(
+        User.objects.filter(tenant_id=tenant_id, username__in=usernames).values_list(
+            "username", "id"
+        )
+    )
+
+
+__all__ = [
+    "Actor",
+    "Busy",
+    "CommandRejected",
+    "CommandResult",
+    "SYSTEM",
+    "WorkflowNotFound",
+    "command_execute",
+    "load_state",
+]

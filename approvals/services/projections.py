@@ -1,0 +1,129 @@
+"""Projections of a command's events, written in the command's transaction: the
+inbox (pending tasks), the timers and the activity outbox. Each compares the state
+before and after the command, so it touches only what changed."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from django.conf import settings
+from django.db import transaction
+
+from templates_engine import RUNNING, State
+from templates_engine import commands as cmd
+from templates_engine.keys import activity_key
+
+from .. import clock
+from ..models import ActivityAttempt, PendingTask, Timer, User, Workflow
+
+
+def project(wf: Workflow, old: State, new: State, command: cmd.Command, now: dt.datetime) -> None:
+    _project_tasks(wf, old, new, now)
+    _project_timers(wf, old, new, command, now)
+    _project_activity(wf, old, new, command, now)
+
+
+def _open_tasks(state: State) -> dict[str, str]:
+    """assignee -> on behalf of, for the tasks the state leaves open."""
+    if state.status != RUNNING or not state.step:
+        return {}
+    return {a.user: a.on_behalf_of or "" for a in state.outstanding()}
+
+
+def _project_tasks(wf: Workflow, old: State, new: State, now: dt.datetime) -> None:
+    before, after = _open_tasks(old), _open_tasks(new)
+    if before == after and old.step == new.step and old.entries == new.entries:
+        return
+    PendingTask.objects.filter(workflow_id=wf.pk).delete()
+    if not after:
+        return
+    ids = dict(
+        User.objects.filter(tenant_id=wf.tenant_id, username__in=after).values_list(
+            "username", "id"
+        )
+    )
+    default_due = now + dt.timedelta(seconds=settings.APPROVALS_DEFAULT_TASK_DUE_SECONDS)
+    due = clock.from_epoch(new.due_at) if new.due_at is not None else default_due
+    PendingTask.objects.bulk_create(
+        PendingTask(
+            tenant_id=wf.tenant_id,
+            assignee_id=ids[user],
+            workflow_id=wf.pk,
+            step=new.step or "",
+            on_behalf_of=behalf,
+            due_at=due,
+            created_at=now,
+        )
+        for user, behalf in sorted(after.items())
+        if user in ids
+    )
+
+
+def _project_timers(
+    wf: Workflow, old: State, new: State, command: cmd.Command, now: dt.datetime
+) -> None:
+    if isinstance(command, cmd.TimerFired):
+        # Marked fired even when stale (cancelled meanwhile): it is done with.
+        Timer.objects.filter(workflow_id=wf.pk, key=command.key, fired_at__isnull=True).update(
+            fired_at=now
+        )
+    if old.timers == new.timers:
+        return
+    old_keys = {t.key for t in old.timers}
+    new_keys = {t.key for t in new.timers}
+    cancelled = old_keys - new_keys
+    if isinstance(command, cmd.TimerFired):
+        cancelled.discard(command.key)
+    if cancelled:
+        Timer.objects.filter(workflow_id=wf.pk, key__in=cancelled, fired_at__isnull=True).delete()
+    Timer.objects.bulk_create(
+        Timer(
+            tenant_id=wf.tenant_id,
+            workflow_id=wf.pk,
+            key=t.key,
+            step=t.step,
+            kind=t.kind,
+            fire_at=clock.from_epoch(t.fire_at),
+        )
+        for t in new.timers
+        if t.key not in old_keys
+    )
+
+
+def _project_activity(
+    wf: Workflow, old: State, new: State, command: cmd.Command, now: dt.datetime
+) -> None:
+    if old.activity == new.activity:
+        return
+    if old.activity is not None:
+        a = old.activity
+        if isinstance(command, cmd.ActivityCompleted):
+            outcome = "ok"
+        elif isinstance(command, cmd.ActivityFailed):
+            outcome = command.error
+        else:
+            outcome = "abandoned"
+        ActivityAttempt.objects.filter(
+            workflow_id=wf.pk, step=a.step, undo=a.undo, attempt=a.attempt,
+            finished_at__isnull=True,
+        ).update(finished_at=now, outcome=outcome[:32])
+    if new.activity is None:
+        return
+    a = new.activity
+    attempt = ActivityAttempt.objects.create(
+        tenant_id=wf.tenant_id,
+        workflow_id=wf.pk,
+        step=a.step,
+        undo=a.undo,
+        attempt=a.attempt,
+        activity=a.activity,
+        queue=a.queue,
+        idempotency_key=activity_key(str(wf.pk), a.step, a.undo),
+        not_before=clock.from_epoch(a.not_before),
+        timeout_seconds=a.timeout,
+    )
+    if attempt.not_before <= now:
+        from .activities import attempt_dispatch
+
+        attempt_id = attempt.pk
+        transaction.on_commit(lambda: attempt_dispatch(attempt_ids=[attempt_id]))

@@ -1,0 +1,152 @@
+"""Starting workflows and the commands people and systems send them."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from templates_engine import commands as cmd
+
+from ..models import StartRequest, User, Workflow, WorkflowTemplate
+from .commands import Actor, CommandResult, command_execute
+
+TEMPLATE_NOT_FOUND = "No published workflow template with key {key!r}."
+IDEMPOTENCY_KEY_REUSED = "This Idempotency-Key was used with a different request body."
+
+
+class TemplateNotFound(Exception):
+    pass
+
+
+class IdempotencyKeyReused(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class StartResult:
+    response: dict[str, Any]
+    replayed: bool
+
+
+def workflow_start(
+    *,
+    submitter: User,
+    template_key: str,
+    subject_type: str,
+    subject_id: str,
+    data: dict[str, Any],
+    idempotency_key: str | None = None,
+    body_hash: str = "",
+) -> StartResult:
+    """Start a workflow on the newest published version of a workflow template.
+
+    With an ``idempotency_key`` a repeat returns the first response; concurrent
+    repeats create one workflow (the second waits on the key's unique index).
+    """
+    tenant_id = submitter.tenant_id
+    assert tenant_id is not None
+    template = (
+        WorkflowTemplate.objects.filter(tenant_id=tenant_id, key=template_key)
+        .order_by("-version")
+        .first()
+    )
+    if template is None:
+        raise TemplateNotFound(TEMPLATE_NOT_FOUND.format(key=template_key))
+    with transaction.atomic():
+        request = None
+        if idempotency_key:
+            try:
+                with transaction.atomic():
+                    request = StartRequest.objects.create(
+                        tenant_id=tenant_id, user=submitter, key=idempotency_key,
+                        body_hash=body_hash,
+                    )
+            except IntegrityError:
+                prior = StartRequest.objects.get(tenant_id=tenant_id, user=submitter,
+                                                 key=idempotency_key)
+                if prior.body_hash != body_hash:
+                    raise IdempotencyKeyReused(IDEMPOTENCY_KEY_REUSED) from None
+                assert prior.response is not None
+                return StartResult(prior.response, replayed=True)
+        wf = Workflow.objects.create(
+            tenant_id=tenant_id,
+            template=template,
+            template_key=template.key,
+            template_version=template.version,
+            subject_type=subject_type,
+            subject_id=subject_id,
+            data=data,
+            submitter=submitter,
+        )
+        result = command_execute(
+            tenant_id=tenant_id,
+            workflow_id=wf.pk,
+            command=cmd.Start(data, submitter.username),
+            actor=Actor(submitter, "submitter"),
+        )
+        response = {
+            "workflowId": str(wf.pk),
+            "templateVersion": template.version,
+            "status": result.status,
+            "version": result.version,
+        }
+        if request is not None:
+            request.workflow = wf
+            request.response = response
+            request.save(update_fields=["workflow", "response"])
+    return StartResult(response, replayed=False)
+
+
+def workflow_decide(
+    *,
+    user: User,
+    workflow_id: uuid.UUID | str,
+    decision: str,
+    request_id: str,
+    comment: str = "",
+    on_behalf_of: str | None = None,
+    delegate_to: str | None = None,
+    data: dict[str, Any] | None = None,
+) -> CommandResult:
+    assert user.tenant_id is not None
+    return command_execute(
+        tenant_id=user.tenant_id,
+        workflow_id=workflow_id,
+        command=cmd.Decide(user.username, decision, comment, on_behalf_of, delegate_to, data),
+        actor=Actor(user, "approver"),
+        request_id=request_id,
+    )
+
+
+def workflow_signal(
+    *,
+    user: User,
+    workflow_id: uuid.UUID | str,
+    name: str,
+    payload: dict[str, Any],
+    request_id: str,
+) -> CommandResult:
+    assert user.tenant_id is not None
+    return command_execute(
+        tenant_id=user.tenant_id,
+        workflow_id=workflow_id,
+        command=cmd.Signal(name, payload),
+        actor=Actor(user, "integration"),
+        request_id=request_id,
+    )
+
+
+def workflow_cancel(
+    *, user: User, workflow_id: uuid.UUID | str, reason: str, request_id: str
+) -> CommandResult:
+    assert user.tenant_id is not None
+    return command_execute(
+        tenant_id=user.tenant_id,
+        workflow_id=workflow_id,
+        command=cmd.Cancel(user.username, reason),
+        actor=Actor(user, "admin"),
+        request_id=request_id,
+    )

@@ -1,0 +1,48 @@
+"""Health and metrics endpoints."""
+
+from __future__ import annotations
+
+from django.db import connection
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+
+from .selectors import health
+
+
+def healthz(request: HttpRequest) -> JsonResponse:
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+    except Exception as exc:
+        return JsonResponse({"status": "unavailable", "database": str(exc)[:200]}, status=503)
+    return JsonResponse({"status": "ok"})
+
+
+class _TableCollector:
+    """Gauges computed from the tables at scrape time."""
+
+    def collect(self):  # type: ignore[no-untyped-def]
+        yield GaugeMetricFamily(
+            "approvals_oldest_due_timer_age_seconds",
+            "Age of the oldest due, unfired timer: the alarm that matters.",
+            value=health.oldest_due_timer_age(),
+        )
+        yield GaugeMetricFamily("approvals_due_timers", "Timers due and not yet fired.",
+                                value=health.due_timer_count())
+        depth = GaugeMetricFamily("approvals_outbox_depth", "Unfinished activity attempts.",
+                                  labels=["queue"])
+        for queue, n in sorted(health.outbox_depth_by_queue().items()):
+            depth.add_metric([queue], n)
+        yield depth
+
+
+_collector_registered = False
+
+
+def metrics(request: HttpRequest) -> HttpResponse:
+    global _collector_registered
+    if not _collector_registered:
+        REGISTRY.register(_TableCollector())  # type: ignore[arg-type]
+        _collector_registered = True
+    return HttpResponse(generate_latest(REGISTRY), content_type=CONTENT_TYPE_LATEST)
