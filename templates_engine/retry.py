@@ -88,7 +88,7 @@ class RetryPolicy:
 
     def gives_up(self, attempt: int, error: str) -> bool:
         """True when a failure of ``attempt`` with ``error`` fails the step for good."""
-        return error in self.non_retryable or attempt > self.max_attempts
+        return error in self.non_retryable or attempt >= self.max_attempts
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -1,1 +1,42 @@
-"""Shared pytest fixtures for the whole suite."""
+"""Shared fixtures. Tests outside tests/engine run on the real PostgreSQL and Redis
+(``make test`` sets DATABASE_URL and CELERY_BROKER_URL)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+_counter = itertools.count(1)
+
+
+@pytest.fixture
+def acme(db: Any) -> Any:
+    """The demo organisation, seeded as ``make run`` seeds it."""
+    from approvals.demo import seed_demo
+
+    return seed_demo()
+
+
+@pytest.fixture
+def api() -> Callable[..., Any]:
+    """``api("alice")``: an API client signed in with a bearer token."""
+    from rest_framework.authtoken.models import Token
+    from rest_framework.test import APIClient
+
+    from approvals.models import User
+
+    def make(username: str) -> APIClient:
+        client = APIClient()
+        token, _ = Token.objects.get_or_create(user=User.objects.get(username=username))
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {token.key}")
+        return client
+
+    return make
+
+
+@pytest.fixture
+def unique() -> Callable[[str], str]:
+    return lambda prefix: f"{prefix}-{next(_counter)}"

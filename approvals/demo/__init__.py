@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from functools import cache
 from pathlib import Path
 from typing import Any
 
+from django.contrib.auth.hashers import make_password
 from django.db import transaction
 
 from ..models import OrgGroup, Tenant, User
@@ -30,6 +32,11 @@ def definitions() -> list[dict[str, Any]]:
     return [json.loads(p.read_text()) for p in sorted(HERE.glob("*.json"))]
 
 
+@cache
+def _demo_password_hash() -> str:
+    return make_password(DEMO_PASSWORD)  # hashed once per process: slow by design
+
+
 @transaction.atomic
 def seed_demo() -> Tenant:
     """Create (or bring up to date) the demo organisation. Idempotent."""
@@ -39,13 +46,14 @@ def seed_demo() -> Tenant:
         for key, name in GROUPS.items()
     }
     users: dict[str, User] = {}
+    password = _demo_password_hash()
     for username, (first, manager, member_of, staff) in PEOPLE.items():
         user, created = User.objects.get_or_create(
             username=username, defaults={"tenant": tenant, "first_name": first,
                                          "email": f"{username}@acme.example",
                                          "is_staff": staff})
         if created:
-            user.set_password(DEMO_PASSWORD)
+            user.password = password
         user.manager = users.get(manager) if manager else None
         user.save()
         users[username] = user
@@ -55,7 +63,7 @@ def seed_demo() -> Tenant:
         username="admin", defaults={"tenant": tenant, "is_staff": True, "is_superuser": True,
                                     "email": "admin@acme.example"})
     if created:
-        admin.set_password(DEMO_PASSWORD)
+        admin.password = password
         admin.save()
     for doc in definitions():
         workflow_template_publish(tenant=tenant, definition=doc, published_by=admin)

@@ -1,0 +1,23 @@
+"""Helpers for the app's tests: starting demo workflows through the API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+EXPENSE = "expense-approval"
+
+
+def start_expense(client: Any, amount: int, *, key: str | None = None, subject: str = "E-1",
+                  **data: Any) -> Any:
+    body = {
+        "template": EXPENSE,
+        "subject": {"type": "expense", "id": subject},
+        "data": {"amountPaise": amount, "currency": "INR", "department": "eng", **data},
+    }
+    headers = {"HTTP_IDEMPOTENCY_KEY": key} if key else {}
+    return client.post("/api/workflows", body, format="json", **headers)
+
+
+def decide(client: Any, workflow_id: str, decision: str, request_id: str, **extra: Any) -> Any:
+    body = {"decision": decision, "requestId": request_id, **extra}
+    return client.post(f"/api/workflows/{workflow_id}/decisions", body, format="json")

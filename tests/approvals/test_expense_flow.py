@@ -1,0 +1,103 @@
+"""The demo expense routing, end to end through the API on PostgreSQL."""
+
+from __future__ import annotations
+
+import pytest
+
+from approvals.models import PendingTask, Workflow, WorkflowEvent
+from approvals.selectors.workflows import verify_chain
+
+from .helpers import decide, start_expense
+
+pytestmark = pytest.mark.django_db
+
+
+def test_small_expense_is_approved_at_once(acme, api):
+    response = start_expense(api("alice"), 99_999)
+
+    assert response.status_code == 201
+    assert response.json()["status"] == "APPROVED"
+    assert not PendingTask.objects.exists()
+
+
+def test_expense_routes_manager_then_finance(acme, api):
+    # given
+    started = start_expense(api("alice"), 4_500_000)
+    body = started.json()
+    wid = body["workflowId"]
+    assert started.status_code == 201
+    assert started["Location"] == f"/api/workflows/{wid}"
+    assert body["status"] == "PENDING_MANAGER"
+    assert body["templateVersion"] == 1
+
+    # when bob approves
+    after_bob = decide(api("bob"), wid, "approve", "bob-1")
+
+    # then finance is next
+    assert after_bob.status_code == 200
+    assert after_bob.json() == {"status": "PENDING_FINANCE", "version": after_bob.json()[
+        "version"], "duplicate": False}
+    tasks = api("fiona").get("/api/me/tasks").json()["tasks"]
+    assert [(t["workflowId"], t["step"]) for t in tasks] == [(wid, "finance")]
+    assert api("bob").get("/api/me/tasks").json()["tasks"] == []
+
+    # when fiona approves
+    done = decide(api("fiona"), wid, "approve", "fiona-1")
+    assert done.json()["status"] == "APPROVED"
+
+    detail = api("alice").get(f"/api/workflows/{wid}").json()
+    assert detail["status"] == "APPROVED"
+    decided = [(h["actor"], h["payload"]["step"]) for h in detail["history"]
+               if h["type"] == "DecisionRecorded"]
+    assert decided == [("bob", "manager"), ("fiona", "finance")]
+    wf = Workflow.objects.get(pk=wid)
+    assert wf.version == WorkflowEvent.objects.filter(workflow=wf).count() == detail["version"]
+    assert verify_chain(workflow=wf) is None
+
+
+def test_large_expense_goes_through_the_vp(acme, api):
+    wid = start_expense(api("alice"), 10_000_001).json()["workflowId"]
+    assert decide(api("bob"), wid, "approve", "b").json()["status"] == "PENDING_VP"
+    assert decide(api("victor"), wid, "approve", "v").json()["status"] == "PENDING_FINANCE"
+
+
+def test_repeated_request_id_is_a_duplicate_with_the_same_answer(acme, api):
+    wid = start_expense(api("alice"), 4_500_000).json()["workflowId"]
+    first = decide(api("bob"), wid, "approve", "same")
+    again = decide(api("bob"), wid, "approve", "same")
+
+    assert again.status_code == 200
+    assert again.json() == {**first.json(), "duplicate": True}
+    assert WorkflowEvent.objects.filter(workflow_id=wid, type="DecisionRecorded").count() == 1
+
+
+def test_decision_by_someone_else_is_409_not_your_step(acme, api):
+    wid = start_expense(api("alice"), 4_500_000).json()["workflowId"]
+    before = Workflow.objects.get(pk=wid).version
+
+    response = decide(api("fiona"), wid, "approve", "f-early")
+
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "NOT_YOUR_STEP"
+    assert response.json()["error"]["requestId"] == "f-early"
+    assert Workflow.objects.get(pk=wid).version == before
+
+
+def test_rejection_ends_the_workflow_rejected(acme, api):
+    wid = start_expense(api("alice"), 4_500_000).json()["workflowId"]
+    response = decide(api("bob"), wid, "reject", "no", comment="Not in budget")
+    assert response.json()["status"] == "REJECTED"
+    history = api("alice").get(f"/api/workflows/{wid}").json()["history"]
+    assert [h["comment"] for h in history if h["type"] == "DecisionRecorded"] == [
+        "Not in budget"]
+
+
+def test_events_cannot_be_updated_or_deleted(acme, api):
+    from django.db import DatabaseError, transaction
+
+    wid = start_expense(api("alice"), 4_500_000).json()["workflowId"]
+    with pytest.raises(DatabaseError), transaction.atomic():
+        WorkflowEvent.objects.filter(workflow_id=wid).update(type="Forged")
+    with pytest.raises(DatabaseError), transaction.atomic():
+        WorkflowEvent.objects.filter(workflow_id=wid).delete()
+    assert WorkflowEvent.objects.filter(workflow_id=wid, type="Forged").count() == 0
