@@ -42,7 +42,7 @@ test: venv services
 run: venv
 	$(PYTHON) manage.py migrate
 	$(PYTHON) manage.py seed_demo
-	$(PYTHON) manage.py runserver 127.0.0.1:8000
+	$(PYTHON) manage.py serve 127.0.0.1:8000
 
 bench: venv services
 	$(SERVICE_ENV) $(PYTHON) bench/run_all.py

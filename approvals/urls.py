@@ -1,8 +1,16 @@
+from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from . import views
+from . import pages, views
 
 urlpatterns = [
+    path("", pages.inbox, name="inbox"),
+    path("workflows/", pages.my_workflows, name="my-workflows"),
+    path("workflows/new", pages.workflow_new, name="workflow-new"),
+    path("workflows/<uuid:workflow_id>", pages.workflow_detail, name="workflow"),
+    path("workflows/<uuid:workflow_id>/decide", pages.decide, name="workflow-decide"),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("healthz", views.healthz, name="healthz"),
     path("metrics", views.metrics, name="metrics"),
 ]

@@ -139,6 +139,8 @@ AUTHENTICATION_BACKENDS = [
 ANONYMOUS_USER_NAME = None
 
 LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/accounts/login/"
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -191,6 +193,20 @@ CELERY_TASK_TIME_LIMIT = 300
 CELERY_TASK_SOFT_TIME_LIMIT = 270
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+CELERY_TASK_DEFAULT_QUEUE = "default"
+# Beat drives the timer poller and the outbox sweeper.
+CELERY_BEAT_SCHEDULE = {
+    "poll-timers": {
+        "task": "approvals.poll_timers",
+        "schedule": float(env_int("APPROVALS_POLL_INTERVAL_SECONDS", 2)),
+        "options": {"queue": "scheduler", "expires": 30},
+    },
+    "sweep-activities": {
+        "task": "approvals.sweep_activities",
+        "schedule": float(env_int("APPROVALS_SWEEP_INTERVAL_SECONDS", 5)),
+        "options": {"queue": "scheduler", "expires": 30},
+    },
+}
 
 # --- Approvals ------------------------------------------------------------------------
 

@@ -1,0 +1,29 @@
+from __future__ import annotations
+
+import signal
+import threading
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandParser
+
+from approvals.scheduler import scheduler_loop, scheduler_tick
+
+
+class Command(BaseCommand):
+    help = "Deliver due timers and sweep the activity outbox, every few seconds, until stopped."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--once", action="store_true", help="One pass, then exit.")
+        parser.add_argument("--interval", type=float,
+                            default=float(settings.APPROVALS_POLL_INTERVAL_SECONDS))
+
+    def handle(self, *args: Any, once: bool, interval: float, **options: Any) -> None:
+        if once:
+            fired, swept = scheduler_tick()
+            self.stdout.write(f"fired {fired} timers; swept {swept}")
+            return
+        stop = threading.Event()
+        signal.signal(signal.SIGTERM, lambda *_: stop.set())
+        signal.signal(signal.SIGINT, lambda *_: stop.set())
+        scheduler_loop(stop=stop, interval=interval)

@@ -1,0 +1,182 @@
+"""Server-rendered pages: the inbox, a workflow with its history, and the start form.
+Views parse the form, call one service or selector, and render; no logic lives here."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from typing import Any
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods
+
+from templates_engine import CommandRejected, Definition
+
+from .definitions import definition_for
+from .models import User, WorkflowTemplate
+from .selectors.tasks import BadCursor, task_list_for_user
+from .selectors.workflows import (
+    workflow_assignees,
+    workflow_get,
+    workflow_history,
+    workflow_search,
+)
+from .services.commands import Busy
+from .services.workflows import TemplateNotFound, workflow_decide, workflow_start
+
+DECISION_LABELS = {"approve": "Approve", "reject": "Reject", "send_back": "Send back"}
+REJECTION_TEXT = {
+    "NOT_YOUR_STEP": "This step is not yours to decide (any more).",
+    "ALREADY_DECIDED": "You have already approved this step.",
+    "WORKFLOW_FINISHED": "This workflow has already finished.",
+}
+
+
+def _member(request: HttpRequest) -> User:
+    user = request.user
+    if not isinstance(user, User) or user.tenant_id is None:
+        raise Http404
+    return user
+
+
+@login_required
+def inbox(request: HttpRequest) -> HttpResponse:
+    user = _member(request)
+    try:
+        page = task_list_for_user(user=user, limit=25, cursor=request.GET.get("cursor"))
+    except BadCursor:
+        return HttpResponseRedirect(reverse("inbox"))
+    rows = [{"task": t, "request_id": uuid.uuid4().hex} for t in page.tasks]
+    return render(request, "approvals/inbox.html", {
+        "rows": rows, "next_cursor": page.next_cursor, "decisions": DECISION_LABELS,
+    })
+
+
+@login_required
+def my_workflows(request: HttpRequest) -> HttpResponse:
+    user = _member(request)
+    rows = workflow_search(user=user, submitter=user.username, limit=100)
+    return render(request, "approvals/my_workflows.html", {"workflows": rows})
+
+
+@login_required
+def workflow_detail(request: HttpRequest, workflow_id: str) -> HttpResponse:
+    user = _member(request)
+    wf = workflow_get(user=user, workflow_id=workflow_id)
+    if wf is None:
+        raise Http404
+    assignees = workflow_assignees(workflow=wf)
+    mine = any(a["user"] == user.username for a in assignees)
+    return render(request, "approvals/workflow_detail.html", {
+        "wf": wf,
+        "history": workflow_history(workflow=wf),
+        "assignees": assignees,
+        "mine": mine,
+        "request_id": uuid.uuid4().hex,
+        "decisions": DECISION_LABELS,
+    })
+
+
+@login_required
+@require_http_methods(["POST"])
+def decide(request: HttpRequest, workflow_id: str) -> HttpResponse:
+    user = _member(request)
+    decision = request.POST.get("decision", "")
+    request_id = request.POST.get("request_id", "")
+    comment = request.POST.get("comment", "")[:4000]
+    back = request.POST.get("next") or reverse("workflow", args=[workflow_id])
+    if not back.startswith("/") or back.startswith("//"):
+        back = reverse("inbox")
+    if decision not in DECISION_LABELS or not request_id or len(request_id) > 128:
+        messages.error(request, "That decision could not be read; please try again.")
+        return HttpResponseRedirect(back)
+    try:
+        result = workflow_decide(user=user, workflow_id=workflow_id, decision=decision,
+                                 request_id=request_id, comment=comment)
+    except CommandRejected as exc:
+        messages.error(request, REJECTION_TEXT.get(exc.code, exc.message))
+    except Busy:
+        messages.error(request, "The workflow is busy; please try again.")
+    else:
+        verb = {"approve": "Approved", "reject": "Rejected", "send_back": "Sent back"}[decision]
+        note = " (already recorded)" if result.duplicate else ""
+        messages.success(request, f"{verb}{note}. The workflow is now {result.status}.")
+    return HttpResponseRedirect(back)
+
+
+def _field_for(name: str, spec: dict[str, Any], required: bool) -> forms.Field:
+    label = spec.get("title") or name
+    kind = spec.get("type")
+    if "enum" in spec:
+        return forms.ChoiceField(label=label, required=required,
+                                 choices=[(v, v) for v in spec["enum"]])
+    if kind == "integer":
+        return forms.IntegerField(label=label, required=required,
+                                  min_value=spec.get("minimum"), max_value=spec.get("maximum"))
+    if kind == "number":
+        return forms.FloatField(label=label, required=required)
+    if kind == "boolean":
+        return forms.BooleanField(label=label, required=False)
+    return forms.CharField(label=label, required=required, max_length=spec.get("maxLength"))
+
+
+def _data_form(definition: Definition, data: Any = None) -> forms.Form:
+    """A form built from the workflow template's JSON Schema."""
+    form = forms.Form(data)
+    schema = definition.schema or {}
+    required = set(schema.get("required", []))
+    for name, spec in (schema.get("properties") or {}).items():
+        form.fields[name] = _field_for(name, spec, name in required)
+    form.fields["subject_id"] = forms.CharField(label="Reference", max_length=128)
+    return form
+
+
+def _hash(key: str, cleaned: dict[str, Any]) -> str:
+    blob = json.dumps([key, cleaned], sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _latest_templates(user: User) -> list[WorkflowTemplate]:
+    latest: dict[str, WorkflowTemplate] = {}
+    for t in WorkflowTemplate.objects.filter(tenant_id=user.tenant_id).order_by("key",
+                                                                               "-version"):
+        latest.setdefault(t.key, t)
+    return list(latest.values())
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def workflow_new(request: HttpRequest) -> HttpResponse:
+    user = _member(request)
+    templates = _latest_templates(user)
+    key = request.GET.get("template") or (templates[0].key if templates else "")
+    template = next((t for t in templates if t.key == key), None)
+    if template is None:
+        return render(request, "approvals/workflow_new.html", {"templates": templates})
+    definition = definition_for(template.pk)
+    form = _data_form(definition, request.POST if request.method == "POST" else None)
+    if request.method == "POST" and form.is_valid():
+        data = {k: v for k, v in form.cleaned_data.items()
+                if k != "subject_id" and v not in (None, "")}
+        try:
+            result = workflow_start(submitter=user, template_key=key,
+                                    subject_type=key, subject_id=form.cleaned_data["subject_id"],
+                                    data=data,
+                                    idempotency_key=request.POST.get("idempotency_key") or None,
+                                    body_hash=_hash(key, form.cleaned_data))
+        except (CommandRejected, TemplateNotFound) as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Submitted. Status: {result.response['status']}.")
+            return HttpResponseRedirect(reverse("workflow",
+                                                args=[result.response["workflowId"]]))
+    return render(request, "approvals/workflow_new.html", {
+        "templates": templates, "template": template, "form": form,
+        "idempotency_key": uuid.uuid4().hex,
+    })
