@@ -78,8 +78,9 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
     list_display = ["key", "version", "title", "tenant", "published_at", "published_by"]
     list_filter = ["tenant", "key"]
 
-    def save_model(self, request: HttpRequest, obj: WorkflowTemplate, form: Any,
-                   change: bool) -> None:
+    def save_model(
+        self, request: HttpRequest, obj: WorkflowTemplate, form: Any, change: bool
+    ) -> None:
         published = workflow_template_publish(
             tenant=form.cleaned_data["tenant"],
             definition=form.cleaned_data["definition"],
@@ -88,8 +89,11 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
         obj.pk = published.pk
         obj.refresh_from_db()
         if change:
-            messages.info(request, f"Published {published.key} version {published.version}; "
-                                   "running workflows keep the version they started with.")
+            messages.info(
+                request,
+                f"Published {published.key} version {published.version}; "
+                "running workflows keep the version they started with.",
+            )
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
@@ -97,7 +101,7 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
 
 class EventInline(admin.TabularInline):
     model = WorkflowEvent
-    fields = ["seq", "type", "actor", "role", "on_behalf_of", "created_at", "payload"]
+    fields = ("seq", "type", "actor", "role", "on_behalf_of", "created_at", "payload")
     readonly_fields = fields
     extra = 0
     can_delete = False
@@ -120,8 +124,16 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
 @admin.register(Workflow)
 class WorkflowAdmin(ReadOnlyAdmin):
-    list_display = ["id", "template_key", "template_version", "subject_type", "subject_id",
-                    "public_status", "submitter", "created_at"]
+    list_display = [
+        "id",
+        "template_key",
+        "template_version",
+        "subject_type",
+        "subject_id",
+        "public_status",
+        "submitter",
+        "created_at",
+    ]
     list_filter = ["tenant", "template_key", "status"]
     search_fields = ["id", "subject_id"]
     inlines = [EventInline]
@@ -139,5 +151,15 @@ class TimerAdmin(ReadOnlyAdmin):
 
 @admin.register(ActivityAttempt)
 class ActivityAttemptAdmin(ReadOnlyAdmin):
-    list_display = ["workflow", "step", "undo", "attempt", "activity", "queue", "not_before",
-                    "lease_until", "finished_at", "outcome"]
+    list_display = [
+        "workflow",
+        "step",
+        "undo",
+        "attempt",
+        "activity",
+        "queue",
+        "not_before",
+        "lease_until",
+        "finished_at",
+        "outcome",
+    ]

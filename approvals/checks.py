@@ -18,22 +18,30 @@ def check_workflow_templates(app_configs: Any = None, **kwargs: Any) -> list[che
 
     messages: list[checks.CheckMessage] = []
     try:
-        templates = list(WorkflowTemplate.objects.values_list("pk", "key", "version",
-                                                             "definition"))
+        templates = list(WorkflowTemplate.objects.values_list("pk", "key", "version", "definition"))
     except DatabaseError:
         return messages  # not migrated yet
     for pk, key, version, doc in templates:
         try:
             definition = Definition.parse(doc, version=version)
         except DefinitionError as exc:
-            messages.append(checks.Error(f"workflow template {key} v{version}: {exc}",
-                                         obj=f"WorkflowTemplate {pk}", id="approvals.E001"))
+            messages.append(
+                checks.Error(
+                    f"workflow template {key} v{version}: {exc}",
+                    obj=f"WorkflowTemplate {pk}",
+                    id="approvals.E001",
+                )
+            )
             continue
         for name in sorted(definition.activities()):
             if get_activity(name) is None:
-                messages.append(checks.Error(
-                    f"workflow template {key} v{version} names activity {name!r}, "
-                    "which is not registered",
-                    hint="Register it with @activity(name) in an imported module.",
-                    obj=f"WorkflowTemplate {pk}", id="approvals.E002"))
+                messages.append(
+                    checks.Error(
+                        f"workflow template {key} v{version} names activity {name!r}, "
+                        "which is not registered",
+                        hint="Register it with @activity(name) in an imported module.",
+                        obj=f"WorkflowTemplate {pk}",
+                        id="approvals.E002",
+                    )
+                )
     return messages

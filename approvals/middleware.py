@@ -34,7 +34,9 @@ class RequestIdMiddleware:
             except ValueError:
                 return json_error(request, 400, "BAD_REQUEST", "Content-Length is not a number.")
             if limit is not None and length > limit:
-                return json_error(request, 413, "BODY_TOO_LARGE", BODY_TOO_LARGE.format(limit=limit))
+                return json_error(
+                    request, 413, "BODY_TOO_LARGE", BODY_TOO_LARGE.format(limit=limit)
+                )
         response = self.get_response(request)
         response["X-Request-Id"] = correlation_id
         return response

@@ -53,9 +53,15 @@ def inbox(request: HttpRequest) -> HttpResponse:
     except BadCursor:
         return HttpResponseRedirect(reverse("inbox"))
     rows = [{"task": t, "request_id": uuid.uuid4().hex} for t in page.tasks]
-    return render(request, "approvals/inbox.html", {
-        "rows": rows, "next_cursor": page.next_cursor, "decisions": DECISION_LABELS,
-    })
+    return render(
+        request,
+        "approvals/inbox.html",
+        {
+            "rows": rows,
+            "next_cursor": page.next_cursor,
+            "decisions": DECISION_LABELS,
+        },
+    )
 
 
 @login_required
@@ -73,14 +79,18 @@ def workflow_detail(request: HttpRequest, workflow_id: str) -> HttpResponse:
         raise Http404
     assignees = workflow_assignees(workflow=wf)
     mine = any(a["user"] == user.username for a in assignees)
-    return render(request, "approvals/workflow_detail.html", {
-        "wf": wf,
-        "history": workflow_history(workflow=wf),
-        "assignees": assignees,
-        "mine": mine,
-        "request_id": uuid.uuid4().hex,
-        "decisions": DECISION_LABELS,
-    })
+    return render(
+        request,
+        "approvals/workflow_detail.html",
+        {
+            "wf": wf,
+            "history": workflow_history(workflow=wf),
+            "assignees": assignees,
+            "mine": mine,
+            "request_id": uuid.uuid4().hex,
+            "decisions": DECISION_LABELS,
+        },
+    )
 
 
 @login_required
@@ -97,8 +107,13 @@ def decide(request: HttpRequest, workflow_id: str) -> HttpResponse:
         messages.error(request, "That decision could not be read; please try again.")
         return HttpResponseRedirect(back)
     try:
-        result = workflow_decide(user=user, workflow_id=workflow_id, decision=decision,
-                                 request_id=request_id, comment=comment)
+        result = workflow_decide(
+            user=user,
+            workflow_id=workflow_id,
+            decision=decision,
+            request_id=request_id,
+            comment=comment,
+        )
     except CommandRejected as exc:
         messages.error(request, REJECTION_TEXT.get(exc.code, exc.message))
     except Busy:
@@ -114,11 +129,16 @@ def _field_for(name: str, spec: dict[str, Any], required: bool) -> forms.Field:
     label = spec.get("title") or name
     kind = spec.get("type")
     if "enum" in spec:
-        return forms.ChoiceField(label=label, required=required,
-                                 choices=[(v, v) for v in spec["enum"]])
+        return forms.ChoiceField(
+            label=label, required=required, choices=[(v, v) for v in spec["enum"]]
+        )
     if kind == "integer":
-        return forms.IntegerField(label=label, required=required,
-                                  min_value=spec.get("minimum"), max_value=spec.get("maximum"))
+        return forms.IntegerField(
+            label=label,
+            required=required,
+            min_value=spec.get("minimum"),
+            max_value=spec.get("maximum"),
+        )
     if kind == "number":
         return forms.FloatField(label=label, required=required)
     if kind == "boolean":
@@ -144,8 +164,9 @@ def _hash(key: str, cleaned: dict[str, Any]) -> str:
 
 def _latest_templates(user: User) -> list[WorkflowTemplate]:
     latest: dict[str, WorkflowTemplate] = {}
-    for t in WorkflowTemplate.objects.filter(tenant_id=user.tenant_id).order_by("key",
-                                                                               "-version"):
+    for t in WorkflowTemplate.objects.filter(tenant_id=user.member_tenant_id).order_by(
+        "key", "-version"
+    ):
         latest.setdefault(t.key, t)
     return list(latest.values())
 
@@ -162,21 +183,31 @@ def workflow_new(request: HttpRequest) -> HttpResponse:
     definition = definition_for(template.pk)
     form = _data_form(definition, request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
-        data = {k: v for k, v in form.cleaned_data.items()
-                if k != "subject_id" and v not in (None, "")}
+        data = {
+            k: v for k, v in form.cleaned_data.items() if k != "subject_id" and v not in (None, "")
+        }
         try:
-            result = workflow_start(submitter=user, template_key=key,
-                                    subject_type=key, subject_id=form.cleaned_data["subject_id"],
-                                    data=data,
-                                    idempotency_key=request.POST.get("idempotency_key") or None,
-                                    body_hash=_hash(key, form.cleaned_data))
+            result = workflow_start(
+                submitter=user,
+                template_key=key,
+                subject_type=key,
+                subject_id=form.cleaned_data["subject_id"],
+                data=data,
+                idempotency_key=request.POST.get("idempotency_key") or None,
+                body_hash=_hash(key, form.cleaned_data),
+            )
         except (CommandRejected, TemplateNotFound) as exc:
             form.add_error(None, str(exc))
         else:
             messages.success(request, f"Submitted. Status: {result.response['status']}.")
-            return HttpResponseRedirect(reverse("workflow",
-                                                args=[result.response["workflowId"]]))
-    return render(request, "approvals/workflow_new.html", {
-        "templates": templates, "template": template, "form": form,
-        "idempotency_key": uuid.uuid4().hex,
-    })
+            return HttpResponseRedirect(reverse("workflow", args=[result.response["workflowId"]]))
+    return render(
+        request,
+        "approvals/workflow_new.html",
+        {
+            "templates": templates,
+            "template": template,
+            "form": form,
+            "idempotency_key": uuid.uuid4().hex,
+        },
+    )

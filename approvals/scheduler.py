@@ -34,7 +34,11 @@ def scheduler_loop(*, stop: threading.Event, interval: float) -> None:
 
 def start_in_background(interval: float) -> threading.Event:
     stop = threading.Event()
-    thread = threading.Thread(target=scheduler_loop, kwargs={"stop": stop, "interval": interval},
-                              name="approvals-scheduler", daemon=True)
+    thread = threading.Thread(
+        target=scheduler_loop,
+        kwargs={"stop": stop, "interval": interval},
+        name="approvals-scheduler",
+        daemon=True,
+    )
     thread.start()
     return stop

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
@@ -22,16 +24,18 @@ def healthz(request: HttpRequest) -> JsonResponse:
 class _TableCollector:
     """Gauges computed from the tables at scrape time."""
 
-    def collect(self):  # type: ignore[no-untyped-def]
+    def collect(self) -> Iterator[GaugeMetricFamily]:
         yield GaugeMetricFamily(
             "approvals_oldest_due_timer_age_seconds",
             "Age of the oldest due, unfired timer: the alarm that matters.",
             value=health.oldest_due_timer_age(),
         )
-        yield GaugeMetricFamily("approvals_due_timers", "Timers due and not yet fired.",
-                                value=health.due_timer_count())
-        depth = GaugeMetricFamily("approvals_outbox_depth", "Unfinished activity attempts.",
-                                  labels=["queue"])
+        yield GaugeMetricFamily(
+            "approvals_due_timers", "Timers due and not yet fired.", value=health.due_timer_count()
+        )
+        depth = GaugeMetricFamily(
+            "approvals_outbox_depth", "Unfinished activity attempts.", labels=["queue"]
+        )
         for queue, n in sorted(health.outbox_depth_by_queue().items()):
             depth.add_metric([queue], n)
         yield depth
@@ -43,6 +47,6 @@ _collector_registered = False
 def metrics(request: HttpRequest) -> HttpResponse:
     global _collector_registered
     if not _collector_registered:
-        REGISTRY.register(_TableCollector())  # type: ignore[arg-type]
+        REGISTRY.register(_TableCollector())
         _collector_registered = True
     return HttpResponse(generate_latest(REGISTRY), content_type=CONTENT_TYPE_LATEST)

@@ -1,7 +1,11 @@
 """Root URL configuration."""
 
+from collections.abc import Callable
+
 from django.contrib import admin
+from django.http import HttpRequest, HttpResponse
 from django.urls import include, path
+from django.views import defaults
 from drf_spectacular.views import SpectacularAPIView
 
 urlpatterns = [
@@ -14,18 +18,17 @@ urlpatterns = [
 ]
 
 
-def _api_aware(status: int, code: str, message: str):  # type: ignore[no-untyped-def]
+def _api_aware(status: int, code: str, message: str) -> Callable[..., HttpResponse]:
     """Answer errors under /api/ in the API's envelope; pages keep Django's."""
-    from django.views import defaults
 
-    from approvals.api.errors import json_error
+    def view(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+        from approvals.api.errors import json_error
 
-    page_view = {404: defaults.page_not_found, 500: defaults.server_error}[status]
-
-    def view(request, exception=None):  # type: ignore[no-untyped-def]
         if request.path.startswith("/api/"):
             return json_error(request, status, code, message)
-        return page_view(request, exception) if status == 404 else page_view(request)
+        if status == 404:
+            return defaults.page_not_found(request, exception or Exception())
+        return defaults.server_error(request)
 
     return view
 

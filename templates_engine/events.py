@@ -330,8 +330,13 @@ def event_from_dict(doc: Mapping[str, Any]) -> Event:
     payload = dict(doc)
     version = int(payload.pop("v", 1))
     payload.pop("type")
+    if version > cls.schema_version:
+        raise ValueError(f"{cls.type} v{version} is newer than this code (v{cls.schema_version})")
     while version < cls.schema_version:
-        payload = UPCASTERS[(cls.type, version)](payload)
+        upcast = UPCASTERS.get((cls.type, version))
+        if upcast is None:
+            raise ValueError(f"no upcaster for {cls.type} v{version}")
+        payload = upcast(payload)
         version += 1
     for name, parse in _NESTED.items():
         if name in payload:

@@ -46,8 +46,9 @@ def request_id_of(request: Any) -> str:
     return str(rid or "")
 
 
-def envelope(status: int, code: str, message: str, request_id: str,
-             details: Any = None) -> dict[str, Any]:
+def envelope(
+    status: int, code: str, message: str, request_id: str, details: Any = None
+) -> dict[str, Any]:
     body: dict[str, Any] = {"code": code, "message": message, "requestId": request_id}
     if details is not None:
         body["details"] = details
@@ -106,10 +107,12 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     except Exception:
         return None  # a real bug: let Django's 500 handling see it
     request = context.get("request")
-    response = Response(envelope(status, code, message, request_id_of(request), details),
-                        status=status)
-    if isinstance(exc, exceptions.Throttled) and exc.wait:
-        response["Retry-After"] = str(int(exc.wait))
+    response = Response(
+        envelope(status, code, message, request_id_of(request), details), status=status
+    )
+    wait = getattr(exc, "wait", None)
+    if isinstance(exc, exceptions.Throttled) and wait:
+        response["Retry-After"] = str(int(wait))
     return response
 
 

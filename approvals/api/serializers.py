@@ -36,7 +36,7 @@ class Subject(serializers.Serializer):
 class StartRequestBody(serializers.Serializer):
     template = serializers.RegexField(r"^[a-z0-9][a-z0-9-]*$", max_length=64)
     subject = Subject()
-    data = JsonObjectField(default=dict)
+    data = JsonObjectField(default=dict)  # type: ignore[assignment]
 
 
 class StartResponse(serializers.Serializer):
@@ -52,7 +52,7 @@ class DecisionRequest(serializers.Serializer):
     comment = serializers.CharField(max_length=4000, allow_blank=True, default="")
     onBehalfOf = serializers.CharField(max_length=150, required=False)
     delegateTo = serializers.CharField(max_length=150, required=False)
-    data = JsonObjectField(required=False, help_text="Changed data, when resubmitting.")
+    data = JsonObjectField(required=False, help_text="Changed data, when resubmitting.")  # type: ignore[assignment]
 
 
 class DecisionResponse(serializers.Serializer):
@@ -116,7 +116,7 @@ class WorkflowDetail(serializers.Serializer):
     template = serializers.CharField()
     templateVersion = serializers.IntegerField()
     subject = Subject()
-    data = serializers.DictField()
+    data = serializers.DictField()  # type: ignore[assignment]
     submitter = serializers.CharField(allow_null=True)
     currentStep = serializers.CharField(allow_null=True)
     assignees = Assignee(many=True)

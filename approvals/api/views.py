@@ -74,13 +74,19 @@ class TokenView(APIView):
     throttle_classes = [ScopedRateThrottle]
     throttle_scope = "auth"
 
-    @extend_schema(request=s.TokenRequest, responses={200: s.TokenResponse, **ERRORS},
-                   summary="Exchange a username and password for an API token")
+    @extend_schema(
+        request=s.TokenRequest,
+        responses={200: s.TokenResponse, **ERRORS},
+        summary="Exchange a username and password for an API token",
+    )
     def post(self, request: Request) -> Response:
         body = s.TokenRequest(data=request.data)
         body.is_valid(raise_exception=True)
-        user = authenticate(request._request, username=body.validated_data["username"],
-                            password=body.validated_data["password"])
+        user = authenticate(
+            request._request,
+            username=body.validated_data["username"],
+            password=body.validated_data["password"],
+        )
         if user is None:
             raise ApiError(401, "INVALID_CREDENTIALS", INVALID_CREDENTIALS)
         token, _ = Token.objects.get_or_create(user=user)
@@ -92,8 +98,9 @@ class WorkflowCollectionView(APIView):
 
     @extend_schema(
         request=s.StartRequestBody,
-        parameters=[OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER,
-                                     required=False)],
+        parameters=[
+            OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER, required=False)
+        ],
         responses={201: s.StartResponse, 200: s.StartResponse, 422: s.ErrorResponse, **ERRORS},
         summary="Start a workflow",
     )
@@ -120,9 +127,11 @@ class WorkflowCollectionView(APIView):
             response["Idempotent-Replayed"] = "true"
         return response
 
-    @extend_schema(parameters=[s.WorkflowSearchQuery],
-                   responses={200: s.WorkflowSearchResponse, **ERRORS},
-                   summary="Search workflows")
+    @extend_schema(
+        parameters=[s.WorkflowSearchQuery],
+        responses={200: s.WorkflowSearchResponse, **ERRORS},
+        summary="Search workflows",
+    )
     def get(self, request: Request) -> Response:
         query = s.WorkflowSearchQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
@@ -160,8 +169,10 @@ def _summary(wf: Workflow) -> dict[str, Any]:
 class WorkflowDetailView(APIView):
     permission_classes = [TenantMember]
 
-    @extend_schema(responses={200: s.WorkflowDetail, **ERRORS},
-                   summary="A workflow: state, pinned template version and full history")
+    @extend_schema(
+        responses={200: s.WorkflowDetail, **ERRORS},
+        summary="A workflow: state, pinned template version and full history",
+    )
     def get(self, request: Request, workflow_id: str) -> Response:
         wf = workflow_get(user=_user(request), workflow_id=workflow_id)
         if wf is None:
@@ -179,23 +190,32 @@ class WorkflowDetailView(APIView):
             }
             for h in workflow_history(workflow=wf)
         ]
-        return Response({
-            **_summary(wf),
-            "engineStatus": wf.status,
-            "data": wf.data,
-            "assignees": workflow_assignees(workflow=wf),
-            "version": wf.version,
-            "history": history,
-        })
+        return Response(
+            {
+                **_summary(wf),
+                "engineStatus": wf.status,
+                "data": wf.data,
+                "assignees": workflow_assignees(workflow=wf),
+                "version": wf.version,
+                "history": history,
+            }
+        )
 
 
 class DecisionView(APIView):
     permission_classes = [TenantMember]
 
-    @extend_schema(request=s.DecisionRequest,
-                   responses={200: s.DecisionResponse, 409: s.ErrorResponse,
-                              422: s.ErrorResponse, 503: s.ErrorResponse, **ERRORS},
-                   summary="Approve, reject, send back or delegate the current step")
+    @extend_schema(
+        request=s.DecisionRequest,
+        responses={
+            200: s.DecisionResponse,
+            409: s.ErrorResponse,
+            422: s.ErrorResponse,
+            503: s.ErrorResponse,
+            **ERRORS,
+        },
+        summary="Approve, reject, send back or delegate the current step",
+    )
     def post(self, request: Request, workflow_id: str) -> Response:
         _tag_request_id(request)
         body = s.DecisionRequest(data=request.data)
@@ -217,9 +237,11 @@ class DecisionView(APIView):
 class SignalView(APIView):
     permission_classes = [TenantMember]
 
-    @extend_schema(request=s.SignalRequest,
-                   responses={200: s.DecisionResponse, 409: s.ErrorResponse, **ERRORS},
-                   summary="Deliver an external signal (a webhook)")
+    @extend_schema(
+        request=s.SignalRequest,
+        responses={200: s.DecisionResponse, 409: s.ErrorResponse, **ERRORS},
+        summary="Deliver an external signal (a webhook)",
+    )
     def post(self, request: Request, workflow_id: str, name: str) -> Response:
         _tag_request_id(request)
         body = s.SignalRequest(data=request.data)
@@ -227,17 +249,24 @@ class SignalView(APIView):
         if len(name) > 64:
             raise ApiError(400, "VALIDATION_ERROR", "name: at most 64 characters")
         v = body.validated_data
-        result = workflow_signal(user=_user(request), workflow_id=workflow_id, name=name,
-                                 payload=v["payload"], request_id=v["requestId"])
+        result = workflow_signal(
+            user=_user(request),
+            workflow_id=workflow_id,
+            name=name,
+            payload=v["payload"],
+            request_id=v["requestId"],
+        )
         return Response(_decision_body(result))
 
 
 class CancelView(APIView):
     permission_classes = [TenantMember]
 
-    @extend_schema(request=s.CancelRequest,
-                   responses={200: s.DecisionResponse, 409: s.ErrorResponse, **ERRORS},
-                   summary="Cancel a workflow (its submitter or an administrator)")
+    @extend_schema(
+        request=s.CancelRequest,
+        responses={200: s.DecisionResponse, 409: s.ErrorResponse, **ERRORS},
+        summary="Cancel a workflow (its submitter or an administrator)",
+    )
     def post(self, request: Request, workflow_id: str) -> Response:
         _tag_request_id(request)
         body = s.CancelRequest(data=request.data)
@@ -249,25 +278,34 @@ class CancelView(APIView):
         if wf.submitter_id != user.pk and not user.is_staff:
             raise ApiError(403, "FORBIDDEN", "Only the submitter or an administrator may cancel.")
         v = body.validated_data
-        result = workflow_cancel(user=user, workflow_id=workflow_id, reason=v["reason"],
-                                 request_id=v["requestId"])
+        result = workflow_cancel(
+            user=user, workflow_id=workflow_id, reason=v["reason"], request_id=v["requestId"]
+        )
         return Response(_decision_body(result))
 
 
 class MyTasksView(APIView):
     permission_classes = [TenantMember]
 
-    @extend_schema(parameters=[s.TaskListQuery], responses={200: s.TaskPageResponse, **ERRORS},
-                   summary="My open tasks, by due date")
+    @extend_schema(
+        parameters=[s.TaskListQuery],
+        responses={200: s.TaskPageResponse, **ERRORS},
+        summary="My open tasks, by due date",
+    )
     def get(self, request: Request) -> Response:
         query = s.TaskListQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
-        page = task_list_for_user(user=_user(request), limit=query.validated_data["limit"],
-                                  cursor=query.validated_data.get("cursor"))
-        return Response({
-            "tasks": [_task(t) for t in page.tasks],
-            "nextCursor": page.next_cursor,
-        })
+        page = task_list_for_user(
+            user=_user(request),
+            limit=query.validated_data["limit"],
+            cursor=query.validated_data.get("cursor"),
+        )
+        return Response(
+            {
+                "tasks": [_task(t) for t in page.tasks],
+                "nextCursor": page.next_cursor,
+            }
+        )
 
 
 def _task(t: PendingTask) -> dict[str, Any]:

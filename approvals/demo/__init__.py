@@ -49,9 +49,14 @@ def seed_demo() -> Tenant:
     password = _demo_password_hash()
     for username, (first, manager, member_of, staff) in PEOPLE.items():
         user, created = User.objects.get_or_create(
-            username=username, defaults={"tenant": tenant, "first_name": first,
-                                         "email": f"{username}@acme.example",
-                                         "is_staff": staff})
+            username=username,
+            defaults={
+                "tenant": tenant,
+                "first_name": first,
+                "email": f"{username}@acme.example",
+                "is_staff": staff,
+            },
+        )
         if created:
             user.password = password
         user.manager = users.get(manager) if manager else None
@@ -60,8 +65,14 @@ def seed_demo() -> Tenant:
         for key in member_of:
             groups[key].members.add(user)
     admin, created = User.objects.get_or_create(
-        username="admin", defaults={"tenant": tenant, "is_staff": True, "is_superuser": True,
-                                    "email": "admin@acme.example"})
+        username="admin",
+        defaults={
+            "tenant": tenant,
+            "is_staff": True,
+            "is_superuser": True,
+            "email": "admin@acme.example",
+        },
+    )
     if created:
         admin.password = password
         admin.save()

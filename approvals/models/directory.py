@@ -16,10 +16,19 @@ class Tenant(models.Model):
 
 class User(AbstractUser):
     # Null only for operators of the whole deployment (superusers outside any tenant).
-    tenant = models.ForeignKey(Tenant, null=True, blank=True, on_delete=models.PROTECT,
-                               related_name="users")
-    manager = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL,
-                                related_name="reports")
+    tenant = models.ForeignKey(
+        Tenant, null=True, blank=True, on_delete=models.PROTECT, related_name="users"
+    )
+    manager = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="reports"
+    )
+
+    @property
+    def member_tenant_id(self) -> int:
+        """The tenant every query of this user's is scoped to."""
+        if self.tenant_id is None:
+            raise PermissionError(f"{self.username} belongs to no organisation")
+        return self.tenant_id
 
     class Meta(AbstractUser.Meta):
         swappable = "AUTH_USER_MODEL"
@@ -55,8 +64,10 @@ class Delegation(models.Model):
     class Meta:
         indexes = [models.Index(fields=["tenant", "user", "starts_at"])]
         constraints = [
-            models.CheckConstraint(condition=models.Q(ends_at__gt=models.F("starts_at")),
-                                   name="delegation_period"),
-            models.CheckConstraint(condition=~models.Q(user=models.F("delegate")),
-                                   name="delegation_not_self"),
+            models.CheckConstraint(
+                condition=models.Q(ends_at__gt=models.F("starts_at")), name="delegation_period"
+            ),
+            models.CheckConstraint(
+                condition=~models.Q(user=models.F("delegate")), name="delegation_not_self"
+            ),
         ]

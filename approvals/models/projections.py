@@ -45,8 +45,9 @@ class Timer(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["workflow", "key"], name="timer_key")]
         indexes = [
-            models.Index(fields=["fire_at"], name="timer_due",
-                         condition=models.Q(fired_at__isnull=True)),
+            models.Index(
+                fields=["fire_at"], name="timer_due", condition=models.Q(fired_at__isnull=True)
+            ),
         ]
 
 
@@ -71,10 +72,14 @@ class ActivityAttempt(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["workflow", "step", "undo", "attempt"],
-                                    name="attempt_unique")
+            models.UniqueConstraint(
+                fields=["workflow", "step", "undo", "attempt"], name="attempt_unique"
+            )
         ]
         indexes = [
-            models.Index(fields=["not_before"], name="attempt_open",
-                         condition=models.Q(finished_at__isnull=True)),
+            models.Index(
+                fields=["not_before"],
+                name="attempt_open",
+                condition=models.Q(finished_at__isnull=True),
+            ),
         ]

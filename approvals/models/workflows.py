@@ -59,8 +59,9 @@ class Workflow(models.Model):
     subject_type = models.CharField(max_length=64)
     subject_id = models.CharField(max_length=128)
     data = models.JSONField(default=dict)
-    submitter = models.ForeignKey(User, null=True, on_delete=models.PROTECT,
-                                  related_name="submitted_workflows")
+    submitter = models.ForeignKey(
+        User, null=True, on_delete=models.PROTECT, related_name="submitted_workflows"
+    )
     status = FSMField(default=S.NEW, choices=S.choices, protected=True)
     public_status = models.CharField(max_length=80, default=S.NEW)
     current_step = models.CharField(max_length=64, blank=True)

@@ -12,7 +12,8 @@ def oldest_due_timer_age() -> float:
     """Seconds since the oldest unfired timer came due; 0 when none is late."""
     now = clock.now()
     oldest = Timer.objects.filter(fired_at__isnull=True, fire_at__lte=now).aggregate(
-        m=Min("fire_at"))["m"]
+        m=Min("fire_at")
+    )["m"]
     return (now - oldest).total_seconds() if oldest else 0.0
 
 

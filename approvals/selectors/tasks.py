@@ -39,7 +39,7 @@ def _decode(cursor: str) -> tuple[dt.datetime, int]:
 
 
 def task_list_for_user(*, user: User, limit: int = 50, cursor: str | None = None) -> TaskPage:
-    qs = PendingTask.objects.filter(tenant_id=user.tenant_id, assignee=user)
+    qs = PendingTask.objects.filter(tenant_id=user.member_tenant_id, assignee=user)
     if cursor:
         due, pk = _decode(cursor)
         # A row comparison walks the (tenant, assignee, due_at, id) index in order.

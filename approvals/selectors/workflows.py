@@ -24,13 +24,16 @@ def is_privileged(user: User) -> bool:
 
 
 def workflows_visible_to(user: User) -> QuerySet[Workflow]:
-    qs = Workflow.objects.filter(tenant_id=user.tenant_id)
+    qs = Workflow.objects.filter(tenant_id=user.member_tenant_id)
     if is_privileged(user):
         return qs
     participant = (
         Q(submitter=user)
-        | Q(pk__in=WorkflowEvent.objects.filter(tenant_id=user.tenant_id, actor=user).values(
-            "workflow_id"))
+        | Q(
+            pk__in=WorkflowEvent.objects.filter(tenant_id=user.member_tenant_id, actor=user).values(
+                "workflow_id"
+            )
+        )
         | Q(tasks__assignee=user)
     )
     return qs.filter(participant).distinct()
@@ -44,7 +47,7 @@ def workflow_get(*, user: User, workflow_id: uuid.UUID | str) -> Workflow | None
     """
     try:
         wf = Workflow.objects.select_related("template", "submitter").get(
-            tenant_id=user.tenant_id, pk=workflow_id
+            tenant_id=user.member_tenant_id, pk=workflow_id
         )
     except (Workflow.DoesNotExist, ValueError, TypeError):
         return None
@@ -75,8 +78,15 @@ def workflow_history(*, workflow: Workflow) -> list[HistoryEntry]:
     rows = (
         WorkflowEvent.objects.filter(workflow_id=workflow.pk)
         .order_by("seq")
-        .values_list("seq", "type", "actor__username", "role", "on_behalf_of__username",
-                     "created_at", "payload")
+        .values_list(
+            "seq",
+            "type",
+            "actor__username",
+            "role",
+            "on_behalf_of__username",
+            "created_at",
+            "payload",
+        )
     )
     return [
         HistoryEntry(seq, type_, actor, role, behalf, at, payload.get("comment", ""), payload)
@@ -88,9 +98,11 @@ def workflow_assignees(*, workflow: Workflow) -> list[dict[str, str | None]]:
     state = state_from_dict(workflow.snapshot) if workflow.snapshot else None
     if state is None:
         return []
-    return [
-        {"user": a.user, "onBehalfOf": a.on_behalf_of} for a in state.outstanding()
-    ] if state.step and state.status == "RUNNING" else []
+    return (
+        [{"user": a.user, "onBehalfOf": a.on_behalf_of} for a in state.outstanding()]
+        if state.step and state.status == "RUNNING"
+        else []
+    )
 
 
 def workflow_search(
@@ -127,7 +139,9 @@ def workflow_search(
         qs = qs.filter(created_at__lt=created_before)
     if text:
         qs = qs.filter(Q(subject_id__icontains=text) | Q(template_key__icontains=text))
-    return list(qs.select_related("submitter").order_by("-created_at", "pk")[offset:offset + limit])
+    return list(
+        qs.select_related("submitter").order_by("-created_at", "pk")[offset : offset + limit]
+    )
 
 
 def verify_chain(*, workflow: Workflow) -> int | None:

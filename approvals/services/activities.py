@@ -51,7 +51,7 @@ def attempt_dispatch(*, attempt_ids: list[int]) -> None:
     from ..tasks import run_activity
 
     for pk, queue in rows:
-        run_activity.apply_async(args=[pk], queue=queue)
+        run_activity.apply_async(args=(pk,), queue=queue)
 
 
 def _run_embedded(attempt_id: int) -> None:
@@ -69,8 +69,12 @@ def _claim(attempt_id: int, now: dt.datetime) -> ActivityAttempt | None:
     with transaction.atomic():
         attempt = (
             ActivityAttempt.objects.select_for_update(skip_locked=True)
-            .filter(pk=attempt_id, finished_at__isnull=True, lease_until__isnull=True,
-                    not_before__lte=now)
+            .filter(
+                pk=attempt_id,
+                finished_at__isnull=True,
+                lease_until__isnull=True,
+                not_before__lte=now,
+            )
             .first()
         )
         if attempt is None:
@@ -92,17 +96,23 @@ def attempt_run(*, attempt_id: int) -> CommandResult | None:
     metrics.ACTIVITY_ATTEMPTS.labels(attempt.activity).inc()
     outcome: cmd.Command
     if spec is None:
-        outcome = cmd.ActivityFailed(attempt.step, attempt.attempt, "UnknownActivity",
-                                     f"no activity {attempt.activity!r} is registered",
-                                     attempt.undo)
+        outcome = cmd.ActivityFailed(
+            attempt.step,
+            attempt.attempt,
+            "UnknownActivity",
+            f"no activity {attempt.activity!r} is registered",
+            attempt.undo,
+        )
     else:
         try:
             result = spec.fn(attempt.idempotency_key, dict(data or {}))
-            outcome = cmd.ActivityCompleted(attempt.step, attempt.attempt, attempt.undo,
-                                            _jsonable(result))
+            outcome = cmd.ActivityCompleted(
+                attempt.step, attempt.attempt, attempt.undo, _jsonable(result)
+            )
         except Exception as exc:  # an activity's failure is data for the retry policy
-            outcome = cmd.ActivityFailed(attempt.step, attempt.attempt, type(exc).__name__,
-                                         str(exc)[:500], attempt.undo)
+            outcome = cmd.ActivityFailed(
+                attempt.step, attempt.attempt, type(exc).__name__, str(exc)[:500], attempt.undo
+            )
     if isinstance(outcome, cmd.ActivityFailed):
         metrics.ACTIVITY_FAILURES.labels(attempt.activity, outcome.error).inc()
     return command_execute(
@@ -136,8 +146,7 @@ def attempt_sweep(*, redispatch_after: float = 30.0, limit: int = 500) -> dict[s
         command_execute(
             tenant_id=tenant_id,
             workflow_id=workflow_id,
-            command=cmd.ActivityFailed(step, number, TIMEOUT, "the attempt's lease expired",
-                                       undo),
+            command=cmd.ActivityFailed(step, number, TIMEOUT, "the attempt's lease expired", undo),
             request_id=f"attempt:{pk}",
         )
     stale = now - dt.timedelta(seconds=redispatch_after)

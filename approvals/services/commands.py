@@ -115,8 +115,9 @@ def _execute_locked(
     request_id: str | None,
 ) -> CommandResult:
     try:
-        wf = Workflow.objects.select_for_update(of=("self",)).get(tenant_id=tenant_id,
-                                                                   pk=workflow_id)
+        wf = Workflow.objects.select_for_update(of=("self",)).get(
+            tenant_id=tenant_id, pk=workflow_id
+        )
     except (Workflow.DoesNotExist, ValueError, TypeError) as exc:
         raise WorkflowNotFound(WORKFLOW_NOT_FOUND) from exc
     if request_id:
@@ -147,8 +148,9 @@ def load_state(wf: Workflow, definition: Definition) -> State:
     state = state_from_dict(wf.snapshot) if wf.snapshot else None
     if state is None or wf.version == 0:
         payloads = WorkflowEvent.objects.filter(workflow_id=wf.pk).order_by("seq")
-        state = replay(definition, (event_from_dict(p) for p in payloads.values_list(
-            "payload", flat=True)))
+        state = replay(
+            definition, (event_from_dict(p) for p in payloads.values_list("payload", flat=True))
+        )
     return state
 
 
@@ -200,8 +202,18 @@ def _append(
     wf.current_step = new_state.step or ""
     wf.data = dict(new_state.data)
     wf.snapshot = state_to_dict(new_state)
-    wf.save(update_fields=["status", "version", "last_hash", "public_status", "current_step",
-                           "data", "snapshot", "updated_at"])
+    wf.save(
+        update_fields=[
+            "status",
+            "version",
+            "last_hash",
+            "public_status",
+            "current_step",
+            "data",
+            "snapshot",
+            "updated_at",
+        ]
+    )
 
 
 def event_hash(row: WorkflowEvent) -> str:

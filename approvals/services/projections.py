@@ -104,7 +104,10 @@ def _project_activity(
         else:
             outcome = "abandoned"
         ActivityAttempt.objects.filter(
-            workflow_id=wf.pk, step=a.step, undo=a.undo, attempt=a.attempt,
+            workflow_id=wf.pk,
+            step=a.step,
+            undo=a.undo,
+            attempt=a.attempt,
             finished_at__isnull=True,
         ).update(finished_at=now, outcome=outcome[:32])
     if new.activity is None:

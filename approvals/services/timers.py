@@ -49,8 +49,9 @@ def timer_fire_due(*, batch: int = 200) -> int:
     # Workflow order gives every batch the same lock order.
     for tenant_id, _pk, workflow_id, key in sorted(claimed, key=lambda r: r[2]):
         try:
-            command_execute(tenant_id=tenant_id, workflow_id=workflow_id,
-                            command=cmd.TimerFired(key))
+            command_execute(
+                tenant_id=tenant_id, workflow_id=workflow_id, command=cmd.TimerFired(key)
+            )
             fired += 1
         except Exception:
             # Left claimed: it is due again once the claim lapses.

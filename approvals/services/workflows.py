@@ -61,12 +61,15 @@ def workflow_start(
             try:
                 with transaction.atomic():
                     request = StartRequest.objects.create(
-                        tenant_id=tenant_id, user=submitter, key=idempotency_key,
+                        tenant_id=tenant_id,
+                        user=submitter,
+                        key=idempotency_key,
                         body_hash=body_hash,
                     )
             except IntegrityError:
-                prior = StartRequest.objects.get(tenant_id=tenant_id, user=submitter,
-                                                 key=idempotency_key)
+                prior = StartRequest.objects.get(
+                    tenant_id=tenant_id, user=submitter, key=idempotency_key
+                )
                 if prior.body_hash != body_hash:
                     raise IdempotencyKeyReused(IDEMPOTENCY_KEY_REUSED) from None
                 assert prior.response is not None

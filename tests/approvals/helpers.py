@@ -7,8 +7,9 @@ from typing import Any
 EXPENSE = "expense-approval"
 
 
-def start_expense(client: Any, amount: int, *, key: str | None = None, subject: str = "E-1",
-                  **data: Any) -> Any:
+def start_expense(
+    client: Any, amount: int, *, key: str | None = None, subject: str = "E-1", **data: Any
+) -> Any:
     body = {
         "template": EXPENSE,
         "subject": {"type": "expense", "id": subject},

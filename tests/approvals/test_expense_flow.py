@@ -35,8 +35,11 @@ def test_expense_routes_manager_then_finance(acme, api):
 
     # then finance is next
     assert after_bob.status_code == 200
-    assert after_bob.json() == {"status": "PENDING_FINANCE", "version": after_bob.json()[
-        "version"], "duplicate": False}
+    assert after_bob.json() == {
+        "status": "PENDING_FINANCE",
+        "version": after_bob.json()["version"],
+        "duplicate": False,
+    }
     tasks = api("fiona").get("/api/me/tasks").json()["tasks"]
     assert [(t["workflowId"], t["step"]) for t in tasks] == [(wid, "finance")]
     assert api("bob").get("/api/me/tasks").json()["tasks"] == []
@@ -47,8 +50,11 @@ def test_expense_routes_manager_then_finance(acme, api):
 
     detail = api("alice").get(f"/api/workflows/{wid}").json()
     assert detail["status"] == "APPROVED"
-    decided = [(h["actor"], h["payload"]["step"]) for h in detail["history"]
-               if h["type"] == "DecisionRecorded"]
+    decided = [
+        (h["actor"], h["payload"]["step"])
+        for h in detail["history"]
+        if h["type"] == "DecisionRecorded"
+    ]
     assert decided == [("bob", "manager"), ("fiona", "finance")]
     wf = Workflow.objects.get(pk=wid)
     assert wf.version == WorkflowEvent.objects.filter(workflow=wf).count() == detail["version"]
@@ -88,8 +94,7 @@ def test_rejection_ends_the_workflow_rejected(acme, api):
     response = decide(api("bob"), wid, "reject", "no", comment="Not in budget")
     assert response.json()["status"] == "REJECTED"
     history = api("alice").get(f"/api/workflows/{wid}").json()["history"]
-    assert [h["comment"] for h in history if h["type"] == "DecisionRecorded"] == [
-        "Not in budget"]
+    assert [h["comment"] for h in history if h["type"] == "DecisionRecorded"] == ["Not in budget"]
 
 
 def test_events_cannot_be_updated_or_deleted(acme, api):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from templates_engine import Definition
@@ -33,45 +35,17 @@ def drive(engine: InMemoryEngine, workflow_id: str, limit: int = 1_000) -> str:
     raise AssertionError(f"{workflow_id} did not settle in {limit} wake-ups")
 
 
-EXPENSE_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": ["amountPaise"],
-    "properties": {
-        "amountPaise": {"type": "integer", "minimum": 1},
-        "purpose": {"type": "string"},
-    },
-}
+# The demo organisation's expense routing, read as plain JSON (no Django needed).
+EXPENSE_JSON = Path(__file__).parents[2] / "approvals" / "demo" / "expense-approval.json"
 
 
 def expense_document() -> dict[str, Any]:
-    """The demo expense routing: the manager above 1,000 rupees, finance above 10,000,
-    a VP above 100,000 (amounts in paise)."""
-    return {
-        "key": "expense-approval",
-        "title": "Expense",
-        "schema": EXPENSE_SCHEMA,
-        "steps": [
-            {
-                "id": "manager",
-                "kind": "approval",
-                "when": "data.amountPaise >= 100000",
-                "approvers": [{"manager": "submitter"}],
-                "deadline": "P2D",
-                "reminders": ["P1D"],
-            },
-            {
-                "id": "finance",
-                "kind": "approval",
-                "when": "data.amountPaise >= 1000000",
-                "approvers": [{"group": "finance"}],
-                "send_back_to": "submitter",
-            },
-            {
-                "id": "vp",
-                "kind": "approval",
-                "when": "data.amountPaise > 10000000",
-                "approvers": [{"user": "victor"}],
-                "on_reject": "end",
-            },
-        ],
-    }
+    """The demo expense routing: the manager from 1,000 rupees, a VP above 100,000, then
+    finance (amounts in paise)."""
+    doc: dict[str, Any] = json.loads(EXPENSE_JSON.read_text())
+    return doc
+
+
+def expense(amount_paise: int, **more: Any) -> dict[str, Any]:
+    """Workflow data for the demo expense definition."""
+    return {"amountPaise": amount_paise, "currency": "INR", "department": "sales", **more}

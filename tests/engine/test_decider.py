@@ -27,7 +27,7 @@ from templates_engine import commands as cmd
 from templates_engine import events as ev
 from templates_engine.testing import FakeClock, InMemoryEngine
 
-from .support import action, approval, definition, expense_document
+from .support import action, approval, definition, expense, expense_document
 
 DIRECTORY = StaticDirectory(
     managers={"alice": "bob", "bob": "carol", "dave": "erin"},
@@ -67,10 +67,10 @@ def _of(engine: InMemoryEngine, kind: type[ev.Event]) -> list[Any]:
     ("amount", "route"),
     [
         (99_999, []),
-        (100_000, [("manager", "bob")]),
+        (100_000, [("manager", "bob"), ("finance", "fiona")]),
         (4_500_000, [("manager", "bob"), ("finance", "fiona")]),
         (10_000_000, [("manager", "bob"), ("finance", "frank")]),
-        (10_000_001, [("manager", "bob"), ("finance", "fiona"), ("vp", "victor")]),
+        (10_000_001, [("manager", "bob"), ("vp", "victor"), ("finance", "fiona")]),
     ],
 )
 def test_expense_routes_by_amount(
@@ -80,7 +80,7 @@ def test_expense_routes_by_amount(
     engine = _engine(Definition.parse(expense_document()), clock)
 
     # when
-    engine.start("wf", {"amountPaise": amount}, submitter="alice")
+    engine.start("wf", expense(amount), submitter="alice")
 
     # then
     for i, (step, approver) in enumerate(route):
@@ -97,7 +97,7 @@ def test_start_refuses_data_that_fails_the_schema(clock: FakeClock) -> None:
     engine = _engine(Definition.parse(expense_document()), clock)
 
     with pytest.raises(CommandRejected) as caught:
-        engine.start("wf", {"amountPaise": "lots"}, submitter="alice")
+        engine.start("wf", expense("lots"), submitter="alice")
 
     assert caught.value.code == errors.INVALID_DATA
     assert "$.amountPaise" in caught.value.message
@@ -106,10 +106,10 @@ def test_start_refuses_data_that_fails_the_schema(clock: FakeClock) -> None:
 def test_start_twice_and_decide_before_start_are_refused(clock: FakeClock) -> None:
     defn = Definition.parse(expense_document())
     ctx = Context(now=clock.now(), directory=DIRECTORY)
-    started = decide(defn, replay(defn, []), cmd.Start({"amountPaise": 5}, "alice"), ctx)
+    started = decide(defn, replay(defn, []), cmd.Start(expense(5), "alice"), ctx)
 
     with pytest.raises(CommandRejected) as again:
-        decide(defn, replay(defn, started), cmd.Start({"amountPaise": 5}, "alice"), ctx)
+        decide(defn, replay(defn, started), cmd.Start(expense(5), "alice"), ctx)
     with pytest.raises(CommandRejected) as early:
         decide(defn, replay(defn, []), cmd.Decide("bob", "approve"), ctx)
 
@@ -341,7 +341,7 @@ def test_a_rejection_undoes_completed_steps_in_reverse_order(clock: FakeClock) -
 def test_send_back_to_the_submitter_and_resubmit(clock: FakeClock) -> None:
     # given
     engine = _engine(Definition.parse(expense_document()), clock)
-    engine.start("wf", {"amountPaise": 4_500_000}, submitter="alice")
+    engine.start("wf", expense(4_500_000), submitter="alice")
     engine.decide("wf", "bob", "approve", "rq-1")
 
     # when
@@ -352,16 +352,16 @@ def test_send_back_to_the_submitter_and_resubmit(clock: FakeClock) -> None:
     _rejected(errors.NOT_YOUR_STEP, engine, "fiona", "approve")
     _rejected(errors.INVALID_DATA, engine, "alice", "approve", data={"amountPaise": -1})
     _rejected(errors.INVALID_DECISION, engine, "alice", "send_back")
-    engine.decide("wf", "alice", "approve", "rq-3", data={"purpose": "client dinner"})
+    engine.decide("wf", "alice", "approve", "rq-3", data={"description": "client dinner"})
     assert _pub(engine) == "PENDING_FINANCE"
-    assert engine.state("wf").data == {"amountPaise": 4_500_000, "purpose": "client dinner"}
+    assert engine.state("wf").data == expense(4_500_000, description="client dinner")
     engine.decide("wf", "fiona", "approve", "rq-4")
     assert _pub(engine) == "APPROVED"
 
 
 def test_the_submitter_can_withdraw_after_a_send_back(clock: FakeClock) -> None:
     engine = _engine(Definition.parse(expense_document()), clock)
-    engine.start("wf", {"amountPaise": 200_000}, submitter="alice")
+    engine.start("wf", expense(200_000), submitter="alice")
     engine.decide("wf", "bob", "send_back", "rq-1")
 
     engine.decide("wf", "alice", "reject", "rq-2")

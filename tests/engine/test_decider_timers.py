@@ -105,9 +105,7 @@ def test_escalation_can_add_beside_the_assignee(clock: FakeClock) -> None:
 
 def test_a_decision_leaves_the_step_timers_stale(clock: FakeClock) -> None:
     # given
-    defn = definition(
-        approval("manager", BOSS, deadline="P2D"), approval("other", {"user": "zoe"})
-    )
+    defn = definition(approval("manager", BOSS, deadline="P2D"), approval("other", {"user": "zoe"}))
     engine = _engine(defn, clock)
     engine.start("wf", {}, submitter="alice")
     (deadline,) = engine.state("wf").timers

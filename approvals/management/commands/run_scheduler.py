@@ -15,8 +15,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--once", action="store_true", help="One pass, then exit.")
-        parser.add_argument("--interval", type=float,
-                            default=float(settings.APPROVALS_POLL_INTERVAL_SECONDS))
+        parser.add_argument(
+            "--interval", type=float, default=float(settings.APPROVALS_POLL_INTERVAL_SECONDS)
+        )
 
     def handle(self, *args: Any, once: bool, interval: float, **options: Any) -> None:
         if once:

@@ -10,8 +10,10 @@ from approvals.scheduler import start_in_background
 
 
 class Command(BaseCommand):
-    help = ("Serve the app for development with the timer poller and the activity runner "
-            "in-process (no Redis, no Celery needed).")
+    help = (
+        "Serve the app for development with the timer poller and the activity runner "
+        "in-process (no Redis, no Celery needed)."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("addrport", nargs="?", default="127.0.0.1:8000")

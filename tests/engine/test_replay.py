@@ -1,0 +1,172 @@
+"""Replay of recorded histories, and the stored shape of every event type.
+
+The files under ``histories/`` are histories as a store keeps them:
+``{"definition": {...}, "events": [...], "expected": {...}}``. A change to ``evolve``
+or to an event's shape that would replay an old history differently fails here.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from templates_engine import (
+    COMPLETED,
+    Context,
+    Definition,
+    StaticDirectory,
+    attempt_history,
+    decide,
+    evolve,
+    public_status,
+    replay,
+)
+from templates_engine import commands as cmd
+from templates_engine import events as ev
+
+HISTORIES = sorted((Path(__file__).parent / "histories").glob("*.json"))
+
+
+def _load(path: Path) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(path.read_text())
+    return doc
+
+
+def test_there_are_recorded_histories() -> None:
+    assert len(HISTORIES) >= 3
+
+
+@pytest.mark.parametrize("path", HISTORIES, ids=lambda p: p.stem)
+def test_a_recorded_history_replays_to_its_recorded_state(path: Path) -> None:
+    # given
+    doc = _load(path)
+    definition = Definition.parse(doc["definition"])
+    expected = doc["expected"]
+
+    # when
+    events = [ev.event_from_dict(e) for e in doc["events"]]
+    state = replay(definition, events)
+
+    # then
+    assert state.status == expected["status"]
+    assert state.step == expected["step"]
+    assert attempt_history(events) == expected["history"]
+    assert public_status(state) == expected["public_status"]
+    assert dict(state.data) == expected["data"]
+
+
+@pytest.mark.parametrize("path", HISTORIES, ids=lambda p: p.stem)
+def test_a_recorded_history_reads_back_to_the_same_json(path: Path) -> None:
+    stored = _load(path)["events"]
+
+    again = [ev.event_from_dict(e).to_dict() for e in stored]
+
+    assert json.loads(json.dumps(again)) == stored
+
+
+def test_a_replayed_history_carries_on_where_it_stopped() -> None:
+    # given: a history that ends waiting on finance after a resubmission
+    doc = _load(next(p for p in HISTORIES if p.stem == "sent_back_and_resubmitted"))
+    definition = Definition.parse(doc["definition"])
+    state = replay(definition, [ev.event_from_dict(e) for e in doc["events"]])
+    ctx = Context(now=2e9, rng=random.Random(0), directory=StaticDirectory())
+
+    # when
+    events = decide(definition, state, cmd.Decide("fiona", "approve"), ctx)
+
+    # then
+    assert [type(e) for e in events] == [
+        ev.DecisionRecorded,
+        ev.StepCompleted,
+        ev.WorkflowCompleted,
+    ]
+    final = state
+    for event in events:
+        final = evolve(final, event)
+    assert final.status == COMPLETED
+
+
+def test_an_unknown_event_type_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown event type 'StepTeleported'"):
+        ev.event_from_dict({"type": "StepTeleported", "v": 1, "step": "a"})
+    with pytest.raises(ValueError, match="unknown event type None"):
+        ev.event_from_dict({"v": 1})
+
+
+def test_an_event_from_newer_code_is_refused() -> None:
+    with pytest.raises(ValueError, match="newer"):
+        ev.event_from_dict({"type": "StepSkipped", "v": 2, "step": "a"})
+
+
+def test_an_older_shape_is_upgraded_by_its_upcaster(monkeypatch: pytest.MonkeyPatch) -> None:
+    # given: StepSkipped is now v2, whose v1 called the field "step_id"
+    monkeypatch.setattr(ev.StepSkipped, "schema_version", 2)
+    monkeypatch.setitem(ev.UPCASTERS, ("StepSkipped", 1), lambda p: {"step": p.pop("step_id"), **p})
+
+    # when
+    event = ev.event_from_dict({"type": "StepSkipped", "v": 1, "step_id": "manager"})
+
+    # then
+    assert event == ev.StepSkipped("manager")
+    assert event.to_dict() == {"type": "StepSkipped", "v": 2, "step": "manager"}
+
+
+def test_an_older_shape_without_an_upcaster_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ev.StepSkipped, "schema_version", 2)
+
+    with pytest.raises(ValueError, match="no upcaster for StepSkipped v1"):
+        ev.event_from_dict({"type": "StepSkipped", "v": 1, "step": "a"})
+
+
+def test_an_event_without_a_version_is_read_as_version_one() -> None:
+    assert ev.event_from_dict({"type": "StepSkipped", "step": "a"}) == ev.StepSkipped("a")
+
+
+TIMER = ev.Timer("manager#1:deadline:0", "deadline", "manager", 1_764_172_800.0)
+ASSIGNED = (ev.Assignment("dave", 0, "bob"), ev.Assignment("fiona", 1))
+SAMPLES: list[ev.Event] = [
+    ev.WorkflowStarted("expense-approval", 3, {"amountPaise": 5, "tags": ["a"]}, "alice"),
+    ev.StepSkipped("vp"),
+    ev.ApprovalRequested("manager", ASSIGNED, 2, "all", 1_764_172_800.0, (TIMER,)),
+    ev.DecisionRecorded("manager", "dave", "approve", 0, "bob", "fine"),
+    ev.TaskReassigned("manager", "bob", "zoe", "bob", "delegated", False, "away"),
+    ev.ReminderSent("manager", "manager#1:reminder:0", ("bob", "fiona")),
+    ev.Escalated("manager", TIMER.key, (ev.Assignment("carol", 0),), True),
+    ev.StepCompleted("reserve", compensate=True),
+    ev.SentBack("finance", None, (TIMER,)),
+    ev.Resubmitted("alice", {"amountPaise": 7}, "fixed"),
+    ev.ActivityScheduled("reserve", "reserve_budget", "payments", 2, 1_764_000_002.5, 30.0),
+    ev.ActivitySucceeded("reserve", 2, False, {"ref": "R-1"}),
+    ev.ActivityFailed("reserve", 1, "Unavailable", "503", True, 2.5),
+    ev.WaitStarted("cool_off", (TIMER,)),
+    ev.SignalAwaited("erp", "erp-booked", (TIMER,)),
+    ev.SignalReceived("erp-booked", {"voucher": "V-1"}, None),
+    ev.StepFailed("book", "VendorBlocked", "blocked"),
+    ev.CompensationStarted("REJECTED", "rejected by bob on manager"),
+    ev.WorkflowCompleted(),
+    ev.WorkflowRejected(),
+    ev.WorkflowRolledBack(),
+    ev.CompensationFailed("reserve"),
+    ev.WorkflowCancelled(None, "withdrawn"),
+]
+
+
+def test_there_is_a_sample_of_every_event_type() -> None:
+    assert {type(e) for e in SAMPLES} == set(ev.EVENT_TYPES.values())
+
+
+@pytest.mark.parametrize("event", SAMPLES, ids=lambda e: e.type)
+def test_every_event_type_round_trips_through_json(event: ev.Event) -> None:
+    # when
+    stored = json.loads(json.dumps(event.to_dict()))
+    again = ev.event_from_dict(stored)
+
+    # then
+    assert stored["type"] == event.type
+    assert stored["v"] == event.schema_version
+    assert again == event
+    assert type(again) is type(event)
