@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from . import errors
 from . import events as ev
 from .context import Context
+from .errors import CommandRejected
 from .expressions import ConditionError
-from .state import REJECTED, State, evolve
+from .state import CANCELLED, COMPENSATING, REJECTED, State, evolve
 
 if TYPE_CHECKING:
     from .definition import Definition
@@ -63,6 +65,18 @@ class Builder:
         self.emit(ev.CompensationStarted(outcome, reason))
         self.compensate_next()
 
+    def cancel(self, actor: str | None, reason: str) -> None:
+        """Cancel: undo every completed step first, then end CANCELLED."""
+        if self.state.status == COMPENSATING:
+            raise CommandRejected(
+                errors.ALREADY_TURNING_BACK,
+                "the workflow is already undoing its steps and will end on its own",
+            )
+        if self.state.compensations:
+            self.turn_back(CANCELLED, f"cancelled by {actor or 'the system'}: {reason}".strip())
+        else:
+            self.emit(ev.WorkflowCancelled(actor, reason))
+
     def compensate_next(self) -> None:
         """Schedule the undo of the most recently completed step, or finish."""
         if self.state.compensations:
@@ -76,6 +90,8 @@ class Builder:
             )
         elif self.state.outcome == REJECTED:
             self.emit(ev.WorkflowRejected())
+        elif self.state.outcome == CANCELLED:
+            self.emit(ev.WorkflowCancelled(None, "cancelled; every completed step was undone"))
         else:
             self.emit(ev.WorkflowRolledBack())
 

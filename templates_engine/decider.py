@@ -43,7 +43,7 @@ def decide(
     elif isinstance(command, cmd.Signal):
         _on_signal(b, command)
     elif isinstance(command, cmd.Cancel):
-        b.emit(ev.WorkflowCancelled(command.actor, command.reason))
+        b.cancel(command.actor, command.reason)
     elif isinstance(command, cmd.Reassign):
         _on_reassign(b, command)
     else:
@@ -81,7 +81,7 @@ def _on_resubmit(b: Builder, c: cmd.Decide) -> None:
     if c.actor != b.state.submitter:
         raise CommandRejected(errors.NOT_YOUR_STEP, "the workflow waits for its submitter")
     if c.decision == "reject":
-        b.emit(ev.WorkflowCancelled(c.actor, c.comment or "withdrawn by the submitter"))
+        b.cancel(c.actor, c.comment or "withdrawn by the submitter")
         return
     if c.decision != "approve":
         raise CommandRejected(errors.INVALID_DECISION, "the submitter can resubmit or withdraw")

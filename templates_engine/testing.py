@@ -148,6 +148,11 @@ class InMemoryEngine:
                 run.request_ids.add(request_id)
         return run.state.status
 
+    def cancel(self, workflow_id: str, actor: str | None, reason: str = "") -> str:
+        """Cancel: completed steps are undone by ``run``, then the status is CANCELLED."""
+        self._apply(self._runs[workflow_id], cmd.Cancel(actor, reason))
+        return self._runs[workflow_id].state.status
+
     def fire_timers(self, workflow_id: str) -> str:
         """Alias of ``run``: timers and activities are both performed by ``run``."""
         return self.run(workflow_id)

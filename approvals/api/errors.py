@@ -38,6 +38,7 @@ _REJECTION_STATUS = {
     engine_errors.INVALID_DATA: 422,
     engine_errors.INVALID_DECISION: 422,
     engine_errors.UNKNOWN_USER: 422,
+    engine_errors.ALREADY_TURNING_BACK: 409,
 }
 
 

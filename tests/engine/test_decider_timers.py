@@ -10,6 +10,7 @@ import pytest
 
 from templates_engine import (
     CANCELLED,
+    COMPENSATING,
     COMPLETED,
     ROLLED_BACK,
     RUNNING,
@@ -318,3 +319,42 @@ def test_withdrawn_workflow_reads_cancelled(clock: FakeClock) -> None:
 
     assert engine.status("wf") == CANCELLED
     assert engine.next_run_at("wf") is None
+
+
+def test_cancel_undoes_completed_steps_before_ending_cancelled(clock: FakeClock) -> None:
+    # given a reserved budget and a pending approval
+    defn = definition(
+        action("reserve", "reserve", compensate="release"),
+        approval("finance", BOSS),
+    )
+    calls: list[str] = []
+    engine = _engine(
+        defn,
+        clock,
+        reserve=lambda k, d: calls.append("reserve"),
+        release=lambda k, d: calls.append(f"release {k}"),
+    )
+    engine.start("wf", {}, submitter="alice")
+    engine.run("wf")
+
+    # when the workflow is cancelled
+    assert engine.cancel("wf", "admin", "duplicate request") == COMPENSATING
+    engine.run("wf")
+
+    # then the reservation is released, and only then is it cancelled
+    assert calls == ["reserve", "release wf/undo:reserve"]
+    assert engine.status("wf") == CANCELLED
+    assert engine.history("wf") == ["reserve:ok:1", "undo:reserve:ok:1"]
+
+
+def test_cancel_while_undoing_is_refused(clock: FakeClock) -> None:
+    defn = definition(action("reserve", "reserve", compensate="release"), approval("f", BOSS))
+    engine = _engine(defn, clock, reserve=lambda k, d: None, release=lambda k, d: None)
+    engine.start("wf", {}, submitter="alice")
+    engine.run("wf")
+    engine.cancel("wf", "admin", "first")
+
+    with pytest.raises(CommandRejected) as refused:
+        engine.cancel("wf", "admin", "second")
+
+    assert refused.value.code == "ALREADY_TURNING_BACK"
