@@ -63,6 +63,8 @@ class ActivityFailed(Command):
     error: str
     message: str = ""
     undo: bool = False
+    # False when the activity itself knows a retry cannot help (an HTTP 4xx).
+    retryable: bool = True
 
 
 @dataclass(frozen=True, slots=True)

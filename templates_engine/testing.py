@@ -20,8 +20,9 @@ Contract:
   so the systems it calls can drop repeats. Its return value, if not None, is kept in
   the workflow data under ``results.<step>``.
 * Raising is a failed attempt whose error name is the exception's class name. A name
-  in the step's ``non_retryable`` list fails the step for good; otherwise the retry
-  policy decides the next attempt and its back-off.
+  in the step's ``non_retryable`` list, or an exception with ``retryable = False``,
+  fails the step for good; otherwise the retry policy decides the next attempt and
+  its back-off.
 * ``run`` never sleeps and never performs an attempt before its wake-up time: it
   performs what is due at ``clock.now()``, in order, and returns the status.
 * Statuses: ``RUNNING``, ``COMPENSATING``, ``COMPLETED``, ``REJECTED``,
@@ -192,6 +193,11 @@ class InMemoryEngine:
             result = fn(key, dict(state.data))
         except Exception as exc:  # an activity's failure is data, not a crash
             return cmd.ActivityFailed(
-                pending.step, pending.attempt, type(exc).__name__, str(exc), pending.undo
+                pending.step,
+                pending.attempt,
+                type(exc).__name__,
+                str(exc),
+                pending.undo,
+                retryable=getattr(exc, "retryable", True) is not False,
             )
         return cmd.ActivityCompleted(pending.step, pending.attempt, pending.undo, result)

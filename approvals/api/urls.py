@@ -5,15 +5,15 @@ from . import views
 urlpatterns = [
     path("auth/token", views.TokenView.as_view(), name="api-token"),
     path("workflows", views.WorkflowCollectionView.as_view(), name="api-workflows"),
-    path("workflows/<str:workflow_id>", views.WorkflowDetailView.as_view(), name="api-workflow"),
+    path("workflows/<uuid:workflow_id>", views.WorkflowDetailView.as_view(), name="api-workflow"),
     path(
-        "workflows/<str:workflow_id>/decisions", views.DecisionView.as_view(), name="api-decisions"
+        "workflows/<uuid:workflow_id>/decisions", views.DecisionView.as_view(), name="api-decisions"
     ),
     path(
-        "workflows/<str:workflow_id>/signals/<str:name>",
+        "workflows/<uuid:workflow_id>/signals/<str:name>",
         views.SignalView.as_view(),
         name="api-signal",
     ),
-    path("workflows/<str:workflow_id>/cancel", views.CancelView.as_view(), name="api-cancel"),
+    path("workflows/<uuid:workflow_id>/cancel", views.CancelView.as_view(), name="api-cancel"),
     path("me/tasks", views.MyTasksView.as_view(), name="api-my-tasks"),
 ]

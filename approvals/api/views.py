@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import uuid
 from typing import Any
 
 from django.contrib.auth import authenticate
@@ -26,7 +27,7 @@ from ..selectors.workflows import (
 from ..services.commands import CommandResult
 from ..services.workflows import workflow_cancel, workflow_decide, workflow_signal, workflow_start
 from . import serializers as s
-from .errors import ApiError
+from .errors import NOT_FOUND, ApiError
 
 INVALID_CREDENTIALS = "The username or password is wrong."
 NO_TENANT = "This account belongs to no organisation."
@@ -54,11 +55,12 @@ def _user(request: Request) -> User:
 
 
 def _tag_request_id(request: Request) -> None:
-    """Errors about a decision or signal carry its requestId, once it can be read."""
-    try:
-        data = request.data
-    except Exception:  # malformed JSON: the handler reports it
-        return
+    """Errors about a decision or signal carry its requestId, once it can be read.
+
+    Malformed JSON raises ParseError here, for the handler to answer MALFORMED_JSON: DRF
+    keeps an empty body after a failed parse, so swallowing the error would turn it into
+    a misleading "requestId: This field is required."."""
+    data = request.data
     rid = data.get("requestId") if isinstance(data, dict) else None
     if isinstance(rid, str) and 0 < len(rid) <= 128:
         request._request.api_request_id = rid  # type: ignore[attr-defined]
@@ -173,10 +175,10 @@ class WorkflowDetailView(APIView):
         responses={200: s.WorkflowDetail, **ERRORS},
         summary="A workflow: state, pinned template version and full history",
     )
-    def get(self, request: Request, workflow_id: str) -> Response:
+    def get(self, request: Request, workflow_id: uuid.UUID) -> Response:
         wf = workflow_get(user=_user(request), workflow_id=workflow_id)
         if wf is None:
-            raise ApiError(404, "NOT_FOUND", "Not found.")
+            raise ApiError(404, "NOT_FOUND", NOT_FOUND)
         history = [
             {
                 "seq": h.seq,
@@ -216,7 +218,7 @@ class DecisionView(APIView):
         },
         summary="Approve, reject, send back or delegate the current step",
     )
-    def post(self, request: Request, workflow_id: str) -> Response:
+    def post(self, request: Request, workflow_id: uuid.UUID) -> Response:
         _tag_request_id(request)
         body = s.DecisionRequest(data=request.data)
         body.is_valid(raise_exception=True)
@@ -242,7 +244,7 @@ class SignalView(APIView):
         responses={200: s.DecisionResponse, 409: s.ErrorResponse, **ERRORS},
         summary="Deliver an external signal (a webhook)",
     )
-    def post(self, request: Request, workflow_id: str, name: str) -> Response:
+    def post(self, request: Request, workflow_id: uuid.UUID, name: str) -> Response:
         _tag_request_id(request)
         body = s.SignalRequest(data=request.data)
         body.is_valid(raise_exception=True)
@@ -267,14 +269,14 @@ class CancelView(APIView):
         responses={200: s.DecisionResponse, 409: s.ErrorResponse, **ERRORS},
         summary="Cancel a workflow (its submitter or an administrator)",
     )
-    def post(self, request: Request, workflow_id: str) -> Response:
+    def post(self, request: Request, workflow_id: uuid.UUID) -> Response:
         _tag_request_id(request)
         body = s.CancelRequest(data=request.data)
         body.is_valid(raise_exception=True)
         user = _user(request)
         wf = workflow_get(user=user, workflow_id=workflow_id)
         if wf is None:
-            raise ApiError(404, "NOT_FOUND", "Not found.")
+            raise ApiError(404, "NOT_FOUND", NOT_FOUND)
         if wf.submitter_id != user.pk and not user.is_staff:
             raise ApiError(403, "FORBIDDEN", "Only the submitter or an administrator may cancel.")
         v = body.validated_data

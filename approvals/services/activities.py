@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -27,6 +28,7 @@ from templates_engine import commands as cmd
 
 from .. import clock, metrics
 from ..activities import get_activity
+from ..definitions import definition_for
 from ..models import ActivityAttempt, Workflow
 from .commands import CommandResult, command_execute
 
@@ -102,16 +104,22 @@ def attempt_run(*, attempt_id: int) -> CommandResult | None:
             "UnknownActivity",
             f"no activity {attempt.activity!r} is registered",
             attempt.undo,
+            retryable=False,
         )
     else:
         try:
-            result = spec.fn(attempt.idempotency_key, dict(data or {}))
+            result = spec(attempt.idempotency_key, dict(data or {}), _params(attempt))
             outcome = cmd.ActivityCompleted(
                 attempt.step, attempt.attempt, attempt.undo, _jsonable(result)
             )
         except Exception as exc:  # an activity's failure is data for the retry policy
             outcome = cmd.ActivityFailed(
-                attempt.step, attempt.attempt, type(exc).__name__, str(exc)[:500], attempt.undo
+                attempt.step,
+                attempt.attempt,
+                type(exc).__name__,
+                str(exc)[:500],
+                attempt.undo,
+                retryable=getattr(exc, "retryable", True) is not False,
             )
     if isinstance(outcome, cmd.ActivityFailed):
         metrics.ACTIVITY_FAILURES.labels(attempt.activity, outcome.error).inc()
@@ -121,6 +129,16 @@ def attempt_run(*, attempt_id: int) -> CommandResult | None:
         command=outcome,
         request_id=f"attempt:{attempt.pk}",
     )
+
+
+def _params(attempt: ActivityAttempt) -> Mapping[str, Any]:
+    """The step's ``params`` from the workflow template version the workflow pinned."""
+    template_id = (
+        Workflow.objects.filter(pk=attempt.workflow_id).values_list("template_id", flat=True).get()
+    )
+    step = definition_for(template_id).action(attempt.step)
+    spec = step.compensate if attempt.undo else step.run
+    return spec.params if spec is not None else {}
 
 
 def _jsonable(value: Any) -> Any:

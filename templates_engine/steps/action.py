@@ -4,7 +4,7 @@ by its ``compensate`` activity if the workflow later turns back."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .. import commands as cmd
@@ -27,6 +27,8 @@ class Activity:
     queue: str
     retry: RetryPolicy
     timeout: float
+    # Fixed arguments for the activity (a URL, a method), given beside the data.
+    params: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
     def parse(cls, doc: Mapping[str, Any], path: str, default_queue: str) -> Activity:
@@ -36,11 +38,15 @@ class Activity:
         timeout = parse_duration(doc.get("timeout", DEFAULT_TIMEOUT), f"{path}.timeout")
         if timeout <= 0:
             raise DefinitionError(f"{path}.timeout", "must be more than zero")
+        params = doc.get("params", {})
+        if not isinstance(params, Mapping):
+            raise DefinitionError(f"{path}.params", "must be an object")
         return cls(
             activity=require_str(doc, "activity", path),
             queue=queue,
             retry=RetryPolicy.parse(doc.get("retry"), f"{path}.retry"),
             timeout=timeout,
+            params=dict(params),
         )
 
 
@@ -69,7 +75,7 @@ class ActionStep(Step):
                 b.advance_after(self.id)
             return
         attempt, error = outcome.attempt, outcome.error
-        if spec.retry.gives_up(attempt, error):
+        if not outcome.retryable or spec.retry.gives_up(attempt, error):
             b.emit(ev.ActivityFailed(self.id, attempt, error, outcome.message, undo))
             if undo:
                 b.emit(ev.CompensationFailed(self.id))
@@ -92,7 +98,7 @@ class ActionStep(Step):
 
 
 def parse(doc: Mapping[str, Any], path: str) -> ActionStep:
-    check_fields(doc, path, {"activity", "queue", "retry", "timeout", "compensate"})
+    check_fields(doc, path, {"activity", "queue", "retry", "timeout", "compensate", "params"})
     step_id, when = common(doc, path)
     run = Activity.parse(doc, path, DEFAULT_QUEUE)
     undo_doc = doc.get("compensate")
@@ -103,7 +109,7 @@ def parse(doc: Mapping[str, Any], path: str) -> ActionStep:
             undo_doc = {"activity": undo_doc}
         if not isinstance(undo_doc, Mapping):
             raise DefinitionError(undo_path, "must be an activity name or an object")
-        unknown = sorted(set(undo_doc) - {"activity", "queue", "retry", "timeout"})
+        unknown = sorted(set(undo_doc) - {"activity", "queue", "retry", "timeout", "params"})
         if unknown:
             raise DefinitionError(f"{undo_path}.{unknown[0]}", "is not a compensation field")
         compensate = Activity.parse(undo_doc, undo_path, run.queue)
