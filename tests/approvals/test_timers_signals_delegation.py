@@ -1,0 +1,197 @@
+"""Deadlines, reminders, escalation, signals and delegations through the app, with the
+poller run in-process under a shifted clock (no sleeping through real deadlines)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from django.core.management import call_command
+
+from approvals import clock
+from approvals.models import Delegation, PendingTask, Timer, User, Workflow, WorkflowEvent
+from approvals.services.templates import workflow_template_publish
+from approvals.services.timers import timer_drain
+
+from .helpers import decide, start_expense
+
+pytestmark = pytest.mark.django_db
+
+DAY = dt.timedelta(days=1)
+
+
+def _types(wid: str) -> list[str]:
+    return list(
+        WorkflowEvent.objects.filter(workflow_id=wid).order_by("seq").values_list("type", flat=True)
+    )
+
+
+def test_reminder_after_a_day_and_escalation_to_the_managers_manager_at_the_deadline(acme, api):
+    # given an expense waiting on bob, with a reminder at 1 day and a deadline at 2
+    wid = start_expense(api("alice"), 4_500_000).json()["workflowId"]
+    assert Timer.objects.filter(workflow_id=wid, fired_at__isnull=True).count() == 2
+
+    # when less than a day passes, nothing fires
+    with clock.shifted(DAY - dt.timedelta(seconds=1)):
+        assert timer_drain() == 0
+
+    # when a day passes, bob is reminded
+    with clock.shifted(DAY + dt.timedelta(seconds=1)):
+        assert timer_drain() == 1
+    reminder = WorkflowEvent.objects.get(workflow_id=wid, type="ReminderSent")
+    assert reminder.payload["users"] == ["bob"]
+
+    # when the deadline passes, the task moves to bob's manager, victor
+    with clock.shifted(2 * DAY + dt.timedelta(seconds=1)):
+        assert timer_drain() == 1
+        assert timer_drain() == 0  # fired once only
+    escalated = WorkflowEvent.objects.get(workflow_id=wid, type="Escalated")
+    assert [a["user"] for a in escalated.payload["assignments"]] == ["victor"]
+    assert list(
+        PendingTask.objects.filter(workflow_id=wid).values_list("assignee__username", flat=True)
+    ) == ["victor"]
+    assert decide(api("bob"), wid, "approve", "late-bob").json()["error"]["code"] == (
+        "NOT_YOUR_STEP"
+    )
+    assert decide(api("victor"), wid, "approve", "v").json()["status"] == "PENDING_FINANCE"
+
+
+def test_a_decision_cancels_the_steps_timers(acme, api):
+    wid = start_expense(api("alice"), 4_500_000).json()["workflowId"]
+    decide(api("bob"), wid, "approve", "b")
+
+    manager_timers = Timer.objects.filter(workflow_id=wid, step="manager")
+    assert not manager_timers.exists()
+    with clock.shifted(3 * DAY):
+        timer_drain()
+    for kind in ("ReminderSent", "Escalated"):
+        assert not WorkflowEvent.objects.filter(
+            workflow_id=wid, type=kind, payload__step="manager"
+        ).exists()
+    assert "ApprovalRequested" in _types(wid)
+
+
+def _signal_template(acme) -> None:
+    workflow_template_publish(
+        tenant=acme,
+        definition={
+            "key": "vendor-onboarding",
+            "steps": [
+                {"id": "contract", "kind": "signal", "signal": "contract_signed", "timeout": "P7D"},
+                {"id": "finance", "kind": "approval", "approvers": [{"group": "finance"}]},
+            ],
+        },
+    )
+
+
+def _start_vendor(api) -> str:
+    body = {"template": "vendor-onboarding", "subject": {"type": "vendor", "id": "V-1"}, "data": {}}
+    response = api("alice").post("/api/workflows", body, format="json")
+    assert response.status_code == 201, response.content
+    return response.json()["workflowId"]
+
+
+def test_a_signal_resumes_the_step_with_its_payload_and_repeats_are_duplicates(acme, api):
+    _signal_template(acme)
+    wid = _start_vendor(api)
+    url = f"/api/workflows/{wid}/signals/contract_signed"
+    body = {"requestId": "docusign-evt-1", "payload": {"envelope": "E-77"}}
+
+    first = api("alice").post(url, body, format="json")
+    again = api("alice").post(url, body, format="json")
+
+    assert first.status_code == 200
+    assert first.json()["status"] == "PENDING_FINANCE"
+    assert again.json() == {**first.json(), "duplicate": True}
+    wf = Workflow.objects.get(pk=wid)
+    assert wf.data["signals"]["contract_signed"] == {"envelope": "E-77"}
+    assert WorkflowEvent.objects.filter(workflow_id=wid, type="SignalReceived").count() == 1
+
+
+def test_a_signal_nobody_waits_for_is_recorded_and_answered_clearly(acme, api):
+    _signal_template(acme)
+    wid = _start_vendor(api)
+
+    response = api("alice").post(
+        f"/api/workflows/{wid}/signals/unexpected",
+        {"requestId": "x-1", "payload": {"a": 1}},
+        format="json",
+    )
+
+    assert response.status_code == 200
+    assert response.json()["status"] == "RUNNING"
+    event = WorkflowEvent.objects.get(workflow_id=wid, type="SignalReceived")
+    assert event.payload["step"] is None
+    assert Workflow.objects.get(pk=wid).current_step == "contract"
+
+
+def test_a_signal_step_times_out(acme, api):
+    _signal_template(acme)
+    wid = _start_vendor(api)
+
+    with clock.shifted(7 * DAY + dt.timedelta(seconds=1)):
+        assert timer_drain() == 1
+
+    wf = Workflow.objects.get(pk=wid)
+    assert wf.status == "ROLLED_BACK"
+    failed = WorkflowEvent.objects.get(workflow_id=wid, type="StepFailed")
+    assert failed.payload["error"] == "Timeout"
+
+
+def test_a_delegation_active_at_assignment_routes_to_the_delegate(acme, api):
+    # given bob is away and victor stands in for him
+    now = clock.now()
+    bob, victor = User.objects.get(username="bob"), User.objects.get(username="victor")
+    Delegation.objects.create(
+        tenant=acme, user=bob, delegate=victor, starts_at=now - DAY, ends_at=now + DAY
+    )
+
+    # when alice submits
+    wid = start_expense(api("alice"), 4_500_000).json()["workflowId"]
+
+    # then victor holds the task for bob, and the history says so
+    task = PendingTask.objects.get(workflow_id=wid)
+    assert (task.assignee.username, task.on_behalf_of) == ("victor", "bob")
+    assert decide(api("victor"), wid, "approve", "v").json()["status"] == "PENDING_FINANCE"
+    history = api("alice").get(f"/api/workflows/{wid}").json()["history"]
+    decided = [h for h in history if h["type"] == "DecisionRecorded"]
+    assert [(h["actor"], h["onBehalfOf"]) for h in decided] == [("victor", "bob")]
+
+
+def test_delegate_decision_moves_the_task(acme, api):
+    wid = start_expense(api("alice"), 4_500_000).json()["workflowId"]
+
+    response = decide(api("bob"), wid, "delegate", "d-1", delegateTo="victor")
+
+    assert response.status_code == 200
+    assert response.json()["status"] == "PENDING_MANAGER"
+    assert list(
+        PendingTask.objects.filter(workflow_id=wid).values_list(
+            "assignee__username", "on_behalf_of"
+        )
+    ) == [("victor", "bob")]
+
+
+def test_system_check_reports_an_unregistered_activity(acme, capsys):
+    from django.core.management.base import SystemCheckError
+
+    workflow_template_publish(
+        tenant=acme,
+        definition={
+            "key": "ghost",
+            "steps": [{"id": "call", "kind": "action", "activity": "no_such_thing"}],
+        },
+    )
+
+    with pytest.raises(SystemCheckError) as failed:
+        call_command("check", "--database", "default")
+
+    assert "no_such_thing" in str(failed.value)
+    assert "approvals.E002" in str(failed.value)
+
+
+def test_healthz_and_metrics(acme, client):
+    assert client.get("/healthz").json() == {"status": "ok"}
+    body = client.get("/metrics").content.decode()
+    assert "approvals_oldest_due_timer_age_seconds" in body
+    assert "approvals_due_timers" in body
