@@ -22,6 +22,7 @@ $(VENV)/.installed: requirements.txt | $(PYTHON)
 
 services:
 	bash scripts/ensure_services.sh
+	bash scripts/ensure_browser.sh
 
 lint: venv
 	$(BIN)/ruff check .

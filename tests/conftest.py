@@ -40,3 +40,17 @@ def api() -> Callable[..., Any]:
 @pytest.fixture
 def unique() -> Callable[[str], str]:
     return lambda prefix: f"{prefix}-{next(_counter)}"
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup: Any, django_db_blocker: Any) -> None:
+    """Let this throw-away test database be emptied between transactional tests; the
+    events table refuses TRUNCATE everywhere else."""
+    from django.db import connection
+
+    with django_db_blocker.unblock():
+        if connection.vendor == "postgresql":
+            name = connection.settings_dict["NAME"]
+            with connection.cursor() as cursor:
+                cursor.execute(f'ALTER DATABASE "{name}" SET approvals.allow_truncate = on')
+            connection.close()
