@@ -74,6 +74,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI served from our own static files, no CDN
     "guardian",
     # No AppConfig of its own; listed for its admin templates and `graph_transitions`.
     "django_fsm",
@@ -83,6 +84,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "approvals.middleware.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Serves collected static files (admin, API docs, the app's CSS) under gunicorn.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -171,6 +174,9 @@ REST_FRAMEWORK = {
 SPECTACULAR_SETTINGS = {
     "TITLE": "Approvals API",
     "VERSION": "1.0.0",
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # Request bodies past this size are refused before they reach a view.
@@ -229,6 +235,9 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "staticfiles"
+# In development static files are served straight from the apps; production runs
+# collectstatic (the Procfile's release step).
+WHITENOISE_USE_FINDERS = DEBUG
 
 # --- Logging --------------------------------------------------------------------------
 

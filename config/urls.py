@@ -6,13 +6,12 @@ from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 from django.urls import include, path
 from django.views import defaults
-from drf_spectacular.views import SpectacularAPIView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    # Only the machine-readable schema: the Swagger and ReDoc views load their
-    # JavaScript from a CDN, which deployments cannot be assumed to reach.
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("api/", include("approvals.api.urls")),
     path("", include("approvals.urls")),
 ]
