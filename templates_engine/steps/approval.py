@@ -17,6 +17,9 @@ from .base import Step, check_fields, common
 if TYPE_CHECKING:
     from ..builder import Builder
 
+NOT_WAITING_FOR = (
+    "{step} is not waiting for {actor}: someone else may have decided it, or it was reassigned"
+)
 ON_REJECT_END = "end"
 TO_SUBMITTER = "submitter"
 
@@ -222,7 +225,8 @@ def _holder_for(b: Builder, cmd: Decide) -> ev.Assignment:
                 errors.ALREADY_DECIDED, f"{cmd.actor} has already approved {b.state.step}"
             )
         raise CommandRejected(
-            errors.NOT_YOUR_STEP, f"{b.state.step} is not assigned to {cmd.actor}"
+            errors.NOT_YOUR_STEP,
+            NOT_WAITING_FOR.format(step=b.state.step, actor=cmd.actor),
         )
     return holder
 
