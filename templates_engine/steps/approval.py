@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -109,6 +109,7 @@ class ApprovalStep(Step):
         if (
             not assignments
             or (self.mode == "all" and len(slots) < len(self.approvers))
+            or (self.mode == "all" and not _fillable(assignments, range(required), set()))
             or (self.mode == "quorum" and len(users) < required)
         ):
             b.fail_step(self.id, "NoApprovers", "no one can be assigned to this step")
@@ -240,10 +241,38 @@ def _decided(b: Builder, user: str) -> bool:
 
 
 def _outstanding(b: Builder, user: str) -> ev.Assignment | None:
-    for a in b.state.outstanding():
-        if a.user == user:
-            return a
-    return None
+    """The open assignment ``user`` acts on. In mode ``all`` one person may stand on
+    several slots; pick a slot that leaves the others fillable by other people."""
+    mine = [a for a in b.state.outstanding() if a.user == user]
+    if len(mine) > 1 and b.state.mode == "all":
+        filled = {slot for _, slot in b.state.approvals}
+        used = {actor for actor, _ in b.state.approvals} | {user}
+        for a in mine:
+            rest = [s for s in range(b.state.required) if s not in filled and s != a.slot]
+            if _fillable(b.state.assignments, rest, used):
+                return a
+    return mine[0] if mine else None
+
+
+def _fillable(assignments: Iterable[ev.Assignment], slots: Iterable[int], used: set[str]) -> bool:
+    """True when each of ``slots`` can get a different person not in ``used``: a
+    bipartite matching of slots to people (augmenting paths; the sets are tiny)."""
+    candidates: dict[int, list[str]] = {}
+    for a in assignments:
+        if a.user not in used:
+            candidates.setdefault(a.slot, []).append(a.user)
+    holder: dict[str, int] = {}
+
+    def place(slot: int, seen: set[str]) -> bool:
+        for user in candidates.get(slot, ()):
+            if user not in seen:
+                seen.add(user)
+                if user not in holder or place(holder[user], seen):
+                    holder[user] = slot
+                    return True
+        return False
+
+    return all(place(slot, set()) for slot in slots)
 
 
 def _complete(b: Builder) -> bool:

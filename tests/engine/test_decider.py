@@ -161,15 +161,15 @@ def test_mode_all_waits_for_every_slot_and_counts_a_person_once(clock: FakeClock
     ]
 
 
-def test_mode_all_one_person_on_two_slots_does_not_fill_both(clock: FakeClock) -> None:
+def test_mode_all_one_person_cannot_fill_two_slots(clock: FakeClock) -> None:
+    # bob is the manager and the named user: the step could never complete
     defn = definition(approval("both", BOSS, {"user": "bob"}, mode="all"))
     engine = _engine(defn, clock)
+
     engine.start("wf", {}, submitter="alice")
 
-    engine.decide("wf", "bob", "approve", "rq-1")
-
-    _rejected(errors.ALREADY_DECIDED, engine, "bob", "approve")
-    assert engine.status("wf") == RUNNING
+    assert engine.status("wf") == ROLLED_BACK
+    assert engine.state("wf").error == "NoApprovers: no one can be assigned to this step"
 
 
 def test_quorum_two_of_three(clock: FakeClock) -> None:
@@ -396,3 +396,29 @@ def test_a_repeated_request_id_is_applied_once(clock: FakeClock) -> None:
     engine.decide("wf", "ann", "approve", "rq-1")
 
     assert len(_of(engine, ev.DecisionRecorded)) == 1
+
+
+def test_all_mode_refuses_rules_that_name_too_few_different_people() -> None:
+    # bob is both alice's manager and the only member of "leads": one person cannot
+    # stand for two slots of an "all" step
+    directory = StaticDirectory(managers={"alice": "bob"}, groups={"leads": ["bob"]})
+    defn = definition(approval("both", {"manager": "submitter"}, {"group": "leads"}, mode="all"))
+    engine = InMemoryEngine(defn, {}, FakeClock(), random.Random(1), directory)
+
+    engine.start("wf", {}, submitter="alice")
+
+    failed = [e for e in engine.events("wf") if isinstance(e, ev.StepFailed)]
+    assert [(f.step, f.error) for f in failed] == [("both", "NoApprovers")]
+
+
+def test_all_mode_places_a_shared_approver_on_the_slot_only_they_can_fill() -> None:
+    # bob can fill slot 0 (manager) or slot 1 (leads: bob, carol); carol only slot 1
+    directory = StaticDirectory(managers={"alice": "bob"}, groups={"leads": ["bob", "carol"]})
+    defn = definition(approval("both", {"group": "leads"}, {"manager": "submitter"}, mode="all"))
+    engine = InMemoryEngine(defn, {}, FakeClock(), random.Random(1), directory)
+    engine.start("wf", {}, submitter="alice")
+
+    engine.decide("wf", "bob", "approve", "r1")
+    engine.decide("wf", "carol", "approve", "r2")
+
+    assert engine.status("wf") == "COMPLETED"
