@@ -14,6 +14,7 @@ from .api.errors import json_error
 _SAFE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 
 BODY_TOO_LARGE = "The request body is larger than {limit} bytes."
+BAD_LENGTH = "Content-Length is not a number."
 
 
 class RequestIdMiddleware:
@@ -27,16 +28,18 @@ class RequestIdMiddleware:
         given = request.headers.get("X-Request-Id", "")
         correlation_id = given if _SAFE_ID.match(given) else uuid.uuid4().hex
         request.correlation_id = correlation_id  # type: ignore[attr-defined]
-        if request.path.startswith("/api/"):
-            limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-            try:
-                length = int(request.META.get("CONTENT_LENGTH") or 0)
-            except ValueError:
-                return json_error(request, 400, "BAD_REQUEST", "Content-Length is not a number.")
-            if limit is not None and length > limit:
-                return json_error(
-                    request, 413, "BODY_TOO_LARGE", BODY_TOO_LARGE.format(limit=limit)
-                )
-        response = self.get_response(request)
+        response = self._refuse(request) if request.path.startswith("/api/") else None
+        if response is None:
+            response = self.get_response(request)
         response["X-Request-Id"] = correlation_id
         return response
+
+    def _refuse(self, request: HttpRequest) -> HttpResponse | None:
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            return json_error(request, 400, "BAD_REQUEST", BAD_LENGTH)
+        if limit is not None and length > limit:
+            return json_error(request, 413, "BODY_TOO_LARGE", BODY_TOO_LARGE.format(limit=limit))
+        return None

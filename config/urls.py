@@ -8,6 +8,8 @@ from django.urls import include, path
 from django.views import defaults
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from approvals.api.errors import NOT_FOUND
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
@@ -32,5 +34,5 @@ def _api_aware(status: int, code: str, message: str) -> Callable[..., HttpRespon
     return view
 
 
-handler404 = _api_aware(404, "NOT_FOUND", "Not found.")
+handler404 = _api_aware(404, "NOT_FOUND", NOT_FOUND)
 handler500 = _api_aware(500, "INTERNAL", "Something went wrong on our side; it has been logged.")

@@ -28,6 +28,7 @@ class ApiError(Exception):
 
 
 NOT_FOUND = "Not found."
+FORBIDDEN = "You may not do this."
 
 _REJECTION_STATUS = {
     engine_errors.NOT_YOUR_STEP: 409,
@@ -77,8 +78,10 @@ def _translate(exc: Exception) -> tuple[int, str, str, Any]:
         return 400, "VALIDATION_ERROR", _summarise(exc.detail), exc.detail
     if isinstance(exc, exceptions.NotAuthenticated | exceptions.AuthenticationFailed):
         return 401, "UNAUTHENTICATED", str(exc.detail), None
-    if isinstance(exc, exceptions.PermissionDenied | DjangoPermissionDenied):
-        return 403, "FORBIDDEN", "You may not do this.", None
+    if isinstance(exc, exceptions.PermissionDenied):
+        return 403, "FORBIDDEN", str(exc.detail), None
+    if isinstance(exc, DjangoPermissionDenied):
+        return 403, "FORBIDDEN", FORBIDDEN, None
     if isinstance(exc, exceptions.MethodNotAllowed):
         return 405, "METHOD_NOT_ALLOWED", str(exc.detail), None
     if isinstance(exc, exceptions.UnsupportedMediaType):

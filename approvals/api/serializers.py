@@ -19,6 +19,18 @@ class JsonObjectField(serializers.JSONField):
         return value
 
 
+class RequestIdField(serializers.RegexField):
+    """A client-chosen id, one per rendered button or e-mailed link: a string only."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(ID_PATTERN, max_length=128, **kwargs)
+
+    def to_internal_value(self, data: Any) -> Any:
+        if not isinstance(data, str):
+            raise serializers.ValidationError("Must be a string.")
+        return super().to_internal_value(data)
+
+
 class TokenRequest(serializers.Serializer):
     username = serializers.CharField(max_length=150)
     password = serializers.CharField(max_length=256, trim_whitespace=False)
@@ -48,7 +60,7 @@ class StartResponse(serializers.Serializer):
 
 class DecisionRequest(serializers.Serializer):
     decision = serializers.ChoiceField(choices=DECISIONS)
-    requestId = serializers.RegexField(ID_PATTERN, max_length=128)
+    requestId = RequestIdField()
     comment = serializers.CharField(max_length=4000, allow_blank=True, default="")
     onBehalfOf = serializers.CharField(max_length=150, required=False)
     delegateTo = serializers.CharField(max_length=150, required=False)
@@ -62,12 +74,12 @@ class DecisionResponse(serializers.Serializer):
 
 
 class SignalRequest(serializers.Serializer):
-    requestId = serializers.RegexField(ID_PATTERN, max_length=128)
+    requestId = RequestIdField()
     payload = JsonObjectField(default=dict)
 
 
 class CancelRequest(serializers.Serializer):
-    requestId = serializers.RegexField(ID_PATTERN, max_length=128)
+    requestId = RequestIdField()
     reason = serializers.CharField(max_length=1000, allow_blank=True, default="")
 
 

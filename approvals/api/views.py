@@ -133,6 +133,7 @@ class WorkflowCollectionView(APIView):
         parameters=[s.WorkflowSearchQuery],
         responses={200: s.WorkflowSearchResponse, **ERRORS},
         summary="Search workflows",
+        operation_id="workflows_search",
     )
     def get(self, request: Request) -> Response:
         query = s.WorkflowSearchQuery(data=request.query_params)

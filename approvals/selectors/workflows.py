@@ -7,6 +7,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import Q, QuerySet
 
 from templates_engine.snapshot import state_from_dict
@@ -49,7 +50,7 @@ def workflow_get(*, user: User, workflow_id: uuid.UUID | str) -> Workflow | None
         wf = Workflow.objects.select_related("template", "submitter").get(
             tenant_id=user.member_tenant_id, pk=workflow_id
         )
-    except (Workflow.DoesNotExist, ValueError, TypeError):
+    except (Workflow.DoesNotExist, ValueError, TypeError, DjangoValidationError):
         return None
     if (
         is_privileged(user)

@@ -22,6 +22,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, transaction
 
 from templates_engine import CommandRejected, State, decide, evolve, public_status, replay
@@ -118,7 +119,7 @@ def _execute_locked(
         wf = Workflow.objects.select_for_update(of=("self",)).get(
             tenant_id=tenant_id, pk=workflow_id
         )
-    except (Workflow.DoesNotExist, ValueError, TypeError) as exc:
+    except (Workflow.DoesNotExist, ValueError, TypeError, DjangoValidationError) as exc:
         raise WorkflowNotFound(WORKFLOW_NOT_FOUND) from exc
     if request_id:
         recorded = (

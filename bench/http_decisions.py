@@ -1,0 +1,264 @@
+"""Decisions and starts over HTTP, through gunicorn, on the bench database.
+
+    .venv/bin/python bench/http_decisions.py [--workers 4] [--clients 8]
+
+Phases: warm-up; starts at a fixed rate (50/s); more starts back to back to fill the
+pool of workflows waiting on bob; decisions at a fixed rate (100/s); decisions with
+C clients back to back (saturation). Fixed-rate phases are open loop: each request has
+an intended send time and its latency counts from then.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+import time
+import uuid
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import (  # noqa: E402
+    ROOT,
+    Report,
+    closed_loop,
+    cpu_seconds_of,
+    expense_data,
+    gunicorn,
+    open_loop,
+    request,
+    setup_django,
+    summarize_ms,
+    verdict,
+)
+
+SUBJECT_TYPE = "bench-http"
+SAT_TARGET = 300.0
+DECIDE_P95_TARGET = 30.0
+START_P95_TARGET = 40.0
+
+
+def pending_for_bob(bob: object) -> list[str]:
+    """Workflows (from earlier runs too) still waiting on bob's approval."""
+    from approvals.models import PendingTask
+
+    return [
+        str(w)
+        for w in PendingTask.objects.filter(
+            assignee=bob, step="manager", workflow__subject_type=SUBJECT_TYPE
+        )
+        .order_by("id")
+        .values_list("workflow_id", flat=True)
+    ]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--workers", type=int, default=4)
+    ap.add_argument("--worker-class", default="sync")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--clients", type=int, default=8)
+    ap.add_argument("--sat-seconds", type=float, default=10.0)
+    ap.add_argument("--rate", type=float, default=100.0)
+    ap.add_argument("--rate-seconds", type=float, default=20.0)
+    ap.add_argument("--start-rate", type=float, default=50.0)
+    ap.add_argument("--start-seconds", type=float, default=20.0)
+    args = ap.parse_args()
+
+    setup_django()
+    from _common import api_token, seed
+
+    org = seed()
+    alice_token, bob_token = api_token(org["alice"]), api_token(org["bob"])
+    report = Report("http_decisions", "HTTP: decisions and starts through gunicorn")
+    run_id = uuid.uuid4().hex[:8]
+    seq = itertools.count()
+
+    def start_one(_: int = 0) -> int:
+        body = {
+            "template": "expense-approval",
+            "subject": {"type": SUBJECT_TYPE, "id": f"{run_id}-{next(seq)}"},
+            "data": expense_data(0),
+        }
+        status, _payload = request(port, "POST", "/api/workflows", body, alice_token)
+        return status
+
+    def decide_on(workflow_id: str) -> int:
+        body = {"decision": "approve", "requestId": uuid.uuid4().hex}
+        status, payload = request(
+            port, "POST", f"/api/workflows/{workflow_id}/decisions", body, bob_token
+        )
+        if status != 200:
+            print(f"decision on {workflow_id}: {status} {payload[:200]!r}", flush=True)
+        return status
+
+    log = ROOT / "bench" / ".gunicorn-http.log"
+    with gunicorn(
+        workers=args.workers, worker_class=args.worker_class, threads=args.threads, log=log
+    ) as server:
+        port = server.port
+        report.note(
+            f"gunicorn: {args.workers} {args.worker_class} workers"
+            + (f" x {args.threads} threads" if args.threads > 1 else "")
+            + "; load generator: Python threads in one process on the same machine"
+        )
+
+        # Warm-up: every worker imports, connects and fills its caches.
+        closed_loop(lambda c, n: start_one() if n < 10 else None, clients=args.workers, duration=10)
+        warm = pending_for_bob(org["bob"])[: 10 * args.workers]
+        closed_loop(
+            lambda c, n: decide_on(warm[c * 10 + n]) if n < 10 else None,
+            clients=args.workers,
+            duration=10,
+        )
+
+        # (c) starts at a fixed rate.
+        starts = open_loop(start_one, rate=args.start_rate, duration=args.start_seconds)
+        st = summarize_ms(starts.latencies)
+
+        # Fill the pool of workflows waiting on bob, back to back (saturated starts).
+        need = int(args.rate * args.rate_seconds) + int(SAT_TARGET * 1.2 * args.sat_seconds)
+        have = len(pending_for_bob(org["bob"]))
+        missing = max(0, need - have)
+        fill = None
+        if missing:
+            per_client = -(-missing // args.clients)
+            fill = closed_loop(
+                lambda c, n: start_one() if n < per_client else None,
+                clients=args.clients,
+                duration=600,
+            )
+        pool = pending_for_bob(org["bob"])
+        print(f"{len(pool)} workflows wait on bob", flush=True)
+
+        # (b) decisions at a fixed offered rate.
+        n_rate = int(args.rate * args.rate_seconds)
+        fixed_ids, pool = pool[:n_rate], pool[n_rate:]
+        fixed = open_loop(
+            lambda i: decide_on(fixed_ids[i]), rate=args.rate, duration=args.rate_seconds
+        )
+        fx = summarize_ms(fixed.latencies)
+
+        # (a) saturation: C clients, each on its own workflows.
+        slices = [pool[c :: args.clients] for c in range(args.clients)]
+        pids = [server.proc.pid, *server.worker_pids()]
+        cpu0, client0 = cpu_seconds_of(pids), time.process_time()
+        sat = closed_loop(
+            lambda c, n: decide_on(slices[c][n]) if n < len(slices[c]) else None,
+            clients=args.clients,
+            duration=args.sat_seconds,
+        )
+        server_cpu = (cpu_seconds_of(pids) - cpu0) / sat.elapsed
+        client_cpu = (time.process_time() - client0) / sat.elapsed
+        sa = summarize_ms(sat.latencies)
+        rss = server.rss_mib()
+
+    def codes(r: object) -> str:
+        return json.dumps(r.statuses, sort_keys=True)
+
+    report.table(
+        "Decisions (POST /api/workflows/{id}/decisions, approve, unique requestIds)",
+        [
+            "load",
+            "requests",
+            "ok/s",
+            "p50 ms",
+            "p95 ms",
+            "p99 ms",
+            "max ms",
+            "statuses",
+            "target",
+            "result",
+        ],
+        [
+            [
+                f"saturated, {args.clients} clients, {args.sat_seconds:.0f} s",
+                sat.count,
+                sat.throughput,
+                sa["p50"],
+                sa["p95"],
+                sa["p99"],
+                sa["max"],
+                codes(sat),
+                f">= {SAT_TARGET:.0f}/s",
+                verdict(sat.throughput >= SAT_TARGET),
+            ],
+            [
+                f"open loop {args.rate:.0f}/s, {args.rate_seconds:.0f} s",
+                fixed.count,
+                fixed.throughput,
+                fx["p50"],
+                fx["p95"],
+                fx["p99"],
+                fx["max"],
+                codes(fixed),
+                f"p95 <= {DECIDE_P95_TARGET:.0f} ms",
+                verdict(fx["p95"] <= DECIDE_P95_TARGET),
+            ],
+        ],
+    )
+    rows = [
+        [
+            f"open loop {args.start_rate:.0f}/s, {args.start_seconds:.0f} s",
+            starts.count,
+            starts.throughput,
+            st["p50"],
+            st["p95"],
+            st["p99"],
+            st["max"],
+            codes(starts),
+            f"p95 <= {START_P95_TARGET:.0f} ms",
+            verdict(st["p95"] <= START_P95_TARGET),
+        ],
+    ]
+    if fill is not None:
+        fl = summarize_ms(fill.latencies)
+        rows.append(
+            [
+                f"saturated, {args.clients} clients (filling the pool)",
+                fill.count,
+                fill.throughput,
+                fl["p50"],
+                fl["p95"],
+                fl["p99"],
+                fl["max"],
+                codes(fill),
+                "-",
+                "-",
+            ]
+        )
+    report.table(
+        "Starts (POST /api/workflows, expense Rs 45,000: pending the manager)",
+        [
+            "load",
+            "requests",
+            "ok/s",
+            "p50 ms",
+            "p95 ms",
+            "p99 ms",
+            "max ms",
+            "statuses",
+            "target",
+            "result",
+        ],
+        rows,
+    )
+    report.table(
+        "Server during the saturated decisions",
+        ["measure", "value"],
+        [
+            ["gunicorn CPU (cores busy, of 2)", server_cpu],
+            ["load generator CPU (cores busy)", client_cpu],
+            ["late starts in the 100/s run (sent > 5 ms after due)", fixed.late_starts],
+            ["gunicorn master RSS, MiB", rss["master"]],
+            ["worker RSS mean, MiB", rss["worker_mean"]],
+            ["worker RSS max, MiB", rss["worker_max"]],
+            ["all workers RSS, MiB", rss["workers_total"]],
+        ],
+    )
+    report.write()
+
+
+if __name__ == "__main__":
+    main()
