@@ -15,6 +15,7 @@ class TenantDirectory:
         self._managers: dict[str, str | None] = {}
         self._groups: dict[str, tuple[str, ...]] = {}
         self._users: dict[str, bool] = {}
+        self._delegations: dict[float, dict[str, str]] = {}
 
     def manager_of(self, user: str) -> str | None:
         if user not in self._managers:
@@ -46,16 +47,19 @@ class TenantDirectory:
         return self._users[user]
 
     def delegate_for(self, user: str, at: float) -> str | None:
-        moment = clock.from_epoch(at)
-        return (
-            Delegation.objects.filter(
-                tenant_id=self.tenant_id,
-                user__username=user,
-                starts_at__lte=moment,
-                ends_at__gt=moment,
-                delegate__is_active=True,
+        # One query per command and moment: the delegations active then, for everyone.
+        if at not in self._delegations:
+            moment = clock.from_epoch(at)
+            rows = (
+                Delegation.objects.filter(
+                    tenant_id=self.tenant_id,
+                    starts_at__lte=moment,
+                    ends_at__gt=moment,
+                    delegate__is_active=True,
+                )
+                .order_by("starts_at")
+                .values_list("user__username", "delegate__username")
             )
-            .order_by("-starts_at")
-            .values_list("delegate__username", flat=True)
-            .first()
-        )
+            # The latest-starting delegation of a user wins.
+            self._delegations[at] = dict(rows)
+        return self._delegations[at].get(user)
