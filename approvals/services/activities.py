@@ -52,8 +52,21 @@ def attempt_dispatch(*, attempt_ids: list[int]) -> None:
         return
     from ..tasks import run_activity
 
+    # Called after commit: a broker that is down must not fail the command that
+    # scheduled the attempts. What was not sent is marked undispatched, and the
+    # sweeper sends it once the broker is back.
+    unsent: list[int] = []
     for pk, queue in rows:
-        run_activity.apply_async(args=(pk,), queue=queue)
+        if unsent:  # the broker is down: do not wait out its retries once per attempt
+            unsent.append(pk)
+            continue
+        try:
+            run_activity.apply_async(args=(pk,), queue=queue)
+        except Exception:
+            log.exception("could not send attempt %s to the queue %s", pk, queue)
+            unsent.append(pk)
+    if unsent:
+        ActivityAttempt.objects.filter(pk__in=unsent).update(dispatched_at=None)
 
 
 def _run_embedded(attempt_id: int) -> None:
@@ -161,12 +174,17 @@ def attempt_sweep(*, redispatch_after: float = 30.0, limit: int = 500) -> dict[s
         .values_list("pk", "tenant_id", "workflow_id", "step", "attempt", "undo")[:limit]
     )
     for pk, tenant_id, workflow_id, step, number, undo in expired:
-        command_execute(
-            tenant_id=tenant_id,
-            workflow_id=workflow_id,
-            command=cmd.ActivityFailed(step, number, TIMEOUT, "the attempt's lease expired", undo),
-            request_id=f"attempt:{pk}",
-        )
+        try:
+            command_execute(
+                tenant_id=tenant_id,
+                workflow_id=workflow_id,
+                command=cmd.ActivityFailed(
+                    step, number, TIMEOUT, "the attempt's lease expired", undo
+                ),
+                request_id=f"attempt:{pk}",
+            )
+        except Exception:  # one bad row must not stop the sweep; it is retried next pass
+            log.exception("could not record the expired lease of attempt %s", pk)
     stale = now - dt.timedelta(seconds=redispatch_after)
     lost = list(
         ActivityAttempt.objects.filter(

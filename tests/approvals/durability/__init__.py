@@ -1,0 +1,16 @@
+"""Durability tests: killed workers and pollers, a flushed and a restarted Redis, a
+restarted PostgreSQL, racing pollers and clock-driven deadlines, all on real
+processes (see DESIGN.md, "Time and background work").
+
+Environment knobs:
+
+* ``DURABILITY_TIMERS`` (10000): due timers two pollers race over;
+* ``DURABILITY_KILL_TIMERS`` (2000): due timers for the pollers killed mid-batch;
+* ``DURABILITY_SEED``: replays the kill moments of a failed run (it is printed);
+* ``DURABILITY_BROKER_URL`` (``redis://127.0.0.1:6379/5``): the Redis database the
+  workers use; it is flushed before and after each test, so two runs of this suite
+  at once need different ones;
+* ``DURABILITY_SKIP_PG_RESTART=1``: skips the test that restarts the local
+  PostgreSQL cluster (``DURABILITY_PG_VERSION`` picks the cluster, default the
+  newest under /etc/postgresql).
+"""
