@@ -1,9 +1,10 @@
 """The engine's Directory, answered from the tenant's tables. One instance serves one
-command; it remembers what it has looked up."""
+command; it remembers what it has looked up, user ids included, so the projections
+that follow need not look the same people up again."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from . import clock
 from .models import Delegation, OrgGroup, User
@@ -14,37 +15,53 @@ class TenantDirectory:
         self.tenant_id = tenant_id
         self._managers: dict[str, str | None] = {}
         self._groups: dict[str, tuple[str, ...]] = {}
-        self._users: dict[str, bool] = {}
+        self._ids: dict[str, int | None] = {}  # username -> id (None: no active user)
         self._delegations: dict[float, dict[str, str]] = {}
 
     def manager_of(self, user: str) -> str | None:
         if user not in self._managers:
-            self._managers[user] = (
+            row = (
                 User.objects.filter(tenant_id=self.tenant_id, username=user, is_active=True)
-                .values_list("manager__username", flat=True)
+                .values_list("manager__username", "manager_id", "manager__is_active")
                 .first()
             )
+            manager = row[0] if row and row[2] else None
+            self._managers[user] = manager
+            if manager is not None and row is not None:
+                self._ids[manager] = row[1]
         return self._managers[user]
 
     def members_of(self, group: str) -> Sequence[str]:
         if group not in self._groups:
-            self._groups[group] = tuple(
+            rows = (
                 User.objects.filter(
                     tenant_id=self.tenant_id,
                     is_active=True,
                     org_groups__in=OrgGroup.objects.filter(tenant_id=self.tenant_id, key=group),
                 )
                 .order_by("username")
-                .values_list("username", flat=True)
+                .values_list("username", "id")
             )
+            self._ids.update(rows)
+            self._groups[group] = tuple(username for username, _ in rows)
         return self._groups[group]
 
     def user_exists(self, user: str) -> bool:
-        if user not in self._users:
-            self._users[user] = User.objects.filter(
-                tenant_id=self.tenant_id, username=user, is_active=True
-            ).exists()
-        return self._users[user]
+        return self.user_ids([user]).get(user) is not None
+
+    def user_ids(self, usernames: Iterable[str]) -> dict[str, int]:
+        """Ids of the active users named, looking up only those not seen yet."""
+        wanted = set(usernames)
+        missing = wanted - set(self._ids)
+        if missing:
+            found = dict(
+                User.objects.filter(
+                    tenant_id=self.tenant_id, is_active=True, username__in=missing
+                ).values_list("username", "id")
+            )
+            for name in missing:
+                self._ids[name] = found.get(name)
+        return {name: pk for name in wanted if (pk := self._ids[name]) is not None}
 
     def delegate_for(self, user: str, at: float) -> str | None:
         # One query per command and moment: the delegations active then, for everyone.

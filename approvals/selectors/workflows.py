@@ -124,20 +124,16 @@ def workflow_search(
     qs = workflows_visible_to(user)
     if status:
         qs = qs.filter(Q(public_status=status) | Q(status=status))
-    if template:
-        qs = qs.filter(template_key=template)
-    if subject_type:
-        qs = qs.filter(subject_type=subject_type)
-    if subject_id:
-        qs = qs.filter(subject_id=subject_id)
-    if assignee:
-        qs = qs.filter(tasks__assignee__username=assignee)
-    if submitter:
-        qs = qs.filter(submitter__username=submitter)
-    if created_after:
-        qs = qs.filter(created_at__gte=created_after)
-    if created_before:
-        qs = qs.filter(created_at__lt=created_before)
+    exact = {
+        "template_key": template,
+        "subject_type": subject_type,
+        "subject_id": subject_id,
+        "tasks__assignee__username": assignee,
+        "submitter__username": submitter,
+        "created_at__gte": created_after,
+        "created_at__lt": created_before,
+    }
+    qs = qs.filter(**{lookup: value for lookup, value in exact.items() if value})
     if text:
         qs = qs.filter(Q(subject_id__icontains=text) | Q(template_key__icontains=text))
     return list(

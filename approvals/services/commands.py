@@ -122,6 +122,9 @@ def _execute_locked(
     except (Workflow.DoesNotExist, ValueError, TypeError, DjangoValidationError) as exc:
         raise WorkflowNotFound(WORKFLOW_NOT_FOUND) from exc
     if request_id:
+        # A separate statement, after the lock: under READ COMMITTED it sees what the
+        # transaction that held the lock committed. (A subquery inside the locking
+        # SELECT would read the older snapshot and miss a duplicate.)
         recorded = (
             WorkflowEvent.objects.filter(workflow_id=wf.pk, request_id=request_id)
             .values_list("result", flat=True)
@@ -133,14 +136,15 @@ def _execute_locked(
     definition = definition_for(wf.template_id)
     state = load_state(wf, definition)
     now = clock.now()
-    ctx = Context(now=now.timestamp(), rng=random.Random(), directory=TenantDirectory(tenant_id))
+    directory = TenantDirectory(tenant_id)
+    ctx = Context(now=now.timestamp(), rng=random.Random(), directory=directory)
     events = decide(definition, state, command, ctx)
     new_state = state
     for event in events:
         new_state = evolve(new_state, event)
     if events:
-        _append(wf, events, new_state, actor, request_id, now)
-    project(wf, state, new_state, command, now)
+        _append(wf, events, new_state, actor, request_id, now, directory)
+    project(wf, state, new_state, command, now, directory)
     return CommandResult(wf.pk, wf.public_status, wf.version, state=new_state)
 
 
@@ -162,6 +166,7 @@ def _append(
     actor: Actor,
     request_id: str | None,
     now: Any,
+    directory: TenantDirectory,
 ) -> None:
     for event in events:
         transition = _TRANSITIONS.get(type(event))
@@ -171,7 +176,7 @@ def _append(
         raise AssertionError(f"status machine disagrees: {wf.status} != {new_state.status}")
     status = public_status(new_state)
     version = wf.version + len(events)
-    behalf_ids = _user_ids(wf.tenant_id, _behalf_names(events))
+    behalf_ids = directory.user_ids(_behalf_names(events))
     rows = []
     prev = wf.last_hash
     for i, event in enumerate(events):
@@ -238,16 +243,6 @@ def event_hash(row: WorkflowEvent) -> str:
 
 def _behalf_names(events: list[ev.Event]) -> set[str]:
     return {b for e in events if isinstance(b := getattr(e, "on_behalf_of", None), str)}
-
-
-def _user_ids(tenant_id: int, usernames: set[str]) -> dict[str, int]:
-    if not usernames:
-        return {}
-    return dict(
-        User.objects.filter(tenant_id=tenant_id, username__in=usernames).values_list(
-            "username", "id"
-        )
-    )
 
 
 __all__ = [

@@ -14,11 +14,19 @@ from templates_engine import commands as cmd
 from templates_engine.keys import activity_key
 
 from .. import clock
-from ..models import ActivityAttempt, PendingTask, Timer, User, Workflow
+from ..directory import TenantDirectory
+from ..models import ActivityAttempt, PendingTask, Timer, Workflow
 
 
-def project(wf: Workflow, old: State, new: State, command: cmd.Command, now: dt.datetime) -> None:
-    _project_tasks(wf, old, new, now)
+def project(
+    wf: Workflow,
+    old: State,
+    new: State,
+    command: cmd.Command,
+    now: dt.datetime,
+    directory: TenantDirectory,
+) -> None:
+    _project_tasks(wf, old, new, now, directory)
     _project_timers(wf, old, new, command, now)
     _project_activity(wf, old, new, command, now)
 
@@ -30,18 +38,16 @@ def _open_tasks(state: State) -> dict[str, str]:
     return {a.user: a.on_behalf_of or "" for a in state.outstanding()}
 
 
-def _project_tasks(wf: Workflow, old: State, new: State, now: dt.datetime) -> None:
+def _project_tasks(
+    wf: Workflow, old: State, new: State, now: dt.datetime, directory: TenantDirectory
+) -> None:
     before, after = _open_tasks(old), _open_tasks(new)
     if before == after and old.step == new.step and old.entries == new.entries:
         return
     PendingTask.objects.filter(workflow_id=wf.pk).delete()
     if not after:
         return
-    ids = dict(
-        User.objects.filter(tenant_id=wf.tenant_id, username__in=after).values_list(
-            "username", "id"
-        )
-    )
+    ids = directory.user_ids(after)
     default_due = now + dt.timedelta(seconds=settings.APPROVALS_DEFAULT_TASK_DUE_SECONDS)
     due = clock.from_epoch(new.due_at) if new.due_at is not None else default_due
     PendingTask.objects.bulk_create(
