@@ -155,7 +155,9 @@ def _reassigned(s: State, e: ev.TaskReassigned) -> State:
     for a in s.assignments:
         if a.user == e.from_user:
             principal = a.on_behalf_of or a.user
-            moved = Assignment(e.to_user, a.slot, principal if e.reason == "delegated" else None)
+            # Handed back to the person the rule named: they act for themselves again.
+            behalf = principal if e.reason == "delegated" and principal != e.to_user else None
+            moved = Assignment(e.to_user, a.slot, behalf)
             if e.replace:
                 out.append(moved)
             else:

@@ -286,6 +286,18 @@ def test_an_approver_can_delegate_the_task_explicitly(clock: FakeClock) -> None:
     assert (recorded.actor, recorded.on_behalf_of) == ("zoe", "bob")
 
 
+def test_a_task_delegated_back_is_decided_in_ones_own_name(clock: FakeClock) -> None:
+    engine = _engine(definition(approval("manager", BOSS)), clock)
+    engine.start("wf", {}, submitter="alice")
+    engine.decide("wf", "bob", "delegate", "rq-1", delegate_to="zoe")
+
+    engine.decide("wf", "zoe", "delegate", "rq-2", delegate_to="bob")
+    engine.decide("wf", "bob", "approve", "rq-3")
+
+    (recorded,) = _of(engine, ev.DecisionRecorded)
+    assert (recorded.actor, recorded.on_behalf_of) == ("bob", None)
+
+
 def test_an_administrator_can_reassign_a_task(clock: FakeClock) -> None:
     defn = definition(approval("manager", BOSS))
     engine = _engine(defn, clock)
