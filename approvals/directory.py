@@ -1,6 +1,7 @@
 """The engine's Directory, answered from the tenant's tables. One instance serves one
 command; it remembers what it has looked up, user ids included, so the projections
-that follow need not look the same people up again."""
+that follow need not look the same people up again. Its queries run on every command,
+so they are plain SQL (see services/store.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,26 @@ from collections.abc import Iterable, Sequence
 
 from . import clock
 from .models import Delegation, OrgGroup, User
+from .services import store
+
+_USERS = User._meta.db_table
+_MANAGER_SQL = (
+    f"SELECT m.username, m.id FROM {_USERS} u JOIN {_USERS} m ON m.id = u.manager_id"
+    " WHERE u.tenant_id = %s AND u.username = %s AND u.is_active AND m.is_active"
+)
+_MEMBERS_SQL = (
+    f"SELECT u.username, u.id FROM {_USERS} u"
+    f" JOIN {OrgGroup.members.through._meta.db_table} gm ON gm.user_id = u.id"
+    f" JOIN {OrgGroup._meta.db_table} g ON g.id = gm.orggroup_id"
+    " WHERE g.tenant_id = %s AND g.key = %s AND u.tenant_id = %s AND u.is_active"
+    " ORDER BY u.username"
+)
+_DELEGATIONS_SQL = (
+    f"SELECT u.username, d.username FROM {Delegation._meta.db_table} x"
+    f" JOIN {_USERS} u ON u.id = x.user_id JOIN {_USERS} d ON d.id = x.delegate_id"
+    " WHERE x.tenant_id = %s AND x.starts_at <= %s AND x.ends_at > %s AND d.is_active"
+    " ORDER BY x.starts_at"
+)
 
 
 class TenantDirectory:
@@ -20,28 +41,14 @@ class TenantDirectory:
 
     def manager_of(self, user: str) -> str | None:
         if user not in self._managers:
-            row = (
-                User.objects.filter(tenant_id=self.tenant_id, username=user, is_active=True)
-                .values_list("manager__username", "manager_id", "manager__is_active")
-                .first()
-            )
-            manager = row[0] if row and row[2] else None
-            self._managers[user] = manager
-            if manager is not None and row is not None:
-                self._ids[manager] = row[1]
+            rows = store.fetch(_MANAGER_SQL, [self.tenant_id, user])
+            self._managers[user] = rows[0][0] if rows else None
+            self._ids.update(rows)
         return self._managers[user]
 
     def members_of(self, group: str) -> Sequence[str]:
         if group not in self._groups:
-            rows = (
-                User.objects.filter(
-                    tenant_id=self.tenant_id,
-                    is_active=True,
-                    org_groups__in=OrgGroup.objects.filter(tenant_id=self.tenant_id, key=group),
-                )
-                .order_by("username")
-                .values_list("username", "id")
-            )
+            rows = store.fetch(_MEMBERS_SQL, [self.tenant_id, group, self.tenant_id])
             self._ids.update(rows)
             self._groups[group] = tuple(username for username, _ in rows)
         return self._groups[group]
@@ -52,12 +59,15 @@ class TenantDirectory:
     def user_ids(self, usernames: Iterable[str]) -> dict[str, int]:
         """Ids of the active users named, looking up only those not seen yet."""
         wanted = set(usernames)
-        missing = wanted - set(self._ids)
+        missing = sorted(wanted - set(self._ids))
         if missing:
+            marks = ", ".join(["%s"] * len(missing))
             found = dict(
-                User.objects.filter(
-                    tenant_id=self.tenant_id, is_active=True, username__in=missing
-                ).values_list("username", "id")
+                store.fetch(
+                    f"SELECT username, id FROM {_USERS}"
+                    f" WHERE tenant_id = %s AND is_active AND username IN ({marks})",
+                    [self.tenant_id, *missing],
+                )
             )
             for name in missing:
                 self._ids[name] = found.get(name)
@@ -66,17 +76,8 @@ class TenantDirectory:
     def delegate_for(self, user: str, at: float) -> str | None:
         # One query per command and moment: the delegations active then, for everyone.
         if at not in self._delegations:
-            moment = clock.from_epoch(at)
-            rows = (
-                Delegation.objects.filter(
-                    tenant_id=self.tenant_id,
-                    starts_at__lte=moment,
-                    ends_at__gt=moment,
-                    delegate__is_active=True,
-                )
-                .order_by("starts_at")
-                .values_list("user__username", "delegate__username")
-            )
+            moment = store.param(Delegation, "starts_at", clock.from_epoch(at))
+            rows = store.fetch(_DELEGATIONS_SQL, [self.tenant_id, moment, moment])
             # The latest-starting delegation of a user wins.
             self._delegations[at] = dict(rows)
         return self._delegations[at].get(user)

@@ -20,7 +20,7 @@ import json
 import random
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, transaction
@@ -37,6 +37,7 @@ from .. import clock, metrics
 from ..definitions import definition_for
 from ..directory import TenantDirectory
 from ..models import User, Workflow, WorkflowEvent
+from . import store
 from .projections import project
 
 MAX_CONFLICT_RETRIES = 3
@@ -125,11 +126,8 @@ def _execute_locked(
         # A separate statement, after the lock: under READ COMMITTED it sees what the
         # transaction that held the lock committed. (A subquery inside the locking
         # SELECT would read the older snapshot and miss a duplicate.)
-        recorded = (
-            WorkflowEvent.objects.filter(workflow_id=wf.pk, request_id=request_id)
-            .values_list("result", flat=True)
-            .first()
-        )
+        rows = store.fetch(_RECORDED_SQL, [store.uuid_param(Workflow, wf.pk), request_id])
+        recorded = store.json_value(rows[0][0]) if rows else None
         if recorded is not None:
             metrics.DUPLICATES.labels(command.type).inc()
             return CommandResult(wf.pk, recorded["status"], recorded["version"], duplicate=True)
@@ -146,6 +144,11 @@ def _execute_locked(
         _append(wf, events, new_state, actor, request_id, now, directory)
     project(wf, state, new_state, command, now, directory)
     return CommandResult(wf.pk, wf.public_status, wf.version, state=new_state)
+
+
+_RECORDED_SQL = (
+    f"SELECT result FROM {WorkflowEvent._meta.db_table} WHERE workflow_id = %s AND request_id = %s"
+)
 
 
 def load_state(wf: Workflow, definition: Definition) -> State:
@@ -180,49 +183,65 @@ def _append(
     rows = []
     prev = wf.last_hash
     for i, event in enumerate(events):
-        payload = event.to_dict()
         first = i == 0
         behalf = getattr(event, "on_behalf_of", None)
-        row = WorkflowEvent(
-            tenant_id=wf.tenant_id,
+        row = EventRow(
             workflow_id=wf.pk,
             seq=wf.version + i + 1,
             type=event.type,
-            schema_version=event.schema_version,
-            payload=payload,
+            payload=event.to_dict(),
             request_id=request_id if first else None,
-            result={"status": status, "version": version} if first and request_id else None,
-            actor=actor.user,
+            actor_id=actor.user.pk if actor.user is not None else None,
             role=actor.role,
             on_behalf_of_id=behalf_ids.get(behalf) if isinstance(behalf, str) else None,
             created_at=now,
             prev_hash=prev,
         )
-        row.hash = event_hash(row)
-        prev = row.hash
-        rows.append(row)
-    WorkflowEvent.objects.bulk_create(rows)
+        prev = event_hash(row)
+        result = {"status": status, "version": version} if first and request_id else None
+        rows.append((wf.tenant_id, *row, event.schema_version, result, prev))
+    store.insert(WorkflowEvent, _EVENT_COLUMNS, rows)
     wf.version = version
     wf.last_hash = prev
     wf.public_status = status
     wf.current_step = new_state.step or ""
     wf.data = dict(new_state.data)
     wf.snapshot = state_to_dict(new_state)
-    wf.save(
-        update_fields=[
-            "status",
-            "version",
-            "last_hash",
-            "public_status",
-            "current_step",
-            "data",
-            "snapshot",
-            "updated_at",
-        ]
+    store.update(
+        Workflow,
+        wf.pk,
+        {
+            "status": wf.status,
+            "version": wf.version,
+            "last_hash": wf.last_hash,
+            "public_status": wf.public_status,
+            "current_step": wf.current_step,
+            "data": wf.data,
+            "snapshot": wf.snapshot,
+            "updated_at": now,
+        },
     )
 
 
-def event_hash(row: WorkflowEvent) -> str:
+class EventRow(NamedTuple):
+    """What an event's hash covers, in the order of ``_EVENT_COLUMNS``."""
+
+    workflow_id: Any
+    seq: int
+    type: str
+    payload: dict[str, Any]
+    request_id: str | None
+    actor_id: int | None
+    role: str
+    on_behalf_of_id: int | None
+    created_at: Any
+    prev_hash: str
+
+
+_EVENT_COLUMNS = ("tenant", *EventRow._fields, "schema_version", "result", "hash")
+
+
+def event_hash(row: EventRow | WorkflowEvent) -> str:
     """SHA-256 of the event's content and the hash before it: editing or removing any
     event breaks every hash after it."""
     content = {

@@ -16,6 +16,7 @@ from templates_engine.keys import activity_key
 from .. import clock
 from ..directory import TenantDirectory
 from ..models import ActivityAttempt, PendingTask, Timer, Workflow
+from . import store
 
 
 def project(
@@ -44,34 +45,34 @@ def _project_tasks(
     before, after = _open_tasks(old), _open_tasks(new)
     if before == after and old.step == new.step and old.entries == new.entries:
         return
-    PendingTask.objects.filter(workflow_id=wf.pk).delete()
+    wf_id = store.uuid_param(Workflow, wf.pk)
+    store.execute(f"DELETE FROM {store.table(PendingTask)} WHERE workflow_id = %s", [wf_id])
     if not after:
         return
     ids = directory.user_ids(after)
     default_due = now + dt.timedelta(seconds=settings.APPROVALS_DEFAULT_TASK_DUE_SECONDS)
     due = clock.from_epoch(new.due_at) if new.due_at is not None else default_due
-    PendingTask.objects.bulk_create(
-        PendingTask(
-            tenant_id=wf.tenant_id,
-            assignee_id=ids[user],
-            workflow_id=wf.pk,
-            step=new.step or "",
-            on_behalf_of=behalf,
-            due_at=due,
-            created_at=now,
-        )
-        for user, behalf in sorted(after.items())
-        if user in ids
+    store.insert(
+        PendingTask,
+        ("tenant", "assignee", "workflow", "step", "on_behalf_of", "due_at", "created_at"),
+        (
+            (wf.tenant_id, ids[user], wf.pk, new.step or "", behalf, due, now)
+            for user, behalf in sorted(after.items())
+            if user in ids
+        ),
     )
 
 
 def _project_timers(
     wf: Workflow, old: State, new: State, command: cmd.Command, now: dt.datetime
 ) -> None:
+    wf_id = store.uuid_param(Workflow, wf.pk)
     if isinstance(command, cmd.TimerFired):
         # Marked fired even when stale (cancelled meanwhile): it is done with.
-        Timer.objects.filter(workflow_id=wf.pk, key=command.key, fired_at__isnull=True).update(
-            fired_at=now
+        store.execute(
+            f"UPDATE {store.table(Timer)} SET fired_at = %s"
+            " WHERE workflow_id = %s AND key = %s AND fired_at IS NULL",
+            [store.param(Timer, "fired_at", now), wf_id, command.key],
         )
     if old.timers == new.timers:
         return
@@ -81,18 +82,20 @@ def _project_timers(
     if isinstance(command, cmd.TimerFired):
         cancelled.discard(command.key)
     if cancelled:
-        Timer.objects.filter(workflow_id=wf.pk, key__in=cancelled, fired_at__isnull=True).delete()
-    Timer.objects.bulk_create(
-        Timer(
-            tenant_id=wf.tenant_id,
-            workflow_id=wf.pk,
-            key=t.key,
-            step=t.step,
-            kind=t.kind,
-            fire_at=clock.from_epoch(t.fire_at),
+        keys = sorted(cancelled)
+        store.execute(
+            f"DELETE FROM {store.table(Timer)} WHERE workflow_id = %s AND fired_at IS NULL"
+            f" AND key IN ({', '.join(['%s'] * len(keys))})",
+            [wf_id, *keys],
         )
-        for t in new.timers
-        if t.key not in old_keys
+    store.insert(
+        Timer,
+        ("tenant", "workflow", "key", "step", "kind", "fire_at"),
+        (
+            (wf.tenant_id, wf.pk, t.key, t.step, t.kind, clock.from_epoch(t.fire_at))
+            for t in new.timers
+            if t.key not in old_keys
+        ),
     )
 
 
