@@ -1,0 +1,57 @@
+"""``make run`` mode: no settings, SQLite, the activity runner in-process. Run in a
+subprocess so it gets its own settings, as a newcomer's laptop would."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SCRIPT = """
+import time
+from approvals.models import User, Workflow
+from approvals.services.workflows import workflow_start, workflow_decide
+from approvals.scheduler import scheduler_tick
+
+alice, bob, fiona = (User.objects.get(username=u) for u in ("alice", "bob", "fiona"))
+started = workflow_start(submitter=alice, template_key="purchase-request", subject_type="po",
+                         subject_id="PO-1", data={"amountPaise": 500000, "currency": "INR",
+                                                  "category": "SOFTWARE", "item": "IDE"})
+wid = started.response["workflowId"]
+workflow_decide(user=bob, workflow_id=wid, decision="approve", request_id="b1")
+for _ in range(100):  # the in-process runner reserves the budget
+    if Workflow.objects.get(pk=wid).public_status == "PENDING_FINANCE":
+        break
+    time.sleep(0.05)
+workflow_decide(user=fiona, workflow_id=wid, decision="reject", request_id="f1")
+for _ in range(100):  # ... and releases it
+    scheduler_tick()
+    if Workflow.objects.get(pk=wid).status == "REJECTED":
+        break
+    time.sleep(0.05)
+wf = Workflow.objects.get(pk=wid)
+print("RESULT", wf.status, wf.version, wf.events.count())
+"""
+
+
+def test_make_run_mode_runs_workflows_and_activities_on_sqlite(tmp_path: Path) -> None:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"DATABASE_URL", "CELERY_BROKER_URL", "DJANGO_SETTINGS_MODULE"}
+    }
+    env["DATABASE_URL"] = f"sqlite:///{tmp_path / 'db.sqlite3'}"
+    manage = [sys.executable, str(ROOT / "manage.py")]
+
+    for args in (["migrate", "-v0"], ["seed_demo"], ["shell", "-c", SCRIPT]):
+        done = subprocess.run(
+            [*manage, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+
+    status, version, events = done.stdout.split("RESULT", 1)[1].split()
+    assert status == "REJECTED"
+    assert int(version) == int(events) > 10
