@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import uuid
 from typing import Any
 
@@ -27,7 +28,7 @@ from .selectors.workflows import (
     workflow_history,
     workflow_search,
 )
-from .services.commands import Busy
+from .services.commands import REQUEST_ID_PATTERN, Busy
 from .services.workflows import TemplateNotFound, workflow_decide, workflow_start
 
 DECISION_LABELS = {"approve": "Approve", "reject": "Reject", "send_back": "Send back"}
@@ -103,7 +104,7 @@ def decide(request: HttpRequest, workflow_id: str) -> HttpResponse:
     back = request.POST.get("next") or reverse("workflow", args=[workflow_id])
     if not back.startswith("/") or back.startswith("//"):
         back = reverse("inbox")
-    if decision not in DECISION_LABELS or not request_id or len(request_id) > 128:
+    if decision not in DECISION_LABELS or not re.match(REQUEST_ID_PATTERN, request_id):
         messages.error(request, "That decision could not be read; please try again.")
         return HttpResponseRedirect(back)
     try:

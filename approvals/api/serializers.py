@@ -8,7 +8,7 @@ from rest_framework import serializers
 
 from templates_engine.commands import DECISIONS
 
-ID_PATTERN = r"^[A-Za-z0-9._:\-]+$"
+from ..services.commands import REQUEST_ID_PATTERN
 
 
 class JsonObjectField(serializers.JSONField):
@@ -23,7 +23,7 @@ class RequestIdField(serializers.RegexField):
     """A client-chosen id, one per rendered button or e-mailed link: a string only."""
 
     def __init__(self, **kwargs: Any) -> None:
-        super().__init__(ID_PATTERN, max_length=128, **kwargs)
+        super().__init__(REQUEST_ID_PATTERN, max_length=128, **kwargs)
 
     def to_internal_value(self, data: Any) -> Any:
         if not isinstance(data, str):

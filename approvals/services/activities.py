@@ -7,7 +7,7 @@
 * ``attempt_sweep`` re-dispatches attempts whose message was lost and records an
   expired lease as a failed attempt with the error ``Timeout``.
 
-An outcome is recorded under the request id ``attempt:<id>``, so whichever of the
+An outcome is recorded under the request id ``#attempt:<id>``, so whichever of the
 worker and the sweeper records first wins and the other is a duplicate.
 """
 
@@ -35,6 +35,12 @@ from .commands import CommandResult, command_execute
 log = logging.getLogger(__name__)
 
 _embedded_pool: ThreadPoolExecutor | None = None
+
+
+def outcome_request_id(attempt_id: int) -> str:
+    # "#" cannot start a client's request id (REQUEST_ID_PATTERN), so no decision or
+    # signal can take this one first and swallow the outcome as a "duplicate".
+    return f"#attempt:{attempt_id}"
 
 
 def attempt_dispatch(*, attempt_ids: list[int]) -> None:
@@ -140,7 +146,7 @@ def attempt_run(*, attempt_id: int) -> CommandResult | None:
         tenant_id=attempt.tenant_id,
         workflow_id=attempt.workflow_id,
         command=outcome,
-        request_id=f"attempt:{attempt.pk}",
+        request_id=outcome_request_id(attempt.pk),
     )
 
 
@@ -181,7 +187,7 @@ def attempt_sweep(*, redispatch_after: float = 30.0, limit: int = 500) -> dict[s
                 command=cmd.ActivityFailed(
                     step, number, TIMEOUT, "the attempt's lease expired", undo
                 ),
-                request_id=f"attempt:{pk}",
+                request_id=outcome_request_id(pk),
             )
         except Exception:  # one bad row must not stop the sweep; it is retried next pass
             log.exception("could not record the expired lease of attempt %s", pk)
