@@ -4,13 +4,16 @@ the same two services as tasks in production; this loop serves the embedded mode
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import threading
+import time
 
+from django.conf import settings
 from django.db import close_old_connections
 
 from .services.activities import attempt_sweep
-from .services.timers import timer_drain
+from .services.timers import timer_drain, timer_prune
 
 log = logging.getLogger(__name__)
 
@@ -18,18 +21,21 @@ log = logging.getLogger(__name__)
 def scheduler_tick() -> tuple[int, dict[str, int]]:
     fired = timer_drain()
     swept = attempt_sweep()
+    timer_prune(older_than=dt.timedelta(days=settings.APPROVALS_FIRED_TIMER_RETENTION_DAYS))
     return fired, swept
 
 
 def scheduler_loop(*, stop: threading.Event, interval: float) -> None:
+    """Tick every ``interval`` seconds, measured start to start, until ``stop``."""
     while not stop.is_set():
+        started = time.monotonic()
         try:
             scheduler_tick()
         except Exception:  # keep going: a database restart must not end the loop
             log.exception("scheduler tick failed; retrying in %.1fs", interval)
         finally:
             close_old_connections()
-        stop.wait(interval)
+        stop.wait(max(0.0, interval - (time.monotonic() - started)))
 
 
 def start_in_background(interval: float) -> threading.Event:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from celery import shared_task
+from django.db import close_old_connections
 
 from .services.activities import attempt_run, attempt_sweep
 from .services.timers import timer_drain
@@ -10,6 +11,7 @@ from .services.timers import timer_drain
 
 @shared_task(name="approvals.run_activity", acks_late=True, reject_on_worker_lost=True)
 def run_activity(attempt_id: int) -> None:
+    close_old_connections()  # the worker reuses connections; drop one that broke
     attempt_run(attempt_id=attempt_id)
 
 

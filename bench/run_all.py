@@ -1,6 +1,8 @@
 """Run every benchmark and rewrite BENCHMARKS.md with their figures.
 
     make bench        # DATABASE_URL=postgres://postgres@127.0.0.1:5432/approvals ...
+    .venv/bin/python bench/run_all.py timers activities   # only these; their sections
+                                                          # replace theirs in the file
 
 The benchmarks use their own database, ``approvals_bench`` (created and migrated here),
 never the test database. Each benchmark runs in its own process, prints its figures and
@@ -28,6 +30,8 @@ BENCHES: list[tuple[str, list[str]]] = [
     ("engine.py", []),
     ("http_decisions.py", []),
     ("inbox.py", []),
+    ("timers.py", []),
+    ("activities.py", []),
     ("profile_decisions.py", []),
 ]
 COMMAND = (
@@ -78,6 +82,10 @@ def md_table(columns: list[str], rows: list[list[Any]]) -> str:
 
 
 def main() -> None:
+    only = [a if a.endswith(".py") else f"{a}.py" for a in sys.argv[1:]]
+    known = {script for script, _ in BENCHES}
+    if unknown := [a for a in only if a not in known]:
+        sys.exit(f"unknown benchmark(s): {', '.join(unknown)}; known: {', '.join(sorted(known))}")
     started = dt.datetime.now(dt.UTC)
     t0 = time.perf_counter()
     print(f"bench database: {bench_database_url()}", flush=True)
@@ -87,6 +95,8 @@ def main() -> None:
     env = server_env()
     with tempfile.TemporaryDirectory() as tmp:
         for script, extra in BENCHES:
+            if only and script not in only:
+                continue
             out = Path(tmp) / f"{script}.json"
             before = load_average()
             print(f"\n=== {script} (load average before: {before}) ===", flush=True)
@@ -103,9 +113,13 @@ def main() -> None:
             doc = json.loads(out.read_text())
             doc["seconds"] = took
             doc["load_before"] = before
+            doc["started"] = f"{dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC"
             results.append(doc)
     total = time.perf_counter() - t0
-    write_markdown(results, failures, started, total)
+    if only and (ROOT / "BENCHMARKS.md").exists():
+        splice_markdown(results, failures)
+    else:
+        write_markdown(results, failures, started, total)
     print(f"\nBENCHMARKS.md written ({total:.0f} s)", flush=True)
     if failures:
         print("\n".join(failures), file=sys.stderr)
@@ -160,13 +174,43 @@ def write_markdown(
     (ROOT / "BENCHMARKS.md").write_text("\n".join(lines).rstrip() + "\n")
 
 
+def splice_markdown(results: list[dict[str, Any]], failures: list[str]) -> None:
+    """Replace (or add) the sections of the benchmarks that ran; keep every other one."""
+    path = ROOT / "BENCHMARKS.md"
+    sections: list[list[str]] = [[]]
+    for line in path.read_text().splitlines():
+        if line.startswith("## "):
+            sections.append([])
+        sections[-1].append(line)
+    for doc in results:
+        new = _section(doc, level=2)
+        marker = f"_`bench/{doc['name']}.py`"
+        at = next(
+            (i for i, sec in enumerate(sections) if any(x.startswith(marker) for x in sec)), None
+        )
+        if at is not None:
+            sections[at] = new
+        else:
+            tail = next(
+                (i for i, sec in enumerate(sections) if sec and sec[0] == "## Where the time goes"),
+                len(sections),
+            )
+            sections.insert(tail, new)
+    if failures:
+        print("not written into BENCHMARKS.md: " + "; ".join(failures), file=sys.stderr)
+    text = "\n".join(line for sec in sections for line in sec)
+    path.write_text(text.rstrip() + "\n")
+
+
 def _section(doc: dict[str, Any], *, level: int) -> list[str]:
     h = "#" * level
     out = [
         f"{h} {doc['title']}",
         "",
         f"_`bench/{doc['name'] if doc['name'] != 'http_decisions' else 'http_decisions'}.py`, "
-        f"{doc['seconds']:.0f} s; load average before: {doc['load_before']}_",
+        f"{doc['seconds']:.0f} s; load average before: {doc['load_before']}"
+        + (f"; run {doc['started']}" if doc.get("started") else "")
+        + "_",
         "",
     ]
     for t in doc["tables"]:

@@ -9,3 +9,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 app = Celery("approvals")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+# Read by Celery's Django fixup under this exact name: keep a worker's database
+# connection for up to this many tasks instead of opening one per task. Tasks call
+# close_old_connections() first, so a connection that broke is replaced.
+app.conf.CELERY_DB_REUSE_MAX = 1000

@@ -218,6 +218,8 @@ CELERY_BEAT_SCHEDULE = {
 
 APPROVALS_POLL_INTERVAL_SECONDS = env_int("APPROVALS_POLL_INTERVAL_SECONDS", 2)
 APPROVALS_TIMER_BATCH = env_int("APPROVALS_TIMER_BATCH", 200)
+# Fired timer rows are deleted after this many days (the events keep the record).
+APPROVALS_FIRED_TIMER_RETENTION_DAYS = env_int("APPROVALS_FIRED_TIMER_RETENTION_DAYS", 7)
 # A task whose step has no deadline is still due: this long after it is assigned.
 APPROVALS_DEFAULT_TASK_DUE_SECONDS = env_int("APPROVALS_DEFAULT_TASK_DUE_SECONDS", 3 * 86400)
 # With no broker configured, run the timer poller and the activity runner in-process.

@@ -112,7 +112,9 @@ def attempt_run(*, attempt_id: int) -> CommandResult | None:
     attempt = _claim(attempt_id, now)
     if attempt is None:
         return None
-    data = Workflow.objects.filter(pk=attempt.workflow_id).values_list("data", flat=True).first()
+    data, template_id = (
+        Workflow.objects.filter(pk=attempt.workflow_id).values_list("data", "template_id").get()
+    )
     spec = get_activity(attempt.activity)
     metrics.ACTIVITY_ATTEMPTS.labels(attempt.activity).inc()
     outcome: cmd.Command
@@ -127,7 +129,7 @@ def attempt_run(*, attempt_id: int) -> CommandResult | None:
         )
     else:
         try:
-            result = spec(attempt.idempotency_key, dict(data or {}), _params(attempt))
+            result = spec(attempt.idempotency_key, dict(data or {}), _params(attempt, template_id))
             outcome = cmd.ActivityCompleted(
                 attempt.step, attempt.attempt, attempt.undo, _jsonable(result)
             )
@@ -150,11 +152,8 @@ def attempt_run(*, attempt_id: int) -> CommandResult | None:
     )
 
 
-def _params(attempt: ActivityAttempt) -> Mapping[str, Any]:
+def _params(attempt: ActivityAttempt, template_id: int) -> Mapping[str, Any]:
     """The step's ``params`` from the workflow template version the workflow pinned."""
-    template_id = (
-        Workflow.objects.filter(pk=attempt.workflow_id).values_list("template_id", flat=True).get()
-    )
     step = definition_for(template_id).action(attempt.step)
     spec = step.compensate if attempt.undo else step.run
     return spec.params if spec is not None else {}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 
+from django.conf import settings
 from django.db import connection, transaction
 
 from templates_engine import commands as cmd
@@ -41,8 +42,8 @@ def _claim(now: dt.datetime, batch: int) -> list[tuple[int, int, str, str]]:
     return [(tenant_id, pk, str(workflow_id), key) for pk, tenant_id, workflow_id, key in rows]
 
 
-def timer_fire_due(*, batch: int = 200) -> int:
-    """Fire the timers due now, one batch; returns how many were delivered."""
+def _fire_batch(batch: int) -> tuple[int, int]:
+    """Claim one batch and fire it; returns (claimed, fired)."""
     now = clock.now()
     claimed = _claim(now, batch)
     fired = 0
@@ -59,15 +60,28 @@ def timer_fire_due(*, batch: int = 200) -> int:
             if connection.in_atomic_block:
                 raise
     metrics.TIMERS_FIRED.inc(fired)
-    return fired
+    return len(claimed), fired
 
 
-def timer_drain(*, batch: int = 200, max_batches: int = 1000) -> int:
-    """Fire due timers until none is left (or ``max_batches`` ran)."""
+def timer_fire_due(*, batch: int | None = None) -> int:
+    """Fire the timers due now, one batch; returns how many were delivered."""
+    return _fire_batch(batch or settings.APPROVALS_TIMER_BATCH)[1]
+
+
+def timer_drain(*, batch: int | None = None, max_batches: int = 1000) -> int:
+    """Fire due timers until none is left to claim (or ``max_batches`` ran)."""
     total = 0
     for _ in range(max_batches):
-        n = timer_fire_due(batch=batch)
-        total += n
-        if n == 0:
+        claimed, fired = _fire_batch(batch or settings.APPROVALS_TIMER_BATCH)
+        total += fired
+        if claimed == 0:
             break
     return total
+
+
+def timer_prune(*, older_than: dt.timedelta, limit: int = 10_000) -> int:
+    """Delete timers fired longer ago than ``older_than``: the events keep the record,
+    and the table stays the size of what is pending."""
+    cutoff = clock.now() - older_than
+    ids = list(Timer.objects.filter(fired_at__lt=cutoff).values_list("pk", flat=True)[:limit])
+    return Timer.objects.filter(pk__in=ids).delete()[0] if ids else 0

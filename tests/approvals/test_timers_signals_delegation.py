@@ -195,3 +195,20 @@ def test_healthz_and_metrics(acme, client):
     body = client.get("/metrics").content.decode()
     assert "approvals_oldest_due_timer_age_seconds" in body
     assert "approvals_due_timers" in body
+
+
+def test_fired_timers_are_pruned_after_the_retention_and_pending_ones_stay(acme, api):
+    from approvals.services.timers import timer_prune
+
+    wid = start_expense(api("alice"), 4_500_000).json()["workflowId"]
+    with clock.shifted(DAY + dt.timedelta(seconds=1)):
+        assert timer_drain() == 1  # the reminder fires; the deadline stays pending
+
+    with clock.shifted(3 * DAY):
+        assert timer_prune(older_than=7 * DAY) == 0
+    with clock.shifted(9 * DAY):
+        assert timer_prune(older_than=7 * DAY) == 1
+
+    assert list(Timer.objects.filter(workflow_id=wid).values_list("kind", "fired_at")) == [
+        ("deadline", None)
+    ]
