@@ -43,13 +43,29 @@ def _project_tasks(
     wf: Workflow, old: State, new: State, now: dt.datetime, directory: TenantDirectory
 ) -> None:
     before, after = _open_tasks(old), _open_tasks(new)
-    if before == after and old.step == new.step and old.entries == new.entries:
+    same_step = old.step == new.step and old.entries == new.entries
+    if before == after and same_step:
         return
     wf_id = store.uuid_param(Workflow, wf.pk)
-    store.execute(f"DELETE FROM {store.table(PendingTask)} WHERE workflow_id = %s", [wf_id])
-    if not after:
+    if same_step:
+        # Only who holds the step changed: touch just those rows, so the others keep
+        # their id and place in an inbox someone is paging through.
+        gone = [user for user, behalf in before.items() if after.get(user) != behalf]
+        added = {user: behalf for user, behalf in after.items() if before.get(user) != behalf}
+    else:
+        gone, added = list(before), after
+    if not same_step:
+        store.execute(f"DELETE FROM {store.table(PendingTask)} WHERE workflow_id = %s", [wf_id])
+    elif gone_ids := sorted(directory.user_ids(gone).values()):
+        marks = ", ".join(["%s"] * len(gone_ids))
+        store.execute(
+            f"DELETE FROM {store.table(PendingTask)}"
+            f" WHERE workflow_id = %s AND assignee_id IN ({marks})",
+            [wf_id, *gone_ids],
+        )
+    if not added:
         return
-    ids = directory.user_ids(after)
+    ids = directory.user_ids(added)
     default_due = now + dt.timedelta(seconds=settings.APPROVALS_DEFAULT_TASK_DUE_SECONDS)
     due = clock.from_epoch(new.due_at) if new.due_at is not None else default_due
     store.insert(
@@ -57,7 +73,7 @@ def _project_tasks(
         ("tenant", "assignee", "workflow", "step", "on_behalf_of", "due_at", "created_at"),
         (
             (wf.tenant_id, ids[user], wf.pk, new.step or "", behalf, due, now)
-            for user, behalf in sorted(after.items())
+            for user, behalf in sorted(added.items())
             if user in ids
         ),
     )

@@ -109,3 +109,30 @@ def test_events_cannot_be_updated_or_deleted(acme, api):
         cursor.execute("SET LOCAL approvals.allow_truncate = off")
         cursor.execute("TRUNCATE approvals_workflowevent CASCADE")
     assert WorkflowEvent.objects.filter(workflow_id=wid, type="Forged").count() == 0
+
+
+def test_in_an_all_step_the_other_approvers_task_keeps_its_place(acme, api):
+    # given an IT hardware purchase waiting on bob and ivan together
+    body = {
+        "template": "purchase-request",
+        "subject": {"type": "po", "id": "PO-1"},
+        "data": {
+            "amountPaise": 500_000,
+            "currency": "INR",
+            "category": "IT_HARDWARE",
+            "item": "laptop",
+        },
+    }
+    wid = api("alice").post("/api/workflows", body, format="json").json()["workflowId"]
+    ivans = PendingTask.objects.get(workflow_id=wid, assignee__username="ivan")
+
+    # when bob approves his part
+    assert decide(api("bob"), wid, "approve", "b").json()["status"] == "PENDING_REVIEW"
+
+    # then ivan's task is the same row (same id, same assigned time), bob's is gone
+    after = PendingTask.objects.get(workflow_id=wid)
+    assert (after.pk, after.created_at, after.assignee.username) == (
+        ivans.pk,
+        ivans.created_at,
+        "ivan",
+    )
