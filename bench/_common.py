@@ -459,3 +459,18 @@ def cpu_seconds_of(pids: list[int]) -> float:
         except OSError:
             pass
     return total / tick
+
+
+def delete_workflows(cur: Any, subject_type: str) -> None:
+    """Remove bench workflows and everything hanging off them (bench rows only)."""
+    cur.execute("SET LOCAL session_replication_role = replica")  # events are append-only
+    sub = "SELECT id FROM approvals_workflow WHERE subject_type = %s"
+    for table in (
+        "approvals_workflowevent",
+        "approvals_pendingtask",
+        "approvals_timer",
+        "approvals_activityattempt",
+        "approvals_startrequest",
+    ):
+        cur.execute(f"DELETE FROM {table} WHERE workflow_id IN ({sub})", [subject_type])
+    cur.execute("DELETE FROM approvals_workflow WHERE subject_type = %s", [subject_type])

@@ -34,6 +34,7 @@ from _common import (  # noqa: E402
     ROOT,
     VENV_BIN,
     Report,
+    delete_workflows,
     server_env,
     setup_django,
     summarize_ms,
@@ -96,17 +97,7 @@ class Worker:
 
 def delete_runs(cur: Any) -> None:
     """Remove the benchmark's workflows (and what hangs off them) and its template."""
-    cur.execute("SET LOCAL session_replication_role = replica")  # events are append-only
-    sub = "SELECT id FROM approvals_workflow WHERE subject_type = %s"
-    for table in (
-        "approvals_workflowevent",
-        "approvals_pendingtask",
-        "approvals_timer",
-        "approvals_activityattempt",
-        "approvals_startrequest",
-    ):
-        cur.execute(f"DELETE FROM {table} WHERE workflow_id IN ({sub})", [SUBJECT])
-    cur.execute("DELETE FROM approvals_workflow WHERE subject_type = %s", [SUBJECT])
+    delete_workflows(cur, SUBJECT)
     # The template names an activity only the benchmark registers: left published, it
     # would fail the system checks (approvals.E002) of every other process on this database.
     cur.execute("DELETE FROM approvals_workflowtemplate WHERE key = %s", [TEMPLATE])

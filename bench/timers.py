@@ -50,6 +50,7 @@ from _common import (  # noqa: E402
     ROOT,
     VENV_BIN,
     Report,
+    delete_workflows,
     server_env,
     setup_django,
     summarize_ms,
@@ -118,21 +119,6 @@ def clock_at(moment: dt.datetime) -> Iterator[None]:
         yield
     finally:
         clock.now = real  # type: ignore[assignment]
-
-
-def delete_workflows(cur: Any, subject_type: str) -> None:
-    """Remove bench workflows and everything hanging off them (bench rows only)."""
-    cur.execute("SET LOCAL session_replication_role = replica")  # events are append-only
-    sub = "SELECT id FROM approvals_workflow WHERE subject_type = %s"
-    for table in (
-        "approvals_workflowevent",
-        "approvals_pendingtask",
-        "approvals_timer",
-        "approvals_activityattempt",
-        "approvals_startrequest",
-    ):
-        cur.execute(f"DELETE FROM {table} WHERE workflow_id IN ({sub})", [subject_type])
-    cur.execute("DELETE FROM approvals_workflow WHERE subject_type = %s", [subject_type])
 
 
 def start_many(
@@ -721,12 +707,11 @@ def main() -> None:
             ],
         )
         report.note(
-            f"steady: scheduler_loop waits {POLL_INTERVAL} s after each pass ends, so passes "
-            f"are {POLL_INTERVAL} s plus the pass apart and a timer that comes due just after "
-            f"a pass waits that long: the poll interval, not the claim, sets the lag (p50 about "
-            f"half the interval, max about the interval plus a pass), so p99 <= "
-            f"{STEADY_P99_TARGET:.0f} s at a {POLL_INTERVAL} s interval is on the edge by "
-            "construction"
+            f"steady: scheduler_loop starts a pass every {POLL_INTERVAL} s, so a timer that "
+            "comes due just after a pass waits for the next one: the poll interval, not the "
+            f"claim, sets the lag (p50 about half the interval, max about the interval), so "
+            f"p99 <= {STEADY_P99_TARGET:.0f} s at a {POLL_INTERVAL} s interval is on the edge "
+            "by construction; a shorter interval lowers it"
         )
         if s["first_due_late_s"] > 0:
             report.note(
