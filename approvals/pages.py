@@ -15,6 +15,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods
 
 from templates_engine import CommandRejected, Definition
@@ -102,8 +103,10 @@ def decide(request: HttpRequest, workflow_id: str) -> HttpResponse:
     request_id = request.POST.get("request_id", "")
     comment = request.POST.get("comment", "")[:4000]
     back = request.POST.get("next") or reverse("workflow", args=[workflow_id])
-    if not back.startswith("/") or back.startswith("//"):
-        back = reverse("inbox")
+    if not url_has_allowed_host_and_scheme(
+        back, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        back = reverse("inbox")  # never bounce to another site
     if decision not in DECISION_LABELS or not re.match(REQUEST_ID_PATTERN, request_id):
         messages.error(request, "That decision could not be read; please try again.")
         return HttpResponseRedirect(back)

@@ -118,3 +118,25 @@ def test_a_second_click_on_the_same_rendered_button_is_recorded_once(
         assert response.ok
 
     assert WorkflowEvent.objects.filter(workflow_id=wid, type="DecisionRecorded").count() == 1
+
+
+@pytest.mark.parametrize("target", ["https://evil.example/", "//evil.example/", "/\\evil.example"])
+def test_the_decide_form_never_redirects_off_site(acme: Any, client: Any, target: str) -> None:
+    from approvals.services.workflows import workflow_start
+
+    alice_user = acme.users.get(username="alice")
+    wid = workflow_start(
+        submitter=alice_user,
+        template_key="expense-approval",
+        subject_type="expense",
+        subject_id="E-redirect",
+        data={"amountPaise": 4_500_000, "currency": "INR", "department": "eng"},
+    ).response["workflowId"]
+    client.force_login(acme.users.get(username="bob"))
+
+    response = client.post(
+        f"/workflows/{wid}/decide", {"decision": "approve", "request_id": "r-1", "next": target}
+    )
+
+    assert response.status_code == 302
+    assert response["Location"] == "/"
