@@ -146,7 +146,8 @@ class PendingTaskAdmin(ReadOnlyAdmin):
 
 @admin.register(Timer)
 class TimerAdmin(ReadOnlyAdmin):
-    list_display = ["workflow", "key", "kind", "fire_at", "fired_at"]
+    list_display = ["workflow", "key", "kind", "fire_at", "fired_at", "failures", "dead_at"]
+    list_filter = ["kind", "dead_at"]
 
 
 @admin.register(ActivityAttempt)

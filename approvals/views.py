@@ -33,6 +33,11 @@ class _TableCollector:
         yield GaugeMetricFamily(
             "approvals_due_timers", "Timers due and not yet fired.", value=health.due_timer_count()
         )
+        yield GaugeMetricFamily(
+            "approvals_dead_timers",
+            "Timers parked after failing to fire again and again: each needs a person.",
+            value=health.dead_timer_count(),
+        )
         depth = GaugeMetricFamily(
             "approvals_outbox_depth", "Unfinished activity attempts.", labels=["queue"]
         )

@@ -13,6 +13,7 @@ import logging
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import F
 
 from templates_engine import commands as cmd
 
@@ -23,6 +24,7 @@ from .commands import command_execute
 log = logging.getLogger(__name__)
 
 CLAIM_SECONDS = 60
+MAX_FIRE_FAILURES = 10
 
 
 def _claim(now: dt.datetime, batch: int) -> list[tuple[int, int, str, str]]:
@@ -30,7 +32,7 @@ def _claim(now: dt.datetime, batch: int) -> list[tuple[int, int, str, str]]:
     with transaction.atomic():
         rows = list(
             Timer.objects.select_for_update(skip_locked=True)
-            .filter(fired_at__isnull=True, fire_at__lte=now)
+            .filter(fired_at__isnull=True, fire_at__lte=now, dead_at__isnull=True)
             .exclude(claimed_until__gt=now)
             .order_by("fire_at")
             .values_list("pk", "tenant_id", "workflow_id", "key")[:batch]
@@ -48,19 +50,29 @@ def _fire_batch(batch: int) -> tuple[int, int]:
     claimed = _claim(now, batch)
     fired = 0
     # Workflow order gives every batch the same lock order.
-    for tenant_id, _pk, workflow_id, key in sorted(claimed, key=lambda r: r[2]):
+    for tenant_id, pk, workflow_id, key in sorted(claimed, key=lambda r: r[2]):
         try:
             command_execute(
                 tenant_id=tenant_id, workflow_id=workflow_id, command=cmd.TimerFired(key)
             )
             fired += 1
-        except Exception:
-            # Left claimed: it is due again once the claim lapses.
+        except Exception as exc:
+            # Left claimed: it is due again once the claim lapses, until it is parked.
             log.exception("timer %s of workflow %s failed to fire", key, workflow_id)
             if connection.in_atomic_block:
                 raise
+            _record_failure(pk, exc, now)
     metrics.TIMERS_FIRED.inc(fired)
     return len(claimed), fired
+
+
+def _record_failure(pk: int, exc: Exception, now: dt.datetime) -> None:
+    Timer.objects.filter(pk=pk).update(
+        failures=F("failures") + 1, last_error=f"{type(exc).__name__}: {exc}"[:2000]
+    )
+    parked = Timer.objects.filter(pk=pk, failures__gte=MAX_FIRE_FAILURES).update(dead_at=now)
+    if parked:
+        log.error("timer %s parked after %d failed fires", pk, MAX_FIRE_FAILURES)
 
 
 def timer_fire_due(*, batch: int | None = None) -> int:

@@ -212,3 +212,29 @@ def test_fired_timers_are_pruned_after_the_retention_and_pending_ones_stay(acme,
     assert list(Timer.objects.filter(workflow_id=wid).values_list("kind", "fired_at")) == [
         ("deadline", None)
     ]
+
+
+# Committed transactions: a failed fire rolls back its own transaction, which a test
+# wrapped in one outer transaction could not survive.
+@pytest.mark.django_db(transaction=True)
+def test_a_timer_that_keeps_failing_is_parked_not_retried_forever(acme, api):
+    from approvals.services.timers import CLAIM_SECONDS, MAX_FIRE_FAILURES
+
+    # given a workflow whose stored state cannot be read, so its timers cannot fire
+    wid = start_expense(api("alice"), 4_500_000).json()["workflowId"]
+    Workflow.objects.filter(pk=wid).update(snapshot={"snapshot_version": 1, "broken": True})
+    reminder = Timer.objects.get(workflow_id=wid, kind="reminder")
+
+    # when the poller retries it, each claim lapsing before the next
+    for attempt in range(MAX_FIRE_FAILURES + 2):
+        shift = DAY + dt.timedelta(seconds=1 + attempt * (CLAIM_SECONDS + 1))
+        with clock.shifted(shift):
+            assert timer_drain() == 0
+
+    # then it failed exactly MAX_FIRE_FAILURES times and is parked, with the error kept
+    reminder.refresh_from_db()
+    assert reminder.failures == MAX_FIRE_FAILURES
+    assert reminder.dead_at is not None and reminder.fired_at is None
+    assert reminder.last_error.startswith("KeyError")
+    body = api("audrey").get("/metrics").content.decode()
+    assert "approvals_dead_timers 1.0" in body
