@@ -39,6 +39,20 @@ DECIDE_P95_TARGET = 30.0
 START_P95_TARGET = 40.0
 
 
+LOAD_COLUMNS = [
+    "load",
+    "requests",
+    "ok/s",
+    "p50 ms",
+    "p95 ms",
+    "p99 ms",
+    "max ms",
+    "statuses",
+    "target",
+    "result",
+]
+
+
 def pending_for_bob(bob: object) -> list[str]:
     """Workflows (from earlier runs too) still waiting on bob's approval."""
     from approvals.models import PendingTask
@@ -159,18 +173,7 @@ def main() -> None:
 
     report.table(
         "Decisions (POST /api/workflows/{id}/decisions, approve, unique requestIds)",
-        [
-            "load",
-            "requests",
-            "ok/s",
-            "p50 ms",
-            "p95 ms",
-            "p99 ms",
-            "max ms",
-            "statuses",
-            "target",
-            "result",
-        ],
+        LOAD_COLUMNS,
         [
             [
                 f"saturated, {args.clients} clients, {args.sat_seconds:.0f} s",
@@ -230,18 +233,7 @@ def main() -> None:
         )
     report.table(
         "Starts (POST /api/workflows, expense Rs 45,000: pending the manager)",
-        [
-            "load",
-            "requests",
-            "ok/s",
-            "p50 ms",
-            "p95 ms",
-            "p99 ms",
-            "max ms",
-            "statuses",
-            "target",
-            "result",
-        ],
+        LOAD_COLUMNS,
         rows,
     )
     report.table(
