@@ -136,3 +136,11 @@ def test_in_an_all_step_the_other_approvers_task_keeps_its_place(acme, api):
         ivans.created_at,
         "ivan",
     )
+
+
+def test_the_models_status_machine_names_exactly_the_engines_statuses():
+    from approvals.models import WorkflowStatus
+    from templates_engine import NEW, RUNNING, TERMINAL
+    from templates_engine.state import COMPENSATING
+
+    assert set(WorkflowStatus.values) == {NEW, RUNNING, COMPENSATING, *TERMINAL}
