@@ -18,10 +18,6 @@ def now() -> dt.datetime:
     return timezone.now() + _offset
 
 
-def to_epoch(moment: dt.datetime) -> float:
-    return moment.timestamp()
-
-
 def from_epoch(seconds: float) -> dt.datetime:
     return dt.datetime.fromtimestamp(seconds, tz=dt.UTC)
 

@@ -154,10 +154,6 @@ class InMemoryEngine:
         self._apply(self._runs[workflow_id], cmd.Cancel(actor, reason))
         return self._runs[workflow_id].state.status
 
-    def fire_timers(self, workflow_id: str) -> str:
-        """Alias of ``run``: timers and activities are both performed by ``run``."""
-        return self.run(workflow_id)
-
     # -- queries ----------------------------------------------------------------
 
     def status(self, workflow_id: str) -> str:

@@ -86,7 +86,6 @@ class CommandResult:
     status: str
     version: int
     duplicate: bool = False
-    state: State | None = None
 
 
 def command_execute(
@@ -147,7 +146,7 @@ def _execute_locked(
     if events:
         _append(wf, events, new_state, actor, request_id, now, directory)
     project(wf, state, new_state, command, now, directory)
-    return CommandResult(wf.pk, wf.public_status, wf.version, state=new_state)
+    return CommandResult(wf.pk, wf.public_status, wf.version)
 
 
 _RECORDED_SQL = (
