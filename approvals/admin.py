@@ -1,4 +1,7 @@
-"""Django admin: finance admins edit workflow templates here; auditors read history."""
+"""Django admin: finance admins edit their organisation's workflow templates and
+delegations here; auditors read history. Every permission is approvals.access's answer:
+``TenantScoped`` asks it for each action and shows only the user's own organisation's
+rows; superusers alone see every organisation."""
 
 from __future__ import annotations
 
@@ -8,11 +11,14 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin
-from django.http import HttpRequest
+from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
 from guardian.admin import GuardedModelAdmin
 
 from templates_engine import Definition, DefinitionError
 
+from . import access
 from .models import (
     ActivityAttempt,
     Delegation,
@@ -25,30 +31,126 @@ from .models import (
     WorkflowEvent,
     WorkflowTemplate,
 )
+from .services.delegations import DelegationRefused, delegation_check
 from .services.templates import workflow_template_publish
 
 
+class TenantScoped(admin.ModelAdmin):
+    """Rows of the user's own organisation, with the rights access.admin_may gives.
+    The tenant of a new row is the user's own; choices of people are the user's own
+    organisation's."""
+
+    def _model(self) -> str:
+        return self.model._meta.model_name or ""
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return access.admin_may(request.user, "view", self._model())
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return access.admin_may(request.user, "view", self._model()) and self._own(request, obj)
+
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        return access.admin_may(request.user, "add", self._model())
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return access.admin_may(request.user, "change", self._model()) and self._own(request, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return access.admin_may(request.user, "delete", self._model()) and self._own(request, obj)
+
+    def _own(self, request: HttpRequest, obj: Any) -> bool:
+        user: Any = request.user
+        return obj is None or user.is_superuser or obj.tenant_id == user.tenant_id
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        return access.admin_scope(request.user, super().get_queryset(request))
+
+    def get_exclude(self, request: HttpRequest, obj: Any = None) -> Any:
+        excluded = list(super().get_exclude(request, obj) or [])
+        user: Any = request.user
+        if not user.is_superuser and "tenant" in [f.name for f in self.model._meta.fields]:
+            excluded.append("tenant")
+        return excluded
+
+    def get_list_filter(self, request: HttpRequest) -> Any:
+        filters = list(super().get_list_filter(request))
+        user: Any = request.user
+        return filters if user.is_superuser else [f for f in filters if f != "tenant"]
+
+    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        user: Any = request.user
+        if not user.is_superuser:
+            if db_field.related_model is User:
+                kwargs["queryset"] = User.objects.filter(tenant_id=user.tenant_id, is_active=True)
+            elif db_field.related_model is Tenant:
+                kwargs["queryset"] = Tenant.objects.filter(pk=user.tenant_id)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        user: Any = request.user
+        if not user.is_superuser:
+            obj.tenant_id = user.tenant_id
+        super().save_model(request, obj, form, change)
+
+
+class SuperuserOnly(admin.ModelAdmin):
+    """Organisations and people: the deployment's operators only."""
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return bool(request.user.is_active and request.user.is_superuser)
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self.has_module_permission(request)
+
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        return self.has_module_permission(request)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self.has_module_permission(request)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self.has_module_permission(request)
+
+
 @admin.register(Tenant)
-class TenantAdmin(admin.ModelAdmin):
+class TenantAdmin(SuperuserOnly):
     list_display = ["name", "slug"]
 
 
 @admin.register(User)
-class ApprovalsUserAdmin(UserAdmin):
+class ApprovalsUserAdmin(SuperuserOnly, UserAdmin):
     list_display = ["username", "tenant", "manager", "email", "is_staff"]
     list_filter = ["tenant", "is_staff"]
     fieldsets = (*UserAdmin.fieldsets, ("Organisation", {"fields": ("tenant", "manager")}))  # type: ignore[misc]
 
 
 @admin.register(OrgGroup)
-class OrgGroupAdmin(admin.ModelAdmin):
+class OrgGroupAdmin(SuperuserOnly):
     list_display = ["name", "key", "tenant"]
     filter_horizontal = ["members"]
 
 
+class DelegationForm(forms.ModelForm):
+    class Meta:
+        model = Delegation
+        fields = ["tenant", "user", "delegate", "starts_at", "ends_at", "reason"]
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        user, delegate = cleaned.get("user"), cleaned.get("delegate")
+        if isinstance(user, User) and isinstance(delegate, User):
+            try:
+                delegation_check(user=user, delegate=delegate)
+            except DelegationRefused as exc:
+                raise forms.ValidationError({"delegate": str(exc)}) from exc
+        return cleaned
+
+
 @admin.register(Delegation)
-class DelegationAdmin(admin.ModelAdmin):
+class DelegationAdmin(TenantScoped):
+    form = DelegationForm
     list_display = ["user", "delegate", "starts_at", "ends_at", "tenant"]
+    list_filter = ["tenant"]
 
 
 class WorkflowTemplateForm(forms.ModelForm):
@@ -71,18 +173,43 @@ class WorkflowTemplateForm(forms.ModelForm):
 
 
 @admin.register(WorkflowTemplate)
-class WorkflowTemplateAdmin(GuardedModelAdmin):
-    """Saving never edits a published version: it publishes the next one."""
+class WorkflowTemplateAdmin(TenantScoped, GuardedModelAdmin):  # type: ignore[misc]
+    """Saving never edits a published version: it publishes the next one. Granting
+    object permissions (who may read a workflow template's workflows) is for
+    superusers only."""
 
     form = WorkflowTemplateForm
     list_display = ["key", "version", "title", "tenant", "published_at", "published_by"]
     list_filter = ["tenant", "key"]
 
+    def obj_perms_manage_view(self, request: HttpRequest, object_pk: Any) -> HttpResponse:
+        self._superuser_only(request)
+        return super().obj_perms_manage_view(request, object_pk)
+
+    def obj_perms_manage_user_view(
+        self, request: HttpRequest, object_pk: Any, user_id: Any
+    ) -> HttpResponse:
+        self._superuser_only(request)
+        return super().obj_perms_manage_user_view(request, object_pk, user_id)
+
+    def obj_perms_manage_group_view(
+        self, request: HttpRequest, object_pk: Any, group_id: Any
+    ) -> HttpResponse:
+        self._superuser_only(request)
+        return super().obj_perms_manage_group_view(request, object_pk, group_id)
+
+    @staticmethod
+    def _superuser_only(request: HttpRequest) -> None:
+        if not request.user.is_superuser:
+            raise PermissionDenied
+
     def save_model(
         self, request: HttpRequest, obj: WorkflowTemplate, form: Any, change: bool
     ) -> None:
+        user: Any = request.user
+        tenant = form.cleaned_data["tenant"] if user.is_superuser else user.tenant
         published = workflow_template_publish(
-            tenant=form.cleaned_data["tenant"],
+            tenant=tenant,
             definition=form.cleaned_data["definition"],
             published_by=request.user if isinstance(request.user, User) else None,
         )
@@ -110,9 +237,18 @@ class EventInline(admin.TabularInline):
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return access.admin_may(request.user, "view", "workflowevent")
 
-class ReadOnlyAdmin(admin.ModelAdmin):
-    def has_add_permission(self, request: HttpRequest) -> bool:
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+class ReadOnlyAdmin(TenantScoped):
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
         return False
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:

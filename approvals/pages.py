@@ -20,6 +20,7 @@ from django.views.decorators.http import require_http_methods
 
 from templates_engine import CommandRejected, Definition
 
+from . import access
 from .definitions import definition_for
 from .models import User, WorkflowTemplate
 from .selectors.tasks import BadCursor, task_list_for_user
@@ -29,7 +30,7 @@ from .selectors.workflows import (
     workflow_history,
     workflow_search,
 )
-from .services.commands import REQUEST_ID_PATTERN, Busy
+from .services.commands import REQUEST_ID_PATTERN, Busy, RequestIdReused, WorkflowNotFound
 from .services.workflows import TemplateNotFound, workflow_decide, workflow_start
 
 DECISION_LABELS = {"approve": "Approve", "reject": "Reject", "send_back": "Send back"}
@@ -37,6 +38,7 @@ REJECTION_TEXT = {
     "NOT_YOUR_STEP": "This step is not yours to decide (any more).",
     "ALREADY_DECIDED": "You have already approved this step.",
     "WORKFLOW_FINISHED": "This workflow has already finished.",
+    "SEGREGATION_OF_DUTIES": "You submitted this request, so you cannot decide it.",
 }
 
 
@@ -118,8 +120,12 @@ def decide(request: HttpRequest, workflow_id: str) -> HttpResponse:
             request_id=request_id,
             comment=comment,
         )
+    except WorkflowNotFound:
+        raise Http404 from None
     except CommandRejected as exc:
         messages.error(request, REJECTION_TEXT.get(exc.code, exc.message))
+    except (access.Forbidden, RequestIdReused) as exc:
+        messages.error(request, str(exc))
     except Busy:
         messages.error(request, "The workflow is busy; please try again.")
     else:
@@ -172,7 +178,7 @@ def _latest_templates(user: User) -> list[WorkflowTemplate]:
         "key", "-version"
     ):
         latest.setdefault(t.key, t)
-    return list(latest.values())
+    return [t for t in latest.values() if access.may_start(user, t.key)]
 
 
 @login_required
@@ -200,7 +206,7 @@ def workflow_new(request: HttpRequest) -> HttpResponse:
                 idempotency_key=request.POST.get("idempotency_key") or None,
                 body_hash=_hash(key, form.cleaned_data),
             )
-        except (CommandRejected, TemplateNotFound) as exc:
+        except (CommandRejected, TemplateNotFound, access.Forbidden) as exc:
             form.add_error(None, str(exc))
         else:
             messages.success(request, f"Submitted. Status: {result.response['status']}.")

@@ -65,7 +65,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # --- Applications ---------------------------------------------------------------------
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "approvals.admin_site.ApprovalsAdminConfig",  # django.contrib.admin, asking access.py
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

@@ -14,8 +14,9 @@ from rest_framework.response import Response
 from templates_engine import CommandRejected
 from templates_engine import errors as engine_errors
 
+from ..access import Forbidden
 from ..selectors.tasks import BadCursor
-from ..services.commands import Busy, WorkflowNotFound
+from ..services.commands import Busy, RequestIdReused, WorkflowNotFound
 from ..services.workflows import IdempotencyKeyReused, TemplateNotFound
 
 
@@ -40,6 +41,7 @@ _REJECTION_STATUS = {
     engine_errors.INVALID_DECISION: 422,
     engine_errors.UNKNOWN_USER: 422,
     engine_errors.ALREADY_TURNING_BACK: 409,
+    "SEGREGATION_OF_DUTIES": 403,
 }
 
 
@@ -66,6 +68,10 @@ def _translate(exc: Exception) -> tuple[int, str, str, Any]:
         return 404, "NOT_FOUND", NOT_FOUND, None
     if isinstance(exc, TemplateNotFound):
         return 422, "UNKNOWN_TEMPLATE", str(exc), None
+    if isinstance(exc, Forbidden):
+        return 403, "FORBIDDEN", exc.message, None
+    if isinstance(exc, RequestIdReused):
+        return 422, "REQUEST_ID_REUSED", str(exc), None
     if isinstance(exc, IdempotencyKeyReused):
         return 422, "IDEMPOTENCY_KEY_REUSED", str(exc), None
     if isinstance(exc, BadCursor):

@@ -83,6 +83,13 @@ class CancelRequest(serializers.Serializer):
     reason = serializers.CharField(max_length=1000, allow_blank=True, default="")
 
 
+class ReassignRequest(serializers.Serializer):
+    requestId = RequestIdField()
+    fromUser = serializers.CharField(max_length=150)
+    toUser = serializers.CharField(max_length=150)
+    comment = serializers.CharField(max_length=4000, allow_blank=True, default="")
+
+
 class TaskItem(serializers.Serializer):
     taskId = serializers.IntegerField()
     workflowId = serializers.UUIDField()

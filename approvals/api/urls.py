@@ -15,5 +15,10 @@ urlpatterns = [
         name="api-signal",
     ),
     path("workflows/<uuid:workflow_id>/cancel", views.CancelView.as_view(), name="api-cancel"),
+    path(
+        "workflows/<uuid:workflow_id>/reassign",
+        views.ReassignView.as_view(),
+        name="api-reassign",
+    ),
     path("me/tasks", views.MyTasksView.as_view(), name="api-my-tasks"),
 ]

@@ -16,6 +16,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
+from .. import access
 from ..models import PendingTask, User, Workflow
 from ..selectors.tasks import task_list_for_user
 from ..selectors.workflows import (
@@ -25,12 +26,17 @@ from ..selectors.workflows import (
     workflow_search,
 )
 from ..services.commands import CommandResult
-from ..services.workflows import workflow_cancel, workflow_decide, workflow_signal, workflow_start
+from ..services.workflows import (
+    workflow_cancel,
+    workflow_decide,
+    workflow_reassign,
+    workflow_signal,
+    workflow_start,
+)
 from . import serializers as s
 from .errors import NOT_FOUND, ApiError
 
 INVALID_CREDENTIALS = "The username or password is wrong."
-NO_TENANT = "This account belongs to no organisation."
 IDEMPOTENCY_KEY_INVALID = "Idempotency-Key must be 1 to 255 printable characters."
 
 ERRORS = {
@@ -41,11 +47,10 @@ ERRORS = {
 
 
 class TenantMember(BasePermission):
-    message = NO_TENANT
+    message = access.NO_TENANT
 
     def has_permission(self, request: Request, view: Any) -> bool:
-        user = request.user
-        return bool(user and user.is_authenticated and getattr(user, "tenant_id", None))
+        return access.is_member(request.user)
 
 
 def _user(request: Request) -> User:
@@ -64,6 +69,12 @@ def _tag_request_id(request: Request) -> None:
     rid = data.get("requestId") if isinstance(data, dict) else None
     if isinstance(rid, str) and 0 < len(rid) <= 128:
         request._request.api_request_id = rid  # type: ignore[attr-defined]
+
+
+def _scope(request: Request) -> access.Scope | None:
+    """The API token's limits, when the request came with a scoped token."""
+    auth = request.auth
+    return auth if hasattr(auth, "may_start") and hasattr(auth, "may_signal") else None
 
 
 def _decision_body(result: CommandResult) -> dict[str, Any]:
@@ -122,6 +133,7 @@ class WorkflowCollectionView(APIView):
             data=v["data"],
             idempotency_key=key,
             body_hash=hashlib.sha256(canonical.encode()).hexdigest(),
+            scope=_scope(request),
         )
         response = Response(result.response, status=201)
         response["Location"] = f"/api/workflows/{result.response['workflowId']}"
@@ -258,6 +270,7 @@ class SignalView(APIView):
             name=name,
             payload=v["payload"],
             request_id=v["requestId"],
+            scope=_scope(request),
         )
         return Response(_decision_body(result))
 
@@ -268,21 +281,42 @@ class CancelView(APIView):
     @extend_schema(
         request=s.CancelRequest,
         responses={200: s.DecisionResponse, 409: s.ErrorResponse, **ERRORS},
-        summary="Cancel a workflow (its submitter or an administrator)",
+        summary="Cancel a workflow (its submitter or an organisation admin)",
     )
     def post(self, request: Request, workflow_id: uuid.UUID) -> Response:
         _tag_request_id(request)
         body = s.CancelRequest(data=request.data)
         body.is_valid(raise_exception=True)
-        user = _user(request)
-        wf = workflow_get(user=user, workflow_id=workflow_id)
-        if wf is None:
-            raise ApiError(404, "NOT_FOUND", NOT_FOUND)
-        if wf.submitter_id != user.pk and not user.is_staff:
-            raise ApiError(403, "FORBIDDEN", "Only the submitter or an administrator may cancel.")
         v = body.validated_data
         result = workflow_cancel(
-            user=user, workflow_id=workflow_id, reason=v["reason"], request_id=v["requestId"]
+            user=_user(request),
+            workflow_id=workflow_id,
+            reason=v["reason"],
+            request_id=v["requestId"],
+        )
+        return Response(_decision_body(result))
+
+
+class ReassignView(APIView):
+    permission_classes = [TenantMember]
+
+    @extend_schema(
+        request=s.ReassignRequest,
+        responses={200: s.DecisionResponse, 409: s.ErrorResponse, 422: s.ErrorResponse, **ERRORS},
+        summary="Move a task to another person (organisation admins)",
+    )
+    def post(self, request: Request, workflow_id: uuid.UUID) -> Response:
+        _tag_request_id(request)
+        body = s.ReassignRequest(data=request.data)
+        body.is_valid(raise_exception=True)
+        v = body.validated_data
+        result = workflow_reassign(
+            user=_user(request),
+            workflow_id=workflow_id,
+            from_user=v["fromUser"],
+            to_user=v["toUser"],
+            request_id=v["requestId"],
+            comment=v["comment"],
         )
         return Response(_decision_body(result))
 

@@ -8,24 +8,41 @@ from pathlib import Path
 from typing import Any
 
 from django.contrib.auth.hashers import make_password
+from django.contrib.auth.models import Group
 from django.db import transaction
 
+from ..access import Role
 from ..models import OrgGroup, Tenant, User
 from ..services.templates import workflow_template_publish
 
 HERE = Path(__file__).parent
 DEMO_PASSWORD = "demo"  # the demo organisation only
 
-# username -> (first name, manager, groups, staff)
-PEOPLE: dict[str, tuple[str, str | None, tuple[str, ...], bool]] = {
-    "victor": ("Victor", None, (), False),
-    "bob": ("Bob", "victor", (), False),
-    "alice": ("Alice", "bob", (), False),
-    "fiona": ("Fiona", "victor", ("finance",), False),
-    "ivan": ("Ivan", "victor", ("it-admins",), False),
-    "audrey": ("Audrey", "victor", ("auditors",), False),
+# username -> (first name, manager, approver groups, roles)
+PEOPLE: dict[str, tuple[str, str | None, tuple[str, ...], tuple[Role, ...]]] = {
+    "victor": ("Victor", None, (), ()),
+    "bob": ("Bob", "victor", (), ()),
+    "alice": ("Alice", "bob", (), ()),
+    "fiona": ("Fiona", "victor", ("finance",), (Role.FINANCE_ADMIN,)),
+    "ivan": ("Ivan", "victor", ("it-admins",), ()),
+    "audrey": ("Audrey", "victor", (), (Role.AUDITOR,)),
+    "olga": ("Olga", "victor", (), (Role.ORG_ADMIN,)),
+    # The ERP's account: it signs in with a scoped API token, never a password.
+    "erp": ("ERP", None, (), (Role.INTEGRATION,)),
 }
-GROUPS = {"finance": "Finance", "it-admins": "IT admins", "auditors": "Auditors"}
+# Approver groups that routing rules name ({"group": KEY}).
+GROUPS = {"finance": "Finance", "it-admins": "IT admins"}
+# What each demo person does, for the sign-in list `make run` prints.
+DESCRIPTIONS = {
+    "victor": "VP",
+    "bob": "alice's manager",
+    "alice": "employee, submits",
+    "fiona": "finance approver and finance admin (opens the admin)",
+    "ivan": "IT admins",
+    "audrey": "auditor (reads everything, changes nothing)",
+    "olga": "organisation admin (cancels, reassigns)",
+    "admin": "superuser",
+}
 
 
 def definitions() -> list[dict[str, Any]]:
@@ -47,23 +64,21 @@ def seed_demo() -> Tenant:
     }
     users: dict[str, User] = {}
     password = _demo_password_hash()
-    for username, (first, manager, member_of, staff) in PEOPLE.items():
+    roles = {role: Group.objects.get_or_create(name=role.value)[0] for role in Role}
+    for username, (first, manager, member_of, has_roles) in PEOPLE.items():
         user, created = User.objects.get_or_create(
             username=username,
-            defaults={
-                "tenant": tenant,
-                "first_name": first,
-                "email": f"{username}@acme.example",
-                "is_staff": staff,
-            },
+            defaults={"tenant": tenant, "first_name": first, "email": f"{username}@acme.example"},
         )
         if created:
-            user.password = password
+            user.password = password if Role.INTEGRATION not in has_roles else "!"
         user.manager = users.get(manager) if manager else None
         user.save()
         users[username] = user
         for key in member_of:
             groups[key].members.add(user)
+        for role in has_roles:
+            user.groups.add(roles[role])
     admin, created = User.objects.get_or_create(
         username="admin",
         defaults={

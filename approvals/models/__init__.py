@@ -1,7 +1,7 @@
 """Tables. Tenant first in every key: every query is scoped to one tenant."""
 
 from .directory import Delegation, OrgGroup, Tenant, User
-from .projections import ActivityAttempt, PendingTask, Timer
+from .projections import ActivityAttempt, PendingTask, Timer, WorkflowParticipant
 from .workflows import StartRequest, Workflow, WorkflowEvent, WorkflowStatus, WorkflowTemplate
 
 __all__ = [
@@ -15,6 +15,7 @@ __all__ = [
     "User",
     "Workflow",
     "WorkflowEvent",
+    "WorkflowParticipant",
     "WorkflowStatus",
     "WorkflowTemplate",
 ]

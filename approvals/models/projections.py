@@ -89,3 +89,20 @@ class ActivityAttempt(models.Model):
                 condition=models.Q(finished_at__isnull=True),
             ),
         ]
+
+
+class WorkflowParticipant(models.Model):
+    """Someone a workflow's history names as a person it concerns: its submitter, an
+    assignee past or present, a decider, or the approver a delegate acted for. The
+    read rule for people who are neither auditors nor organisation admins is "you are
+    a participant" (approvals.access), answered by one indexed lookup."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
+    workflow = models.ForeignKey(Workflow, on_delete=models.CASCADE, related_name="participants")
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="participations")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["workflow", "user"], name="participant_unique")
+        ]
+        indexes = [models.Index(fields=["tenant", "user", "workflow"], name="participant_user")]

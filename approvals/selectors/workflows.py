@@ -8,59 +8,24 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db.models import Q, QuerySet
+from django.db.models import Q
 
 from templates_engine.snapshot import state_from_dict
 
+from .. import access
 from ..models import User, Workflow, WorkflowEvent
-
-AUDITORS_GROUP = "auditors"
-
-
-def is_privileged(user: User) -> bool:
-    """Staff and tenant auditors see every workflow of their tenant."""
-    if user.is_staff or user.is_superuser:
-        return True
-    return user.org_groups.filter(key=AUDITORS_GROUP).exists()
-
-
-def workflows_visible_to(user: User) -> QuerySet[Workflow]:
-    qs = Workflow.objects.filter(tenant_id=user.member_tenant_id)
-    if is_privileged(user):
-        return qs
-    participant = (
-        Q(submitter=user)
-        | Q(
-            pk__in=WorkflowEvent.objects.filter(tenant_id=user.member_tenant_id, actor=user).values(
-                "workflow_id"
-            )
-        )
-        | Q(tasks__assignee=user)
-    )
-    return qs.filter(participant).distinct()
 
 
 def workflow_get(*, user: User, workflow_id: uuid.UUID | str) -> Workflow | None:
-    """The workflow if ``user`` may see it; None otherwise (also for other tenants).
-
-    Besides participants and auditors, a user holding the guardian object permission
-    ``view_workflowtemplate`` on the workflow's template sees its workflows.
-    """
+    """The workflow if ``user`` may read it (approvals.access); None otherwise, also
+    for another organisation's workflow."""
     try:
         wf = Workflow.objects.select_related("template", "submitter").get(
             tenant_id=user.member_tenant_id, pk=workflow_id
         )
     except (Workflow.DoesNotExist, ValueError, TypeError, DjangoValidationError):
         return None
-    if (
-        is_privileged(user)
-        or wf.submitter_id == user.pk
-        or wf.tasks.filter(assignee=user).exists()
-        or wf.events.filter(actor=user).exists()
-        or user.has_perm("approvals.view_workflowtemplate", wf.template)
-    ):
-        return wf
-    return None
+    return wf if access.may_read_workflow(user, wf) else None
 
 
 @dataclass(frozen=True)
@@ -121,7 +86,7 @@ def workflow_search(
     limit: int = 50,
     offset: int = 0,
 ) -> list[Workflow]:
-    qs = workflows_visible_to(user)
+    qs = access.workflows_readable(user)
     if status:
         qs = qs.filter(Q(public_status=status) | Q(status=status))
     exact = {

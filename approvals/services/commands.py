@@ -19,7 +19,7 @@ import hashlib
 import json
 import random
 import uuid
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, NamedTuple
 
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -48,6 +48,7 @@ REQUEST_ID_PATTERN = r"^[A-Za-z0-9._:\-]{1,128}$"
 
 WORKFLOW_NOT_FOUND = "No such workflow."
 BUSY = "The workflow is busy; try again."
+REQUEST_ID_REUSED = "This requestId was already used for a different command; send a new requestId."
 
 # The django-fsm transition each status-changing event goes through.
 _TRANSITIONS: dict[type[ev.Event], str] = {
@@ -67,6 +68,10 @@ class WorkflowNotFound(Exception):
 
 class Busy(Exception):
     """Version conflicts kept happening; the caller may retry."""
+
+
+class RequestIdReused(Exception):
+    """The request id was recorded with another command or from another actor."""
 
 
 @dataclass(frozen=True)
@@ -125,6 +130,7 @@ def _execute_locked(
         )
     except (Workflow.DoesNotExist, ValueError, TypeError, DjangoValidationError) as exc:
         raise WorkflowNotFound(WORKFLOW_NOT_FOUND) from exc
+    fingerprint = command_fingerprint(command, actor) if request_id else ""
     if request_id:
         # A separate statement, after the lock: under READ COMMITTED it sees what the
         # transaction that held the lock committed. (A subquery inside the locking
@@ -132,6 +138,9 @@ def _execute_locked(
         rows = store.fetch(_RECORDED_SQL, [store.uuid_param(Workflow, wf.pk), request_id])
         recorded = store.json_value(rows[0][0]) if rows else None
         if recorded is not None:
+            # A result recorded before fingerprints were kept has none: a duplicate.
+            if recorded.get("command", fingerprint) != fingerprint:
+                raise RequestIdReused(REQUEST_ID_REUSED)
             metrics.DUPLICATES.labels(command.type).inc()
             return CommandResult(wf.pk, recorded["status"], recorded["version"], duplicate=True)
     definition = definition_for(wf.template_id)
@@ -144,8 +153,8 @@ def _execute_locked(
     for event in events:
         new_state = evolve(new_state, event)
     if events:
-        _append(wf, events, new_state, actor, request_id, now, directory)
-    project(wf, state, new_state, command, now, directory)
+        _append(wf, events, new_state, actor, request_id, fingerprint, now, directory)
+    project(wf, state, new_state, command, now, directory, events)
     return CommandResult(wf.pk, wf.public_status, wf.version)
 
 
@@ -171,6 +180,7 @@ def _append(
     new_state: State,
     actor: Actor,
     request_id: str | None,
+    fingerprint: str,
     now: Any,
     directory: TenantDirectory,
 ) -> None:
@@ -201,7 +211,11 @@ def _append(
             prev_hash=prev,
         )
         prev = event_hash(row)
-        result = {"status": status, "version": version} if first and request_id else None
+        result = (
+            {"status": status, "version": version, "command": fingerprint}
+            if first and request_id
+            else None
+        )
         rows.append((wf.tenant_id, *row, event.schema_version, result, prev))
     store.insert(WorkflowEvent, _EVENT_COLUMNS, rows)
     wf.version = version
@@ -244,6 +258,19 @@ class EventRow(NamedTuple):
 _EVENT_COLUMNS = ("tenant", *EventRow._fields, "schema_version", "result", "hash")
 
 
+def command_fingerprint(command: cmd.Command, actor: Actor) -> str:
+    """What a request id is bound to: the command, its every field, and who sent it.
+    The same id with another fingerprint is a reuse, not a duplicate."""
+    content = {
+        "type": command.type,
+        "fields": asdict(command),  # type: ignore[call-overload]
+        "actor": actor.user.pk if actor.user is not None else None,
+        "role": actor.role,
+    }
+    blob = json.dumps(content, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
 def event_hash(row: EventRow | WorkflowEvent) -> str:
     """SHA-256 of the event's content and the hash before it: editing or removing any
     event breaks every hash after it."""
@@ -272,6 +299,7 @@ __all__ = [
     "Busy",
     "CommandRejected",
     "CommandResult",
+    "RequestIdReused",
     "SYSTEM",
     "WorkflowNotFound",
     "command_execute",

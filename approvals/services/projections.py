@@ -1,21 +1,23 @@
 """Projections of a command's events, written in the command's transaction: the
-inbox (pending tasks), the timers and the activity outbox. Each compares the state
+inbox (pending tasks), the participants, the timers and the activity outbox. Each compares the state
 before and after the command, so it touches only what changed."""
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable, Sequence
 
 from django.conf import settings
 from django.db import transaction
 
 from templates_engine import RUNNING, State
 from templates_engine import commands as cmd
+from templates_engine import events as ev
 from templates_engine.keys import activity_key
 
 from .. import clock
 from ..directory import TenantDirectory
-from ..models import ActivityAttempt, PendingTask, Timer, Workflow
+from ..models import ActivityAttempt, PendingTask, Timer, Workflow, WorkflowParticipant
 from . import store
 
 
@@ -26,10 +28,45 @@ def project(
     command: cmd.Command,
     now: dt.datetime,
     directory: TenantDirectory,
+    events: Sequence[ev.Event] = (),
 ) -> None:
+    _project_participants(wf, events, directory)
     _project_tasks(wf, old, new, now, directory)
     _project_timers(wf, old, new, command, now)
     _project_activity(wf, old, new, command, now)
+
+
+def people_named(events: Iterable[ev.Event]) -> set[str]:
+    """The people the events make participants of their workflow: the submitter, every
+    assignee (with the approver a delegate holds a task for), and every decider."""
+    named: set[str | None] = set()
+    for e in events:
+        if isinstance(e, ev.WorkflowStarted):
+            named.add(e.submitter)
+        elif isinstance(e, ev.ApprovalRequested | ev.Escalated):
+            for a in e.assignments:
+                named.update((a.user, a.on_behalf_of))
+        elif isinstance(e, ev.TaskReassigned):
+            named.add(e.to_user)
+        elif isinstance(e, ev.DecisionRecorded):
+            named.update((e.actor, e.on_behalf_of))
+    named.discard(None)
+    return named  # type: ignore[return-value]
+
+
+def _project_participants(
+    wf: Workflow, events: Sequence[ev.Event], directory: TenantDirectory
+) -> None:
+    names = people_named(events)
+    if not names:
+        return
+    ids = directory.user_ids(names)
+    store.insert(
+        WorkflowParticipant,
+        ("tenant", "workflow", "user"),
+        ((wf.tenant_id, wf.pk, pk) for pk in sorted(ids.values())),
+        on_conflict_ignore=True,
+    )
 
 
 def _open_tasks(state: State) -> dict[str, str]:

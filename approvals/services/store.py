@@ -35,8 +35,15 @@ def _prep(fields: Sequence[Field[Any, Any]], values: Sequence[Any]) -> list[Any]
     return [f.get_db_prep_save(v, connection) for f, v in zip(fields, values, strict=True)]
 
 
-def insert(model: type[Model], names: tuple[str, ...], rows: Iterable[Sequence[Any]]) -> None:
-    """INSERT the rows (values in the order of ``names``) in one statement."""
+def insert(
+    model: type[Model],
+    names: tuple[str, ...],
+    rows: Iterable[Sequence[Any]],
+    *,
+    on_conflict_ignore: bool = False,
+) -> None:
+    """INSERT the rows (values in the order of ``names``) in one statement; with
+    ``on_conflict_ignore`` rows that would break a unique constraint are skipped."""
     rows = list(rows)
     if not rows:
         return
@@ -47,6 +54,8 @@ def insert(model: type[Model], names: tuple[str, ...], rows: Iterable[Sequence[A
     for row in rows:
         params.extend(_prep(fields, row))
     sql = f"INSERT INTO {_quote(table)} ({columns}) VALUES {', '.join([one] * len(rows))}"
+    if on_conflict_ignore:
+        sql += " ON CONFLICT DO NOTHING"  # PostgreSQL and SQLite 3.24+
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
 

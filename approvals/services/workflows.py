@@ -6,12 +6,15 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, transaction
 
 from templates_engine import commands as cmd
 
+from .. import access
+from ..definitions import definition_for
 from ..models import StartRequest, User, Workflow, WorkflowTemplate
-from .commands import Actor, CommandResult, command_execute
+from .commands import WORKFLOW_NOT_FOUND, Actor, CommandResult, WorkflowNotFound, command_execute
 
 TEMPLATE_NOT_FOUND = "No published workflow template with key {key!r}."
 IDEMPOTENCY_KEY_REUSED = "This Idempotency-Key was used with a different request body."
@@ -40,14 +43,17 @@ def workflow_start(
     data: dict[str, Any],
     idempotency_key: str | None = None,
     body_hash: str = "",
+    scope: access.Scope | None = None,
 ) -> StartResult:
     """Start a workflow on the newest published version of a workflow template.
 
     With an ``idempotency_key`` a repeat returns the first response; concurrent
     repeats create one workflow (the second waits on the key's unique index).
+    Raises access.Forbidden when the submitter (or the token's ``scope``) may not.
     """
     tenant_id = submitter.tenant_id
     assert tenant_id is not None
+    access.check_may_start(submitter, template_key, scope)
     template = (
         WorkflowTemplate.objects.filter(tenant_id=tenant_id, key=template_key)
         .order_by("-version")
@@ -114,7 +120,13 @@ def workflow_decide(
     delegate_to: str | None = None,
     data: dict[str, Any] | None = None,
 ) -> CommandResult:
+    """Record a decision. Raises WorkflowNotFound when the user may not read the
+    workflow (never a hint that it exists), access.Forbidden when the account may not
+    decide at all, and CommandRejected for the engine's refusals (not your step,
+    segregation of duties)."""
     assert user.tenant_id is not None
+    _readable(user, workflow_id)
+    access.check_may_decide(user)
     return command_execute(
         tenant_id=user.tenant_id,
         workflow_id=workflow_id,
@@ -131,13 +143,23 @@ def workflow_signal(
     name: str,
     payload: dict[str, Any],
     request_id: str,
+    scope: access.Scope | None = None,
 ) -> CommandResult:
+    """Deliver a signal from one of the senders its step names. Sending grants no
+    right to read the workflow. Raises WorkflowNotFound when the user may neither
+    send it nor read the workflow, access.Forbidden when they may read but not send."""
     assert user.tenant_id is not None
+    wf = _in_tenant(user, workflow_id)
+    if not access.may_signal(user, definition_for(wf.template_id), name, scope):
+        if access.may_read_workflow(user, wf):
+            raise access.Forbidden(access.FORBIDDEN_SIGNAL.format(name=name))
+        raise WorkflowNotFound(WORKFLOW_NOT_FOUND)
+    role = "integration" if access.has_role(user, access.Role.INTEGRATION) else "admin"
     return command_execute(
         tenant_id=user.tenant_id,
         workflow_id=workflow_id,
         command=cmd.Signal(name, payload),
-        actor=Actor(user, "integration"),
+        actor=Actor(user, role),
         request_id=request_id,
     )
 
@@ -145,11 +167,53 @@ def workflow_signal(
 def workflow_cancel(
     *, user: User, workflow_id: uuid.UUID | str, reason: str, request_id: str
 ) -> CommandResult:
+    """Cancel a workflow: its submitter or an organisation admin."""
     assert user.tenant_id is not None
+    wf = _readable(user, workflow_id)
+    if not access.may_cancel(user, wf):
+        raise access.Forbidden(access.FORBIDDEN_CANCEL)
     return command_execute(
         tenant_id=user.tenant_id,
         workflow_id=workflow_id,
         command=cmd.Cancel(user.username, reason),
+        actor=Actor(user, "submitter" if wf.submitter_id == user.pk else "admin"),
+        request_id=request_id,
+    )
+
+
+def workflow_reassign(
+    *,
+    user: User,
+    workflow_id: uuid.UUID | str,
+    from_user: str,
+    to_user: str,
+    request_id: str,
+    comment: str = "",
+) -> CommandResult:
+    """Move a task from one assignee to another: an organisation admin, recorded in the
+    history. The engine refuses a move to the submitter (segregation of duties)."""
+    assert user.tenant_id is not None
+    wf = _readable(user, workflow_id)
+    if not access.may_reassign(user, wf):
+        raise access.Forbidden(access.FORBIDDEN_REASSIGN)
+    return command_execute(
+        tenant_id=user.tenant_id,
+        workflow_id=workflow_id,
+        command=cmd.Reassign(user.username, from_user, to_user, comment),
         actor=Actor(user, "admin"),
         request_id=request_id,
     )
+
+
+def _in_tenant(user: User, workflow_id: uuid.UUID | str) -> Workflow:
+    try:
+        return Workflow.objects.get(tenant_id=user.member_tenant_id, pk=workflow_id)
+    except (Workflow.DoesNotExist, ValueError, TypeError, DjangoValidationError) as exc:
+        raise WorkflowNotFound(WORKFLOW_NOT_FOUND) from exc
+
+
+def _readable(user: User, workflow_id: uuid.UUID | str) -> Workflow:
+    wf = _in_tenant(user, workflow_id)
+    if not access.may_read_workflow(user, wf):
+        raise WorkflowNotFound(WORKFLOW_NOT_FOUND)
+    return wf

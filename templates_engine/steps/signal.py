@@ -1,5 +1,9 @@
 """``signal``: wait for a named external signal (a webhook), with an optional timeout.
-The signal's payload is kept in the workflow data under ``signals.<name>``."""
+The signal's payload is kept in the workflow data under ``signals.<name>``.
+
+``senders`` names who may send the signal: ``{"role": NAME}`` or ``{"user": NAME}``
+rules. The engine only keeps them; the app enforces them before the command is sent
+(a step with none leaves the app's default: integrations and organisation admins)."""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from .. import events as ev
 from ..commands import Command, Signal
 from ..durations import parse_duration
+from ..errors import DefinitionError
 from ..retry import TIMEOUT
 from .base import Step, check_fields, common, require_str
 
@@ -21,6 +26,7 @@ if TYPE_CHECKING:
 class SignalStep(Step):
     signal: str
     timeout: float | None
+    senders: tuple[Mapping[str, str], ...] = ()
 
     kind = "signal"
 
@@ -41,7 +47,7 @@ class SignalStep(Step):
 
 
 def parse(doc: Mapping[str, Any], path: str) -> SignalStep:
-    check_fields(doc, path, {"signal", "timeout"})
+    check_fields(doc, path, {"signal", "timeout", "senders"})
     step_id, when = common(doc, path)
     timeout = doc.get("timeout")
     return SignalStep(
@@ -49,4 +55,22 @@ def parse(doc: Mapping[str, Any], path: str) -> SignalStep:
         when=when,
         signal=require_str(doc, "signal", path),
         timeout=None if timeout is None else parse_duration(timeout, f"{path}.timeout"),
+        senders=_senders(doc.get("senders", []), f"{path}.senders"),
     )
+
+
+def _senders(doc: object, path: str) -> tuple[Mapping[str, str], ...]:
+    if not isinstance(doc, list):
+        raise DefinitionError(path, 'must be a list of {"role": NAME} or {"user": NAME}')
+    rules: list[Mapping[str, str]] = []
+    for i, rule in enumerate(doc):
+        if (
+            not isinstance(rule, Mapping)
+            or len(rule) != 1
+            or next(iter(rule)) not in ("role", "user")
+            or not isinstance(next(iter(rule.values())), str)
+            or not next(iter(rule.values()))
+        ):
+            raise DefinitionError(f"{path}[{i}]", 'must be {"role": NAME} or {"user": NAME}')
+        rules.append(dict(rule))
+    return tuple(rules)

@@ -4,7 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from approvals.demo import DEMO_PASSWORD, PEOPLE, seed_demo
+from approvals.demo import DEMO_PASSWORD, DESCRIPTIONS, seed_demo
 
 
 class Command(BaseCommand):
@@ -13,5 +13,5 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         tenant = seed_demo()
         self.stdout.write(f"Demo organisation {tenant.name!r} is ready. Sign in with:")
-        for username in [*PEOPLE, "admin"]:
-            self.stdout.write(f"  {username:<8} / {DEMO_PASSWORD}")
+        for username, what in DESCRIPTIONS.items():
+            self.stdout.write(f"  {username:<8} / {DEMO_PASSWORD}   {what}")

@@ -1,0 +1,282 @@
+"""Who may do what: the one rule module. Pages, the API, the admin and mail links ask
+it; no view carries a rule of its own.
+
+People and their roles
+    Every user belongs to one organisation (``User.tenant``) and acts only inside it;
+    superusers alone cross organisations (in the admin). A role is a Django group of
+    the same name, held within the holder's own organisation:
+
+    - everyone: an employee, who submits workflows and decides what is assigned or
+      delegated to them;
+    - ``finance-admins``: edit their organisation's workflow templates and delegations
+      in the admin, and nothing else there;
+    - ``auditors``: read every workflow and event of their organisation (pages, API, a
+      read-only admin) and change nothing, not even by submitting;
+    - ``org-admins``: read every workflow of their organisation, cancel workflows and
+      reassign tasks, through the command path;
+    - ``integrations``: accounts of other systems. They act through API tokens scoped
+      to the workflow templates they may start and the signals they may send.
+
+    ``is_staff`` grants nothing here.
+
+Reading a workflow
+    Its participants (submitter, assignees past and present, deciders, the approvers
+    delegates acted for: the ``WorkflowParticipant`` read model), someone standing in
+    now for one of its current assignees, the organisation's auditors and
+    organisation admins, and holders of the django-guardian object permission
+    ``view_workflowtemplate`` on its workflow template. Sending a signal grants nothing.
+
+Segregation of duties (the submitter never decides; four eyes across steps) is a rule
+of the engine's assignment, in templates_engine; this module does not repeat it.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol
+
+from django.db.models import Exists, OuterRef, QuerySet
+
+from templates_engine import Definition
+
+from . import clock
+from .models import Delegation, PendingTask, User, Workflow, WorkflowParticipant
+
+FORBIDDEN_AUDITOR = "Auditors read; they change nothing."
+FORBIDDEN_INTEGRATION_DECIDE = "Integration accounts do not decide approval steps."
+FORBIDDEN_START = "You may not start workflows of {template!r}."
+FORBIDDEN_SIGNAL = "You may not send the signal {name!r} to this workflow."
+FORBIDDEN_CANCEL = "Only the submitter or an organisation admin may cancel."
+FORBIDDEN_REASSIGN = "Only an organisation admin may reassign tasks."
+NO_TENANT = "This account belongs to no organisation."
+
+
+class Role(enum.StrEnum):
+    FINANCE_ADMIN = "finance-admins"
+    AUDITOR = "auditors"
+    ORG_ADMIN = "org-admins"
+    INTEGRATION = "integrations"
+
+
+# Who may send a signal when its step names no ``senders``.
+DEFAULT_SIGNAL_SENDERS: tuple[Mapping[str, str], ...] = (
+    {"role": Role.INTEGRATION},
+    {"role": Role.ORG_ADMIN},
+)
+
+
+class Forbidden(PermissionError):
+    """The caller may see the thing but not do this to it (403)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class Scope(Protocol):
+    """What an API token allows, on top of its user's rights; None means no limit
+    for a person's token. An integration account's token must name what it allows."""
+
+    may_start: list[str] | None
+    may_signal: list[str] | None
+
+
+_ROLES_ATTR = "_approvals_roles"
+
+
+def roles_of(user: Any) -> frozenset[str]:
+    """The user's roles, read once per request (cached on the user object)."""
+    cached = getattr(user, _ROLES_ATTR, None)
+    if cached is None:
+        if not getattr(user, "is_authenticated", False) or not user.is_active:
+            cached = frozenset()
+        else:
+            names = user.groups.filter(name__in=[r.value for r in Role]).values_list(
+                "name", flat=True
+            )
+            cached = frozenset(names)
+        setattr(user, _ROLES_ATTR, cached)
+    return cached
+
+
+def has_role(user: Any, role: Role) -> bool:
+    return role.value in roles_of(user)
+
+
+def is_member(user: Any) -> bool:
+    """Signed in, active, and in an organisation."""
+    return bool(
+        getattr(user, "is_authenticated", False)
+        and user.is_active
+        and getattr(user, "tenant_id", None) is not None
+    )
+
+
+def _read_only(user: User) -> bool:
+    return has_role(user, Role.AUDITOR) and not user.is_superuser
+
+
+def reads_everything(user: User) -> bool:
+    """Auditors, organisation admins and superusers read every workflow of their
+    organisation."""
+    return user.is_superuser or bool(roles_of(user) & {Role.AUDITOR, Role.ORG_ADMIN})
+
+
+# -- reading -------------------------------------------------------------------------
+
+
+def workflows_readable(user: User) -> QuerySet[Workflow]:
+    """The workflows of the user's organisation the user may read."""
+    qs = Workflow.objects.filter(tenant_id=user.member_tenant_id)
+    if reads_everything(user):
+        return qs
+    mine = WorkflowParticipant.objects.filter(
+        tenant_id=user.member_tenant_id, user=user, workflow_id=OuterRef("pk")
+    )
+    return qs.filter(Exists(mine))
+
+
+def may_read_workflow(user: User, wf: Workflow) -> bool:
+    if not is_member(user) or wf.tenant_id != user.tenant_id:
+        return False
+    if reads_everything(user):
+        return True
+    if WorkflowParticipant.objects.filter(workflow_id=wf.pk, user=user).exists():
+        return True
+    if _stands_in_now(user, wf):
+        return True
+    return user.has_perm("approvals.view_workflowtemplate", wf.template)
+
+
+def _stands_in_now(user: User, wf: Workflow) -> bool:
+    """True when the user is, right now, the out-of-office delegate of one of the
+    workflow's current assignees (who may then decide on their behalf)."""
+    now = clock.now()
+    absent = Delegation.objects.filter(
+        tenant_id=wf.tenant_id, delegate=user, starts_at__lte=now, ends_at__gt=now
+    ).values("user_id")
+    return PendingTask.objects.filter(workflow_id=wf.pk, assignee_id__in=absent).exists()
+
+
+# -- acting ----------------------------------------------------------------------------
+
+
+def check_may_start(user: User, template_key: str, scope: Scope | None = None) -> None:
+    if _read_only(user):
+        raise Forbidden(FORBIDDEN_AUDITOR)
+    if not _scope_allows(user, scope, "may_start", template_key):
+        raise Forbidden(FORBIDDEN_START.format(template=template_key))
+
+
+def may_start(user: User, template_key: str, scope: Scope | None = None) -> bool:
+    try:
+        check_may_start(user, template_key, scope)
+    except Forbidden:
+        return False
+    return True
+
+
+def check_may_decide(user: User) -> None:
+    """May this account decide steps at all? Which steps are theirs, and segregation of
+    duties, are the engine's answer."""
+    if _read_only(user):
+        raise Forbidden(FORBIDDEN_AUDITOR)
+    if has_role(user, Role.INTEGRATION) and not user.is_superuser:
+        raise Forbidden(FORBIDDEN_INTEGRATION_DECIDE)
+
+
+def signal_senders(definition: Definition, name: str) -> tuple[Mapping[str, str], ...]:
+    """The sender rules of the steps awaiting the signal ``name``; the default when
+    the steps name none."""
+    rules: list[Mapping[str, str]] = []
+    found = False
+    for step in definition.steps:
+        if getattr(step, "signal", None) == name:
+            found = True
+            rules.extend(getattr(step, "senders", None) or DEFAULT_SIGNAL_SENDERS)
+    return tuple(rules) if found else DEFAULT_SIGNAL_SENDERS
+
+
+def may_signal(user: User, definition: Definition, name: str, scope: Scope | None = None) -> bool:
+    if not is_member(user) or _read_only(user):
+        return False
+    if not _scope_allows(user, scope, "may_signal", name):
+        return False
+    return _matches(user, signal_senders(definition, name))
+
+
+def _matches(user: User, rules: Iterable[Mapping[str, str]]) -> bool:
+    roles = roles_of(user)
+    return any(rule.get("user") == user.username or rule.get("role") in roles for rule in rules)
+
+
+def may_cancel(user: User, wf: Workflow) -> bool:
+    if not is_member(user) or _read_only(user) or wf.tenant_id != user.tenant_id:
+        return False
+    return user.is_superuser or has_role(user, Role.ORG_ADMIN) or wf.submitter_id == user.pk
+
+
+def may_reassign(user: User, wf: Workflow) -> bool:
+    if not is_member(user) or wf.tenant_id != user.tenant_id:
+        return False
+    return user.is_superuser or has_role(user, Role.ORG_ADMIN)
+
+
+def _scope_allows(user: User, scope: Scope | None, field: str, value: str) -> bool:
+    allowed: Sequence[str] | None = getattr(scope, field, None) if scope is not None else None
+    if allowed is None:
+        # A person's session or unscoped token: their own rights. An integration
+        # account acts only within what its token names.
+        return not has_role(user, Role.INTEGRATION)
+    return value in allowed
+
+
+# -- the admin -------------------------------------------------------------------------
+
+# What each role may do in the admin, by model name; superusers may do everything.
+ADMIN_RIGHTS: dict[str, dict[str, frozenset[str]]] = {
+    Role.FINANCE_ADMIN: {
+        "workflowtemplate": frozenset({"view", "add", "change"}),
+        "delegation": frozenset({"view", "add", "change", "delete"}),
+    },
+    Role.AUDITOR: {
+        model: frozenset({"view"})
+        for model in (
+            "workflowtemplate",
+            "workflow",
+            "workflowevent",
+            "pendingtask",
+            "timer",
+            "activityattempt",
+            "delegation",
+        )
+    },
+}
+
+
+def may_use_admin(user: Any) -> bool:
+    if not getattr(user, "is_authenticated", False) or not user.is_active:
+        return False
+    return user.is_superuser or (is_member(user) and bool(roles_of(user) & set(ADMIN_RIGHTS)))
+
+
+def admin_may(user: Any, action: str, model_name: str) -> bool:
+    """May ``user`` do ``action`` (view, add, change, delete) on ``model_name`` rows
+    of their own organisation in the admin?"""
+    if not may_use_admin(user):
+        return False
+    if user.is_superuser:
+        return True
+    return any(
+        action in ADMIN_RIGHTS.get(role, {}).get(model_name, frozenset()) for role in roles_of(user)
+    )
+
+
+def admin_scope(user: Any, qs: QuerySet[Any]) -> QuerySet[Any]:
+    """Rows of the user's own organisation (every row for a superuser)."""
+    if user.is_superuser:
+        return qs
+    if not is_member(user):
+        return qs.none()
+    return qs.filter(tenant_id=user.tenant_id)

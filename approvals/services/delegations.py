@@ -1,0 +1,45 @@
+"""Out-of-office delegations: while one is active, tasks that would go to ``user`` go
+to ``delegate``. Setting one is refused when the delegate could not hold the tasks."""
+
+from __future__ import annotations
+
+from ..models import PendingTask, User
+
+DELEGATE_OTHER_TENANT = "The delegate must belong to the same organisation."
+DELEGATE_SELF = "A person cannot delegate to themselves."
+DELEGATE_INACTIVE = "The delegate's account is deactivated."
+DELEGATE_SUBMITTER = (
+    "{delegate} submitted a request that waits for {user} ({subject}); the submitter of a "
+    "request may not decide it, so {delegate} cannot stand in for {user}."
+)
+
+
+class DelegationRefused(ValueError):
+    pass
+
+
+def delegation_check(*, user: User, delegate: User) -> None:
+    """Raise DelegationRefused with a clear message when ``delegate`` may not stand in
+    for ``user``: another organisation, themselves, a deactivated account, or the
+    submitter of a workflow whose task ``user`` holds now (segregation of duties; the
+    engine also keeps future tasks of the delegate's own workflows with ``user``)."""
+    if user.tenant_id != delegate.tenant_id:
+        raise DelegationRefused(DELEGATE_OTHER_TENANT)
+    if user.pk == delegate.pk:
+        raise DelegationRefused(DELEGATE_SELF)
+    if not delegate.is_active:
+        raise DelegationRefused(DELEGATE_INACTIVE)
+    own = (
+        PendingTask.objects.filter(assignee=user, workflow__submitter=delegate)
+        .select_related("workflow")
+        .first()
+    )
+    if own is not None:
+        wf = own.workflow
+        raise DelegationRefused(
+            DELEGATE_SUBMITTER.format(
+                delegate=delegate.username,
+                user=user.username,
+                subject=f"{wf.subject_type} {wf.subject_id}",
+            )
+        )
