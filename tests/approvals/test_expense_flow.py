@@ -81,11 +81,14 @@ def test_decision_by_someone_else_is_409_not_your_step(acme, api):
     wid = start_expense(api("alice"), 4_500_000).json()["workflowId"]
     before = Workflow.objects.get(pk=wid).version
 
-    response = decide(api("fiona"), wid, "approve", "f-early")
+    response = decide(api("victor"), wid, "approve", "v-early")
+    assert response.status_code == 404  # victor is on no step of it yet: no hint it exists
+
+    response = decide(api("olga"), wid, "approve", "o-early")  # an org admin reads it
 
     assert response.status_code == 409
     assert response.json()["error"]["code"] == "NOT_YOUR_STEP"
-    assert response.json()["error"]["requestId"] == "f-early"
+    assert response.json()["error"]["requestId"] == "o-early"
     assert Workflow.objects.get(pk=wid).version == before
 
 

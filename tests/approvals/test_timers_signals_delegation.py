@@ -97,8 +97,8 @@ def test_a_signal_resumes_the_step_with_its_payload_and_repeats_are_duplicates(a
     url = f"/api/workflows/{wid}/signals/contract_signed"
     body = {"requestId": "docusign-evt-1", "payload": {"envelope": "E-77"}}
 
-    first = api("alice").post(url, body, format="json")
-    again = api("alice").post(url, body, format="json")
+    first = api("olga").post(url, body, format="json")
+    again = api("olga").post(url, body, format="json")
 
     assert first.status_code == 200
     assert first.json()["status"] == "PENDING_FINANCE"
@@ -112,7 +112,7 @@ def test_a_signal_nobody_waits_for_is_recorded_and_answered_clearly(acme, api):
     _signal_template(acme)
     wid = _start_vendor(api)
 
-    response = api("alice").post(
+    response = api("olga").post(
         f"/api/workflows/{wid}/signals/unexpected",
         {"requestId": "x-1", "payload": {"a": 1}},
         format="json",

@@ -220,9 +220,17 @@ def test_delegate_to_unknown_user_is_422(pending, globex, api, target):
 
 def test_decision_on_the_wrong_step_is_409(pending, api):
     with changes_nothing(pending):
-        response = decide(api("fiona"), pending, "approve", "fiona-early")
+        response = decide(api("olga"), pending, "approve", "olga-early")
 
     assert_error(response, 409, "NOT_YOUR_STEP")
+
+
+def test_decision_by_someone_who_may_not_read_the_workflow_is_404(pending, api):
+    # fiona is on a later step, so the workflow is nothing of hers yet: not a hint of it
+    with changes_nothing(pending):
+        response = decide(api("fiona"), pending, "approve", "fiona-early")
+
+    assert_error(response, 404, "NOT_FOUND")
 
 
 def test_decision_on_a_finished_workflow_is_409(acme, api):
@@ -231,7 +239,7 @@ def test_decision_on_a_finished_workflow_is_409(acme, api):
     wid = started["workflowId"]
 
     with changes_nothing(wid):
-        response = decide(api("bob"), wid, "approve", "too-late")
+        response = decide(api("olga"), wid, "approve", "too-late")
 
     assert_error(response, 409, "WORKFLOW_FINISHED")
 
