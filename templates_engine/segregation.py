@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from . import errors
+from .errors import CommandRejected
 from .state import SUBMITTER_STEP, State
 
 if TYPE_CHECKING:
@@ -49,6 +51,18 @@ def refusal_message(user: str, reason: str, *, deciding: bool) -> str:
     if reason == SUBMITTER:
         return SUBMITTER_MAY_NOT_DECIDE if deciding else SUBMITTER_MAY_NOT_HOLD
     return ONE_STEP_EACH.format(user=user, step=reason.removeprefix("already approved "))
+
+
+def refuse_unless_eligible(
+    definition: Definition, state: State, user: str, step: str, *, deciding: bool = False
+) -> None:
+    """Raise CommandRejected(SEGREGATION_OF_DUTIES) when ``user`` may not decide
+    (``deciding``) or be handed ``step``."""
+    reason = exclusion(state, user, step, distinct=definition.distinct_approvers)
+    if reason is not None:
+        raise CommandRejected(
+            errors.SEGREGATION_OF_DUTIES, refusal_message(user, reason, deciding=deciding)
+        )
 
 
 def eligibility(

@@ -11,7 +11,7 @@ from .. import events as ev
 from ..commands import Command, Decide, Reassign
 from ..durations import parse_duration
 from ..errors import CommandRejected, DefinitionError
-from ..segregation import exclusion, refusal_message
+from ..segregation import exclusion, refuse_unless_eligible
 from ..state import REJECTED
 from .base import Step, check_fields, common
 
@@ -182,7 +182,7 @@ class ApprovalStep(Step):
                     errors.NOT_YOUR_STEP, f"{command.from_user} holds no open task on {self.id}"
                 )
             _check_user(b, command.to_user)
-            _may_hold(b, self.id, command.to_user)
+            refuse_unless_eligible(b.definition, b.state, command.to_user, self.id)
             b.emit(
                 ev.TaskReassigned(
                     self.id,
@@ -199,17 +199,19 @@ class ApprovalStep(Step):
     def on_decide(self, b: Builder, cmd: Decide) -> None:
         for person in (cmd.actor, cmd.on_behalf_of):
             if person is not None:
-                _may_decide(b, self.id, person)
+                refuse_unless_eligible(b.definition, b.state, person, self.id, deciding=True)
         holder = _holder_for(b, cmd)
         if holder.on_behalf_of is not None:
-            _may_decide(b, self.id, holder.on_behalf_of)
+            refuse_unless_eligible(
+                b.definition, b.state, holder.on_behalf_of, self.id, deciding=True
+            )
         if cmd.decision == "delegate":
             if not cmd.delegate_to:
                 raise CommandRejected(errors.INVALID_DECISION, "delegate needs delegateTo")
             if cmd.delegate_to == holder.user:
                 raise CommandRejected(errors.INVALID_DECISION, "cannot delegate to yourself")
             _check_user(b, cmd.delegate_to)
-            _may_hold(b, self.id, cmd.delegate_to)
+            refuse_unless_eligible(b.definition, b.state, cmd.delegate_to, self.id)
             b.emit(
                 ev.TaskReassigned(
                     self.id,
@@ -358,24 +360,6 @@ def _excluded(b: Builder, step: str, user: str, excluded: dict[str, str]) -> boo
         return False
     excluded.setdefault(user, reason)
     return True
-
-
-def _may_decide(b: Builder, step: str, user: str) -> None:
-    """Refuse a decision by, or for, someone who may not decide ``step``."""
-    reason = exclusion(b.state, user, step, distinct=b.definition.distinct_approvers)
-    if reason is not None:
-        raise CommandRejected(
-            errors.SEGREGATION_OF_DUTIES, refusal_message(user, reason, deciding=True)
-        )
-
-
-def _may_hold(b: Builder, step: str, user: str) -> None:
-    """Refuse handing ``step`` to someone who may not hold it."""
-    reason = exclusion(b.state, user, step, distinct=b.definition.distinct_approvers)
-    if reason is not None:
-        raise CommandRejected(
-            errors.SEGREGATION_OF_DUTIES, refusal_message(user, reason, deciding=False)
-        )
 
 
 def parse(doc: Mapping[str, Any], path: str) -> ApprovalStep:
