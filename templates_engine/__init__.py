@@ -2,8 +2,10 @@
 
 ``decide(definition, state, command, ctx) -> list[Event]`` says what happens now,
 ``evolve(state, event) -> State`` how an event changes state, and
-``replay(definition, events) -> State`` folds a history. ``templates_engine.testing``
-runs definitions in memory with a fake clock.
+``replay(definition, events) -> State`` folds a history, and
+``eligibility(definition, state, user)`` says whether segregation of duties lets a
+person hold or decide the current step. ``templates_engine.testing`` runs definitions in
+memory with a fake clock.
 """
 
 from . import commands, events
@@ -12,6 +14,7 @@ from .decider import attempt_history, decide, replay
 from .definition import Definition
 from .errors import CommandRejected, DefinitionError
 from .retry import TIMEOUT, RetryPolicy
+from .segregation import eligibility
 from .state import (
     CANCELLED,
     COMPENSATING,
@@ -52,6 +55,7 @@ __all__ = [
     "attempt_history",
     "commands",
     "decide",
+    "eligibility",
     "events",
     "evolve",
     "public_status",

@@ -7,7 +7,11 @@ steps run in order (each may be skipped by its ``when`` condition)::
      "schema": {"type": "object", "required": ["amountPaise"], ...},
      "steps": [{"id": "manager", "kind": "approval",
                 "when": "data.amountPaise >= 100000",
-                "approvers": [{"manager": "submitter"}], "deadline": "P2D"}, ...]}
+                "approvers": [{"manager": "submitter"}], "deadline": "P2D"}, ...],
+     "distinct_approvers": true}
+
+``distinct_approvers`` (default false) turns on the four-eyes rule of
+``templates_engine.segregation``.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from .state import SUBMITTER_STEP
 from .steps import PARSERS, ActionStep, ApprovalStep, Step
 
 KEY = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
-_TOP_FIELDS = {"key", "title", "description", "version", "schema", "steps"}
+_TOP_FIELDS = {"key", "title", "description", "version", "schema", "steps", "distinct_approvers"}
 
 
 @dataclass(frozen=True)
@@ -34,6 +38,8 @@ class Definition:
     steps: tuple[Step, ...]
     schema: Mapping[str, Any] | None = None
     version: int = 1
+    # Four eyes: one person may not approve two steps of the same workflow.
+    distinct_approvers: bool = False
     _index: Mapping[str, int] = field(default_factory=dict, repr=False, compare=False)
     _validator: Any = field(default=None, repr=False, compare=False)
 
@@ -68,6 +74,9 @@ class Definition:
                     "$.schema", f"is not a valid JSON Schema: {exc.message}"
                 ) from exc
             validator = jsonschema.Draft202012Validator(schema)
+        distinct_approvers = doc.get("distinct_approvers", False)
+        if not isinstance(distinct_approvers, bool):
+            raise DefinitionError("$.distinct_approvers", "must be true or false")
         raw_steps = doc.get("steps")
         if not isinstance(raw_steps, list) or not raw_steps:
             raise DefinitionError("$.steps", "must be a non-empty list")
@@ -101,7 +110,16 @@ class Definition:
                 raise DefinitionError(
                     f"$.steps[{i}].send_back_to", "must be 'submitter' or an earlier step id"
                 )
-        return cls(key, title, tuple(steps), schema, version, index, validator)
+        return cls(
+            key,
+            title,
+            tuple(steps),
+            schema,
+            version,
+            distinct_approvers=distinct_approvers,
+            _index=index,
+            _validator=validator,
+        )
 
     def index(self, step_id: str) -> int:
         return self._index[step_id]

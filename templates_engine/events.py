@@ -99,6 +99,21 @@ class StepSkipped(Event):
 
 @_event
 @dataclass(frozen=True, slots=True)
+class ApproversExcluded(Event):
+    """People an approval step's rules named who may not hold it, by segregation of
+    duties, each as ``(user, reason)``: ``submitter``, or ``already approved <step>``
+    under ``distinct_approvers``. Emitted before the ApprovalRequested (or Escalated, or
+    StepFailed) it explains; ``fallback`` is True when the step went to its fallback
+    approvers because of it."""
+
+    type: ClassVar[str] = "ApproversExcluded"
+    step: str
+    excluded: tuple[tuple[str, str], ...]
+    fallback: bool = False
+
+
+@_event
+@dataclass(frozen=True, slots=True)
 class ApprovalRequested(Event):
     """An approval step began: who may decide, how many must, and its timers."""
 
@@ -314,9 +329,16 @@ class WorkflowCancelled(Event):
 # (type, stored version) -> function upgrading the payload by one version.
 UPCASTERS: dict[tuple[str, int], Callable[[dict[str, Any]], dict[str, Any]]] = {}
 
-_NESTED: dict[str, Callable[[Mapping[str, Any]], Any]] = {
+
+def _pair(item: Any) -> tuple[str, str]:
+    user, reason = item
+    return (user, reason)
+
+
+_NESTED: dict[str, Callable[[Any], Any]] = {
     "assignments": Assignment.from_dict,
     "timers": Timer.from_dict,
+    "excluded": _pair,
 }
 _TUPLES = {"users"}
 

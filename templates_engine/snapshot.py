@@ -13,7 +13,7 @@ from typing import Any
 from .events import Assignment, Timer
 from .state import PendingActivity, State
 
-SNAPSHOT_VERSION = 1
+SNAPSHOT_VERSION = 2  # 2: step_approvals
 
 
 def state_to_dict(state: State) -> dict[str, Any]:
@@ -32,6 +32,7 @@ def state_from_dict(doc: dict[str, Any]) -> State | None:
     fields["approvals"] = tuple((actor, slot) for actor, slot in fields["approvals"])
     fields["timers"] = tuple(Timer(**t) for t in fields["timers"])
     fields["compensations"] = tuple(fields["compensations"])
+    fields["step_approvals"] = tuple((step, user) for step, user in fields["step_approvals"])
     activity = fields["activity"]
     fields["activity"] = None if activity is None else PendingActivity(**activity)
     return State(**fields)

@@ -61,6 +61,9 @@ class State:
     outcome: str | None = None  # status to end in once compensation is done
     resubmit_step: str | None = None
     error: str | None = None
+    # (step, user) of every approval in the workflow's life, in person or through a
+    # delegate; never cleared, for the distinct_approvers (four eyes) rule.
+    step_approvals: tuple[tuple[str, str], ...] = ()
 
     @property
     def terminal(self) -> bool:
@@ -147,7 +150,14 @@ def _decision(s: State, e: ev.DecisionRecorded) -> State:
             Assignment(e.actor, a.slot, a.user) if a.user == e.on_behalf_of else a
             for a in assignments
         )
-    return replace(s, assignments=assignments, approvals=(*s.approvals, (e.actor, e.slot)))
+    approvers = [e.actor] if e.on_behalf_of in (None, e.actor) else [e.actor, e.on_behalf_of]
+    recorded = tuple((e.step, u) for u in approvers if (e.step, u) not in s.step_approvals)
+    return replace(
+        s,
+        assignments=assignments,
+        approvals=(*s.approvals, (e.actor, e.slot)),
+        step_approvals=s.step_approvals + recorded,
+    )
 
 
 def _reassigned(s: State, e: ev.TaskReassigned) -> State:
@@ -270,6 +280,7 @@ def _skip(s: State, e: Any) -> State:
 _EVOLVERS: dict[type[ev.Event], Callable[[State, Any], State]] = {
     ev.WorkflowStarted: _started,
     ev.StepSkipped: _skip,
+    ev.ApproversExcluded: _skip,
     ev.ApprovalRequested: _approval_requested,
     ev.DecisionRecorded: _decision,
     ev.TaskReassigned: _reassigned,

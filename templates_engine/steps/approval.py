@@ -11,6 +11,7 @@ from .. import events as ev
 from ..commands import Command, Decide, Reassign
 from ..durations import parse_duration
 from ..errors import CommandRejected, DefinitionError
+from ..segregation import exclusion, refuse_unless_eligible
 from ..state import REJECTED
 from .base import Step, check_fields, common
 
@@ -19,6 +20,11 @@ if TYPE_CHECKING:
 
 NOT_WAITING_FOR = (
     "{step} is not waiting for {actor}: someone else may have decided it, or it was reassigned"
+)
+NO_APPROVERS = "no one can be assigned to this step"
+NO_ELIGIBLE_APPROVERS = (
+    "no one can be assigned to this step: segregation of duties ruled out its approvers "
+    "and its fallback"
 )
 ON_REJECT_END = "end"
 TO_SUBMITTER = "submitter"
@@ -71,6 +77,9 @@ class ApprovalStep(Step):
     escalation: str  # reassign | add
     on_reject: str
     send_back_to: str
+    # Who gets the step when segregation of duties rules out all its approvers; empty
+    # means the submitter's manager.
+    fallback: tuple[ApproverRule, ...] = ()
 
     kind = "approval"
 
@@ -83,43 +92,82 @@ class ApprovalStep(Step):
 
     # -- entering ---------------------------------------------------------------
 
-    def assign(self, b: Builder) -> tuple[ev.Assignment, ...]:
+    def assign(
+        self,
+        b: Builder,
+        rules: Iterable[tuple[int, ApproverRule]],
+        excluded: dict[str, str],
+        lost: set[int],
+    ) -> list[ev.Assignment]:
+        """Resolve ``rules`` (slot, rule) to assignments. People segregation of duties
+        rules out are left out and recorded in ``excluded`` (user -> reason), and the
+        slots they would have stood on in ``lost``; an out-of-office delegate who may not
+        hold the step leaves the task with the person the rule named."""
         now, directory = b.ctx.now, b.ctx.directory
         out: list[ev.Assignment] = []
         seen: set[tuple[str, int]] = set()
-        for slot, rule in enumerate(self.approvers):
+        for slot, rule in rules:
             for user in rule.resolve(b):
+                if _excluded(b, self.id, user, excluded):
+                    lost.add(slot)
+                    continue
                 delegate = directory.delegate_for(user, now)
+                if delegate is not None and _excluded(b, self.id, delegate, excluded):
+                    delegate = None
                 holder = delegate or user
                 if (holder, slot) not in seen:
                     seen.add((holder, slot))
                     out.append(ev.Assignment(holder, slot, user if delegate else None))
-        return tuple(out)
+        return out
 
     def required(self) -> int:
         if self.mode == "all":
             return len(self.approvers)
         return self.quorum if self.mode == "quorum" else 1
 
-    def enter(self, b: Builder) -> None:
-        assignments = self.assign(b)
+    def short(self, assignments: Sequence[ev.Assignment]) -> bool:
+        """True when ``assignments`` cannot complete the step in its mode."""
         required = self.required()
-        slots = {a.slot for a in assignments}
-        users = {a.user for a in assignments}
-        if (
-            not assignments
-            or (self.mode == "all" and len(slots) < len(self.approvers))
-            or (self.mode == "all" and not _fillable(assignments, range(required), set()))
-            or (self.mode == "quorum" and len(users) < required)
-        ):
-            b.fail_step(self.id, "NoApprovers", "no one can be assigned to this step")
+        if not assignments:
+            return True
+        if self.mode == "all":
+            slots = {a.slot for a in assignments}
+            return len(slots) < len(self.approvers) or not _fillable(
+                assignments, range(required), set()
+            )
+        if self.mode == "quorum":
+            return len({a.user for a in assignments}) < required
+        return False
+
+    def enter(self, b: Builder) -> None:
+        excluded: dict[str, str] = {}
+        lost: set[int] = set()
+        assignments = self.assign(b, enumerate(self.approvers), excluded, lost)
+        fallback = bool(lost) and self.short(assignments)
+        if fallback:
+            # The step's own approvers were ruled out: the fallback stands on the slots
+            # they left (one slot is enough unless every slot needs its own approval).
+            slots = sorted(lost) if self.mode == "all" else [min(lost)]
+            rules = self.fallback or (SUBMITTERS_MANAGER,)
+            extra = self.assign(
+                b, [(slot, rule) for slot in slots for rule in rules], excluded, set()
+            )
+            known = {(a.user, a.slot) for a in assignments}
+            assignments += [a for a in extra if (a.user, a.slot) not in known]
+        if excluded:
+            b.emit(ev.ApproversExcluded(self.id, tuple(excluded.items()), fallback))
+        if self.short(assignments):
+            problem = NO_ELIGIBLE_APPROVERS if fallback else NO_APPROVERS
+            b.fail_step(self.id, "NoApprovers", problem)
             return
         timers = [b.timer(self.id, "reminder", after, i) for i, after in enumerate(self.reminders)]
         if self.deadline is not None:
             timers.append(b.timer(self.id, "deadline", self.deadline))
         due_at = b.ctx.now + self.deadline if self.deadline is not None else None
         b.emit(
-            ev.ApprovalRequested(self.id, assignments, required, self.mode, due_at, tuple(timers))
+            ev.ApprovalRequested(
+                self.id, tuple(assignments), self.required(), self.mode, due_at, tuple(timers)
+            )
         )
 
     # -- commands ---------------------------------------------------------------
@@ -134,6 +182,7 @@ class ApprovalStep(Step):
                     errors.NOT_YOUR_STEP, f"{command.from_user} holds no open task on {self.id}"
                 )
             _check_user(b, command.to_user)
+            refuse_unless_eligible(b.definition, b.state, command.to_user, self.id)
             b.emit(
                 ev.TaskReassigned(
                     self.id,
@@ -148,13 +197,21 @@ class ApprovalStep(Step):
             super().on_command(b, command)
 
     def on_decide(self, b: Builder, cmd: Decide) -> None:
+        for person in (cmd.actor, cmd.on_behalf_of):
+            if person is not None:
+                refuse_unless_eligible(b.definition, b.state, person, self.id, deciding=True)
         holder = _holder_for(b, cmd)
+        if holder.on_behalf_of is not None:
+            refuse_unless_eligible(
+                b.definition, b.state, holder.on_behalf_of, self.id, deciding=True
+            )
         if cmd.decision == "delegate":
             if not cmd.delegate_to:
                 raise CommandRejected(errors.INVALID_DECISION, "delegate needs delegateTo")
             if cmd.delegate_to == holder.user:
                 raise CommandRejected(errors.INVALID_DECISION, "cannot delegate to yourself")
             _check_user(b, cmd.delegate_to)
+            refuse_unless_eligible(b.definition, b.state, cmd.delegate_to, self.id)
             b.emit(
                 ev.TaskReassigned(
                     self.id,
@@ -190,11 +247,19 @@ class ApprovalStep(Step):
             b.emit(ev.ReminderSent(self.id, key, tuple(sorted({a.user for a in outstanding}))))
             return
         added: list[ev.Assignment] = []
+        excluded: dict[str, str] = {}
         for a in outstanding:
             for user in self.escalate_to.resolve(b, assignee=a.user):
-                if user != a.user and all(x.user != user or x.slot != a.slot for x in added):
+                if user == a.user or _excluded(b, self.id, user, excluded):
+                    continue
+                if all(x.user != user or x.slot != a.slot for x in added):
                     added.append(ev.Assignment(user, a.slot))
+        if excluded:
+            b.emit(ev.ApproversExcluded(self.id, tuple(excluded.items())))
         b.emit(ev.Escalated(self.id, key, tuple(added), self.escalation == "reassign"))
+
+
+SUBMITTERS_MANAGER = ApproverRule("manager", "submitter")
 
 
 def send_back(b: Builder, step: Step, target: str) -> None:
@@ -287,6 +352,16 @@ def _check_user(b: Builder, user: str) -> None:
         raise CommandRejected(errors.UNKNOWN_USER, f"no user {user!r}")
 
 
+def _excluded(b: Builder, step: str, user: str, excluded: dict[str, str]) -> bool:
+    """True when segregation of duties rules ``user`` out of ``step``; the reason is
+    recorded in ``excluded``."""
+    reason = exclusion(b.state, user, step, distinct=b.definition.distinct_approvers)
+    if reason is None:
+        return False
+    excluded.setdefault(user, reason)
+    return True
+
+
 def parse(doc: Mapping[str, Any], path: str) -> ApprovalStep:
     check_fields(
         doc,
@@ -301,6 +376,7 @@ def parse(doc: Mapping[str, Any], path: str) -> ApprovalStep:
             "escalation",
             "on_reject",
             "send_back_to",
+            "fallback",
         },
     )
     step_id, when = common(doc, path)
@@ -318,6 +394,11 @@ def parse(doc: Mapping[str, Any], path: str) -> ApprovalStep:
     reminders = doc.get("reminders", [])
     if not isinstance(reminders, list):
         raise DefinitionError(f"{path}.reminders", "must be a list of durations after the start")
+    fallback = doc.get("fallback")
+    if fallback is not None and (
+        not isinstance(fallback, Sequence) or isinstance(fallback, str) or not fallback
+    ):
+        raise DefinitionError(f"{path}.fallback", "must be a non-empty list of approver rules")
     escalation = doc.get("escalation", "reassign")
     if escalation not in ("reassign", "add"):
         raise DefinitionError(f"{path}.escalation", "must be reassign or add")
@@ -339,6 +420,9 @@ def parse(doc: Mapping[str, Any], path: str) -> ApprovalStep:
         escalation=escalation,
         on_reject=_target(doc.get("on_reject", ON_REJECT_END), f"{path}.on_reject"),
         send_back_to=_target(doc.get("send_back_to", TO_SUBMITTER), f"{path}.send_back_to"),
+        fallback=tuple(
+            ApproverRule.parse(r, f"{path}.fallback[{i}]") for i, r in enumerate(fallback or ())
+        ),
     )
 
 

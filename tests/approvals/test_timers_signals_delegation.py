@@ -12,6 +12,7 @@ from approvals import clock
 from approvals.models import Delegation, PendingTask, Timer, User, Workflow, WorkflowEvent
 from approvals.services.templates import workflow_template_publish
 from approvals.services.timers import timer_drain
+from templates_engine.snapshot import SNAPSHOT_VERSION
 
 from .helpers import decide, start_expense
 
@@ -222,7 +223,9 @@ def test_a_timer_that_keeps_failing_is_parked_not_retried_forever(acme, api):
 
     # given a workflow whose stored state cannot be read, so its timers cannot fire
     wid = start_expense(api("alice"), 4_500_000).json()["workflowId"]
-    Workflow.objects.filter(pk=wid).update(snapshot={"snapshot_version": 1, "broken": True})
+    Workflow.objects.filter(pk=wid).update(
+        snapshot={"snapshot_version": SNAPSHOT_VERSION, "broken": True}
+    )
     reminder = Timer.objects.get(workflow_id=wid, kind="reminder")
 
     # when the poller retries it, each claim lapsing before the next

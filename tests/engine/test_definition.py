@@ -156,6 +156,35 @@ BAD_DOCUMENTS = [
         _doc({"id": "s", "kind": "signal"}), "$.steps[0].signal", id="signal-without-name"
     ),
     pytest.param(_doc({"id": "a", "kind": "action"}), "$.steps[0].activity", id="no-activity"),
+    pytest.param(
+        _doc(_approval("a"), _approval("b", fallback={"user": "zoe"})),
+        "$.steps[1].fallback",
+        id="fallback-not-a-list",
+    ),
+    pytest.param(_doc(_approval("a", fallback=[])), "$.steps[0].fallback", id="fallback-empty"),
+    pytest.param(
+        _doc(_approval("a", fallback=[BOSS, {"role": "cfo"}])),
+        "$.steps[0].fallback[1]",
+        id="fallback-unknown-rule",
+    ),
+    pytest.param(
+        _doc(_approval("a", fallback=[{"manager": "assignee"}])),
+        "$.steps[0].fallback[0].manager",
+        id="fallback-manager-of-assignee",
+    ),
+    pytest.param(
+        _doc(_action("a", fallback=[BOSS])), "$.steps[0].fallback", id="fallback-on-an-action"
+    ),
+    pytest.param(
+        _doc(_approval("a"), distinct_approvers="yes"),
+        "$.distinct_approvers",
+        id="distinct-approvers-a-string",
+    ),
+    pytest.param(
+        _doc(_approval("a"), distinct_approvers=1),
+        "$.distinct_approvers",
+        id="distinct-approvers-a-number",
+    ),
 ]
 
 
@@ -291,3 +320,22 @@ def test_without_a_schema_any_object_is_valid_data() -> None:
 
     assert definition.data_errors({"anything": [1, {"x": None}]}) == []
     assert definition.data_errors("text") != []
+
+
+def test_fallback_and_distinct_approvers_are_read() -> None:
+    # when
+    plain = Definition.parse(_doc(_approval("a")))
+    strict = Definition.parse(
+        _doc(
+            _approval("a", fallback=[{"group": "finance"}, {"user": "zoe"}]),
+            distinct_approvers=True,
+        )
+    )
+
+    # then
+    step = strict.steps[0]
+    assert isinstance(step, ApprovalStep)
+    assert [r.to_dict() for r in step.fallback] == [{"group": "finance"}, {"user": "zoe"}]
+    assert strict.distinct_approvers is True
+    assert plain.distinct_approvers is False
+    assert isinstance(plain.steps[0], ApprovalStep) and plain.steps[0].fallback == ()

@@ -131,6 +131,9 @@ ASSIGNED = (ev.Assignment("dave", 0, "bob"), ev.Assignment("fiona", 1))
 SAMPLES: list[ev.Event] = [
     ev.WorkflowStarted("expense-approval", 3, {"amountPaise": 5, "tags": ["a"]}, "alice"),
     ev.StepSkipped("vp"),
+    ev.ApproversExcluded(
+        "finance", (("fiona", "submitter"), ("victor", "already approved vp")), True
+    ),
     ev.ApprovalRequested("manager", ASSIGNED, 2, "all", 1_764_172_800.0, (TIMER,)),
     ev.DecisionRecorded("manager", "dave", "approve", 0, "bob", "fine"),
     ev.TaskReassigned("manager", "bob", "zoe", "bob", "delegated", False, "away"),
