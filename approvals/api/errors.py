@@ -41,7 +41,7 @@ _REJECTION_STATUS = {
     engine_errors.INVALID_DECISION: 422,
     engine_errors.UNKNOWN_USER: 422,
     engine_errors.ALREADY_TURNING_BACK: 409,
-    "SEGREGATION_OF_DUTIES": 403,
+    engine_errors.SEGREGATION_OF_DUTIES: 403,
 }
 
 

@@ -20,10 +20,12 @@ DEMO_PASSWORD = "demo"  # the demo organisation only
 
 # username -> (first name, manager, approver groups, roles)
 PEOPLE: dict[str, tuple[str, str | None, tuple[str, ...], tuple[Role, ...]]] = {
-    "victor": ("Victor", None, (), ()),
+    "cora": ("Cora", None, (), ()),
+    "victor": ("Victor", "cora", (), ()),
     "bob": ("Bob", "victor", (), ()),
     "alice": ("Alice", "bob", (), ()),
     "fiona": ("Fiona", "victor", ("finance",), (Role.FINANCE_ADMIN,)),
+    "farah": ("Farah", "victor", ("finance",), ()),
     "ivan": ("Ivan", "victor", ("it-admins",), ()),
     "audrey": ("Audrey", "victor", (), (Role.AUDITOR,)),
     "olga": ("Olga", "victor", (), (Role.ORG_ADMIN,)),
@@ -34,10 +36,12 @@ PEOPLE: dict[str, tuple[str, str | None, tuple[str, ...], tuple[Role, ...]]] = {
 GROUPS = {"finance": "Finance", "it-admins": "IT admins"}
 # What each demo person does, for the sign-in list `make run` prints.
 DESCRIPTIONS = {
+    "cora": "CEO, victor's manager",
     "victor": "VP",
     "bob": "alice's manager",
     "alice": "employee, submits",
     "fiona": "finance approver and finance admin (opens the admin)",
+    "farah": "finance approver",
     "ivan": "IT admins",
     "audrey": "auditor (reads everything, changes nothing)",
     "olga": "organisation admin (cancels, reassigns)",

@@ -68,7 +68,10 @@ def test_detail_shows_state_template_data_and_assignees(acme, api):
     }
     assert detail["submitter"] == "alice"
     assert detail["currentStep"] == "finance"
-    assert detail["assignees"] == [{"user": "fiona", "onBehalfOf": None}]
+    assert detail["assignees"] == [
+        {"user": "farah", "onBehalfOf": None},
+        {"user": "fiona", "onBehalfOf": None},
+    ]
     assert detail["version"] == len(detail["history"])
     dt.datetime.fromisoformat(detail["createdAt"])
 
