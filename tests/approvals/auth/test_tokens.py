@@ -109,9 +109,7 @@ def test_expired_token_is_401(acme: Any) -> None:
 
 
 def test_unknown_and_malformed_tokens_are_401(acme: Any) -> None:
-    assert_unauthenticated(
-        bearer("not-a-token").get("/api/me/tasks"), token_services.TOKEN_UNKNOWN
-    )
+    assert_unauthenticated(bearer("not-a-token").get("/api/me/tasks"), token_services.TOKEN_UNKNOWN)
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION="Bearer two parts")
     assert client.get("/api/me/tasks").status_code == 401
