@@ -108,7 +108,7 @@ def _manage(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
         k: v
         for k, v in os.environ.items()
         if not k.startswith(("SECURE_", "SESSION_", "CSRF_", "APPROVALS_"))
-        and k not in {"DEBUG", "SECRET_KEY", "DJANGO_SETTINGS_MODULE"}
+        and k not in {"DEBUG", "SECRET_KEY", "DJANGO_SETTINGS_MODULE", "DJANGO_ALLOW_ASYNC_UNSAFE"}
     }
     return subprocess.run(
         [sys.executable, str(ROOT / "manage.py"), *args],
