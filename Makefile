@@ -4,9 +4,15 @@ VENV := .venv
 BIN := $(VENV)/bin
 PYTHON := $(BIN)/python
 
-# The test suite and benchmarks run on the local PostgreSQL and Redis.
+# The test suite and benchmarks run on the local PostgreSQL and Redis, with DEBUG off
+# (the default) and so a SECRET_KEY of their own, over plain http.
 SERVICE_ENV := DATABASE_URL=postgres://postgres@127.0.0.1:5432/approvals \
-	CELERY_BROKER_URL=redis://127.0.0.1:6379/0
+	CELERY_BROKER_URL=redis://127.0.0.1:6379/0 \
+	SECRET_KEY=test-only-secret-key-never-used-in-production-4f9c2a7e1b \
+	APPROVALS_HTTPS=false
+
+# `make run` is development: DEBUG on, plain http, the built-in SECRET_KEY.
+RUN_ENV := DEBUG=true
 
 .PHONY: venv services lint fmt typecheck test run bench
 
@@ -41,9 +47,9 @@ test: venv services
 	$(SERVICE_ENV) $(BIN)/pytest
 
 run: venv
-	$(PYTHON) manage.py migrate
-	$(PYTHON) manage.py seed_demo
-	$(PYTHON) manage.py serve 127.0.0.1:8000
+	$(RUN_ENV) $(PYTHON) manage.py migrate
+	$(RUN_ENV) $(PYTHON) manage.py seed_demo
+	$(RUN_ENV) $(PYTHON) manage.py serve 127.0.0.1:8000
 
 bench: venv services
 	$(SERVICE_ENV) $(PYTHON) bench/run_all.py

@@ -21,6 +21,7 @@ from templates_engine import Definition, DefinitionError
 from . import access
 from .models import (
     ActivityAttempt,
+    ApiToken,
     Delegation,
     OrgGroup,
     PendingTask,
@@ -33,6 +34,7 @@ from .models import (
 )
 from .services.delegations import DelegationRefused, delegation_check
 from .services.templates import workflow_template_publish
+from .services.tokens import token_revoke
 
 
 class TenantScoped(admin.ModelAdmin):
@@ -300,3 +302,43 @@ class ActivityAttemptAdmin(ReadOnlyAdmin):
         "finished_at",
         "outcome",
     ]
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    """Read-only; tokens are issued by the API or ``manage.py issue_token``. Superusers only
+    for now. The secret is never stored, so it cannot be shown."""
+
+    list_display = ["prefix", "user", "name", "created_at", "expires_at", "revoked_at"]
+    list_filter = ["revoked_at"]
+    search_fields = ["prefix", "user__username", "name"]
+    list_select_related = ["user"]
+    exclude = ["digest"]
+    actions = ["revoke"]
+
+    def _superuser(self, request: HttpRequest) -> bool:
+        return bool(request.user.is_active and request.user.is_superuser)
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return self._superuser(request)
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._superuser(request)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    @admin.action(description="Revoke the selected tokens")
+    def revoke(self, request: HttpRequest, queryset: Any) -> None:
+        if not self._superuser(request):
+            return
+        tokens = list(queryset.filter(revoked_at__isnull=True))
+        for token in tokens:
+            token_revoke(token=token)
+        messages.info(request, f"Revoked {len(tokens)} token(s).")

@@ -8,3 +8,6 @@ class ApprovalsConfig(AppConfig):
 
     def ready(self) -> None:
         from . import checks  # noqa: F401  (registers the system checks)
+        from .services.tokens import connect_signals
+
+        connect_signals()

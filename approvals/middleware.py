@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
+from django.utils.cache import patch_cache_control
 
 from .api.errors import json_error
 
@@ -43,3 +44,18 @@ class RequestIdMiddleware:
         if limit is not None and length > limit:
             return json_error(request, 413, "BODY_TOO_LARGE", BODY_TOO_LARGE.format(limit=limit))
         return None
+
+
+class NoStoreMiddleware:
+    """``Cache-Control: private, no-store`` on every API answer and on every page served
+    to a signed-in user, so no shared cache or back button keeps someone's data."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        user = getattr(request, "user", None)
+        if request.path.startswith("/api/") or (user is not None and user.is_authenticated):
+            patch_cache_control(response, private=True, no_store=True)
+        return response

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import hmac
+import ipaddress
 from collections.abc import Iterator
 
+from django.conf import settings
 from django.db import connection
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseForbidden, JsonResponse
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 
@@ -48,9 +51,36 @@ class _TableCollector:
 
 _collector_registered = False
 
+METRICS_FORBIDDEN = "Metrics are for the scraper: send its bearer token, or ask from this host."
+
+
+def _is_loopback(address: str) -> bool:
+    try:
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        return False
+
+
+def metrics_allowed(request: HttpRequest) -> bool:
+    """The configured bearer token (compared in constant time), or a request whose TCP
+    peer is this host. X-Forwarded-For never grants access; with a proxy of ours in front
+    (APPROVALS_TRUSTED_PROXY_COUNT) a loopback request that carries the header came
+    through that proxy, so it is not taken as local."""
+    expected = settings.APPROVALS_METRICS_TOKEN
+    if expected:
+        given = request.headers.get("Authorization", "")
+        if hmac.compare_digest(given.encode(), f"Bearer {expected}".encode()):
+            return True
+    if not _is_loopback(str(request.META.get("REMOTE_ADDR") or "")):
+        return False
+    proxied = "HTTP_X_FORWARDED_FOR" in request.META
+    return not (settings.APPROVALS_TRUSTED_PROXY_COUNT > 0 and proxied)
+
 
 def metrics(request: HttpRequest) -> HttpResponse:
     global _collector_registered
+    if not metrics_allowed(request):
+        return HttpResponseForbidden(METRICS_FORBIDDEN, content_type="text/plain")
     if not _collector_registered:
         REGISTRY.register(_TableCollector())
         _collector_registered = True

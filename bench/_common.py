@@ -53,6 +53,7 @@ def server_env(**extra: str) -> dict[str, str]:
         DJANGO_SETTINGS_MODULE="config.settings",
         DEBUG="false",
         SECRET_KEY=BENCH_SECRET_KEY,
+        APPROVALS_HTTPS="false",  # gunicorn serves plain http on loopback
         ALLOWED_HOSTS="127.0.0.1,localhost",
         APPROVALS_EMBEDDED_WORKER="false",
         # The token endpoint is rate limited per client; the benches log in a few times.
@@ -114,10 +115,10 @@ def seed() -> dict[str, Any]:
 
 
 def api_token(user: Any) -> str:
-    from rest_framework.authtoken.models import Token
+    from approvals.services.tokens import token_issue
 
-    token, _ = Token.objects.get_or_create(user=user)
-    return str(token.key)
+    _, secret = token_issue(user=user, name="bench")
+    return secret
 
 
 def expense_data(i: int) -> dict[str, Any]:

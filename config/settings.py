@@ -2,15 +2,18 @@
 
 Every knob is read from the environment and has a default that works on a laptop:
 SQLite, an in-memory Celery broker and the poller and activity runner in-process.
-Production sets at least SECRET_KEY, DEBUG=false, ALLOWED_HOSTS, DATABASE_URL and
-CELERY_BROKER_URL.
+DEBUG is off unless DEBUG=true (``make run`` sets it); with DEBUG off the app refuses
+the built-in SECRET_KEY and serves HTTPS-only (APPROVALS_HTTPS=false for plain http).
+Production sets at least SECRET_KEY, ALLOWED_HOSTS, DATABASE_URL and CELERY_BROKER_URL.
 """
 
+import datetime as dt
 import os
 from pathlib import Path
 from typing import Any
 
 import dj_database_url
+from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -50,7 +53,7 @@ def env_list(name: str, default: str) -> list[str]:
 
 _INSECURE_SECRET_KEY = "django-insecure-dev-only-change-me"
 
-DEBUG = env_bool("DEBUG", True)
+DEBUG = env_bool("DEBUG", False)
 SECRET_KEY = env_str("SECRET_KEY", _INSECURE_SECRET_KEY)
 if not DEBUG and SECRET_KEY == _INSECURE_SECRET_KEY:
     raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")
@@ -72,10 +75,11 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI served from our own static files, no CDN
     "guardian",
+    "axes",  # failed sign-in limits
+    "csp",
     # No AppConfig of its own; listed for its admin templates and `graph_transitions`.
     "django_fsm",
     "approvals",
@@ -84,6 +88,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "approvals.middleware.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     # Serves collected static files (admin, API docs, the app's CSS) under gunicorn.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -92,6 +97,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "approvals.middleware.NoStoreMiddleware",
+    # Last: turns a refused sign-in into approvals.lockout's answer.
+    "axes.middleware.AxesMiddleware",
 ]
 
 TEMPLATES = [
@@ -134,6 +142,8 @@ DATABASES = {"default": _db}
 
 AUTH_USER_MODEL = "approvals.User"
 AUTHENTICATION_BACKENDS = [
+    # First: refuses any sign-in of a locked-out account or address before checking it.
+    "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
     "guardian.backends.ObjectPermissionBackend",
 ]
@@ -144,6 +154,25 @@ ANONYMOUS_USER_NAME = None
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
+
+# How many reverse proxies of ours append to X-Forwarded-For in front of the app. 0: the
+# client is REMOTE_ADDR and the header is ignored (see approvals/client_ip.py).
+APPROVALS_TRUSTED_PROXY_COUNT = env_int("APPROVALS_TRUSTED_PROXY_COUNT", 0)
+
+# Failed sign-ins (form, admin and POST /api/auth/token), counted per account and per
+# client address: the limit-th failure locks both out for the cool-off.
+AXES_FAILURE_LIMIT = env_int("APPROVALS_LOGIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = dt.timedelta(seconds=env_int("APPROVALS_LOGIN_COOLOFF_SECONDS", 15 * 60))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_CLIENT_IP_CALLABLE = "approvals.client_ip.client_ip"
+AXES_LOCKOUT_CALLABLE = "approvals.lockout.lockout_response"
+AXES_USERNAME_FORM_FIELD = "username"
+
+# API tokens live this long unless issued with another lifetime (30 days).
+APPROVALS_TOKEN_TTL_SECONDS = env_int("APPROVALS_TOKEN_TTL_SECONDS", 30 * 86400)
+
+# /metrics answers a request bearing this token, or one from the loopback address.
+APPROVALS_METRICS_TOKEN = env_str("APPROVALS_METRICS_TOKEN", "")
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -169,6 +198,8 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": _RENDERERS,
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "DEFAULT_THROTTLE_RATES": {"auth": env_str("APPROVALS_AUTH_RATE", "30/minute")},
+    # Throttles read the client address as approvals/client_ip.py does.
+    "NUM_PROXIES": APPROVALS_TRUSTED_PROXY_COUNT,
 }
 
 SPECTACULAR_SETTINGS = {
@@ -181,6 +212,37 @@ SPECTACULAR_SETTINGS = {
 
 # Request bodies past this size are refused before they reach a view.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("APPROVALS_MAX_BODY_BYTES", 256 * 1024)
+
+# --- HTTPS and browser protections ----------------------------------------------------
+# On whenever DEBUG is off; APPROVALS_HTTPS=false serves plain http (tests, benchmarks),
+# and each setting can still be set on its own. Passes `manage.py check --deploy`.
+
+_HTTPS = env_bool("APPROVALS_HTTPS", not DEBUG)
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", _HTTPS)
+# Probes and scrapers inside the network may speak plain http.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^metrics$"]
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", _HTTPS)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", _HTTPS)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 365 * 86400 if _HTTPS else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", True)
+if APPROVALS_TRUSTED_PROXY_COUNT > 0:
+    # Our proxy terminates TLS and says so; without a proxy the header is not trusted.
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+# Everything from our own origin: no inline script or style, no CDN. The Swagger UI
+# (/api/docs/) loads its init script from a URL for this (SpectacularSwaggerSplitView);
+# its icons are data: images.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "img-src": [SELF, "data:"],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    }
+}
 
 # --- Celery ---------------------------------------------------------------------------
 # The outbox row, not the broker message, is the record of an activity attempt: late

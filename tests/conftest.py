@@ -23,15 +23,15 @@ def acme(db: Any) -> Any:
 @pytest.fixture
 def api() -> Callable[..., Any]:
     """``api("alice")``: an API client signed in with a bearer token."""
-    from rest_framework.authtoken.models import Token
     from rest_framework.test import APIClient
 
     from approvals.models import User
+    from approvals.services.tokens import token_issue
 
     def make(username: str) -> APIClient:
         client = APIClient()
-        token, _ = Token.objects.get_or_create(user=User.objects.get(username=username))
-        client.credentials(HTTP_AUTHORIZATION=f"Bearer {token.key}")
+        _, secret = token_issue(user=User.objects.get(username=username), name="test")
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {secret}")
         return client
 
     return make

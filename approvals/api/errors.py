@@ -120,6 +120,9 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     response = Response(
         envelope(status, code, message, request_id_of(request), details), status=status
     )
+    auth_header = getattr(exc, "auth_header", None)
+    if auth_header:
+        response["WWW-Authenticate"] = auth_header
     wait = getattr(exc, "wait", None)
     if isinstance(exc, exceptions.Throttled) and wait:
         response["Retry-After"] = str(int(wait))

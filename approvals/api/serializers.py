@@ -37,7 +37,8 @@ class TokenRequest(serializers.Serializer):
 
 
 class TokenResponse(serializers.Serializer):
-    token = serializers.CharField()
+    token = serializers.CharField(help_text="Shown once; send as Authorization: Bearer <token>.")
+    expiresAt = serializers.DateTimeField()
 
 
 class Subject(serializers.Serializer):

@@ -1,9 +1,10 @@
-from django.urls import path
+from django.urls import path, re_path
 
 from . import views
 
 urlpatterns = [
     path("auth/token", views.TokenView.as_view(), name="api-token"),
+    path("auth/logout", views.LogoutView.as_view(), name="api-logout"),
     path("workflows", views.WorkflowCollectionView.as_view(), name="api-workflows"),
     path("workflows/<uuid:workflow_id>", views.WorkflowDetailView.as_view(), name="api-workflow"),
     path(
@@ -21,4 +22,7 @@ urlpatterns = [
         name="api-reassign",
     ),
     path("me/tasks", views.MyTasksView.as_view(), name="api-my-tasks"),
+    # Last: an unknown /api/ path gets the envelope's 404 even when DEBUG would show
+    # Django's technical 404 page (which bypasses handler404).
+    re_path(r"^.*$", views.api_not_found, name="api-not-found"),
 ]

@@ -8,8 +8,9 @@ import uuid
 from typing import Any
 
 from django.contrib.auth import authenticate
+from django.http import HttpRequest, HttpResponse
+from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework.authtoken.models import Token
 from rest_framework.permissions import AllowAny, BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -17,7 +18,8 @@ from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from .. import access
-from ..models import PendingTask, User, Workflow
+from ..lockout import lockout_response
+from ..models import ApiToken, PendingTask, User, Workflow
 from ..selectors.tasks import task_list_for_user
 from ..selectors.workflows import (
     workflow_assignees,
@@ -26,6 +28,7 @@ from ..selectors.workflows import (
     workflow_search,
 )
 from ..services.commands import CommandResult
+from ..services.tokens import token_issue, token_revoke
 from ..services.workflows import (
     workflow_cancel,
     workflow_decide,
@@ -34,9 +37,10 @@ from ..services.workflows import (
     workflow_start,
 )
 from . import serializers as s
-from .errors import NOT_FOUND, ApiError
+from .errors import NOT_FOUND, ApiError, json_error
 
 INVALID_CREDENTIALS = "The username or password is wrong."
+NOT_A_TOKEN = "Sign out by sending the token to revoke: Authorization: Bearer <token>."
 IDEMPOTENCY_KEY_INVALID = "Idempotency-Key must be 1 to 255 printable characters."
 
 ERRORS = {
@@ -89,21 +93,48 @@ class TokenView(APIView):
 
     @extend_schema(
         request=s.TokenRequest,
-        responses={200: s.TokenResponse, **ERRORS},
-        summary="Exchange a username and password for an API token",
+        responses={
+            200: s.TokenResponse,
+            429: OpenApiResponse(s.ErrorResponse, description="Too many failed attempts"),
+            **ERRORS,
+        },
+        summary="Exchange a username and password for a new API token",
     )
-    def post(self, request: Request) -> Response:
+    def post(self, request: Request) -> Response | HttpResponse:
         body = s.TokenRequest(data=request.data)
         body.is_valid(raise_exception=True)
+        # With the request, so django-axes counts failures and refuses locked-out tries.
         user = authenticate(
-            request._request,
+            request=request._request,
             username=body.validated_data["username"],
             password=body.validated_data["password"],
         )
+        if getattr(request._request, "axes_locked_out", False):
+            return lockout_response(request._request)
         if user is None:
             raise ApiError(401, "INVALID_CREDENTIALS", INVALID_CREDENTIALS)
-        token, _ = Token.objects.get_or_create(user=user)
-        return Response({"token": token.key})
+        assert isinstance(user, User)
+        token, secret = token_issue(user=user, name="api sign-in")
+        return Response(s.TokenResponse({"token": secret, "expiresAt": token.expires_at}).data)
+
+
+class LogoutView(APIView):
+    @extend_schema(
+        request=None,
+        responses={204: None, 400: ERRORS[400], 401: ERRORS[401]},
+        summary="Revoke the API token this request is made with",
+    )
+    def post(self, request: Request) -> Response:
+        if not isinstance(request.auth, ApiToken):
+            raise ApiError(400, "NOT_A_TOKEN", NOT_A_TOKEN)
+        token_revoke(token=request.auth)
+        return Response(status=204)
+
+
+@csrf_exempt
+def api_not_found(request: HttpRequest, path: str = "") -> HttpResponse:
+    """Any other path under /api/: the envelope's 404, whatever DEBUG says."""
+    return json_error(request, 404, "NOT_FOUND", NOT_FOUND)
 
 
 class WorkflowCollectionView(APIView):

@@ -2,10 +2,12 @@
 
 from .directory import Delegation, OrgGroup, Tenant, User
 from .projections import ActivityAttempt, PendingTask, Timer, WorkflowParticipant
+from .tokens import ApiToken
 from .workflows import StartRequest, Workflow, WorkflowEvent, WorkflowStatus, WorkflowTemplate
 
 __all__ = [
     "ActivityAttempt",
+    "ApiToken",
     "Delegation",
     "OrgGroup",
     "PendingTask",

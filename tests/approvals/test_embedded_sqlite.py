@@ -44,6 +44,7 @@ def test_make_run_mode_runs_workflows_and_activities_on_sqlite(tmp_path: Path) -
         if k not in {"DATABASE_URL", "CELERY_BROKER_URL", "DJANGO_SETTINGS_MODULE"}
     }
     env["DATABASE_URL"] = f"sqlite:///{tmp_path / 'db.sqlite3'}"
+    env["DEBUG"] = "true"  # as `make run` sets it
     manage = [sys.executable, str(ROOT / "manage.py")]
 
     for args in (["migrate", "-v0"], ["seed_demo"], ["shell", "-c", SCRIPT]):

@@ -24,15 +24,14 @@ EXAMPLES_PER_OPERATION = 30  # per generation mode
 @pytest.fixture
 def seeded() -> dict[str, str]:
     """The demo organisation, alice's token and one workflow waiting on bob."""
-    from rest_framework.authtoken.models import Token
-
     from approvals.demo import seed_demo
     from approvals.models import User
+    from approvals.services.tokens import token_issue
     from approvals.services.workflows import workflow_start
 
     seed_demo()
     alice = User.objects.get(username="alice")
-    token, _ = Token.objects.get_or_create(user=alice)
+    _, secret = token_issue(user=alice, name="fuzz")
     running = workflow_start(
         submitter=alice,
         template_key="expense-approval",
@@ -40,7 +39,7 @@ def seeded() -> dict[str, str]:
         subject_id="FUZZ-1",
         data={"amountPaise": 4_500_000, "currency": "INR", "department": "eng"},
     )
-    return {"token": token.key, "workflow_id": running.response["workflowId"]}
+    return {"token": secret, "workflow_id": running.response["workflowId"]}
 
 
 @pytest.fixture

@@ -22,15 +22,14 @@ def http(live_server: Any, acme: Any) -> Iterator[Callable[[str], HttpClient]]:
     # Django's test server listens with a backlog of 10: a burst of connects beyond it
     # is dropped and retried a second later, which would pace the races, not the code.
     live_server.thread.httpd.socket.listen(LISTEN_BACKLOG)
-    from rest_framework.authtoken.models import Token
-
     from approvals.models import User
+    from approvals.services.tokens import token_issue
 
     clients: list[HttpClient] = []
 
     def make(username: str) -> HttpClient:
-        token, _ = Token.objects.get_or_create(user=User.objects.get(username=username))
-        clients.append(HttpClient(live_server.url, token.key))
+        _, secret = token_issue(user=User.objects.get(username=username), name="test")
+        clients.append(HttpClient(live_server.url, secret))
         return clients[-1]
 
     yield make

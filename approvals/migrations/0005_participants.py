@@ -45,7 +45,7 @@ def backfill_participants(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('approvals', '0003_timer_failures'),
+        ('approvals', '0004_api_tokens'),
     ]
 
     operations = [

@@ -1,0 +1,134 @@
+"""API tokens: issue, check, revoke.
+
+A token's secret is 32 random bytes (URL-safe base64) and is returned once, by
+``token_issue``; the table keeps its SHA-256 (``digest``), so a copy of the database
+holds nothing a client could send. A secret of that strength needs no slow hash: the
+lookup is one indexed equality on ``digest``.
+
+Issuing a token never revokes the user's other tokens: clients rotate by issuing a new
+one and revoking the old (``POST /api/auth/logout`` with the old one). Every token of a
+user is revoked when the user's password changes or the user is deactivated (the
+``User`` save signals connected by ``connect_signals``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import secrets
+from typing import Any
+
+from django.conf import settings
+from django.db.models.signals import post_save, pre_save
+
+from .. import clock
+from ..models import ApiToken, User
+
+TOKEN_UNKNOWN = "This token is not valid."
+TOKEN_EXPIRED = "This token has expired; ask for a new one."
+TOKEN_REVOKED = "This token has been revoked."
+USER_INACTIVE = "This account is disabled."
+
+# last_used_at is written when it is older than this, not on every request.
+LAST_USED_RESOLUTION = dt.timedelta(minutes=1)
+PREFIX_LENGTH = 8
+
+
+class TokenRefused(Exception):
+    """The secret names no usable token; the message says why."""
+
+
+def token_digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def token_issue(
+    *,
+    user: User,
+    name: str = "",
+    ttl_seconds: int | None = None,
+    may_start: list[str] | None = None,
+    may_signal: list[str] | None = None,
+) -> tuple[ApiToken, str]:
+    """Create a token for ``user``; returns it and its secret, which is not stored."""
+    ttl = settings.APPROVALS_TOKEN_TTL_SECONDS if ttl_seconds is None else ttl_seconds
+    if ttl <= 0:
+        raise ValueError("ttl_seconds must be positive")
+    secret = secrets.token_urlsafe(32)
+    now = clock.now()
+    token = ApiToken.objects.create(
+        user=user,
+        name=name,
+        digest=token_digest(secret),
+        prefix=secret[:PREFIX_LENGTH],
+        created_at=now,
+        expires_at=now + dt.timedelta(seconds=ttl),
+        may_start=list(may_start) if may_start is not None else None,
+        may_signal=list(may_signal) if may_signal is not None else None,
+    )
+    return token, secret
+
+
+def token_authenticate(*, secret: str) -> ApiToken:
+    """The live token whose secret this is, with its user loaded; raises TokenRefused."""
+    token = ApiToken.objects.select_related("user").filter(digest=token_digest(secret)).first()
+    if token is None:
+        raise TokenRefused(TOKEN_UNKNOWN)
+    now = clock.now()
+    if token.revoked_at is not None:
+        raise TokenRefused(TOKEN_REVOKED)
+    if token.expires_at <= now:
+        raise TokenRefused(TOKEN_EXPIRED)
+    if not token.user.is_active:
+        raise TokenRefused(USER_INACTIVE)
+    if token.last_used_at is None or now - token.last_used_at >= LAST_USED_RESOLUTION:
+        ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+        token.last_used_at = now
+    return token
+
+
+def token_revoke(*, token: ApiToken) -> None:
+    """Revoke one token; revoking a revoked token keeps its first revocation time."""
+    now = clock.now()
+    ApiToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(revoked_at=now)
+    token.refresh_from_db(fields=["revoked_at"])
+
+
+def tokens_revoke_for_user(*, user: User) -> int:
+    """Revoke every live token of ``user``; returns how many were revoked."""
+    return ApiToken.objects.filter(user=user, revoked_at__isnull=True).update(
+        revoked_at=clock.now()
+    )
+
+
+# --- revocation when the password changes or the account is disabled -------------------
+
+_CREDENTIAL_FIELDS = {"password", "is_active"}
+
+
+def _remember_credentials(sender: Any, instance: User, update_fields: Any = None, **_: Any) -> None:
+    instance._revoke_tokens = False  # type: ignore[attr-defined]
+    if instance.pk is None:
+        return
+    if update_fields is not None and not _CREDENTIAL_FIELDS & set(update_fields):
+        return  # e.g. the last_login update on every sign-in: nothing to compare
+    before = User.objects.filter(pk=instance.pk).values("password", "is_active").first()
+    if before is None:
+        return
+    changed_password = before["password"] != instance.password
+    deactivated = before["is_active"] and not instance.is_active
+    instance._revoke_tokens = changed_password or deactivated  # type: ignore[attr-defined]
+
+
+def _revoke_if_credentials_changed(sender: Any, instance: User, **_: Any) -> None:
+    if getattr(instance, "_revoke_tokens", False):
+        tokens_revoke_for_user(user=instance)
+        instance._revoke_tokens = False  # type: ignore[attr-defined]
+
+
+def connect_signals() -> None:
+    """Called once from ``ApprovalsConfig.ready``."""
+    pre_save.connect(_remember_credentials, sender=User, dispatch_uid="apitoken-credentials")
+    post_save.connect(
+        _revoke_if_credentials_changed, sender=User, dispatch_uid="apitoken-credentials"
+    )
