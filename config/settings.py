@@ -167,7 +167,7 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "approvals.api.errors.exception_handler",
     "DEFAULT_RENDERER_CLASSES": _RENDERERS,
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["approvals.api.parsers.LimitedJSONParser"],
     "DEFAULT_THROTTLE_RATES": {"auth": env_str("APPROVALS_AUTH_RATE", "30/minute")},
 }
 
