@@ -18,7 +18,7 @@ INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
 
 TOO_DEEP = f"The JSON is nested deeper than {MAX_DEPTH} levels."
-INT_OUT_OF_RANGE = "Integer outside the signed 64-bit range."
+INT_OUT_OF_RANGE = "Number outside the signed 64-bit integer range."
 NOT_FINITE = "Number is not finite (NaN and Infinity are not JSON)."
 NUL_CHARACTER = "Text contains a NUL character (\\u0000)."
 LONE_SURROGATE = "Text contains a lone UTF-16 surrogate."
@@ -101,6 +101,8 @@ def check_value(value: Any, root: str = "$") -> None:
         elif isinstance(item, float):
             if not math.isfinite(item):
                 raise JsonInputError(path, NOT_FINITE)
+            if not INT64_MIN <= item <= INT64_MAX:  # as the schema says: one range for numbers
+                raise JsonInputError(path, INT_OUT_OF_RANGE)
         elif isinstance(item, str):
             problem = _text_problem(item)
             if problem:

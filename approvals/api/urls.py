@@ -1,19 +1,21 @@
-from django.urls import path
+from django.urls import path, re_path
 
 from . import views
 
 urlpatterns = [
     path("auth/token", views.TokenView.as_view(), name="api-token"),
     path("workflows", views.WorkflowCollectionView.as_view(), name="api-workflows"),
-    path("workflows/<uuid:workflow_id>", views.WorkflowDetailView.as_view(), name="api-workflow"),
+    path("workflows/<str:workflow_id>", views.WorkflowDetailView.as_view(), name="api-workflow"),
     path(
-        "workflows/<uuid:workflow_id>/decisions", views.DecisionView.as_view(), name="api-decisions"
+        "workflows/<str:workflow_id>/decisions", views.DecisionView.as_view(), name="api-decisions"
     ),
     path(
-        "workflows/<uuid:workflow_id>/signals/<str:name>",
+        "workflows/<str:workflow_id>/signals/<str:name>",
         views.SignalView.as_view(),
         name="api-signal",
     ),
-    path("workflows/<uuid:workflow_id>/cancel", views.CancelView.as_view(), name="api-cancel"),
+    path("workflows/<str:workflow_id>/cancel", views.CancelView.as_view(), name="api-cancel"),
     path("me/tasks", views.MyTasksView.as_view(), name="api-my-tasks"),
+    # workflow ids are <str:>, not <uuid:>: the views answer a non-UUID with the JSON 404
+    re_path(r"^", views.UnknownApiUrlView.as_view(), name="api-unknown"),
 ]
