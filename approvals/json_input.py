@@ -66,8 +66,10 @@ def _parse_int(literal: str) -> int | str:
     return _BigInt(literal) if digits > _MAX_INT_DIGITS else int(literal)
 
 
-def _refuse_constant(name: str) -> Any:
-    raise JsonInputError("$", NOT_FINITE)
+def _constant(name: str) -> float:
+    # NaN and Infinity are not JSON, but Python reads them: keep them for check_value,
+    # which refuses them with their path.
+    return float(name)
 
 
 def _child(path: str, key: str | int) -> str:
@@ -123,6 +125,6 @@ def loads(text: str) -> Any:
     JSON, JsonInputError for JSON past a limit."""
     if nesting_depth_exceeds(text):
         raise JsonInputError("$", TOO_DEEP)
-    value = json.loads(text, parse_int=_parse_int, parse_constant=_refuse_constant)
+    value = json.loads(text, parse_int=_parse_int, parse_constant=_constant)
     check_value(value)
     return value

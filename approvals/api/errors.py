@@ -106,9 +106,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     except Exception:
         return None  # a real bug: let Django's 500 handling see it
     request = context.get("request")
-    response = Response(
-        envelope(status, code, message, request_id_of(request)), status=status
-    )
+    response = Response(envelope(status, code, message, request_id_of(request)), status=status)
     wait = getattr(exc, "wait", None)
     if isinstance(exc, exceptions.Throttled) and wait:
         response["Retry-After"] = str(int(wait))

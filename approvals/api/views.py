@@ -12,6 +12,7 @@ from django.contrib.auth import authenticate
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.authtoken.models import Token
+from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import AllowAny, BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -19,7 +20,7 @@ from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from ..models import PendingTask, User, Workflow
-from ..selectors.tasks import task_list_for_user
+from ..selectors.tasks import BAD_CURSOR, BadCursor, task_list_for_user
 from ..selectors.workflows import (
     workflow_assignees,
     workflow_get,
@@ -333,7 +334,10 @@ class MyTasksView(APIView):
     )
     def get(self, request: Request) -> Response:
         query = s.TaskListQuery(data=_query(request))
-        query.is_valid(raise_exception=True)
+        if not query.is_valid():
+            if "cursor" in query.errors:  # not of the shape we issue: forged like any other
+                raise BadCursor(BAD_CURSOR)
+            raise ValidationError(query.errors)
         page = task_list_for_user(
             user=_user(request),
             limit=query.validated_data["limit"],
