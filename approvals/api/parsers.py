@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import codecs
-import json
 from collections.abc import Mapping
 from typing import IO, Any
 
 from rest_framework import exceptions
-from rest_framework.parsers import JSONParser, get_encoding
+from rest_framework.parsers import JSONParser, get_encoding  # type: ignore[attr-defined]
 
 from .. import json_input
 

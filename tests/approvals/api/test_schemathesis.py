@@ -111,7 +111,7 @@ def _failures(base_url: str, token: str) -> list[str]:
     found: list[str] = []
     for event in schemathesis.engine.from_schema(schema).execute():
         if isinstance(event, events.ScenarioFinished | events.FuzzScenarioFinished):
-            for case_id, checks in event.recorder.checks.items():
+            for checks in event.recorder.checks.values():
                 for check in checks:
                     if check.failure_info is not None:
                         failure = check.failure_info.failure
@@ -120,9 +120,8 @@ def _failures(base_url: str, token: str) -> list[str]:
                             f"{failure.message}\n{check.failure_info.code_sample}"
                         )
         elif isinstance(event, events.NonFatalError | events.FatalError):
-            found.append(
-                f"error in {getattr(event, 'label', '')}: {getattr(event, 'value', None) or event.exception}"
-            )
+            error = getattr(event, "value", None) or getattr(event, "exception", None)
+            found.append(f"error in {getattr(event, 'label', '')}: {error!r}")
     return sorted(set(found))
 
 

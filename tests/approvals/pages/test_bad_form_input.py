@@ -205,3 +205,29 @@ def test_a_forged_inbox_cursor_starts_the_inbox_again(pending, cursor):
 
     assert response.status_code == 302
     assert response["Location"] == "/"
+
+
+# -- the admin's workflow template form -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("definition", "expected"),
+    [
+        pytest.param("[" * 50_000 + "]" * 50_000, "nested deeper", id="deep"),
+        pytest.param('{"key": "x\\u0000", "steps": []}', "NUL", id="nul"),
+        pytest.param('{"key": "ok", "steps": [' * 1 + "}", "JSON", id="malformed"),
+    ],
+)
+def test_admin_template_form_refuses_bad_json_with_a_form_error(acme, definition, expected):
+    admin = _browser("admin")
+    tenant = Tenant.objects.get(slug="acme")
+    before = WorkflowTemplate.objects.count()
+
+    response = admin.post(
+        "/admin/approvals/workflowtemplate/add/",
+        {"tenant": tenant.pk, "definition": definition},
+    )
+
+    assert response.status_code == 200
+    assert expected in json.dumps(response.context["adminform"].form.errors)
+    assert WorkflowTemplate.objects.count() == before
