@@ -13,12 +13,13 @@ from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
+from django.forms.fields import InvalidJSONInput
 from django.http import HttpRequest, HttpResponse
 from guardian.admin import GuardedModelAdmin
 
 from templates_engine import Definition, DefinitionError
 
-from . import access
+from . import access, json_input
 from .models import (
     ActivityAttempt,
     ApiToken,
@@ -155,7 +156,29 @@ class DelegationAdmin(TenantScoped):
     list_filter = ["tenant"]
 
 
+class LimitedJSONFormField(forms.JSONField):
+    """JSON within ``json_input``'s limits: too deep a document would otherwise blow
+    ``json.loads``'s recursion (a 500), and PostgreSQL refuses a NUL in jsonb."""
+
+    def to_python(self, value: Any) -> Any:
+        if isinstance(value, str) and value.strip():
+            try:
+                json_input.loads(value)
+            except json_input.JsonInputError as exc:
+                raise forms.ValidationError(str(exc)) from exc
+            except ValueError:
+                pass  # not JSON at all: the parent says so in its own words
+        return super().to_python(value)
+
+    def bound_data(self, data: Any, initial: Any) -> Any:
+        if isinstance(data, str) and json_input.nesting_depth_exceeds(data):
+            return InvalidJSONInput(data)  # shown back as typed, never parsed
+        return super().bound_data(data, initial)
+
+
 class WorkflowTemplateForm(forms.ModelForm):
+    definition = LimitedJSONFormField()
+
     class Meta:
         model = WorkflowTemplate
         fields = ["tenant", "definition"]

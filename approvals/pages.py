@@ -31,7 +31,14 @@ from .selectors.workflows import (
     workflow_search,
 )
 from .services.commands import REQUEST_ID_PATTERN, Busy, RequestIdReused, WorkflowNotFound
-from .services.workflows import TemplateNotFound, workflow_decide, workflow_start
+from .services.workflows import (
+    IDEMPOTENCY_KEY_INVALID,
+    IdempotencyKeyReused,
+    TemplateNotFound,
+    idempotency_key_valid,
+    workflow_decide,
+    workflow_start,
+)
 
 DECISION_LABELS = {"approve": "Approve", "reject": "Reject", "send_back": "Send back"}
 REJECTION_TEXT = {
@@ -121,7 +128,7 @@ def decide(request: HttpRequest, workflow_id: str) -> HttpResponse:
             comment=comment,
         )
     except WorkflowNotFound:
-        raise Http404 from None
+        raise Http404 from None  # unknown, or another organisation's: the same answer
     except CommandRejected as exc:
         messages.error(request, REJECTION_TEXT.get(exc.code, exc.message))
     except (access.Forbidden, RequestIdReused) as exc:
@@ -192,6 +199,9 @@ def workflow_new(request: HttpRequest) -> HttpResponse:
         return render(request, "approvals/workflow_new.html", {"templates": templates})
     definition = definition_for(template.pk)
     form = _data_form(definition, request.POST if request.method == "POST" else None)
+    idempotency_key = request.POST.get("idempotency_key") or None
+    if idempotency_key is not None and not idempotency_key_valid(idempotency_key):
+        form.add_error(None, IDEMPOTENCY_KEY_INVALID)
     if request.method == "POST" and form.is_valid():
         data = {
             k: v for k, v in form.cleaned_data.items() if k != "subject_id" and v not in (None, "")
@@ -203,11 +213,13 @@ def workflow_new(request: HttpRequest) -> HttpResponse:
                 subject_type=key,
                 subject_id=form.cleaned_data["subject_id"],
                 data=data,
-                idempotency_key=request.POST.get("idempotency_key") or None,
+                idempotency_key=idempotency_key,
                 body_hash=_hash(key, form.cleaned_data),
             )
-        except (CommandRejected, TemplateNotFound, access.Forbidden) as exc:
+        except (CommandRejected, TemplateNotFound, IdempotencyKeyReused, access.Forbidden) as exc:
             form.add_error(None, str(exc))
+        except Busy:
+            form.add_error(None, "The workflow is busy; please try again.")
         else:
             messages.success(request, f"Submitted. Status: {result.response['status']}.")
             return HttpResponseRedirect(reverse("workflow", args=[result.response["workflowId"]]))

@@ -196,7 +196,7 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "approvals.api.errors.exception_handler",
     "DEFAULT_RENDERER_CLASSES": _RENDERERS,
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["approvals.api.parsers.LimitedJSONParser"],
     "DEFAULT_THROTTLE_RATES": {"auth": env_str("APPROVALS_AUTH_RATE", "30/minute")},
     # Throttles read the client address as approvals/client_ip.py does.
     "NUM_PROXIES": APPROVALS_TRUSTED_PROXY_COUNT,
@@ -208,6 +208,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "approvals.api.schema.add_error_responses",
+    ],
 }
 
 # Request bodies past this size are refused before they reach a view.

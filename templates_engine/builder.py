@@ -9,7 +9,7 @@ from . import errors
 from . import events as ev
 from .context import Context
 from .errors import CommandRejected
-from .expressions import ConditionError
+from .expressions import ConditionError, DataNotEvaluable
 from .state import CANCELLED, COMPENSATING, REJECTED, State, evolve
 
 if TYPE_CHECKING:
@@ -42,6 +42,9 @@ class Builder:
             if step.when is not None:
                 try:
                     go = step.when.evaluate(data, submitter)
+                except DataNotEvaluable as exc:
+                    # the input's fault, not the definition's: refuse the command whole
+                    raise CommandRejected(errors.INVALID_DATA, str(exc)) from exc
                 except ConditionError as exc:
                     self.emit(ev.StepFailed(step.id, "ConditionError", str(exc)))
                     self.turn_back(ROLLED_BACK_OUTCOME, f"{step.id}: ConditionError")

@@ -12,6 +12,7 @@ from .builder import Builder
 from .context import Context
 from .definition import Definition
 from .errors import CommandRejected
+from .expressions import data_problems
 from .state import NEW, SUBMITTER_STEP, State, evolve
 from .steps import ActionStep
 
@@ -51,10 +52,13 @@ def decide(
     return b.events
 
 
+_SIGNALS = "signals"  # where state.evolve keeps signal payloads in the workflow data
+
+
 def _on_start(b: Builder, c: cmd.Start) -> None:
     if b.state.status != NEW:
         raise CommandRejected(errors.ALREADY_STARTED, "the workflow has already started")
-    problems = b.definition.data_errors(c.data)
+    problems = b.definition.data_errors(c.data) or data_problems(c.data)
     if problems:
         raise CommandRejected(errors.INVALID_DATA, "; ".join(problems))
     d = b.definition
@@ -86,7 +90,9 @@ def _on_resubmit(b: Builder, c: cmd.Decide) -> None:
     if c.decision != "approve":
         raise CommandRejected(errors.INVALID_DECISION, "the submitter can resubmit or withdraw")
     data = {**b.state.data, **(c.data or {})}
-    problems = b.definition.data_errors(data)
+    # signal payloads are kept in the data by the engine, not supplied by the submitter
+    supplied = {k: v for k, v in data.items() if k != _SIGNALS or _SIGNALS in (c.data or {})}
+    problems = b.definition.data_errors(supplied) or data_problems(data)
     if problems:
         raise CommandRejected(errors.INVALID_DATA, "; ".join(problems))
     target = b.state.resubmit_step

@@ -23,12 +23,23 @@ from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]  # no stubs in requirements.txt
 
+from .data_schema import closed
 from .errors import DefinitionError
 from .state import SUBMITTER_STEP
 from .steps import PARSERS, ActionStep, ApprovalStep, Step
 
 KEY = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
-_TOP_FIELDS = {"key", "title", "description", "version", "schema", "steps", "distinct_approvers"}
+_OPEN_DATA = "allow_undeclared_fields"  # opts out of closed data schemas (data_schema.py)
+_TOP_FIELDS = {
+    "key",
+    "title",
+    "description",
+    "version",
+    "schema",
+    "steps",
+    "distinct_approvers",
+    _OPEN_DATA,
+}
 
 
 @dataclass(frozen=True)
@@ -73,7 +84,10 @@ class Definition:
                 raise DefinitionError(
                     "$.schema", f"is not a valid JSON Schema: {exc.message}"
                 ) from exc
-            validator = jsonschema.Draft202012Validator(schema)
+            open_ok = doc.get(_OPEN_DATA, False)
+            if not isinstance(open_ok, bool):
+                raise DefinitionError(f"$.{_OPEN_DATA}", "must be true or false")
+            validator = jsonschema.Draft202012Validator(schema if open_ok else closed(schema))
         distinct_approvers = doc.get("distinct_approvers", False)
         if not isinstance(distinct_approvers, bool):
             raise DefinitionError("$.distinct_approvers", "must be true or false")

@@ -17,8 +17,34 @@ from .errors import DefinitionError
 _ENV = celpy.Environment()
 
 
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+INT_OUT_OF_RANGE = "integer outside the signed 64-bit range the routing rules evaluate"
+
+
 class ConditionError(Exception):
     """A condition that failed at run time (a missing field, a type mismatch)."""
+
+
+class DataNotEvaluable(ConditionError):
+    """The workflow data itself cannot be given to CEL (an integer past 64 bits): a
+    problem of the input, not of the definition."""
+
+
+def data_problems(data: object) -> list[str]:
+    """Values CEL cannot hold, as 'path: problem' (iterative: data may be deep)."""
+    problems: list[str] = []
+    stack: list[tuple[str, object]] = [("$", data)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, bool):
+            continue
+        if isinstance(value, int) and not INT64_MIN <= value <= INT64_MAX:
+            problems.append(f"{path}: {INT_OUT_OF_RANGE}")
+        elif isinstance(value, Mapping):
+            stack.extend((f"{path}.{k}", v) for k, v in value.items())
+        elif isinstance(value, list | tuple):
+            stack.extend((f"{path}[{i}]", v) for i, v in enumerate(value))
+    return sorted(problems)
 
 
 class Condition:
@@ -39,11 +65,14 @@ class Condition:
         self.source = source
 
     def evaluate(self, data: Mapping[str, Any], submitter: str | None) -> bool:
-        """Evaluate against the workflow data; raise ConditionError if it cannot."""
-        activation = {
-            "data": celpy.json_to_cel(dict(data)),
-            "submitter": celpy.celtypes.StringType(submitter or ""),
-        }
+        """Evaluate against the workflow data; raise ConditionError if it cannot, and
+        DataNotEvaluable if the data has values CEL cannot hold."""
+        try:
+            cel_data = celpy.json_to_cel(dict(data))
+        except (ValueError, OverflowError, TypeError) as exc:
+            problems = "; ".join(data_problems(data)) or str(exc)
+            raise DataNotEvaluable(f"{self.source!r}: {problems}") from exc
+        activation = {"data": cel_data, "submitter": celpy.celtypes.StringType(submitter or "")}
         try:
             result = self._program.evaluate(activation)
         except Exception as exc:

@@ -50,13 +50,8 @@ def request_id_of(request: Any) -> str:
     return str(rid or "")
 
 
-def envelope(
-    status: int, code: str, message: str, request_id: str, details: Any = None
-) -> dict[str, Any]:
-    body: dict[str, Any] = {"code": code, "message": message, "requestId": request_id}
-    if details is not None:
-        body["details"] = details
-    return {"error": body}
+def envelope(status: int, code: str, message: str, request_id: str) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message, "requestId": request_id}}
 
 
 def _translate(exc: Exception) -> tuple[int, str, str, Any]:
@@ -113,13 +108,11 @@ def _summarise(detail: Any, prefix: str = "") -> str:
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """DRF's exception handler: every error in the one envelope."""
     try:
-        status, code, message, details = _translate(exc)
+        status, code, message, _details = _translate(exc)
     except Exception:
         return None  # a real bug: let Django's 500 handling see it
     request = context.get("request")
-    response = Response(
-        envelope(status, code, message, request_id_of(request), details), status=status
-    )
+    response = Response(envelope(status, code, message, request_id_of(request)), status=status)
     auth_header = getattr(exc, "auth_header", None)
     if auth_header:
         response["WWW-Authenticate"] = auth_header

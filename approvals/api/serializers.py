@@ -4,13 +4,35 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from templates_engine.commands import DECISIONS
 
+from ..selectors.tasks import CURSOR_PATTERN
 from ..services.commands import REQUEST_ID_PATTERN
+from .schema import JSON_OBJECT_SCHEMA, NO_NUL
 
 
+class Text(serializers.RegexField):
+    """Text from a client: a JSON string (a number is not coerced), at most
+    ``max_length`` characters (the column's), matching ``pattern`` (by default: no NUL,
+    which PostgreSQL refuses), kept as sent. The schema says all of it and nothing is
+    trimmed, so a value the schema allows is a value the server accepts."""
+
+    def __init__(self, *, max_length: int, pattern: str = NO_NUL, **kwargs: Any) -> None:
+        kwargs.setdefault("trim_whitespace", False)
+        if not kwargs.get("allow_blank"):
+            kwargs.setdefault("min_length", 1)
+        super().__init__(pattern, max_length=max_length, **kwargs)
+
+    def to_internal_value(self, data: Any) -> Any:
+        if not isinstance(data, str):
+            raise serializers.ValidationError("Must be a string.")
+        return super().to_internal_value(data)
+
+
+@extend_schema_field(JSON_OBJECT_SCHEMA)
 class JsonObjectField(serializers.JSONField):
     def to_internal_value(self, data: Any) -> Any:
         value = super().to_internal_value(data)
@@ -32,8 +54,8 @@ class RequestIdField(serializers.RegexField):
 
 
 class TokenRequest(serializers.Serializer):
-    username = serializers.CharField(max_length=150)
-    password = serializers.CharField(max_length=256, trim_whitespace=False)
+    username = Text(max_length=150)
+    password = Text(max_length=256)
 
 
 class TokenResponse(serializers.Serializer):
@@ -42,12 +64,12 @@ class TokenResponse(serializers.Serializer):
 
 
 class Subject(serializers.Serializer):
-    type = serializers.RegexField(r"^[A-Za-z0-9_.\-]+$", max_length=64)
-    id = serializers.CharField(max_length=128)
+    type = Text(pattern=r"^[A-Za-z0-9_.\-]+$", max_length=64)
+    id = Text(max_length=128)
 
 
 class StartRequestBody(serializers.Serializer):
-    template = serializers.RegexField(r"^[a-z0-9][a-z0-9-]*$", max_length=64)
+    template = Text(pattern=r"^[a-z0-9][a-z0-9-]*$", max_length=64)
     subject = Subject()
     data = JsonObjectField(default=dict)  # type: ignore[assignment]
 
@@ -62,9 +84,9 @@ class StartResponse(serializers.Serializer):
 class DecisionRequest(serializers.Serializer):
     decision = serializers.ChoiceField(choices=DECISIONS)
     requestId = RequestIdField()
-    comment = serializers.CharField(max_length=4000, allow_blank=True, default="")
-    onBehalfOf = serializers.CharField(max_length=150, required=False)
-    delegateTo = serializers.CharField(max_length=150, required=False)
+    comment = Text(max_length=4000, allow_blank=True, default="")
+    onBehalfOf = Text(max_length=150, required=False)
+    delegateTo = Text(max_length=150, required=False)
     data = JsonObjectField(required=False, help_text="Changed data, when resubmitting.")  # type: ignore[assignment]
 
 
@@ -81,7 +103,7 @@ class SignalRequest(serializers.Serializer):
 
 class CancelRequest(serializers.Serializer):
     requestId = RequestIdField()
-    reason = serializers.CharField(max_length=1000, allow_blank=True, default="")
+    reason = Text(max_length=1000, allow_blank=True, default="")
 
 
 class ReassignRequest(serializers.Serializer):
@@ -110,7 +132,7 @@ class TaskPageResponse(serializers.Serializer):
 
 class TaskListQuery(serializers.Serializer):
     limit = serializers.IntegerField(min_value=1, max_value=200, default=50)
-    cursor = serializers.CharField(required=False, max_length=512)
+    cursor = Text(pattern=CURSOR_PATTERN, required=False, max_length=512)
 
 
 class HistoryItem(serializers.Serializer):
@@ -157,15 +179,15 @@ class WorkflowSummary(serializers.Serializer):
 
 
 class WorkflowSearchQuery(serializers.Serializer):
-    status = serializers.CharField(required=False, max_length=80)
-    template = serializers.CharField(required=False, max_length=64)
-    subjectType = serializers.CharField(required=False, max_length=64)
-    subjectId = serializers.CharField(required=False, max_length=128)
-    assignee = serializers.CharField(required=False, max_length=150)
-    submitter = serializers.CharField(required=False, max_length=150)
+    status = Text(required=False, max_length=80)
+    template = Text(required=False, max_length=64)
+    subjectType = Text(required=False, max_length=64)
+    subjectId = Text(required=False, max_length=128)
+    assignee = Text(required=False, max_length=150)
+    submitter = Text(required=False, max_length=150)
     createdAfter = serializers.DateTimeField(required=False)
     createdBefore = serializers.DateTimeField(required=False)
-    text = serializers.CharField(required=False, max_length=200)
+    text = Text(required=False, max_length=200)
     limit = serializers.IntegerField(min_value=1, max_value=200, default=50)
     offset = serializers.IntegerField(min_value=0, max_value=100000, default=0)
 

@@ -6,22 +6,23 @@ urlpatterns = [
     path("auth/token", views.TokenView.as_view(), name="api-token"),
     path("auth/logout", views.LogoutView.as_view(), name="api-logout"),
     path("workflows", views.WorkflowCollectionView.as_view(), name="api-workflows"),
-    path("workflows/<uuid:workflow_id>", views.WorkflowDetailView.as_view(), name="api-workflow"),
+    path("workflows/<str:workflow_id>", views.WorkflowDetailView.as_view(), name="api-workflow"),
     path(
-        "workflows/<uuid:workflow_id>/decisions", views.DecisionView.as_view(), name="api-decisions"
+        "workflows/<str:workflow_id>/decisions", views.DecisionView.as_view(), name="api-decisions"
     ),
     path(
-        "workflows/<uuid:workflow_id>/signals/<str:name>",
+        "workflows/<str:workflow_id>/signals/<str:name>",
         views.SignalView.as_view(),
         name="api-signal",
     ),
-    path("workflows/<uuid:workflow_id>/cancel", views.CancelView.as_view(), name="api-cancel"),
+    path("workflows/<str:workflow_id>/cancel", views.CancelView.as_view(), name="api-cancel"),
     path(
-        "workflows/<uuid:workflow_id>/reassign",
+        "workflows/<str:workflow_id>/reassign",
         views.ReassignView.as_view(),
         name="api-reassign",
     ),
     path("me/tasks", views.MyTasksView.as_view(), name="api-my-tasks"),
+    # workflow ids are <str:>, not <uuid:>: the views answer a non-UUID with the JSON 404
     # Last: an unknown /api/ path gets the envelope's 404 even when DEBUG would show
     # Django's technical 404 page (which bypasses handler404).
     re_path(r"^.*$", views.api_not_found, name="api-not-found"),

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import uuid
 from typing import Any
 
 from django.contrib.auth import authenticate
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import AllowAny, BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -20,7 +23,7 @@ from rest_framework.views import APIView
 from .. import access
 from ..lockout import lockout_response
 from ..models import ApiToken, PendingTask, User, Workflow
-from ..selectors.tasks import task_list_for_user
+from ..selectors.tasks import BAD_CURSOR, BadCursor, task_list_for_user
 from ..selectors.workflows import (
     workflow_assignees,
     workflow_get,
@@ -30,6 +33,9 @@ from ..selectors.workflows import (
 from ..services.commands import CommandResult
 from ..services.tokens import token_issue, token_revoke
 from ..services.workflows import (
+    IDEMPOTENCY_KEY_INVALID,
+    IDEMPOTENCY_KEY_PATTERN,
+    idempotency_key_valid,
     workflow_cancel,
     workflow_decide,
     workflow_reassign,
@@ -41,13 +47,34 @@ from .errors import NOT_FOUND, ApiError, json_error
 
 INVALID_CREDENTIALS = "The username or password is wrong."
 NOT_A_TOKEN = "Sign out by sending the token to revoke: Authorization: Bearer <token>."
-IDEMPOTENCY_KEY_INVALID = "Idempotency-Key must be 1 to 255 printable characters."
+SIGNAL_NAME_PATTERN = r"^[A-Za-z0-9_.:\-]{1,64}$"
+SIGNAL_NAME_INVALID = "name: 1 to 64 letters, digits, '_', '.', ':' or '-'."
 
-ERRORS = {
-    400: OpenApiResponse(s.ErrorResponse, description="Malformed or invalid request"),
-    401: OpenApiResponse(s.ErrorResponse, description="Not signed in"),
-    404: OpenApiResponse(s.ErrorResponse, description="No such workflow"),
-}
+# Error answers are added to every operation by approvals.api.schema.add_error_responses.
+WORKFLOW_ID = OpenApiParameter(
+    "workflow_id", OpenApiTypes.UUID, OpenApiParameter.PATH, description="A workflow's id"
+)
+SIGNAL_NAME = OpenApiParameter(
+    "name",
+    {"type": "string", "pattern": SIGNAL_NAME_PATTERN, "minLength": 1, "maxLength": 64},
+    OpenApiParameter.PATH,
+    description="The signal's name, as the workflow template's signal step names it",
+)
+IDEMPOTENCY_KEY = OpenApiParameter(
+    "Idempotency-Key",
+    {"type": "string", "pattern": IDEMPOTENCY_KEY_PATTERN, "minLength": 1, "maxLength": 255},
+    OpenApiParameter.HEADER,
+    required=False,
+    description="Repeat a start safely: the same key and body give the first answer again",
+)
+
+
+def _workflow_uuid(value: str) -> uuid.UUID:
+    """A workflow id from the path; anything that is not a UUID names no workflow."""
+    try:
+        return uuid.UUID(value)
+    except (ValueError, TypeError, AttributeError):
+        raise ApiError(404, "NOT_FOUND", NOT_FOUND) from None
 
 
 class TenantMember(BasePermission):
@@ -81,6 +108,12 @@ def _scope(request: Request) -> access.Scope | None:
     return auth if hasattr(auth, "may_start") and hasattr(auth, "may_signal") else None
 
 
+def _query(request: Request) -> dict[str, str]:
+    """The query string as a plain dict: given a QueryDict, DRF reads ``?text=`` as no
+    ``text`` at all, where the schema (minLength 1) says it is refused."""
+    return request.query_params.dict()
+
+
 def _decision_body(result: CommandResult) -> dict[str, Any]:
     return {"status": result.status, "version": result.version, "duplicate": result.duplicate}
 
@@ -93,11 +126,7 @@ class TokenView(APIView):
 
     @extend_schema(
         request=s.TokenRequest,
-        responses={
-            200: s.TokenResponse,
-            429: OpenApiResponse(s.ErrorResponse, description="Too many failed attempts"),
-            **ERRORS,
-        },
+        responses={200: s.TokenResponse},
         summary="Exchange a username and password for a new API token",
     )
     def post(self, request: Request) -> Response | HttpResponse:
@@ -121,7 +150,7 @@ class TokenView(APIView):
 class LogoutView(APIView):
     @extend_schema(
         request=None,
-        responses={204: None, 400: ERRORS[400], 401: ERRORS[401]},
+        responses={204: None},
         summary="Revoke the API token this request is made with",
     )
     def post(self, request: Request) -> Response:
@@ -142,17 +171,15 @@ class WorkflowCollectionView(APIView):
 
     @extend_schema(
         request=s.StartRequestBody,
-        parameters=[
-            OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER, required=False)
-        ],
-        responses={201: s.StartResponse, 200: s.StartResponse, 422: s.ErrorResponse, **ERRORS},
+        parameters=[IDEMPOTENCY_KEY],
+        responses={201: s.StartResponse},
         summary="Start a workflow",
     )
     def post(self, request: Request) -> Response:
         body = s.StartRequestBody(data=request.data)
         body.is_valid(raise_exception=True)
         key = request.headers.get("Idempotency-Key")
-        if key is not None and not (0 < len(key) <= 255 and key.isprintable()):
+        if key is not None and not idempotency_key_valid(key):
             raise ApiError(400, "BAD_IDEMPOTENCY_KEY", IDEMPOTENCY_KEY_INVALID)
         v = body.validated_data
         canonical = json.dumps(v, sort_keys=True, separators=(",", ":"), default=str)
@@ -174,12 +201,12 @@ class WorkflowCollectionView(APIView):
 
     @extend_schema(
         parameters=[s.WorkflowSearchQuery],
-        responses={200: s.WorkflowSearchResponse, **ERRORS},
+        responses={200: s.WorkflowSearchResponse},
         summary="Search workflows",
         operation_id="workflows_search",
     )
     def get(self, request: Request) -> Response:
-        query = s.WorkflowSearchQuery(data=request.query_params)
+        query = s.WorkflowSearchQuery(data=_query(request))
         query.is_valid(raise_exception=True)
         q = query.validated_data
         rows = workflow_search(
@@ -216,11 +243,12 @@ class WorkflowDetailView(APIView):
     permission_classes = [TenantMember]
 
     @extend_schema(
-        responses={200: s.WorkflowDetail, **ERRORS},
+        parameters=[WORKFLOW_ID],
+        responses={200: s.WorkflowDetail},
         summary="A workflow: state, pinned template version and full history",
     )
-    def get(self, request: Request, workflow_id: uuid.UUID) -> Response:
-        wf = workflow_get(user=_user(request), workflow_id=workflow_id)
+    def get(self, request: Request, workflow_id: str) -> Response:
+        wf = workflow_get(user=_user(request), workflow_id=_workflow_uuid(workflow_id))
         if wf is None:
             raise ApiError(404, "NOT_FOUND", NOT_FOUND)
         history = [
@@ -253,23 +281,19 @@ class DecisionView(APIView):
 
     @extend_schema(
         request=s.DecisionRequest,
-        responses={
-            200: s.DecisionResponse,
-            409: s.ErrorResponse,
-            422: s.ErrorResponse,
-            503: s.ErrorResponse,
-            **ERRORS,
-        },
+        parameters=[WORKFLOW_ID],
+        responses={200: s.DecisionResponse},
         summary="Approve, reject, send back or delegate the current step",
     )
-    def post(self, request: Request, workflow_id: uuid.UUID) -> Response:
+    def post(self, request: Request, workflow_id: str) -> Response:
         _tag_request_id(request)
+        wid = _workflow_uuid(workflow_id)
         body = s.DecisionRequest(data=request.data)
         body.is_valid(raise_exception=True)
         v = body.validated_data
         result = workflow_decide(
             user=_user(request),
-            workflow_id=workflow_id,
+            workflow_id=wid,
             decision=v["decision"],
             request_id=v["requestId"],
             comment=v["comment"],
@@ -285,19 +309,21 @@ class SignalView(APIView):
 
     @extend_schema(
         request=s.SignalRequest,
-        responses={200: s.DecisionResponse, 409: s.ErrorResponse, **ERRORS},
+        parameters=[WORKFLOW_ID, SIGNAL_NAME],
+        responses={200: s.DecisionResponse},
         summary="Deliver an external signal (a webhook)",
     )
-    def post(self, request: Request, workflow_id: uuid.UUID, name: str) -> Response:
+    def post(self, request: Request, workflow_id: str, name: str) -> Response:
         _tag_request_id(request)
+        wid = _workflow_uuid(workflow_id)
         body = s.SignalRequest(data=request.data)
         body.is_valid(raise_exception=True)
-        if len(name) > 64:
-            raise ApiError(400, "VALIDATION_ERROR", "name: at most 64 characters")
+        if not re.match(SIGNAL_NAME_PATTERN, name):
+            raise ApiError(400, "VALIDATION_ERROR", SIGNAL_NAME_INVALID)
         v = body.validated_data
         result = workflow_signal(
             user=_user(request),
-            workflow_id=workflow_id,
+            workflow_id=wid,
             name=name,
             payload=v["payload"],
             request_id=v["requestId"],
@@ -311,17 +337,19 @@ class CancelView(APIView):
 
     @extend_schema(
         request=s.CancelRequest,
-        responses={200: s.DecisionResponse, 409: s.ErrorResponse, **ERRORS},
+        parameters=[WORKFLOW_ID],
+        responses={200: s.DecisionResponse},
         summary="Cancel a workflow (its submitter or an organisation admin)",
     )
-    def post(self, request: Request, workflow_id: uuid.UUID) -> Response:
+    def post(self, request: Request, workflow_id: str) -> Response:
         _tag_request_id(request)
+        wid = _workflow_uuid(workflow_id)
         body = s.CancelRequest(data=request.data)
         body.is_valid(raise_exception=True)
         v = body.validated_data
         result = workflow_cancel(
             user=_user(request),
-            workflow_id=workflow_id,
+            workflow_id=wid,
             reason=v["reason"],
             request_id=v["requestId"],
         )
@@ -333,17 +361,19 @@ class ReassignView(APIView):
 
     @extend_schema(
         request=s.ReassignRequest,
-        responses={200: s.DecisionResponse, 409: s.ErrorResponse, 422: s.ErrorResponse, **ERRORS},
+        parameters=[WORKFLOW_ID],
+        responses={200: s.DecisionResponse},
         summary="Move a task to another person (organisation admins)",
     )
-    def post(self, request: Request, workflow_id: uuid.UUID) -> Response:
+    def post(self, request: Request, workflow_id: str) -> Response:
         _tag_request_id(request)
+        wid = _workflow_uuid(workflow_id)
         body = s.ReassignRequest(data=request.data)
         body.is_valid(raise_exception=True)
         v = body.validated_data
         result = workflow_reassign(
             user=_user(request),
-            workflow_id=workflow_id,
+            workflow_id=wid,
             from_user=v["fromUser"],
             to_user=v["toUser"],
             request_id=v["requestId"],
@@ -357,12 +387,15 @@ class MyTasksView(APIView):
 
     @extend_schema(
         parameters=[s.TaskListQuery],
-        responses={200: s.TaskPageResponse, **ERRORS},
+        responses={200: s.TaskPageResponse},
         summary="My open tasks, by due date",
     )
     def get(self, request: Request) -> Response:
-        query = s.TaskListQuery(data=request.query_params)
-        query.is_valid(raise_exception=True)
+        query = s.TaskListQuery(data=_query(request))
+        if not query.is_valid():
+            if "cursor" in query.errors:  # not of the shape we issue: forged like any other
+                raise BadCursor(BAD_CURSOR)
+            raise ValidationError(query.errors)
         page = task_list_for_user(
             user=_user(request),
             limit=query.validated_data["limit"],

@@ -13,6 +13,9 @@ from django.db.models.expressions import RawSQL
 from ..models import PendingTask, User
 
 CURSOR_SALT = "approvals.inbox.cursor"
+# The shape of what signing.dumps gives: [.]payload:timestamp:signature, all URL-safe.
+CURSOR_PATTERN = r"^\.?[A-Za-z0-9_\-]+:[A-Za-z0-9]+:[A-Za-z0-9_\-]+$"
+_MAX_ID = 2**63 - 1  # the id column is a bigint
 BAD_CURSOR = "The cursor is not valid; start again without one."
 
 
@@ -31,11 +34,19 @@ def _encode(task: PendingTask) -> str:
 
 
 def _decode(cursor: str) -> tuple[dt.datetime, int]:
+    """The (due_at, id) a cursor points after. A cursor signed with our key but holding
+    values the query cannot take (an id past bigint, a naive time) is as bad as a forged
+    one."""
     try:
         due, pk = signing.loads(cursor, salt=CURSOR_SALT)
-        return dt.datetime.fromisoformat(due), int(pk)
-    except (signing.BadSignature, ValueError, TypeError) as exc:
+        when = dt.datetime.fromisoformat(due)
+    except (signing.BadSignature, ValueError, TypeError, OverflowError) as exc:
         raise BadCursor(BAD_CURSOR) from exc
+    if isinstance(pk, bool) or not isinstance(pk, int) or not 0 < pk <= _MAX_ID:
+        raise BadCursor(BAD_CURSOR)
+    if when.tzinfo is None:
+        raise BadCursor(BAD_CURSOR)
+    return when, pk
 
 
 def task_list_for_user(*, user: User, limit: int = 50, cursor: str | None = None) -> TaskPage:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +19,13 @@ from .commands import WORKFLOW_NOT_FOUND, Actor, CommandResult, WorkflowNotFound
 
 TEMPLATE_NOT_FOUND = "No published workflow template with key {key!r}."
 IDEMPOTENCY_KEY_REUSED = "This Idempotency-Key was used with a different request body."
+# Visible ASCII: a header value survives every proxy as sent; 255 is the column's length.
+IDEMPOTENCY_KEY_PATTERN = r"^[!-~]{1,255}$"
+IDEMPOTENCY_KEY_INVALID = "Idempotency-Key must be 1 to 255 visible ASCII characters (no spaces)."
+
+
+def idempotency_key_valid(key: str) -> bool:
+    return re.fullmatch(IDEMPOTENCY_KEY_PATTERN, key) is not None
 
 
 class TemplateNotFound(Exception):

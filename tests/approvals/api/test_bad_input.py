@@ -12,14 +12,19 @@ import pytest
 from django.conf import settings
 from rest_framework.test import APIClient
 
+from approvals import json_input
 from approvals.api import errors as api_errors
 from approvals.api import views as api_views
 from approvals.demo import definitions
 from approvals.middleware import BODY_TOO_LARGE
 from approvals.models import PendingTask, StartRequest, Tenant, User, Workflow, WorkflowEvent
-from approvals.selectors.tasks import BAD_CURSOR
+from approvals.selectors.tasks import BAD_CURSOR, CURSOR_SALT
 from approvals.services.templates import workflow_template_publish
-from approvals.services.workflows import IDEMPOTENCY_KEY_REUSED, TEMPLATE_NOT_FOUND
+from approvals.services.workflows import (
+    IDEMPOTENCY_KEY_INVALID,
+    IDEMPOTENCY_KEY_REUSED,
+    TEMPLATE_NOT_FOUND,
+)
 
 from ..helpers import EXPENSE, decide, start_expense
 
@@ -599,3 +604,300 @@ def test_bad_limit_is_400(pending, api, limit):
 
     error = assert_error(response, 400, "VALIDATION_ERROR")
     assert error["message"].startswith("limit:")
+
+
+# -- JSON past the limits: refused by the parser, before any service ---------------------------
+
+INT64_MAX = 2**63 - 1
+
+
+def _nested(depth: int) -> Any:
+    value: Any = 1
+    for _ in range(depth):
+        value = {"x": value}
+    return value
+
+
+@pytest.mark.parametrize("amount", [2**63, -(2**63) - 1, 2**64, 10**400])
+def test_integer_beyond_64_bits_in_data_is_400_naming_the_path(acme, api, amount):
+    raw = json.dumps(_start_body()).replace(str(PENDING_AMOUNT), str(amount))
+
+    with changes_nothing():
+        response = api("alice").post("/api/workflows", raw, content_type="application/json")
+
+    error = assert_error(response, 400, "VALIDATION_ERROR")
+    assert error["message"] == f"data.amountPaise: {json_input.INT_OUT_OF_RANGE}"
+
+
+def test_largest_64_bit_integer_is_accepted_where_the_template_allows_it(acme, api):
+    body = _start_body(
+        template="purchase-request",
+        data={"amountPaise": INT64_MAX, "currency": "INR", "category": "SOFTWARE", "item": "x"},
+    )
+
+    response = api("alice").post("/api/workflows", body, format="json")
+
+    assert response.status_code == 201, response.content
+    wf = Workflow.objects.get(pk=response.json()["workflowId"])
+    assert wf.data["amountPaise"] == INT64_MAX
+
+
+@pytest.mark.parametrize("raw", ["NaN", "Infinity", "-Infinity", "1e400"])
+def test_non_finite_number_is_400(acme, api, raw):
+    body = json.dumps(_start_body()).replace(str(PENDING_AMOUNT), raw)
+
+    with changes_nothing():
+        response = api("alice").post("/api/workflows", body, content_type="application/json")
+
+    error = assert_error(response, 400, "VALIDATION_ERROR")
+    assert error["message"].startswith("data.amountPaise: ")
+
+
+@pytest.mark.parametrize("depth", [33, 5000, 100_000])
+def test_nesting_past_the_limit_is_400_before_parsing(pending, api, depth):
+    raw = '{"decision": "approve", "requestId": "deep", "data": ' + "[" * depth + "]" * depth + "}"
+
+    with changes_nothing(pending):
+        response = api("bob").post(_decisions_url(pending), raw, content_type="application/json")
+
+    assert_error(response, 400, "VALIDATION_ERROR", json_input.TOO_DEEP)
+
+
+def test_nesting_within_the_limit_reaches_validation(acme, api):
+    body = _start_body()
+    body["data"]["extra"] = _nested(json_input.MAX_DEPTH - 3)  # body, data and extra: 3 levels
+
+    with changes_nothing():
+        response = api("alice").post("/api/workflows", body, format="json")
+
+    error = assert_error(response, 422, "INVALID_DATA")  # past the parser: an undeclared field
+    assert "extra" in error["message"]
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [("/api/workflows", 401), ("/api/auth/token", 400)],
+)
+def test_deep_nesting_is_refused_before_login(acme, url, expected):
+    raw = "[" * 50_000 + "]" * 50_000
+
+    with changes_nothing():
+        response = APIClient().post(url, raw, content_type="application/json")
+
+    assert response.status_code == expected
+    assert response.json()["error"]["code"] in {"UNAUTHENTICATED", "VALIDATION_ERROR"}
+
+
+@pytest.mark.parametrize(
+    ("raw_data", "path", "problem"),
+    [
+        pytest.param('{"department": "en\\u0000g"}', "data.department", "NUL", id="nul-in-value"),
+        pytest.param('{"dep\\u0000t": "eng"}', "data", "NUL", id="nul-in-key"),
+        pytest.param('{"department": "\\ud800"}', "data.department", "surrogate", id="surrogate"),
+        pytest.param('{"\\udfff": 1}', "data", "surrogate", id="surrogate-in-key"),
+        pytest.param('{"items": ["ok", {"x": "\\u0000"}]}', "data.items[1].x", "NUL", id="deep"),
+    ],
+)
+def test_nul_and_lone_surrogates_are_400_naming_the_path(acme, api, raw_data, path, problem):
+    raw = '{"template": "expense-approval", "subject": {"type": "expense", "id": "E-1"}, '
+    raw += f'"data": {raw_data}}}'
+
+    with changes_nothing():
+        response = api("alice").post("/api/workflows", raw, content_type="application/json")
+
+    error = assert_error(response, 400, "VALIDATION_ERROR")
+    assert error["message"].startswith(f"{path}: ")
+    assert problem in error["message"]
+
+
+@pytest.mark.parametrize("field", ["comment", "requestId"])
+@pytest.mark.parametrize("escape", ["\\u0000", "\\ud800"])
+def test_nul_or_surrogate_in_a_decision_is_400(pending, api, field, escape):
+    fields = {"decision": '"approve"', "requestId": '"r-nul"', "comment": '"fine"'}
+    fields[field] = f'"a{escape}b"'
+    raw = "{" + ", ".join(f'"{k}": {v}' for k, v in fields.items()) + "}"
+
+    with changes_nothing(pending):
+        response = api("bob").post(_decisions_url(pending), raw, content_type="application/json")
+
+    error = assert_error(response, 400, "VALIDATION_ERROR")
+    assert error["message"].startswith(f"{field}: ")
+
+
+# -- over-long fields ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("overrides", "field"),
+    [
+        pytest.param(
+            {"subject": {"type": "expense", "id": "i" * 129}}, "subject.id", id="subject-id"
+        ),
+        pytest.param(
+            {"subject": {"type": "t" * 65, "id": "E-1"}}, "subject.type", id="subject-type"
+        ),
+        pytest.param({"template": "t" * 65}, "template", id="template-key"),
+        pytest.param({"template": 7}, "template", id="template-a-number"),
+        pytest.param({"subject": {"type": "expense", "id": 12}}, "subject.id", id="id-a-number"),
+    ],
+)
+def test_over_long_or_mistyped_start_field_is_400(acme, api, overrides, field):
+    with changes_nothing():
+        response = api("alice").post("/api/workflows", _start_body(**overrides), format="json")
+
+    error = assert_error(response, 400, "VALIDATION_ERROR")
+    assert error["message"].startswith(f"{field}: ")
+
+
+@pytest.mark.parametrize(
+    ("extra", "field"),
+    [
+        pytest.param({"onBehalfOf": "u" * 151}, "onBehalfOf", id="onBehalfOf"),
+        pytest.param({"delegateTo": "u" * 151}, "delegateTo", id="delegateTo"),
+        pytest.param({"comment": 42}, "comment", id="comment-a-number"),
+    ],
+)
+def test_over_long_decision_field_is_400(pending, api, extra, field):
+    with changes_nothing(pending):
+        response = decide(api("bob"), pending, "delegate", "bob-long", **extra)
+
+    error = assert_error(response, 400, "VALIDATION_ERROR")
+    assert error["message"].startswith(f"{field}: ")
+
+
+def test_over_long_cancel_reason_is_400(pending, api):
+    with changes_nothing(pending):
+        response = api("alice").post(
+            f"/api/workflows/{pending}/cancel",
+            {"requestId": "c-long", "reason": "r" * 1001},
+            format="json",
+        )
+
+    error = assert_error(response, 400, "VALIDATION_ERROR")
+    assert error["message"].startswith("reason: ")
+
+
+@pytest.mark.parametrize("name", ["s" * 65, "has space", "semi;colon"])
+def test_bad_signal_name_is_400(pending, api, name):
+    with changes_nothing(pending):
+        response = api("alice").post(
+            f"/api/workflows/{pending}/signals/{name}", {"requestId": "s-1"}, format="json"
+        )
+
+    assert_error(response, 400, "VALIDATION_ERROR", api_views.SIGNAL_NAME_INVALID)
+
+
+@pytest.mark.parametrize("key", ["k" * 256, "with space", "é-accent"])
+def test_idempotency_key_outside_visible_ascii_is_400(acme, api, key):
+    with changes_nothing():
+        response = api("alice").post(
+            "/api/workflows", _start_body(), format="json", HTTP_IDEMPOTENCY_KEY=key
+        )
+
+    assert_error(response, 400, "BAD_IDEMPOTENCY_KEY", IDEMPOTENCY_KEY_INVALID)
+
+
+@pytest.mark.parametrize("param", ["text", "status", "subjectId", "assignee"])
+def test_empty_or_over_long_search_parameter_is_400(acme, api, param):
+    client = api("audrey")
+
+    empty = client.get("/api/workflows", {param: ""})
+    long = client.get("/api/workflows", {param: "q" * 201})
+
+    assert assert_error(empty, 400, "VALIDATION_ERROR")["message"].startswith(f"{param}: ")
+    assert assert_error(long, 400, "VALIDATION_ERROR")["message"].startswith(f"{param}: ")
+
+
+# -- forged cursors -------------------------------------------------------------------------------
+
+
+def _signed_cursor(due: Any, pk: Any) -> str:
+    from django.core import signing
+
+    return signing.dumps([due, pk], salt=CURSOR_SALT, compress=True)
+
+
+@pytest.mark.parametrize(
+    "cursor",
+    [
+        pytest.param("0", id="zero"),
+        pytest.param("", id="empty"),
+        pytest.param("-1", id="negative-text"),
+        pytest.param(_signed_cursor("2020-01-01T00:00:00+00:00", 2**70), id="huge-id"),
+        pytest.param(_signed_cursor("2020-01-01T00:00:00+00:00", -5), id="negative-id"),
+        pytest.param(_signed_cursor("2020-01-01T00:00:00+00:00", 0), id="id-zero"),
+        pytest.param(_signed_cursor("2020-01-01T00:00:00", 5), id="naive-time"),
+        pytest.param(_signed_cursor("99999-01-01", 5), id="bad-time"),
+        pytest.param(_signed_cursor(None, "5"), id="wrong-types"),
+    ],
+)
+def test_forged_or_out_of_range_cursor_is_400(pending, api, cursor):
+    with changes_nothing(pending):
+        response = api("bob").get("/api/me/tasks", {"cursor": cursor})
+
+    assert_error(response, 400, "BAD_CURSOR", BAD_CURSOR)
+
+
+def test_a_cursor_the_server_gave_still_works(acme, api):
+    client = api("alice")
+    for n in range(3):
+        assert start_expense(client, PENDING_AMOUNT, subject=f"E-{n}").status_code == 201
+
+    first = api("bob").get("/api/me/tasks", {"limit": 1}).json()
+    second = api("bob").get("/api/me/tasks", {"limit": 1, "cursor": first["nextCursor"]})
+
+    assert second.status_code == 200
+    assert second.json()["tasks"][0]["taskId"] != first["tasks"][0]["taskId"]
+
+
+# -- workflow ids that name nothing --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "workflow_id", ["null,null", "not-a-uuid", "1", "2f1c6b5e-8d3a-4c7e-9b21-6a0d4e5f7c89"]
+)
+@pytest.mark.parametrize(
+    ("method", "suffix", "body"),
+    [
+        ("get", "", None),
+        ("post", "/decisions", {"decision": "approve", "requestId": "r-404"}),
+        ("post", "/signals/contract_signed", {"requestId": "r-404"}),
+        ("post", "/cancel", {"requestId": "r-404"}),
+    ],
+)
+def test_unknown_or_malformed_workflow_id_is_the_json_404(
+    pending, api, workflow_id, method, suffix, body
+):
+    client = api("admin")
+    url = f"/api/workflows/{workflow_id}{suffix}"
+
+    with changes_nothing(pending):
+        response = client.post(url, body, format="json") if body else client.get(url)
+
+    assert_error(response, 404, "NOT_FOUND", api_errors.NOT_FOUND)
+
+
+# -- workflow data schemas are closed by default ------------------------------------------------
+
+
+def test_undeclared_data_field_is_422_naming_it(acme, api):
+    body = _start_body()
+    body["data"]["amountPiase"] = 5  # a typo of amountPaise
+
+    with changes_nothing():
+        response = api("alice").post("/api/workflows", body, format="json")
+
+    error = assert_error(response, 422, "INVALID_DATA")
+    assert "amountPiase" in error["message"]
+
+
+def test_a_definition_may_allow_undeclared_fields(acme, api):
+    doc = next(d for d in definitions() if d["key"] == EXPENSE)
+    workflow_template_publish(tenant=acme, definition={**doc, "allow_undeclared_fields": True})
+    body = _start_body()
+    body["data"]["costCentre"] = "CC-7"
+
+    response = api("alice").post("/api/workflows", body, format="json")
+
+    assert response.status_code == 201, response.content
+    assert Workflow.objects.get(pk=response.json()["workflowId"]).data["costCentre"] == "CC-7"

@@ -72,7 +72,7 @@ def test_metrics_through_a_local_proxy_is_not_local() -> None:
     ("method", "path"),
     [
         ("get", "/api/nope"),
-        ("post", "/api/workflows/not-a-uuid"),
+        ("post", "/api/workflows/not-a-uuid/decisions/extra"),
         ("get", "/api/v2/workflows/"),
         ("delete", "/api/auth/"),
     ],

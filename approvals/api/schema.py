@@ -1,0 +1,103 @@
+"""OpenAPI additions drf-spectacular cannot infer: the error answers every operation
+can give, in the one envelope, and the JSON value the parser accepts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import json_input
+
+ERROR_COMPONENT = "ErrorResponse"
+JSON_VALUE_COMPONENT = "JsonValue"
+JSON_VALUE_REF = {"$ref": f"#/components/schemas/{JSON_VALUE_COMPONENT}"}
+# No NUL in any text: PostgreSQL's jsonb cannot store it (lone surrogates cannot be
+# written in UTF-8 at all, so no client can send one but as a \u escape).
+NO_NUL = "^[^\\u0000]*$"
+
+# A JSON value as the API parser accepts it (approvals.json_input); the nesting limit
+# (json_input.MAX_DEPTH) is said in the description, JSON Schema cannot count levels.
+JSON_VALUE_SCHEMA: dict[str, Any] = {
+    "description": (
+        "Any JSON value without NUL characters, with numbers in the signed 64-bit range, "
+        f"nested at most {json_input.MAX_DEPTH} levels."
+    ),
+    "nullable": True,
+    "anyOf": [
+        {"type": "string", "pattern": NO_NUL},
+        {"type": "integer", "minimum": json_input.INT64_MIN, "maximum": json_input.INT64_MAX},
+        {"type": "number", "minimum": json_input.INT64_MIN, "maximum": json_input.INT64_MAX},
+        {"type": "boolean"},
+        {"type": "array", "items": JSON_VALUE_REF},
+        {
+            "type": "object",
+            "additionalProperties": JSON_VALUE_REF,
+            "propertyNames": {"pattern": NO_NUL},
+        },
+    ],
+}
+JSON_OBJECT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": JSON_VALUE_REF,
+    "propertyNames": {"pattern": NO_NUL},
+}
+
+_DESCRIPTIONS = {
+    400: "Malformed or invalid request",
+    401: "Not signed in, or the credentials are wrong",
+    403: "Not allowed",
+    404: "No such workflow (or not visible to you)",
+    406: "The Accept header names no type the API can answer in",
+    409: "The workflow is not in a state that allows this",
+    413: "The body is larger than the limit",
+    415: "The body is not JSON",
+    422: "Well-formed, but refused by the workflow template or its rules",
+    429: "Too many requests; retry after the Retry-After seconds",
+    503: "The workflow is busy; retry",
+}
+_EVERYWHERE = (400, 401, 403, 406, 429)
+_WITH_BODY = (413, 415)
+_ON_A_WORKFLOW = (404,)
+_COMMANDS = (409, 503)
+
+
+def _error_statuses(path: str, method: str) -> set[int]:
+    statuses = set(_EVERYWHERE)
+    if method == "post":
+        statuses.update(_WITH_BODY)
+    if "{workflow_id}" in path:
+        statuses.update(_ON_A_WORKFLOW)
+        if method == "post":
+            statuses.update(_COMMANDS)
+    if path.endswith("/workflows") and method == "post":
+        statuses.update((422, 503))
+    if path.endswith("/decisions") or "/signals/" in path:
+        statuses.add(422)
+    return statuses
+
+
+def add_error_responses(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    """drf-spectacular postprocessing hook: every error an operation can answer, in the
+    error envelope, and the JsonValue component the request bodies refer to."""
+    schemas = result.setdefault("components", {}).setdefault("schemas", {})
+    for component in schemas.values():
+        # The server ignores fields it does not know, but still parses them: they too
+        # must be JSON within the limits.
+        if "properties" in component and "additionalProperties" not in component:
+            component["additionalProperties"] = JSON_VALUE_REF
+            component["propertyNames"] = {"pattern": NO_NUL}
+    schemas[JSON_VALUE_COMPONENT] = JSON_VALUE_SCHEMA
+    error_ref = {"$ref": f"#/components/schemas/{ERROR_COMPONENT}"}
+    for path, operations in result.get("paths", {}).items():
+        for method, operation in operations.items():
+            if not isinstance(operation, dict) or "responses" not in operation:
+                continue
+            responses = operation["responses"]
+            for status in sorted(_error_statuses(path, method)):
+                responses.setdefault(
+                    str(status),
+                    {
+                        "description": _DESCRIPTIONS[status],
+                        "content": {"application/json": {"schema": error_ref}},
+                    },
+                )
+    return result
