@@ -67,11 +67,11 @@ def _error_statuses(path: str, method: str) -> set[int]:
     if "{workflow_id}" in path:
         statuses.update(_ON_A_WORKFLOW)
         if method == "post":
-            statuses.update(_COMMANDS)
+            # Every command may be refused by the rules (422), including a request id
+            # already used for another command (REQUEST_ID_REUSED).
+            statuses.update((*_COMMANDS, 422))
     if path.endswith("/workflows") and method == "post":
         statuses.update((422, 503))
-    if path.endswith("/decisions") or "/signals/" in path:
-        statuses.add(422)
     return statuses
 
 
