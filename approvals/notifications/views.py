@@ -114,7 +114,8 @@ def notification_settings(request: HttpRequest) -> HttpResponse:
     form = PreferenceForm(request.POST or None, initial={"mode": current})
     if request.method == "POST":
         if not form.is_valid():
-            return render(request, "approvals/notification_settings.html", {"form": form}, status=400)
+            page = "approvals/notification_settings.html"
+            return render(request, page, {"form": form}, status=400)
         NotificationPreference.objects.update_or_create(
             user=user, defaults={"mode": form.cleaned_data["mode"]}
         )
