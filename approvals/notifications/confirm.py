@@ -29,7 +29,7 @@ def link_confirm(
             # then finds the link used.
             LinkUse.objects.create(
                 link_id=link.link_id,
-                tenant_id=target.user.tenant_id,
+                tenant_id=target.user.member_tenant_id,
                 workflow_id=target.workflow.pk,
                 user=target.user,
                 decision=link.decision,

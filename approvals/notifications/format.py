@@ -15,7 +15,7 @@ def _group(digits: str, indian: bool) -> str:
         return digits
     head, tail = digits[:-3], digits[-3:]
     size = 2 if indian else 3  # lakh and crore: 1,00,000 and 1,00,00,000
-    parts = []
+    parts: list[str] = []
     while head:
         parts.insert(0, head[-size:])
         head = head[:-size]

@@ -204,6 +204,7 @@ def render(
         "actions": actions,
         "workflow_url": settings.APPROVALS_BASE_URL + reverse("workflow", args=[wf.pk]),
         "link_days": settings.APPROVALS_LINK_MAX_AGE_SECONDS // 86400,
+        "settings_url": settings.APPROVALS_BASE_URL + reverse("notification-settings"),
     }
     text = render_to_string("approvals/mail/message.txt", ctx)
     html = render_to_string("approvals/mail/message.html", ctx)
