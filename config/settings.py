@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import dj_database_url
+from celery.schedules import crontab
 from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
@@ -83,6 +84,7 @@ INSTALLED_APPS = [
     # No AppConfig of its own; listed for its admin templates and `graph_transitions`.
     "django_fsm",
     "approvals",
+    "approvals.notifications",
 ]
 
 MIDDLEWARE = [
@@ -278,6 +280,16 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": float(env_int("APPROVALS_SWEEP_INTERVAL_SECONDS", 5)),
         "options": {"queue": "scheduler", "expires": 30},
     },
+    "sweep-mail": {
+        "task": "approvals.sweep_mail",
+        "schedule": float(env_int("APPROVALS_MAIL_SWEEP_INTERVAL_SECONDS", 15)),
+        "options": {"queue": "scheduler", "expires": 60},
+    },
+    "send-digests": {
+        "task": "approvals.send_digests",
+        "schedule": crontab(minute=0, hour=env_int("APPROVALS_DIGEST_HOUR", 8)),
+        "options": {"queue": "scheduler", "expires": 3600},
+    },
 }
 
 # --- Approvals ------------------------------------------------------------------------
@@ -290,6 +302,37 @@ APPROVALS_FIRED_TIMER_RETENTION_DAYS = env_int("APPROVALS_FIRED_TIMER_RETENTION_
 APPROVALS_DEFAULT_TASK_DUE_SECONDS = env_int("APPROVALS_DEFAULT_TASK_DUE_SECONDS", 3 * 86400)
 # With no broker configured, run the timer poller and the activity runner in-process.
 APPROVALS_EMBEDDED_WORKER = env_bool("APPROVALS_EMBEDDED_WORKER", not _BROKER_FROM_ENV)
+
+# --- E-mail ---------------------------------------------------------------------------
+# Mail is an outbox (approvals/notifications): rows written with the event, sent by the
+# `approvals.send_mail` task after commit. `make run` prints mail on the console; the file
+# backend (EMAIL_FILE_PATH) is how tests and reviewers read what a run sent.
+
+EMAIL_BACKEND = env_str(
+    "EMAIL_BACKEND",
+    "django.core.mail.backends.console.EmailBackend"
+    if DEBUG
+    else "django.core.mail.backends.smtp.EmailBackend",
+)
+EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
+EMAIL_PORT = env_int("EMAIL_PORT", 25)
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 30)
+EMAIL_FILE_PATH = env_str("EMAIL_FILE_PATH", str(BASE_DIR / "sent-mail"))
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Approvals <approvals@localhost>")
+# Links in mails start with this (scheme, host and port the people reach the app at).
+APPROVALS_BASE_URL = env_str("APPROVALS_BASE_URL", "http://127.0.0.1:8000").rstrip("/")
+# One-click Approve / Reject links stop working after this long (7 days).
+APPROVALS_LINK_MAX_AGE_SECONDS = env_int("APPROVALS_LINK_MAX_AGE_SECONDS", 7 * 86400)
+# A failed send is retried after base * 2 ** (attempt - 1) seconds (capped at an hour),
+# and given up after the last attempt (status failed, approvals_mail_failed_total).
+APPROVALS_MAIL_RETRY_SECONDS = env_int("APPROVALS_MAIL_RETRY_SECONDS", 30)
+APPROVALS_MAIL_MAX_ATTEMPTS = env_int("APPROVALS_MAIL_MAX_ATTEMPTS", 8)
+# A sender holds the rows it claimed this long; a killed sender's rows come back after.
+APPROVALS_MAIL_LEASE_SECONDS = env_int("APPROVALS_MAIL_LEASE_SECONDS", 120)
+APPROVALS_MAIL_BATCH = env_int("APPROVALS_MAIL_BATCH", 50)
 
 # --- Internationalisation and time ----------------------------------------------------
 

@@ -22,6 +22,7 @@ urlpatterns = [
         name="api-docs",
     ),
     path("api/", include("approvals.api.urls")),
+    path("", include("approvals.notifications.urls")),
     path("", include("approvals.urls")),
 ]
 

@@ -18,6 +18,7 @@ from templates_engine.keys import activity_key
 from .. import clock
 from ..directory import TenantDirectory
 from ..models import ActivityAttempt, PendingTask, Timer, Workflow, WorkflowParticipant
+from ..notifications.messages import mail_project_command
 from . import store
 
 
@@ -34,6 +35,7 @@ def project(
     _project_tasks(wf, old, new, now, directory)
     _project_timers(wf, old, new, command, now)
     _project_activity(wf, old, new, command, now)
+    mail_project_command(wf, old, events, now)
 
 
 def people_named(events: Iterable[ev.Event]) -> set[str]:

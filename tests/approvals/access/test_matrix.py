@@ -12,6 +12,7 @@ search that the workflow is / is not in the results.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -23,6 +24,7 @@ from rest_framework.test import APIClient
 
 from approvals import clock
 from approvals.models import Delegation, Tenant, User, WorkflowEvent, WorkflowTemplate
+from approvals.notifications.models import MailMessage
 from approvals.services.templates import workflow_template_publish
 from approvals.services.tokens import token_issue
 
@@ -78,6 +80,12 @@ def _decide(c: Any, w: World, persona: str) -> Any:
 def _page_decide(c: Any, w: World, persona: str) -> Any:
     body = {"decision": "approve", "request_id": f"p-{persona}"}
     return c.post(f"/workflows/{w.workflow_id}/decide", body)
+
+
+def _bobs_link(w: World) -> str:
+    """The Approve link of the mail bob got for the task."""
+    row = MailMessage.objects.get(workflow_id=w.workflow_id, recipient__username="bob")
+    return re.search(r"^Approve: https?://[^/]+(/\S+)$", row.text_body, re.M).group(1)  # type: ignore[union-attr]
 
 
 ROWS = [
@@ -192,6 +200,26 @@ ROWS = [
         _page_decide,
         # The page decides in the person's own name: ivan is told the step is bob's.
         answers("302", "302!", "302", "404", "404", "302", "302", "404", "404", "302", "302"),
+        api=False,
+    ),
+    Row(
+        "mail-link",
+        lambda c, w, p: c.get(_bobs_link(w)),
+        # The link's person (bob) and anyone not signed in get the confirmation page; a
+        # different signed-in person is told the link is someone else's.
+        answers("403", "200", "403", "403", "403", "403", "403", "403", "403", "403", "200"),
+        api=False,
+    ),
+    Row(
+        "mail-link",
+        lambda c, w, p: c.post(_bobs_link(w), {"comment": f"from {p}"}),
+        answers("403", "200!", "403", "403", "403", "403", "403", "403", "403", "403", "200!"),
+        api=False,
+    ),
+    Row(
+        "notification-settings",
+        lambda c, w, p: c.get("/account/notifications"),
+        answers(*["200"] * (len(P) - 1), "302"),
         api=False,
     ),
     Row(

@@ -1,0 +1,48 @@
+"""Amounts as people read them: integer minor units shown in currency units."""
+
+from __future__ import annotations
+
+from typing import Any
+
+# What people write before the figure; other currencies show their ISO code.
+SYMBOLS = {"INR": "Rs", "USD": "$", "EUR": "€", "GBP": "£"}
+# Currencies whose minor unit is not a hundredth.
+EXPONENTS = {"JPY": 0, "KRW": 0, "BHD": 3, "KWD": 3, "OMR": 3}
+
+
+def _group(digits: str, indian: bool) -> str:
+    if len(digits) <= 3:
+        return digits
+    head, tail = digits[:-3], digits[-3:]
+    size = 2 if indian else 3  # lakh and crore: 1,00,000 and 1,00,00,000
+    parts: list[str] = []
+    while head:
+        parts.insert(0, head[-size:])
+        head = head[:-size]
+    return ",".join([*parts, tail])
+
+
+def money_format(*, minor: int, currency: str) -> str:
+    """``money_format(minor=4500000, currency="INR")`` -> ``"Rs 45,000.00"``; Indian
+    grouping for rupees (``Rs 1,00,000.00``), thousands elsewhere."""
+    currency = (currency or "").upper()
+    exponent = EXPONENTS.get(currency, 2)
+    sign = "-" if minor < 0 else ""
+    whole, fraction = divmod(abs(int(minor)), 10**exponent)
+    figure = _group(str(whole), indian=currency == "INR")
+    if exponent:
+        figure += "." + str(fraction).rjust(exponent, "0")
+    symbol = SYMBOLS.get(currency, currency)
+    if not symbol:
+        return f"{sign}{figure}"
+    spacer = " " if symbol.isalpha() else ""
+    return f"{sign}{symbol}{spacer}{figure}"
+
+
+def amount_of(data: dict[str, Any]) -> str:
+    """The amount of a workflow's data, formatted; empty when it has none."""
+    minor = data.get("amountPaise")
+    if not isinstance(minor, int) or isinstance(minor, bool):
+        return ""
+    currency = data.get("currency")
+    return money_format(minor=minor, currency=currency if isinstance(currency, str) else "INR")

@@ -1,0 +1,280 @@
+"""The mail projection: which events tell whom what, rendered into outbox rows in the
+command's transaction. A function of the events (and of the state before them, itself a
+fold of earlier events): projecting the same events again writes nothing new, because
+each row is unique on (workflow, event seq, recipient)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.db import transaction
+from django.template.loader import render_to_string
+from django.urls import reverse
+
+from approvals.definitions import definition_for
+from approvals.models import User, Workflow, WorkflowEvent
+from templates_engine import State
+from templates_engine import events as ev
+
+from . import links
+from .format import amount_of
+from .models import TASK_KINDS, MailKind, MailMessage, NotificationMode
+
+_OUTCOMES: dict[type[ev.Event], MailKind] = {
+    ev.WorkflowCompleted: MailKind.OUTCOME_APPROVED,
+    ev.WorkflowRejected: MailKind.OUTCOME_REJECTED,
+    ev.WorkflowCancelled: MailKind.OUTCOME_CANCELLED,
+    ev.WorkflowRolledBack: MailKind.OUTCOME_FAILED,
+    ev.CompensationFailed: MailKind.OUTCOME_FAILED,
+}
+# Events that tell somebody something; a command with none of them writes no mail.
+_TOLD = (
+    ev.ApprovalRequested,
+    ev.TaskReassigned,
+    ev.Escalated,
+    ev.ReminderSent,
+    ev.SentBack,
+    *_OUTCOMES,
+)
+_USER_FIELDS = (
+    "id",
+    "username",
+    "email",
+    "first_name",
+    "last_name",
+    "is_active",
+    "notification_preference__mode",
+)
+# Events that hand a person a task: the round a link is bound to.
+_TASK_EVENTS = ("ApprovalRequested", "TaskReassigned", "Escalated")
+
+
+@dataclass
+class Notice:
+    """One mail to write: who, about which event, and what the words need."""
+
+    seq: int
+    username: str
+    kind: MailKind
+    step: str = ""
+    round: int = 0
+    other: str = ""  # the person it went to or came from, the one who sent it back
+    comment: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def notices_of(
+    old: State, events: Sequence[ev.Event], first_seq: int, submitter: str | None
+) -> list[Notice]:
+    """Who is told what about ``events`` (the first at ``first_seq``)."""
+    out: list[Notice] = []
+    last_decision: ev.DecisionRecorded | None = None
+    holders = {a.user for a in old.outstanding()} if old.step else set()
+    for i, e in enumerate(events):
+        seq = first_seq + i
+        if isinstance(e, ev.DecisionRecorded):
+            last_decision = e
+        elif isinstance(e, ev.ApprovalRequested):
+            holders = {a.user for a in e.assignments}
+            out += [Notice(seq, a.user, MailKind.TASK_ASSIGNED, e.step, seq) for a in e.assignments]
+        elif isinstance(e, ev.TaskReassigned):
+            escalated = e.reason == "escalated"
+            kind = MailKind.ESCALATED if escalated else MailKind.TASK_ASSIGNED
+            out.append(Notice(seq, e.to_user, kind, e.step, seq, e.from_user, e.comment))
+            if escalated and e.replace:
+                out.append(Notice(seq, e.from_user, MailKind.ESCALATED_AWAY, e.step, 0, e.to_user))
+        elif isinstance(e, ev.Escalated):
+            new = {a.user for a in e.assignments}
+            to = ", ".join(sorted(new))
+            out += [Notice(seq, u, MailKind.ESCALATED, e.step, seq) for u in sorted(new)]
+            if e.replace:
+                gone = sorted(holders - new)
+                out += [Notice(seq, u, MailKind.ESCALATED_AWAY, e.step, 0, to) for u in gone]
+                holders = new
+            else:
+                holders |= new
+        elif isinstance(e, ev.ReminderSent):
+            out += [Notice(seq, u, MailKind.REMINDER, e.step) for u in e.users]
+        elif isinstance(e, ev.SentBack) and e.to_step is None and submitter:
+            by = last_decision.actor if last_decision else ""
+            comment = last_decision.comment if last_decision else ""
+            out.append(Notice(seq, submitter, MailKind.SENT_BACK, e.step, 0, by, comment))
+        elif type(e) in _OUTCOMES and submitter:
+            if isinstance(e, ev.WorkflowCancelled) and e.actor == submitter:
+                continue  # they did it themselves
+            by = last_decision.actor if last_decision else ""
+            comment = last_decision.comment if last_decision else ""
+            out.append(Notice(seq, submitter, _OUTCOMES[type(e)], "", 0, by, comment))
+    return out
+
+
+def _rounds_for_reminders(wf: Workflow, notices: list[Notice]) -> None:
+    """A reminder's links are bound to the event that gave the person the task."""
+    wanted = [n for n in notices if n.kind == MailKind.REMINDER]
+    if not wanted:
+        return
+    rows = WorkflowEvent.objects.filter(workflow_id=wf.pk, type__in=_TASK_EVENTS).order_by("-seq")
+    payloads = list(rows.values_list("seq", "payload")[:50])
+    for n in wanted:
+        for seq, p in payloads:
+            users = {a["user"] for a in p.get("assignments", ())} | {p.get("to_user")}
+            if n.username in users and p.get("step") == n.step:
+                n.round = seq
+                break
+
+
+def _name(user: Any) -> str:
+    if user is None:
+        return "someone"
+    return user.get_full_name() or user.username
+
+
+def _step_label(step: str) -> str:
+    return step.replace("_", " ").replace("-", " ").capitalize() if step else ""
+
+
+def message_id(*, workflow_id: Any, seq: int, user_id: int) -> str:
+    """Stable per event and recipient, so a resend is recognisably the same mail."""
+    return f"<wf-{workflow_id}-{seq}-{user_id}@approvals.{mail_domain()}>"
+
+
+def mail_domain() -> str:
+    return urlsplit(settings.APPROVALS_BASE_URL).hostname or "localhost"
+
+
+_HEADLINES = {
+    MailKind.TASK_ASSIGNED: ("Please approve", "{what} from {requester} waits for you"),
+    MailKind.REMINDER: ("Reminder", "{what} from {requester} still waits for you"),
+    MailKind.ESCALATED: ("Escalated to you", "{what} from {requester} now waits for you"),
+    MailKind.ESCALATED_AWAY: ("Escalated", "{what} from {requester} was passed on to {other}"),
+    MailKind.SENT_BACK: ("Sent back", "{other} sent your {what} back for changes"),
+    MailKind.OUTCOME_APPROVED: ("Approved", "Your {what} was approved"),
+    MailKind.OUTCOME_REJECTED: ("Rejected", "Your {what} was rejected"),
+    MailKind.OUTCOME_CANCELLED: ("Cancelled", "Your {what} was cancelled"),
+    MailKind.OUTCOME_FAILED: ("Failed", "Your {what} could not be completed"),
+}
+
+
+def render(
+    *,
+    wf: Workflow,
+    notice: Notice,
+    recipient: User,
+    people: dict[str, User],
+    title: str,
+    submitter: User | None,
+) -> tuple[str, str, str]:
+    """Subject, text body and HTML body of one mail."""
+    amount = amount_of(wf.data)
+    what = f"{title} {amount}".strip() if amount else title
+    requester = _name(submitter)
+    other_user = people.get(notice.other)
+    other = _name(other_user) if other_user else notice.other
+    label, line = _HEADLINES[notice.kind]
+    headline = line.format(what=what, requester=requester, other=other or "someone else")
+    subject = f"{label}: {what} from {requester}"
+    if notice.kind in (MailKind.SENT_BACK,) or notice.kind.startswith("outcome_"):
+        subject = f"{label}: your {what}"
+    actions = []
+    if notice.kind in TASK_KINDS and notice.round:
+        for decision, caption in (("approve", "Approve"), ("reject", "Reject")):
+            token = links.link_token(
+                workflow_id=str(wf.pk),
+                step=notice.step,
+                round=notice.round,
+                user_id=recipient.pk,
+                decision=decision,
+            )
+            actions.append({"caption": caption, "url": links.link_url(token)})
+    ctx = {
+        "recipient": _name(recipient),
+        "subject": subject,
+        "headline": headline,
+        "title": title,
+        "amount": amount,
+        "requester": requester,
+        "reference": f"{wf.subject_type} {wf.subject_id}",
+        "step": _step_label(notice.step),
+        "other": other,
+        "comment": notice.comment,
+        "actions": actions,
+        "workflow_url": settings.APPROVALS_BASE_URL + reverse("workflow", args=[wf.pk]),
+        "link_days": settings.APPROVALS_LINK_MAX_AGE_SECONDS // 86400,
+        "settings_url": settings.APPROVALS_BASE_URL + reverse("notification-settings"),
+    }
+    text = render_to_string("approvals/mail/message.txt", ctx)
+    html = render_to_string("approvals/mail/message.html", ctx)
+    return subject[:300], text, html
+
+
+def mail_project(
+    *, wf: Workflow, old: State, events: Sequence[ev.Event], first_seq: int, now: Any
+) -> None:
+    """Write the outbox rows ``events`` call for, in the caller's transaction, and hand
+    the immediate ones to the sender after commit."""
+    if not any(isinstance(e, _TOLD) for e in events):
+        return
+    submitter_user = (
+        User.objects.filter(pk=wf.submitter_id).only(*_USER_FIELDS[:-1]).first()
+        if wf.submitter_id
+        else None
+    )
+    submitter = submitter_user.username if submitter_user else None
+    notices = notices_of(old, events, first_seq, submitter)
+    if not notices:
+        return
+    names = {n.username for n in notices} | {n.other for n in notices if n.other}
+    people = {
+        u.username: u
+        for u in User.objects.filter(tenant_id=wf.tenant_id, username__in=names)
+        .select_related("notification_preference")
+        .only(*_USER_FIELDS)
+    }
+    _rounds_for_reminders(wf, notices)
+    title = definition_for(wf.template_id).title
+    rows = []
+    for n in notices:
+        user = people.get(n.username)
+        if user is None or not user.is_active or not user.email:
+            continue  # nobody to write to; the inbox still shows the task
+        pref = getattr(user, "notification_preference", None)
+        digest = pref is not None and pref.mode == NotificationMode.DIGEST
+        subject, text, html = render(
+            wf=wf, notice=n, recipient=user, people=people, title=title, submitter=submitter_user
+        )
+        rows.append(
+            MailMessage(
+                tenant_id=wf.tenant_id,
+                workflow_id=wf.pk,
+                event_seq=n.seq,
+                recipient_id=user.pk,
+                kind=n.kind,
+                digest=digest,
+                to_address=user.email,
+                subject=subject,
+                text_body=text,
+                html_body=html,
+                message_id=message_id(workflow_id=wf.pk, seq=n.seq, user_id=user.pk),
+                next_attempt_at=now,
+                created_at=now,
+            )
+        )
+    if not rows:
+        return
+    MailMessage.objects.bulk_create(rows, ignore_conflicts=True)
+    if any(not r.digest for r in rows):
+        from .sender import mail_dispatch_for
+
+        wf_id, seqs = wf.pk, sorted({r.event_seq for r in rows if not r.digest})
+        transaction.on_commit(lambda: mail_dispatch_for(workflow_id=wf_id, seqs=seqs))
+
+
+def mail_project_command(wf: Workflow, old: State, events: Sequence[ev.Event], now: Any) -> None:
+    """The hook the command path calls after appending ``events`` (``wf.version`` is
+    already the seq of the last one)."""
+    if events:
+        mail_project(wf=wf, old=old, events=events, first_seq=wf.version - len(events) + 1, now=now)

@@ -1,0 +1,113 @@
+"""The mail outbox, each person's choice of immediate mail or a daily digest, and the
+record of one-click links already used."""
+
+from __future__ import annotations
+
+from django.db import models
+
+from approvals.models import Tenant, User, Workflow
+
+
+class MailKind(models.TextChoices):
+    TASK_ASSIGNED = "task_assigned"
+    REMINDER = "reminder"
+    ESCALATED = "escalated"
+    ESCALATED_AWAY = "escalated_away"
+    SENT_BACK = "sent_back"
+    OUTCOME_APPROVED = "outcome_approved"
+    OUTCOME_REJECTED = "outcome_rejected"
+    OUTCOME_CANCELLED = "outcome_cancelled"
+    OUTCOME_FAILED = "outcome_failed"
+
+
+# Kinds that hand someone a task: their mails carry the Approve and Reject links.
+TASK_KINDS = frozenset({MailKind.TASK_ASSIGNED, MailKind.REMINDER, MailKind.ESCALATED})
+
+
+class MailStatus(models.TextChoices):
+    PENDING = "pending"
+    SENT = "sent"
+    FAILED = "failed"
+
+
+class MailMessage(models.Model):
+    """One mail to one person about one event. The row is the truth: UNIQUE (workflow,
+    event seq, recipient) makes a second projection of the same event a no-op, and
+    ``status`` says whether it has left. ``digest`` rows wait for the daily digest."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    workflow = models.ForeignKey(Workflow, on_delete=models.CASCADE, related_name="+")
+    event_seq = models.PositiveIntegerField()
+    recipient = models.ForeignKey(User, on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=32, choices=MailKind.choices)
+    digest = models.BooleanField(default=False)
+    to_address = models.EmailField()
+    subject = models.CharField(max_length=300)
+    text_body = models.TextField()
+    html_body = models.TextField()
+    message_id = models.CharField(max_length=255, unique=True)
+    status = models.CharField(max_length=16, choices=MailStatus.choices, default="pending")
+    attempts = models.PositiveIntegerField(default=0)
+    next_attempt_at = models.DateTimeField()
+    lease_until = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+    created_at = models.DateTimeField()
+    sent_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["workflow", "event_seq", "recipient"], name="mail_event_recipient"
+            )
+        ]
+        indexes = [
+            # The sender's and the sweeper's scan: due rows still to send.
+            models.Index(
+                fields=["next_attempt_at"],
+                name="mail_due",
+                condition=models.Q(status="pending", digest=False),
+            ),
+            models.Index(
+                fields=["recipient", "created_at"],
+                name="mail_digest_due",
+                condition=models.Q(status="pending", digest=True),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} to {self.to_address} ({self.status})"
+
+
+class NotificationMode(models.TextChoices):
+    IMMEDIATE = "immediate"
+    DIGEST = "digest"
+
+
+class NotificationPreference(models.Model):
+    """How a person wants to hear: each mail at once (the default, no row needed), or
+    one daily digest of what waits for them."""
+
+    user = models.OneToOneField(
+        User, on_delete=models.CASCADE, related_name="notification_preference"
+    )
+    mode = models.CharField(
+        max_length=16, choices=NotificationMode.choices, default=NotificationMode.IMMEDIATE
+    )
+
+    def __str__(self) -> str:
+        return f"{self.user} {self.mode}"
+
+
+class LinkUse(models.Model):
+    """A one-click link that was confirmed. Written in the decision's transaction;
+    UNIQUE ``link_id`` makes each link single-use."""
+
+    link_id = models.CharField(max_length=64, unique=True)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    workflow = models.ForeignKey(Workflow, on_delete=models.CASCADE, related_name="+")
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="+")
+    decision = models.CharField(max_length=16)
+    used_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.link_id} {self.decision} by {self.user}"

@@ -1,0 +1,199 @@
+"""Draining the mail outbox.
+
+A sender claims one due row at a time (``SELECT ... FOR UPDATE SKIP LOCKED``, then a
+lease of APPROVALS_MAIL_LEASE_SECONDS and one more attempt, committed), sends it through
+Django's mail backend with its stable Message-ID, and marks it sent in one short
+statement right after the backend returns. Rows are never sent twice except in one
+window: a sender killed after the mail server accepted the message and before that
+statement commits (milliseconds). The lease then runs out and the row is sent again,
+with the same Message-ID, so mail clients that de-duplicate show it once. A failure
+sets the next attempt after an exponential back-off; after APPROVALS_MAIL_MAX_ATTEMPTS
+the row is failed (``approvals_mail_failed_total``). The sweeper re-dispatches due rows
+whose message was lost (broker down, worker killed), so nothing waits forever.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from django.conf import settings
+from django.core.mail import EmailMultiAlternatives, get_connection
+from django.db import transaction
+from django.db.models import Q
+
+from approvals import clock
+
+from . import metrics
+from .models import MailMessage, MailStatus
+
+log = logging.getLogger(__name__)
+MAX_BACKOFF_SECONDS = 3600
+
+_embedded_pool: ThreadPoolExecutor | None = None
+
+
+def mail_dispatch(*, ids: list[int]) -> None:
+    """Hand rows to a sender. Call after commit; a broker that is down fails nothing
+    (the sweeper sends the rows later)."""
+    if not ids:
+        return
+    if settings.APPROVALS_EMBEDDED_WORKER:
+        global _embedded_pool
+        if _embedded_pool is None:
+            _embedded_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mail")
+        _embedded_pool.submit(_send_embedded, ids)
+        return
+    from .tasks import send_mail
+
+    try:
+        send_mail.apply_async(args=(ids,))
+    except Exception:
+        log.exception("could not hand %d mail rows to the broker; the sweeper will", len(ids))
+
+
+def mail_dispatch_for(*, workflow_id: Any, seqs: list[int]) -> None:
+    ids = list(
+        MailMessage.objects.filter(
+            workflow_id=workflow_id,
+            event_seq__in=seqs,
+            status=MailStatus.PENDING,
+            digest=False,
+        ).values_list("pk", flat=True)
+    )
+    mail_dispatch(ids=ids)
+
+
+def _send_embedded(ids: list[int]) -> None:
+    from django.db import close_old_connections
+
+    try:
+        mail_send(ids=ids)
+    except Exception:
+        log.exception("sending mail failed; the sweeper will retry")
+    finally:
+        close_old_connections()
+
+
+def _due(now: dt.datetime) -> Q:
+    return Q(status=MailStatus.PENDING, digest=False, next_attempt_at__lte=now) & (
+        Q(lease_until__isnull=True) | Q(lease_until__lt=now)
+    )
+
+
+def _claim(ids: Iterable[int] | None) -> MailMessage | None:
+    now = clock.now()
+    with transaction.atomic():
+        qs = MailMessage.objects.filter(_due(now))
+        if ids is not None:
+            qs = qs.filter(pk__in=list(ids))
+        row = qs.order_by("next_attempt_at", "pk").select_for_update(skip_locked=True).first()
+        if row is None:
+            return None
+        row.attempts += 1
+        row.lease_until = now + dt.timedelta(seconds=settings.APPROVALS_MAIL_LEASE_SECONDS)
+        MailMessage.objects.filter(pk=row.pk).update(
+            attempts=row.attempts, lease_until=row.lease_until
+        )
+    return row
+
+
+def backoff(attempt: int) -> float:
+    """Seconds before the next try after the ``attempt``-th failure."""
+    return float(
+        min(MAX_BACKOFF_SECONDS, settings.APPROVALS_MAIL_RETRY_SECONDS * 2 ** (attempt - 1))
+    )
+
+
+def email_of(row: MailMessage, connection: Any = None) -> EmailMultiAlternatives:
+    msg = EmailMultiAlternatives(
+        subject=row.subject,
+        body=row.text_body,
+        from_email=settings.DEFAULT_FROM_EMAIL,
+        to=[row.to_address],
+        headers={"Message-ID": row.message_id},
+        connection=connection,
+    )
+    msg.attach_alternative(row.html_body, "text/html")
+    return msg
+
+
+def mail_send(*, ids: list[int] | None = None, limit: int | None = None) -> dict[str, Any]:
+    """Send due rows (only ``ids`` when given), one claim at a time. Returns what
+    happened and, under ``retry_in``, the earliest back-off a failure chose."""
+    limit = limit or settings.APPROVALS_MAIL_BATCH
+    sent = failed = retried = 0
+    retry_in: float | None = None
+    connection = None
+    for _ in range(limit):
+        row = _claim(ids)
+        if row is None:
+            break
+        if connection is None:
+            connection = get_connection(fail_silently=False)
+        try:
+            email_of(row, connection).send()
+        except Exception as exc:
+            connection = _close(connection)  # a refused session may be unusable
+            if _record_failure(row, exc):
+                failed += 1
+            else:
+                retried += 1
+                delay = backoff(row.attempts)
+                retry_in = delay if retry_in is None else min(retry_in, delay)
+            continue
+        # Right after the server accepted it: the only duplicate window is before this.
+        MailMessage.objects.filter(pk=row.pk).update(
+            status=MailStatus.SENT, sent_at=clock.now(), lease_until=None, last_error=""
+        )
+        metrics.MAIL_SENT.inc()
+        sent += 1
+    _close(connection)
+    return {"sent": sent, "retried": retried, "failed": failed, "retry_in": retry_in}
+
+
+def _close(connection: Any) -> Any:
+    if connection is not None:
+        try:
+            connection.close()
+        except Exception:
+            log.debug("closing the mail connection failed", exc_info=True)
+    return None
+
+
+def _record_failure(row: MailMessage, exc: Exception) -> bool:
+    """Schedule the next try, or give up; True when the row is now failed."""
+    error = f"{type(exc).__name__}: {exc}"[:2000]
+    log.warning("mail %s to %s failed (try %d): %s", row.pk, row.to_address, row.attempts, error)
+    if row.attempts >= settings.APPROVALS_MAIL_MAX_ATTEMPTS:
+        MailMessage.objects.filter(pk=row.pk).update(
+            status=MailStatus.FAILED, lease_until=None, last_error=error
+        )
+        metrics.MAIL_FAILED.inc()
+        return True
+    MailMessage.objects.filter(pk=row.pk).update(
+        next_attempt_at=clock.now() + dt.timedelta(seconds=backoff(row.attempts)),
+        lease_until=None,
+        last_error=error,
+    )
+    metrics.MAIL_RETRIES.inc()
+    return False
+
+
+def mail_sweep(*, redispatch_after: float = 30.0, limit: int = 1000) -> int:
+    """Re-dispatch rows due for ``redispatch_after`` seconds and not held by a live
+    lease: their message was lost, their sender died, or their back-off ran out."""
+    now = clock.now()
+    stale = now - dt.timedelta(seconds=redispatch_after)
+    ids = list(
+        MailMessage.objects.filter(_due(now), next_attempt_at__lte=stale)
+        .order_by("next_attempt_at")
+        .values_list("pk", flat=True)[:limit]
+    )
+    batch = settings.APPROVALS_MAIL_BATCH
+    for i in range(0, len(ids), batch):
+        mail_dispatch(ids=ids[i : i + batch])
+    return len(ids)

@@ -1,0 +1,124 @@
+"""The pages a mail leads to: the one-click link's confirmation page, and each person's
+choice of immediate mail or a daily digest. A GET never decides (mail scanners open
+links); the POST confirms through the command path as the link's person."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods
+
+from approvals import access
+from approvals.definitions import definition_for
+from approvals.models import User
+from approvals.services.commands import Busy, WorkflowNotFound
+from templates_engine import CommandRejected
+
+from .confirm import link_confirm
+from .format import amount_of
+from .links import GONE, LinkRefused, LinkTarget, link_check
+from .models import NotificationMode, NotificationPreference
+
+COMMENT_MAX = 2000
+COMMENT_TOO_LONG = f"The comment may be at most {COMMENT_MAX} characters; nothing was recorded."
+BUSY_TEXT = "The request is busy right now; nothing was recorded. Try again in a moment."
+REJECTED_TEXT = "This decision could not be recorded: {reason}"
+DONE_TEXT = {"approve": "You approved", "reject": "You rejected"}
+CAPTIONS = {"approve": "Approve", "reject": "Reject"}
+
+
+def _summary(target: LinkTarget) -> dict[str, Any]:
+    """What the page may show: that task's summary, nothing more."""
+    wf = target.workflow
+    submitter = wf.submitter
+    return {
+        "title": definition_for(wf.template_id).title,
+        "reference": f"{wf.subject_type} {wf.subject_id}",
+        "amount": amount_of(wf.data),
+        "requester": (submitter.get_full_name() or submitter.username) if submitter else "",
+        "step": target.link.step.replace("_", " ").capitalize(),
+        "person": target.user.get_full_name() or target.user.username,
+    }
+
+
+def _refused(request: HttpRequest, refusal: LinkRefused) -> HttpResponse:
+    used = refusal.used
+    ctx = {
+        "message": refusal.message,
+        "used_by": (used.user.get_full_name() or used.user.username) if used else "",
+        "used_at": used.used_at if used else None,
+        "used_decision": CAPTIONS.get(used.decision, used.decision).lower() if used else "",
+    }
+    return render(request, "approvals/link/refused.html", ctx, status=refusal.status)
+
+
+@require_http_methods(["GET", "POST"])
+def mail_link(request: HttpRequest, token: str) -> HttpResponse:
+    viewer = request.user if request.user.is_authenticated else None
+    if request.method == "GET":
+        try:
+            target = link_check(token=token, viewer=viewer)
+        except LinkRefused as refusal:
+            return _refused(request, refusal)
+        decision = target.link.decision
+        ctx = {**_summary(target), "decision": decision, "caption": CAPTIONS[decision]}
+        return render(request, "approvals/link/confirm.html", ctx)
+    comment = request.POST.get("comment", "").strip()
+    if len(comment) > COMMENT_MAX:
+        return _refused(request, LinkRefused((400, COMMENT_TOO_LONG)))
+    try:
+        target, result = link_confirm(token=token, comment=comment, viewer=viewer)
+    except LinkRefused as refusal:
+        return _refused(request, refusal)
+    except CommandRejected as exc:
+        reason = getattr(exc, "message", None) or str(exc)
+        return _refused(request, LinkRefused((409, REJECTED_TEXT.format(reason=reason))))
+    except (WorkflowNotFound, access.Forbidden):
+        return _refused(request, LinkRefused(GONE))
+    except Busy:
+        return _refused(request, LinkRefused((503, BUSY_TEXT)))
+    ctx = {
+        **_summary(target),
+        "done": DONE_TEXT[target.link.decision],
+        "status": result.status,
+        "signed_in": viewer is not None,
+    }
+    return render(request, "approvals/link/done.html", ctx)
+
+
+class PreferenceForm(forms.Form):
+    mode = forms.ChoiceField(
+        choices=[
+            (NotificationMode.IMMEDIATE, "Each e-mail as it happens"),
+            (NotificationMode.DIGEST, "One e-mail a day listing what waits for me"),
+        ],
+        widget=forms.RadioSelect,
+        label="How do you want to hear about approvals?",
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def notification_settings(request: HttpRequest) -> HttpResponse:
+    user = request.user
+    if not isinstance(user, User) or user.tenant_id is None:
+        raise Http404
+    pref = NotificationPreference.objects.filter(user=user).first()
+    current = pref.mode if pref else NotificationMode.IMMEDIATE
+    form = PreferenceForm(request.POST or None, initial={"mode": current})
+    if request.method == "POST":
+        if not form.is_valid():
+            page = "approvals/notification_settings.html"
+            return render(request, page, {"form": form}, status=400)
+        NotificationPreference.objects.update_or_create(
+            user=user, defaults={"mode": form.cleaned_data["mode"]}
+        )
+        messages.success(request, "Saved: your e-mail settings.")
+        return HttpResponseRedirect(reverse("notification-settings"))
+    return render(request, "approvals/notification_settings.html", {"form": form})

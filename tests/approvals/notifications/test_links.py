@@ -1,0 +1,207 @@
+"""One-click links: a GET only shows the confirmation page, the POST records one
+decision as the link's person; every refusal is a clear page that records nothing."""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.test import Client
+
+from approvals.models import User, Workflow, WorkflowEvent
+from approvals.notifications.models import LinkUse, MailMessage
+
+from ..helpers import decide, start_expense
+
+LINK = re.compile(r"^(Approve|Reject): http://127\.0\.0\.1:8000(/mail/links/\S+)$", re.M)
+
+
+def links_for(wid: str, username: str) -> dict[str, str]:
+    row = MailMessage.objects.filter(workflow_id=wid, recipient__username=username).latest("pk")
+    return {caption.lower(): path for caption, path in LINK.findall(row.text_body)}
+
+
+def version(wid: str) -> int:
+    return Workflow.objects.get(pk=wid).version
+
+
+def decisions(wid: str) -> list[tuple[str, str]]:
+    rows = WorkflowEvent.objects.filter(workflow_id=wid, type="DecisionRecorded")
+    return [(r.payload["actor"], r.payload["decision"]) for r in rows.order_by("seq")]
+
+
+@pytest.fixture
+def waiting(acme: Any, api: Any) -> tuple[str, dict[str, str]]:
+    """An expense of alice's waiting for bob, and bob's two links."""
+    wid = start_expense(api("alice"), 4_500_000, department="Skunkworks-7").json()["workflowId"]
+    return wid, links_for(wid, "bob")
+
+
+def assert_refused(response: Any, status: int, text: str, wid: str, before: int) -> None:
+    assert response.status_code == status, response.content[:400]
+    assert text in response.content.decode()
+    assert version(wid) == before
+    assert not LinkUse.objects.exists()
+
+
+@pytest.mark.django_db
+class TestLinks:
+    def test_get_only_shows_the_summary_and_records_nothing(self, waiting, client):
+        wid, links = waiting
+        before = version(wid)
+
+        page = client.get(links["approve"])
+
+        assert page.status_code == 200
+        html = page.content.decode()
+        for shown in ("Approve this request?", "Expense claim", "Rs 45,000.00", "Alice", "Manager"):
+            assert shown in html
+        assert "csrfmiddlewaretoken" in html
+        assert "Skunkworks-7" not in html  # the data beyond the summary stays out
+        assert version(wid) == before and decisions(wid) == []
+        assert not LinkUse.objects.exists()
+
+    def test_a_confirmed_link_records_one_decision_as_its_person(self, waiting):
+        wid, links = waiting
+        client = Client(enforce_csrf_checks=True)
+        page = client.get(links["approve"])
+        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.content.decode())
+        assert token is not None
+
+        done = client.post(
+            links["approve"], {"comment": "Fine", "csrfmiddlewaretoken": token.group(1)}
+        )
+
+        assert done.status_code == 200, done.content[:400]
+        assert "You approved Expense claim Rs 45,000.00 from Alice" in done.content.decode()
+        assert decisions(wid) == [("bob", "approve")]
+        event = WorkflowEvent.objects.get(workflow_id=wid, type="DecisionRecorded")
+        assert event.payload["comment"] == "Fine"
+        assert event.actor == User.objects.get(username="bob")
+        assert Workflow.objects.get(pk=wid).current_step == "finance"
+        use = LinkUse.objects.get()
+        assert (use.user.username, use.decision) == ("bob", "approve")
+
+    def test_the_reject_link_rejects(self, waiting, client):
+        wid, links = waiting
+        assert client.post(links["reject"]).status_code == 200
+        assert decisions(wid) == [("bob", "reject")]
+        assert Workflow.objects.get(pk=wid).public_status == "REJECTED"
+
+    def test_a_post_without_the_csrf_token_is_refused(self, waiting):
+        wid, links = waiting
+        before = version(wid)
+        answer = Client(enforce_csrf_checks=True).post(links["approve"], {"comment": "x"})
+        assert answer.status_code == 403
+        assert version(wid) == before and not LinkUse.objects.exists()
+
+    def test_forged_and_tampered_links(self, waiting, client):
+        wid, links = waiting
+        before = version(wid)
+        token = links["approve"].rsplit("/", 1)[1]
+        value, _, signature = token.rpartition(":")
+        flipped = signature[:-1] + ("A" if signature[-1] != "A" else "B")
+        body = value[:5] + ("x" if value[5] != "x" else "y") + value[6:]
+        for bad in ("garbage", f"{value}:{flipped}", f"{body}:{signature}", "." + token):
+            for method in (client.get, client.post):
+                answer = method(f"/mail/links/{bad}")
+                assert_refused(answer, 400, "not valid", wid, before)
+
+    def test_an_expired_link(self, waiting, client, settings):
+        wid, links = waiting
+        before = version(wid)
+        settings.APPROVALS_LINK_MAX_AGE_SECONDS = 1
+        time.sleep(2.1)
+        for method in (client.get, client.post):
+            assert_refused(method(links["approve"]), 410, "expired", wid, before)
+
+    def test_a_reused_link_says_by_whom_and_when(self, waiting, client):
+        wid, links = waiting
+        assert client.post(links["approve"]).status_code == 200
+        after = version(wid)
+
+        for method in (client.post, client.get):
+            again = method(links["approve"])
+            assert again.status_code == 409
+            html = again.content.decode()
+            assert "already used" in html and "used by Bob to approve on" in html
+        assert version(wid) == after and decisions(wid) == [("bob", "approve")]
+
+    def test_a_link_for_a_step_that_moved_on(self, waiting, client, api):
+        wid, links = waiting
+        assert decide(api("bob"), wid, "approve", "in-app").status_code == 200
+        before = version(wid)
+        for method in (client.get, client.post):
+            assert_refused(method(links["reject"]), 409, "moved on", wid, before)
+
+    def test_a_link_after_a_send_back_and_resubmission_is_for_an_old_round(self, acme, api, client):
+        wid = start_expense(api("alice"), 4_500_000).json()["workflowId"]
+        old = links_for(wid, "bob")
+        decide(api("bob"), wid, "send_back", "sb")
+        answer = decide(
+            api("alice"),
+            wid,
+            "approve",  # the submitter's approve resubmits
+            "rs",
+            data={"amountPaise": 4_600_000, "currency": "INR", "department": "eng"},
+        )
+        assert answer.status_code == 200, answer.content
+        assert Workflow.objects.get(pk=wid).current_step == "manager"
+        before = version(wid)
+        assert_refused(client.post(old["approve"]), 409, "moved on", wid, before)
+        assert client.post(links_for(wid, "bob")["approve"]).status_code == 200
+
+    def test_a_link_for_a_person_no_longer_assigned(self, waiting, client, api):
+        wid, links = waiting
+        moved = api("olga").post(
+            f"/api/workflows/{wid}/reassign",
+            {"requestId": "r1", "fromUser": "bob", "toUser": "victor"},
+            format="json",
+        )
+        assert moved.status_code == 200, moved.content
+        before = version(wid)
+        for method in (client.get, client.post):
+            assert_refused(method(links["approve"]), 403, "no longer yours", wid, before)
+
+    def test_someone_else_signed_in_is_refused(self, waiting, client):
+        wid, links = waiting
+        before = version(wid)
+        client.force_login(User.objects.get(username="victor"))
+        for method in (client.get, client.post):
+            assert_refused(method(links["approve"]), 403, "sent to someone else", wid, before)
+
+    def test_a_comment_too_long_records_nothing(self, waiting, client):
+        wid, links = waiting
+        before = version(wid)
+        answer = client.post(links["approve"], {"comment": "x" * 2001})
+        assert_refused(answer, 400, "at most 2000", wid, before)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_confirmations_at_once_record_one_decision(acme, api):
+    wid = start_expense(api("alice"), 4_500_000).json()["workflowId"]
+    link = links_for(wid, "bob")["approve"]
+    go = threading.Barrier(2)
+    codes: list[int] = []
+
+    def confirm() -> None:
+        client = Client()
+        go.wait()
+        try:
+            codes.append(client.post(link).status_code)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=confirm) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+    assert sorted(codes) == [200, 409]
+    assert decisions(wid) == [("bob", "approve")]
+    assert LinkUse.objects.count() == 1

@@ -1,0 +1,206 @@
+"""Which events tell whom what: one outbox row per event and recipient, with the amount
+in currency units and the requester in the subject and the first line."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from django.core import mail
+
+from approvals import clock
+from approvals.models import Delegation, User, Workflow
+from approvals.notifications.digest import mail_digest_send
+from approvals.notifications.format import money_format
+from approvals.notifications.messages import mail_project
+from approvals.notifications.models import MailMessage, NotificationPreference
+from approvals.notifications.sender import mail_send
+from approvals.services.templates import workflow_template_publish
+from approvals.services.timers import timer_drain
+from templates_engine import State
+from templates_engine.events import event_from_dict
+
+from ..helpers import decide, start_expense
+
+pytestmark = pytest.mark.django_db
+DAY = dt.timedelta(days=1)
+
+
+def rows(wid: str) -> list[tuple[int, str, str]]:
+    return list(
+        MailMessage.objects.filter(workflow_id=wid)
+        .order_by("event_seq", "recipient__username")
+        .values_list("event_seq", "recipient__username", "kind")
+    )
+
+
+def only(wid: str, kind: str) -> MailMessage:
+    return MailMessage.objects.get(workflow_id=wid, kind=kind)
+
+
+@pytest.mark.parametrize(
+    ("minor", "currency", "shown"),
+    [
+        (4_500_000, "INR", "Rs 45,000.00"),
+        (10_000_000, "INR", "Rs 1,00,000.00"),
+        (1_234_567_890, "INR", "Rs 1,23,45,678.90"),
+        (5, "INR", "Rs 0.05"),
+        (123_456_789, "USD", "$1,234,567.89"),
+        (1500, "JPY", "JPY 1,500"),
+        (-250, "EUR", "-€2.50"),
+    ],
+)
+def test_money_format(minor: int, currency: str, shown: str) -> None:
+    assert money_format(minor=minor, currency=currency) == shown
+
+
+def test_a_new_task_mails_the_assignee_with_amount_requester_and_links(acme, api):
+    wid = start_expense(api("alice"), 4_500_000).json()["workflowId"]
+
+    [row] = MailMessage.objects.filter(workflow_id=wid)
+    assert (row.recipient.username, row.kind, row.status) == ("bob", "task_assigned", "pending")
+    assert row.to_address == "bob@acme.example"
+    assert row.subject == "Please approve: Expense claim Rs 45,000.00 from Alice"
+    first_line = row.text_body.splitlines()[0]
+    assert "Rs 45,000.00" in first_line and "Alice" in first_line
+    assert "Rs 45,000.00" in row.html_body and "Alice" in row.html_body
+    assert row.text_body.count("/mail/links/") == 2
+    assert "Approve: http" in row.text_body and "Reject: http" in row.text_body
+    assert row.message_id == f"<wf-{wid}-{row.event_seq}-{row.recipient_id}@approvals.127.0.0.1>"
+
+
+def test_each_step_and_the_outcome_tell_the_right_people_once(acme, api):
+    wid = start_expense(api("alice"), 4_500_000).json()["workflowId"]
+    decide(api("bob"), wid, "approve", "b1")
+    decide(api("fiona"), wid, "approve", "f1")
+
+    kinds = [(who, kind) for _, who, kind in rows(wid)]
+    assert kinds == [
+        ("bob", "task_assigned"),
+        ("farah", "task_assigned"),
+        ("fiona", "task_assigned"),
+        ("alice", "outcome_approved"),
+    ]
+    outcome = only(wid, "outcome_approved")
+    assert outcome.subject == "Approved: your Expense claim Rs 45,000.00"
+    assert "/mail/links/" not in outcome.text_body  # nothing to decide
+    # one row per event and recipient, whatever the number of projections
+    wf = Workflow.objects.get(pk=wid)
+    from approvals.models import WorkflowEvent
+
+    stored = WorkflowEvent.objects.filter(workflow_id=wid).order_by("seq")
+    events = [event_from_dict(e.payload) for e in stored]
+    mail_project(wf=wf, old=State(), events=events, first_seq=1, now=clock.now())
+    assert MailMessage.objects.filter(workflow_id=wid).count() == 4
+
+
+def test_reminder_and_escalation(acme, api):
+    wid = start_expense(api("alice"), 4_500_000).json()["workflowId"]
+    with clock.shifted(DAY + dt.timedelta(seconds=1)):
+        assert timer_drain() == 1
+    reminder = only(wid, "reminder")
+    assert reminder.recipient.username == "bob"
+    assert reminder.subject.startswith("Reminder: Expense claim Rs 45,000.00 from Alice")
+    assert reminder.text_body.count("/mail/links/") == 2
+
+    with clock.shifted(2 * DAY + dt.timedelta(seconds=1)):
+        assert timer_drain() == 1
+    to_victor = only(wid, "escalated")
+    away = only(wid, "escalated_away")
+    assert to_victor.recipient.username == "victor" and away.recipient.username == "bob"
+    assert to_victor.event_seq == away.event_seq
+    assert "now waits for you" in to_victor.text_body.splitlines()[0]
+    assert "passed on to Victor" in away.text_body.splitlines()[0]
+    assert "/mail/links/" not in away.text_body
+
+
+def test_send_back_reject_and_cancel_tell_the_submitter(acme, api):
+    sent_back = start_expense(api("alice"), 4_500_000, subject="E-sb").json()["workflowId"]
+    assert (
+        decide(api("bob"), sent_back, "send_back", "sb", comment="Add receipts").status_code == 200
+    )
+    row = only(sent_back, "sent_back")
+    assert row.recipient.username == "alice"
+    assert row.subject == "Sent back: your Expense claim Rs 45,000.00"
+    assert "Bob sent your Expense claim Rs 45,000.00 back" in row.text_body.splitlines()[0]
+    assert '"Add receipts"' in row.text_body
+
+    rejected = start_expense(api("alice"), 4_500_000, subject="E-rj").json()["workflowId"]
+    decide(api("bob"), rejected, "reject", "rj")
+    assert only(rejected, "outcome_rejected").recipient.username == "alice"
+
+    by_admin = start_expense(api("alice"), 4_500_000, subject="E-c1").json()["workflowId"]
+    api("olga").post(f"/api/workflows/{by_admin}/cancel", {"requestId": "c1"}, format="json")
+    assert only(by_admin, "outcome_cancelled").recipient.username == "alice"
+
+    by_herself = start_expense(api("alice"), 4_500_000, subject="E-c2").json()["workflowId"]
+    api("alice").post(f"/api/workflows/{by_herself}/cancel", {"requestId": "c2"}, format="json")
+    assert Workflow.objects.get(pk=by_herself).public_status == "CANCELLED"
+    assert not MailMessage.objects.filter(workflow_id=by_herself, kind="outcome_cancelled")
+
+
+def test_a_workflow_that_fails_tells_the_submitter(acme, api):
+    workflow_template_publish(
+        tenant=acme,
+        definition={
+            "key": "nobody-approves",
+            "title": "Nobody approves",
+            "steps": [{"id": "ghost", "kind": "approval", "approvers": [{"user": "ghost"}]}],
+        },
+    )
+    body = {"template": "nobody-approves", "subject": {"type": "t", "id": "1"}, "data": {}}
+    wid = api("alice").post("/api/workflows", body, format="json").json()["workflowId"]
+
+    assert Workflow.objects.get(pk=wid).status == "ROLLED_BACK"
+    row = only(wid, "outcome_failed")
+    assert row.recipient.username == "alice"
+    assert row.subject == "Failed: your Nobody approves"
+
+
+def test_a_delegate_gets_the_task_mail_not_the_person_away(acme, api):
+    now = clock.now()
+    Delegation.objects.create(
+        tenant=acme,
+        user=User.objects.get(username="bob"),
+        delegate=User.objects.get(username="ivan"),
+        starts_at=now - DAY,
+        ends_at=now + DAY,
+    )
+    wid = start_expense(api("alice"), 4_500_000).json()["workflowId"]
+
+    assert [(who, kind) for _, who, kind in rows(wid)] == [("ivan", "task_assigned")]
+
+
+def test_mail_send_sends_each_row_once_with_its_message_id(acme, api):
+    wid = start_expense(api("alice"), 4_500_000).json()["workflowId"]
+    row = MailMessage.objects.get(workflow_id=wid)
+
+    assert mail_send()["sent"] == 1
+    assert mail_send()["sent"] == 0
+
+    [sent] = mail.outbox
+    assert sent.extra_headers["Message-ID"] == row.message_id
+    assert sent.to == ["bob@acme.example"]
+    assert sent.alternatives[0][1] == "text/html"
+    row.refresh_from_db()
+    assert (row.status, row.attempts) == ("sent", 1)
+    assert row.sent_at is not None
+
+
+def test_the_digest_collects_a_persons_rows_into_one_mail(acme, api):
+    NotificationPreference.objects.create(user=User.objects.get(username="bob"), mode="digest")
+    first = start_expense(api("alice"), 4_500_000, subject="E-d1").json()["workflowId"]
+    second = start_expense(api("alice"), 20_000_000, subject="E-d2").json()["workflowId"]
+    digest_rows = MailMessage.objects.filter(recipient__username="bob")
+    assert digest_rows.count() == 2 and all(r.digest for r in digest_rows)
+
+    assert mail_send()["sent"] == 0  # digest rows wait for the digest
+    assert mail_digest_send() == {"sent": 1, "failed": 0}
+    assert mail_digest_send() == {"sent": 0, "failed": 0}
+
+    [digest] = mail.outbox
+    assert digest.to == ["bob@acme.example"]
+    assert digest.subject == "Your approvals digest: 2 waiting for you, 0 updates"
+    assert "Rs 45,000.00" in digest.body and "Rs 2,00,000.00" in digest.body
+    assert f"/workflows/{first}" in digest.body and f"/workflows/{second}" in digest.body
+    assert set(digest_rows.values_list("status", flat=True)) == {"sent"}
