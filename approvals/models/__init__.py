@@ -5,9 +5,13 @@ from .projections import ActivityAttempt, PendingTask, Timer, WorkflowParticipan
 from .tokens import ApiToken
 from .workflows import StartRequest, Workflow, WorkflowEvent, WorkflowStatus, WorkflowTemplate
 
+# Last: the audit tables refer to the ones above.
+from ..audit.models import ChainSeal  # noqa: E402
+
 __all__ = [
     "ActivityAttempt",
     "ApiToken",
+    "ChainSeal",
     "Delegation",
     "OrgGroup",
     "PendingTask",

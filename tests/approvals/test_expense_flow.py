@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from approvals.models import PendingTask, Workflow, WorkflowEvent
-from approvals.selectors.workflows import verify_chain
+from approvals.audit.verify import chain_verify as verify_chain
 
 from .helpers import decide, start_expense
 
