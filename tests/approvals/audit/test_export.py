@@ -202,9 +202,7 @@ def test_cursor_pages_return_every_event_exactly_once(acme: Any, api: Any) -> No
 def _peak_kib(tenant_id: int) -> tuple[float, int]:
     tracemalloc.start()
     try:
-        count = sum(
-            1 for _ in audit_export(tenant_id=tenant_id, filters=ExportFilter(), fmt="csv")
-        )
+        count = sum(1 for _ in audit_export(tenant_id=tenant_id, filters=ExportFilter(), fmt="csv"))
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
