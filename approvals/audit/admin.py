@@ -10,6 +10,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path
 
@@ -60,7 +61,7 @@ class AuditExportAdmin(admin.ModelAdmin):
     def has_audit_permission(self, request: HttpRequest) -> bool:
         return may_export(request)
 
-    def _export(self, request: HttpRequest, queryset: Any, fmt: str) -> HttpResponse | None:
+    def _export(self, request: HttpRequest, queryset: Any, fmt: str) -> HttpResponseBase | None:
         user: Any = request.user
         tenant_ids = set(queryset.values_list("tenant_id", flat=True).distinct())
         if tenant_ids - {user.member_tenant_id}:
@@ -74,11 +75,11 @@ class AuditExportAdmin(admin.ModelAdmin):
         )
 
     @admin.action(description="Export history as CSV", permissions=["audit"])
-    def export_csv(self, request: HttpRequest, queryset: Any) -> HttpResponse | None:
+    def export_csv(self, request: HttpRequest, queryset: Any) -> HttpResponseBase | None:
         return self._export(request, queryset, "csv")
 
     @admin.action(description="Export history as JSON Lines", permissions=["audit"])
-    def export_jsonl(self, request: HttpRequest, queryset: Any) -> HttpResponse | None:
+    def export_jsonl(self, request: HttpRequest, queryset: Any) -> HttpResponseBase | None:
         return self._export(request, queryset, "jsonl")
 
     def get_urls(self) -> list[URLPattern]:
@@ -89,7 +90,7 @@ class AuditExportAdmin(admin.ModelAdmin):
         )
         return [page, *super().get_urls()]
 
-    def audit_export_view(self, request: HttpRequest) -> HttpResponse:
+    def audit_export_view(self, request: HttpRequest) -> HttpResponseBase:
         if not may_export(request):
             raise PermissionDenied
         user: Any = request.user

@@ -36,8 +36,8 @@ def test_a_snapshot_that_does_not_match_its_history_is_reported(acme: Any, api: 
     ids = run_expenses(api, 3)
     with connection.cursor() as c:
         c.execute(
-            "UPDATE approvals_workflow SET snapshot = jsonb_set(snapshot, '{step}', '\"finance_x\"')"
-            " WHERE id = %s",
+            "UPDATE approvals_workflow "
+            "SET snapshot = jsonb_set(snapshot, '{step}', '\"finance_x\"') WHERE id = %s",
             [ids[0]],
         )
         c.execute(

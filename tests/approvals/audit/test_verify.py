@@ -32,7 +32,8 @@ def triggers_off() -> Iterator[None]:
         # The test's transaction holds deferred foreign-key checks: run them first.
         c.execute("SET CONSTRAINTS ALL IMMEDIATE")
         c.execute(
-            "ALTER TABLE approvals_workflowevent DISABLE TRIGGER approvals_workflowevent_append_only"
+            "ALTER TABLE approvals_workflowevent "
+            "DISABLE TRIGGER approvals_workflowevent_append_only"
         )
     try:
         yield
@@ -181,9 +182,12 @@ def test_seals_are_append_only(histories: list[str]) -> None:
         "UPDATE approvals_chainseal SET signature = 'x' WHERE id = %s",
         "DELETE FROM approvals_chainseal WHERE id = %s",
     ):
-        with pytest.raises(DatabaseError, match="chain seals are append-only"):
-            with transaction.atomic(), connection.cursor() as c:
-                c.execute(statement, [seal.pk])
+        with (
+            pytest.raises(DatabaseError, match="chain seals are append-only"),
+            transaction.atomic(),
+            connection.cursor() as c,
+        ):
+            c.execute(statement, [seal.pk])
     assert ChainSeal.objects.get(pk=seal.pk).signature == seal.signature
     with pytest.raises(ValueError, match="append-only"):
         seal.save()
