@@ -50,6 +50,7 @@ FORBIDDEN_SIGNAL = "You may not send the signal {name!r} to this workflow."
 FORBIDDEN_CANCEL = "Only the submitter or an organisation admin may cancel."
 FORBIDDEN_REASSIGN = "Only an organisation admin may reassign tasks."
 NO_TENANT = "This account belongs to no organisation."
+FORBIDDEN_AUDIT = "Only auditors and organisation admins may export the audit trail."
 
 
 class Role(enum.StrEnum):
@@ -157,6 +158,17 @@ def _stands_in_now(user: User, wf: Workflow) -> bool:
         tenant_id=wf.tenant_id, delegate=user, starts_at__lte=now, ends_at__gt=now
     ).values("user_id")
     return PendingTask.objects.filter(workflow_id=wf.pk, assignee_id__in=absent).exists()
+
+
+def may_audit(user: Any) -> bool:
+    """May ``user`` export their organisation's whole history (the audit export)?
+    Auditors, organisation admins and superusers, each for their own organisation."""
+    return is_member(user) and reads_everything(user)
+
+
+def check_may_audit(user: Any) -> None:
+    if not may_audit(user):
+        raise Forbidden(FORBIDDEN_AUDIT)
 
 
 # -- acting ----------------------------------------------------------------------------

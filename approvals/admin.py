@@ -20,6 +20,7 @@ from guardian.admin import GuardedModelAdmin
 from templates_engine import Definition, DefinitionError
 
 from . import access, json_input
+from .audit.admin import AuditExportAdmin
 from .models import (
     ActivityAttempt,
     ApiToken,
@@ -284,7 +285,7 @@ class ReadOnlyAdmin(TenantScoped):
 
 
 @admin.register(Workflow)
-class WorkflowAdmin(ReadOnlyAdmin):
+class WorkflowAdmin(AuditExportAdmin, ReadOnlyAdmin):
     list_display = [
         "id",
         "template_key",

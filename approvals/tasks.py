@@ -23,3 +23,11 @@ def poll_timers() -> int:
 @shared_task(name="approvals.sweep_activities", ignore_result=True)
 def sweep_activities() -> dict[str, int]:
     return attempt_sweep()
+
+
+@shared_task(name="approvals.seal_audit", ignore_result=True)
+def seal_audit() -> int:
+    """The daily seal of every chain head (approvals.audit.seal)."""
+    from .audit.seal import seal_all
+
+    return len(seal_all())

@@ -32,6 +32,7 @@ BENCHES: list[tuple[str, list[str]]] = [
     ("inbox.py", []),
     ("timers.py", []),
     ("activities.py", []),
+    ("audit_export.py", []),
     ("profile_decisions.py", []),
 ]
 COMMAND = (

@@ -290,6 +290,12 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": crontab(minute=0, hour=env_int("APPROVALS_DIGEST_HOUR", 8)),
         "options": {"queue": "scheduler", "expires": 3600},
     },
+    # Seal every chain head once a day (approvals.audit.seal); verify_audit checks them.
+    "seal-audit": {
+        "task": "approvals.seal_audit",
+        "schedule": float(env_int("APPROVALS_AUDIT_SEAL_INTERVAL_SECONDS", 86400)),
+        "options": {"queue": "scheduler", "expires": 3600},
+    },
 }
 
 # --- Approvals ------------------------------------------------------------------------
@@ -302,6 +308,12 @@ APPROVALS_FIRED_TIMER_RETENTION_DAYS = env_int("APPROVALS_FIRED_TIMER_RETENTION_
 APPROVALS_DEFAULT_TASK_DUE_SECONDS = env_int("APPROVALS_DEFAULT_TASK_DUE_SECONDS", 3 * 86400)
 # With no broker configured, run the timer poller and the activity runner in-process.
 APPROVALS_EMBEDDED_WORKER = env_bool("APPROVALS_EMBEDDED_WORKER", not _BROKER_FROM_ENV)
+# The key chain seals are signed with (HMAC-SHA256). Keep it out of the database and its
+# backups: whoever holds both could forge a seal. Sealing refuses to run without it
+# unless DEBUG is on (a fixed development key) or under tests.
+APPROVALS_AUDIT_SEAL_KEY = env_str("APPROVALS_AUDIT_SEAL_KEY", "")
+# Rows fetched per round trip by the audit export's server-side cursor.
+APPROVALS_AUDIT_EXPORT_CHUNK = env_int("APPROVALS_AUDIT_EXPORT_CHUNK", 2000)
 
 # --- E-mail ---------------------------------------------------------------------------
 # Mail is an outbox (approvals/notifications): rows written with the event, sent by the

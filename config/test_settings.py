@@ -7,5 +7,6 @@ import os
 
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key-never-used-in-production-4f9c2a7e1b")
 os.environ.setdefault("APPROVALS_HTTPS", "false")
+os.environ.setdefault("APPROVALS_AUDIT_SEAL_KEY", "test-only-seal-key-never-used-in-production")
 
 from .settings import *  # noqa: E402, F403

@@ -1,5 +1,6 @@
 from django.urls import path, re_path
 
+from ..audit import api as audit
 from . import views
 
 urlpatterns = [
@@ -22,6 +23,8 @@ urlpatterns = [
         name="api-reassign",
     ),
     path("me/tasks", views.MyTasksView.as_view(), name="api-my-tasks"),
+    path("audit/events", audit.AuditEventsView.as_view(), name="api-audit-events"),
+    path("audit/export", audit.AuditExportView.as_view(), name="api-audit-export"),
     # workflow ids are <str:>, not <uuid:>: the views answer a non-UUID with the JSON 404
     # Last: an unknown /api/ path gets the envelope's 404 even when DEBUG would show
     # Django's technical 404 page (which bypasses handler404).

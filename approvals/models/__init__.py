@@ -1,5 +1,6 @@
 """Tables. Tenant first in every key: every query is scoped to one tenant."""
 
+from ..audit.models import ChainSeal
 from .directory import Delegation, OrgGroup, Tenant, User
 from .projections import ActivityAttempt, PendingTask, Timer, WorkflowParticipant
 from .tokens import ApiToken
@@ -8,6 +9,7 @@ from .workflows import StartRequest, Workflow, WorkflowEvent, WorkflowStatus, Wo
 __all__ = [
     "ActivityAttempt",
     "ApiToken",
+    "ChainSeal",
     "Delegation",
     "OrgGroup",
     "PendingTask",

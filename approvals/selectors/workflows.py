@@ -104,15 +104,3 @@ def workflow_search(
     return list(
         qs.select_related("submitter").order_by("-created_at", "pk")[offset : offset + limit]
     )
-
-
-def verify_chain(*, workflow: Workflow) -> int | None:
-    """The seq of the first event whose hash does not match, or None if intact."""
-    from ..services.commands import event_hash
-
-    prev = ""
-    for row in WorkflowEvent.objects.filter(workflow_id=workflow.pk).order_by("seq"):
-        if row.prev_hash != prev or event_hash(row) != row.hash:
-            return row.seq
-        prev = row.hash
-    return None

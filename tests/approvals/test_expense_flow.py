@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from approvals.audit.verify import chain_verify as verify_chain
 from approvals.models import PendingTask, Workflow, WorkflowEvent
-from approvals.selectors.workflows import verify_chain
 
 from .helpers import decide, start_expense
 

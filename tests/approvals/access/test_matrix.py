@@ -144,6 +144,16 @@ ROWS = [
         answers("200", "200", "200", "200", "200", "200", "200", "200", "200", "200", "401"),
     ),
     Row(
+        "api-audit-events",
+        lambda c, w, p: c.get("/api/audit/events"),
+        answers("403", "403", "403", "403", "403", "200", "200", "403", "403", "200", "401"),
+    ),
+    Row(
+        "api-audit-export",
+        lambda c, w, p: c.get("/api/audit/export?format=jsonl"),
+        answers("403", "403", "403", "403", "403", "200", "200", "403", "403", "200", "401"),
+    ),
+    Row(
         "api-logout",
         lambda c, w, p: c.post("/api/auth/logout"),
         answers("204", "204", "204", "204", "204", "204", "204", "204", "204", "204", "401"),
@@ -283,6 +293,12 @@ ROWS = [
         "admin:approvals_delegation_add",
         lambda c, w, p: c.get("/admin/approvals/delegation/add/"),
         answers("302", "302", "302", "302", "200", "403", "302", "302", "302", "200", "302"),
+        api=False,
+    ),
+    Row(
+        "admin:approvals_workflow_audit_export",
+        lambda c, w, p: c.get("/admin/approvals/workflow/audit-export/"),
+        answers("302", "302", "302", "302", "403", "200", "302", "302", "302", "200", "302"),
         api=False,
     ),
     Row(

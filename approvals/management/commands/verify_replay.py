@@ -1,0 +1,34 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from approvals.audit.replay import replay_verify
+from approvals.models import Tenant
+
+NO_SUCH_TENANT = "No organisation with the slug {slug!r}."
+DIVERGED = "{n} workflow(s) do not replay to their stored state."
+
+
+class Command(BaseCommand):
+    help = (
+        "Replay every workflow's history under its pinned workflow template version and "
+        "compare with the stored snapshot and status. Exits 1 on any divergence."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--tenant", metavar="SLUG", help="only this organisation")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        tenant = None
+        if options["tenant"]:
+            tenant = Tenant.objects.filter(slug=options["tenant"]).first()
+            if tenant is None:
+                raise CommandError(NO_SUCH_TENANT.format(slug=options["tenant"]))
+        found, checked = replay_verify(tenant=tenant)
+        for divergence in found:
+            self.stdout.write(f"DIVERGED {divergence}")
+        if found:
+            raise CommandError(DIVERGED.format(n=len({d.workflow_id for d in found})))
+        self.stdout.write(f"OK: {checked} workflow(s) replay to their stored state.")
