@@ -390,3 +390,21 @@ def test_an_out_of_office_delegate_who_submitted_a_waiting_request_is_refused(pe
     assert response.status_code == 200  # the form again, with the error
     assert "alice submitted a request that waits for bob" in response.content.decode()
     assert not Delegation.objects.exists()
+
+
+@pytest.mark.parametrize(("username", "admitted"), [("fiona", True), ("audrey", True)])
+def test_role_holders_sign_in_to_the_admin_without_being_staff(acme, username, admitted):
+    client = Client()
+
+    response = client.post("/admin/login/?next=/admin/", {"username": username, "password": "demo"})
+
+    assert response.status_code == 302, response.content[:500]
+    assert response["Location"] == "/admin/"
+    assert client.get("/admin/").status_code == 200
+
+
+def test_an_employee_without_a_role_is_told_the_admin_is_not_for_them(acme):
+    response = Client().post("/admin/login/?next=/admin/", {"username": "bob", "password": "demo"})
+
+    assert response.status_code == 200
+    assert "has no role that uses the administration" in response.content.decode()
