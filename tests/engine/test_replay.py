@@ -211,3 +211,31 @@ def test_every_event_type_round_trips_through_json(event: ev.Event) -> None:
     assert stored["v"] == event.schema_version
     assert again == event
     assert type(again) is type(event)
+
+
+def test_a_replayed_send_back_history_enters_the_next_round() -> None:
+    # given: the recorded send-back history, cut where the manager is asked again
+    doc = _load(next(p for p in HISTORIES if p.stem == "sent_back_to_manager_and_rejected"))
+    definition = Definition.parse(doc["definition"])
+    events = [ev.event_from_dict(e) for e in doc["events"]]
+    cut = next(i for i, e in enumerate(events) if isinstance(e, ev.SentBack)) + 2
+    state = replay(definition, events[:cut])
+    ctx = Context(now=2e9, rng=random.Random(0), directory=StaticDirectory())
+
+    # when
+    new = decide(definition, state, cmd.Decide("bob", "approve"), ctx)
+
+    # then: the action step is entered again, as round 2, over a stack holding round 1
+    assert state.compensations == (("reserve", 1),)
+    scheduled = [e for e in new if isinstance(e, ev.ActivityScheduled)]
+    assert [(e.step, e.round, e.attempt) for e in scheduled] == [("reserve", 2, 1)]
+
+
+def test_the_recorded_send_back_history_undid_each_round_once_newest_first() -> None:
+    doc = _load(next(p for p in HISTORIES if p.stem == "sent_back_to_manager_and_rejected"))
+    events = [ev.event_from_dict(e) for e in doc["events"]]
+
+    undos = [e for e in events if isinstance(e, ev.ActivityScheduled) and e.undo]
+
+    assert [(e.step, e.round) for e in undos] == [("reserve", 2), ("reserve", 1)]
+    assert replay(Definition.parse(doc["definition"]), events).compensations == ()
