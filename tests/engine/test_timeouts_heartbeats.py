@@ -429,3 +429,30 @@ def test_a_heartbeat_timeout_parses_on_the_step_and_its_compensation() -> None:
     step = defn.action("work")
     assert step.run.heartbeat_timeout == 60.0
     assert step.compensate is not None and step.compensate.heartbeat_timeout == 30.0
+
+
+def test_a_long_job_cut_by_its_timeout_resumes_from_its_last_heartbeat(clock: FakeClock) -> None:
+    # given: the README's export, 2 s per 1,000 rows, under a 15 s timeout
+    starts: list[int] = []
+
+    def export(ctx: ActivityContext) -> dict[str, int]:
+        rows: int = (ctx.last_heartbeat_details or {}).get("rows", 0)
+        starts.append(rows)
+        while rows < 10_000:
+            ctx.sleep(2)
+            rows += 1_000
+            ctx.heartbeat({"rows": rows})
+        return {"rows": rows}
+
+    engine = _engine(clock, export, timeout=15, heartbeat_timeout=5)
+    engine.start("wf", {})
+
+    # when
+    status = drive(engine, "wf")
+
+    # then: the first attempt got to 7,000 rows in its 15 s; the second went on from there
+    assert status == COMPLETED
+    assert engine.history("wf") == ["work:error:1", "work:ok:2"]
+    assert [e.error for e in _of(engine, ev.ActivityFailed)] == [TIMEOUT]
+    assert starts == [0, 7_000]
+    assert engine.state("wf").data["results"] == {"work": {"rows": 10_000}}
