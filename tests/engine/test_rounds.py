@@ -97,3 +97,45 @@ def test_the_first_round_key_is_unchanged_and_later_rounds_carry_their_number() 
     assert activity_key("wf-1", "reserve", False, 1) == "wf-1/reserve"
     assert activity_key("wf-1", "reserve", False, 3) == "wf-1/reserve/3"
     assert activity_key("wf-1", "reserve", True, 2) == "wf-1/undo:reserve/2"
+
+
+def test_a_history_from_before_rounds_with_a_step_run_twice_stacks_its_undo_once() -> None:
+    # given: v1 events of the old bug: reserve ran in two entries, both read as round 1
+    def scheduled(undo: bool = False) -> dict[str, Any]:
+        return {
+            "type": "ActivityScheduled",
+            "v": 1,
+            "step": "reserve",
+            "activity": "reserve",
+            "queue": "default",
+            "attempt": 1,
+            "not_before": 10.0,
+            "timeout": 300.0,
+            "undo": undo,
+        }
+
+    ran = [
+        scheduled(),
+        {"type": "ActivitySucceeded", "v": 1, "step": "reserve", "attempt": 1},
+        {"type": "StepCompleted", "v": 1, "step": "reserve", "compensate": True},
+    ]
+    docs = [
+        {
+            "type": "WorkflowStarted",
+            "v": 1,
+            "workflow_type": "t",
+            "definition_version": 1,
+            "data": {},
+            "submitter": "alice",
+        },
+        *ran,
+        *ran,
+    ]
+
+    # when
+    events = [ev.event_from_dict(d) for d in docs]
+    state = replay(definition(action("reserve", "reserve", compensate="release")), events)
+
+    # then: one completed round, undone once (its key is the one both calls used)
+    assert state.compensations == (("reserve", 1),)
+    assert [e.round for e in events if isinstance(e, ev.ActivityScheduled)] == [1, 1]

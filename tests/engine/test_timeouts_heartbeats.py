@@ -3,6 +3,7 @@ the decider's heartbeat lease."""
 
 from __future__ import annotations
 
+import json
 import random
 from typing import Any
 
@@ -23,6 +24,7 @@ from templates_engine import (
 from templates_engine import commands as cmd
 from templates_engine import events as ev
 from templates_engine.decider import decide
+from templates_engine.snapshot import state_from_dict, state_to_dict
 from templates_engine.testing import ActivityContext, FakeClock, InMemoryEngine
 
 from .support import action, definition, drive
@@ -456,3 +458,64 @@ def test_a_long_job_cut_by_its_timeout_resumes_from_its_last_heartbeat(clock: Fa
     assert [e.error for e in _of(engine, ev.ActivityFailed)] == [TIMEOUT]
     assert starts == [0, 7_000]
     assert engine.state("wf").data["results"] == {"work": {"rows": 10_000}}
+
+
+def test_a_compensation_that_stops_heartbeating_is_retried_by_its_own_policy(
+    clock: FakeClock,
+) -> None:
+    # given: the undo of "book" hangs on its first try
+    def unbook(ctx: ActivityContext) -> None:
+        ctx.sleep(60 if ctx.attempt == 1 else 1)
+
+    def fail(key: str, data: dict[str, Any]) -> None:
+        raise RuntimeError("no")
+
+    undo = {"activity": "unbook", "timeout": 120, "heartbeat_timeout": 10, "retry": NO_JITTER}
+    defn = definition(
+        action("book", "book", compensate=undo), action("pay", "pay", retry={"max_attempts": 1})
+    )
+    activities = {"book": lambda k, d: None, "unbook": unbook, "pay": fail}
+    engine = InMemoryEngine(defn, activities, clock, random.Random(1))
+    engine.start("wf", {})
+
+    # when
+    status = drive(engine, "wf")
+
+    # then
+    assert status == ROLLED_BACK
+    assert engine.history("wf") == [
+        "book:ok:1",
+        "pay:error:1",
+        "undo:book:error:1",
+        "undo:book:ok:2",
+    ]
+    failed = [e for e in _of(engine, ev.ActivityFailed) if e.undo]
+    assert [e.error for e in failed] == [HEARTBEAT_TIMEOUT]
+    assert all(b.undo for b in _of(engine, ev.ActivityHeartbeat))
+    assert _replays(engine)
+
+
+def test_the_snapshot_keeps_rounds_and_the_heartbeat_lease() -> None:
+    # given: a second round whose attempt gave a heartbeat, over a completed first round
+    defn = definition(
+        action("work", "work", timeout=300, heartbeat_timeout=30, compensate="unwork")
+    )
+    state = State()
+    for event in [
+        ev.WorkflowStarted("test-flow", 1, {}, None),
+        ev.ActivityScheduled("work", "work", "default", 1, 100.0, 300.0, False, 1, 30.0),
+        ev.ActivitySucceeded("work", 1),
+        ev.StepCompleted("work", compensate=True),
+        ev.ActivityScheduled("work", "work", "default", 1, 200.0, 300.0, False, 2, 30.0),
+    ]:
+        state = evolve(state, event)
+    state, _ = _apply(defn, state, cmd.Heartbeat("work", 1, {"n": 5}), 210.0)
+
+    # when
+    stored = json.loads(json.dumps(state_to_dict(state)))
+
+    # then
+    assert state.rounds == (("work", 2),)
+    assert state.compensations == (("work", 1),)
+    assert state.heartbeat is not None and state.heartbeat.timer is not None
+    assert state_from_dict(stored) == state
