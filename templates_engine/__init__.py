@@ -13,8 +13,9 @@ from .context import Context, Delegation, Directory, StaticDirectory
 from .decider import attempt_history, decide, replay
 from .definition import Definition
 from .errors import CommandRejected, DefinitionError
-from .retry import TIMEOUT, RetryPolicy
+from .retry import HEARTBEAT_TIMEOUT, TIMEOUT, RetryPolicy
 from .segregation import eligibility
+from .start_policy import StartPolicy
 from .state import (
     CANCELLED,
     COMPENSATING,
@@ -41,6 +42,7 @@ __all__ = [
     "ROLLED_BACK",
     "RUNNING",
     "SUBMITTER_STEP",
+    "HEARTBEAT_TIMEOUT",
     "TERMINAL",
     "TIMEOUT",
     "CommandRejected",
@@ -51,6 +53,7 @@ __all__ = [
     "Directory",
     "RetryPolicy",
     "State",
+    "StartPolicy",
     "StaticDirectory",
     "attempt_history",
     "commands",

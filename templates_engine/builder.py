@@ -83,14 +83,10 @@ class Builder:
     def compensate_next(self) -> None:
         """Schedule the undo of the most recently completed step, or finish."""
         if self.state.compensations:
-            step_id = self.state.compensations[-1]
+            step_id, round_ = self.state.compensations[-1]
             undo = self.definition.action(step_id).compensate
             assert undo is not None, f"{step_id} was recorded as compensable"
-            self.emit(
-                ev.ActivityScheduled(
-                    step_id, undo.activity, undo.queue, 1, self.ctx.now, undo.timeout, undo=True
-                )
-            )
+            self.emit(undo.scheduled(step_id, 1, self.ctx.now, undo=True, round=round_))
         elif self.state.outcome == REJECTED:
             self.emit(ev.WorkflowRejected())
         elif self.state.outcome == CANCELLED:

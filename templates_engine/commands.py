@@ -46,6 +46,11 @@ class TimerFired(Command):
     key: str
 
 
+# The outcome and heartbeat commands name the attempt they are about by step, undo and
+# attempt number, and optionally by round: when ``round`` is given, a command for
+# another round than the one awaited is stale and ignored.
+
+
 @dataclass(frozen=True, slots=True)
 class ActivityCompleted(Command):
     type: ClassVar[str] = "ActivityCompleted"
@@ -53,6 +58,7 @@ class ActivityCompleted(Command):
     attempt: int
     undo: bool = False
     result: Any = None
+    round: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +71,21 @@ class ActivityFailed(Command):
     undo: bool = False
     # False when the activity itself knows a retry cannot help (an HTTP 4xx).
     retryable: bool = True
+    round: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Heartbeat(Command):
+    """The running attempt is alive; ``details`` (JSON, optional) is its progress,
+    handed to the next attempt if this one fails. Extends the attempt's heartbeat
+    lease when its step sets ``heartbeat_timeout``; otherwise it changes nothing."""
+
+    type: ClassVar[str] = "Heartbeat"
+    step: str
+    attempt: int
+    details: Any = None
+    undo: bool = False
+    round: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

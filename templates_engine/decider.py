@@ -41,6 +41,8 @@ def decide(
         _on_timer(b, command)
     elif isinstance(command, cmd.ActivityCompleted | cmd.ActivityFailed):
         _on_activity_outcome(b, command)
+    elif isinstance(command, cmd.Heartbeat):
+        _on_heartbeat(b, command)
     elif isinstance(command, cmd.Signal):
         _on_signal(b, command)
     elif isinstance(command, cmd.Cancel):
@@ -108,17 +110,30 @@ def _on_timer(b: Builder, c: cmd.TimerFired) -> None:
     b.definition.step(timer.step).on_timer(b, timer.kind, timer.key)
 
 
-def _on_activity_outcome(b: Builder, c: cmd.ActivityCompleted | cmd.ActivityFailed) -> None:
+def _awaited(b: Builder, c: cmd.ActivityCompleted | cmd.ActivityFailed | cmd.Heartbeat) -> bool:
+    """Whether ``c`` is about the attempt the workflow waits for."""
     pending = b.state.activity
-    if pending is None or (pending.step, pending.attempt, pending.undo) != (
-        c.step,
-        c.attempt,
-        c.undo,
-    ):
+    if pending is None:
+        return False
+    if (pending.step, pending.attempt, pending.undo) != (c.step, c.attempt, c.undo):
+        return False
+    return c.round is None or c.round == pending.round
+
+
+def _on_activity_outcome(b: Builder, c: cmd.ActivityCompleted | cmd.ActivityFailed) -> None:
+    if not _awaited(b, c):
         return  # an outcome for an attempt no longer awaited: a duplicate
     step = b.definition.step(c.step)
     assert isinstance(step, ActionStep)
     step.on_outcome(b, c)
+
+
+def _on_heartbeat(b: Builder, c: cmd.Heartbeat) -> None:
+    if not _awaited(b, c):
+        return  # a late heartbeat of an attempt that has ended
+    step = b.definition.step(c.step)
+    assert isinstance(step, ActionStep)
+    step.on_heartbeat(b, c)
 
 
 def _on_signal(b: Builder, c: cmd.Signal) -> None:
@@ -149,11 +164,18 @@ def replay(definition: Definition, events: Iterable[ev.Event]) -> State:
 
 
 def attempt_history(events: Iterable[ev.Event]) -> list[str]:
-    """One ``step:outcome:n`` entry per activity attempt (``undo:<step>`` for undos)."""
+    """One ``step:outcome:n`` entry per activity attempt (``undo:<step>`` for undos);
+    an attempt of a later round than the first names it: ``reserve#2:ok:1``."""
     out: list[str] = []
+    rounds: dict[tuple[str, bool], int] = {}
     for e in events:
-        if isinstance(e, ev.ActivitySucceeded | ev.ActivityFailed):
+        if isinstance(e, ev.ActivityScheduled):
+            rounds[(e.step, e.undo)] = e.round
+        elif isinstance(e, ev.ActivitySucceeded | ev.ActivityFailed):
             name = f"undo:{e.step}" if e.undo else e.step
+            round_ = rounds.get((e.step, e.undo), 1)
+            if round_ > 1:
+                name = f"{name}#{round_}"
             outcome = "ok" if isinstance(e, ev.ActivitySucceeded) else "error"
             out.append(f"{name}:{outcome}:{e.attempt}")
     return out

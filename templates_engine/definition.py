@@ -11,7 +11,8 @@ steps run in order (each may be skipped by its ``when`` condition)::
      "distinct_approvers": true}
 
 ``distinct_approvers`` (default false) turns on the four-eyes rule of
-``templates_engine.segregation``.
+``templates_engine.segregation``. ``start_policy`` (``templates_engine.start_policy``)
+says what a start does when a workflow for the same subject is running or finished.
 """
 
 from __future__ import annotations
@@ -25,11 +26,14 @@ import jsonschema  # type: ignore[import-untyped]  # no stubs in requirements.tx
 
 from .data_schema import closed
 from .errors import DefinitionError
+from .start_policy import StartPolicy
 from .state import SUBMITTER_STEP
 from .steps import PARSERS, ActionStep, ApprovalStep, Step
 
 KEY = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 _OPEN_DATA = "allow_undeclared_fields"  # opts out of closed data schemas (data_schema.py)
+_START_POLICY = "start_policy"
+# Every top-level field of a definition: the one list ``parse`` checks against.
 _TOP_FIELDS = {
     "key",
     "title",
@@ -38,6 +42,7 @@ _TOP_FIELDS = {
     "schema",
     "steps",
     "distinct_approvers",
+    _START_POLICY,
     _OPEN_DATA,
 }
 
@@ -51,6 +56,7 @@ class Definition:
     version: int = 1
     # Four eyes: one person may not approve two steps of the same workflow.
     distinct_approvers: bool = False
+    start_policy: StartPolicy = field(default_factory=StartPolicy)
     _index: Mapping[str, int] = field(default_factory=dict, repr=False, compare=False)
     _validator: Any = field(default=None, repr=False, compare=False)
 
@@ -91,6 +97,7 @@ class Definition:
         distinct_approvers = doc.get("distinct_approvers", False)
         if not isinstance(distinct_approvers, bool):
             raise DefinitionError("$.distinct_approvers", "must be true or false")
+        start_policy = StartPolicy.parse(doc.get(_START_POLICY), f"$.{_START_POLICY}")
         raw_steps = doc.get("steps")
         if not isinstance(raw_steps, list) or not raw_steps:
             raise DefinitionError("$.steps", "must be a non-empty list")
@@ -131,6 +138,7 @@ class Definition:
             schema,
             version,
             distinct_approvers=distinct_approvers,
+            start_policy=start_policy,
             _index=index,
             _validator=validator,
         )

@@ -210,7 +210,20 @@ class Resubmitted(Event):
 @_event
 @dataclass(frozen=True, slots=True)
 class ActivityScheduled(Event):
+    """An attempt of one round of an action step (or of its undo) is due from
+    ``not_before``.
+
+    ``round`` counts the entries into the step (a send back to an earlier step enters
+    it again); an undo names the round it undoes. ``heartbeat_timeout`` is how long the
+    attempt may go without a heartbeat once it has given one; ``heartbeat_details`` are
+    the last heartbeat's details of the attempt before, handed to this one so that a
+    long job resumes where it was.
+
+    v2 added ``round``, ``heartbeat_timeout`` and ``heartbeat_details``.
+    """
+
     type: ClassVar[str] = "ActivityScheduled"
+    schema_version: ClassVar[int] = 2
     step: str
     activity: str
     queue: str
@@ -218,6 +231,9 @@ class ActivityScheduled(Event):
     not_before: float
     timeout: float
     undo: bool = False
+    round: int = 1
+    heartbeat_timeout: float | None = None
+    heartbeat_details: Any = None
 
 
 @_event
@@ -243,6 +259,24 @@ class ActivityFailed(Event):
     message: str = ""
     undo: bool = False
     retry_delay: float | None = None
+
+
+@_event
+@dataclass(frozen=True, slots=True)
+class ActivityHeartbeat(Event):
+    """The running attempt said it is alive at ``at``, with optional progress
+    ``details`` (None keeps the details it had). ``timer`` replaces the attempt's
+    heartbeat timer: if no heartbeat comes before it fires, the attempt fails with
+    ``HeartbeatTimeout``. A step without ``heartbeat_timeout`` has no timer; its
+    heartbeats are recorded only when they bring details."""
+
+    type: ClassVar[str] = "ActivityHeartbeat"
+    step: str
+    attempt: int
+    at: float
+    timer: Timer | None = None
+    details: Any = None
+    undo: bool = False
 
 
 @_event
@@ -326,8 +360,15 @@ class WorkflowCancelled(Event):
     reason: str = ""
 
 
+def _activity_scheduled_v1(payload: dict[str, Any]) -> dict[str, Any]:
+    """v1 had no rounds (every entry into a step was round 1) and no heartbeats."""
+    return {**payload, "round": 1, "heartbeat_timeout": None, "heartbeat_details": None}
+
+
 # (type, stored version) -> function upgrading the payload by one version.
-UPCASTERS: dict[tuple[str, int], Callable[[dict[str, Any]], dict[str, Any]]] = {}
+UPCASTERS: dict[tuple[str, int], Callable[[dict[str, Any]], dict[str, Any]]] = {
+    ("ActivityScheduled", 1): _activity_scheduled_v1,
+}
 
 
 def _pair(item: Any) -> tuple[str, str]:
@@ -366,4 +407,7 @@ def event_from_dict(doc: Mapping[str, Any]) -> Event:
     for name in _TUPLES:
         if name in payload:
             payload[name] = tuple(payload[name])
+    # ActivityHeartbeat's ``timer`` is a Timer; ReminderSent's and Escalated's a key
+    if "timer" in payload and isinstance(payload["timer"], Mapping):
+        payload["timer"] = Timer.from_dict(payload["timer"])
     return cls(**payload)

@@ -13,6 +13,10 @@ from .errors import DefinitionError
 TIMEOUT = "Timeout"
 """The error name of an attempt that ran out of time; a policy can list it."""
 
+HEARTBEAT_TIMEOUT = "HeartbeatTimeout"
+"""The error name of an attempt that stopped heartbeating for longer than its step's
+``heartbeat_timeout``; a policy can list it too."""
+
 _FIELDS = {
     "initial_interval",
     "backoff_coefficient",

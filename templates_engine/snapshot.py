@@ -11,9 +11,9 @@ from dataclasses import asdict
 from typing import Any
 
 from .events import Assignment, Timer
-from .state import PendingActivity, State
+from .state import HeartbeatLease, PendingActivity, State
 
-SNAPSHOT_VERSION = 2  # 2: step_approvals
+SNAPSHOT_VERSION = 3  # 2: step_approvals; 3: rounds, compensations by round, heartbeat
 
 
 def state_to_dict(state: State) -> dict[str, Any]:
@@ -31,7 +31,10 @@ def state_from_dict(doc: dict[str, Any]) -> State | None:
     fields["assignments"] = tuple(Assignment(**a) for a in fields["assignments"])
     fields["approvals"] = tuple((actor, slot) for actor, slot in fields["approvals"])
     fields["timers"] = tuple(Timer(**t) for t in fields["timers"])
-    fields["compensations"] = tuple(fields["compensations"])
+    fields["compensations"] = tuple((step, int(n)) for step, n in fields["compensations"])
+    fields["rounds"] = tuple((step, int(n)) for step, n in fields["rounds"])
+    heartbeat = fields["heartbeat"]
+    fields["heartbeat"] = None if heartbeat is None else HeartbeatLease(**heartbeat)
     fields["step_approvals"] = tuple((step, user) for step, user in fields["step_approvals"])
     activity = fields["activity"]
     fields["activity"] = None if activity is None else PendingActivity(**activity)

@@ -38,6 +38,21 @@ class PendingActivity:
     not_before: float
     timeout: float
     undo: bool
+    round: int = 1
+    heartbeat_timeout: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class HeartbeatLease:
+    """What the engine knows of the running attempt's heartbeats: the last one's time
+    (None before the first), its details (those carried over from the attempt before
+    until it gives its own), the key of the timer that fails the attempt if no
+    heartbeat comes in time, and how many heartbeats it gave."""
+
+    at: float | None = None
+    details: Any = None
+    timer: str | None = None
+    beats: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,13 +72,24 @@ class State:
     timers: tuple[Timer, ...] = ()
     activity: PendingActivity | None = None
     awaiting_signal: str | None = None
-    compensations: tuple[str, ...] = ()  # completed steps with an undo, oldest first
+    # completed rounds (step, round) of steps with an undo, oldest first, each once
+    compensations: tuple[tuple[str, int], ...] = ()
     outcome: str | None = None  # status to end in once compensation is done
     resubmit_step: str | None = None
     error: str | None = None
     # (step, user) of every approval in the workflow's life, in person or through a
     # delegate; never cleared, for the distinct_approvers (four eyes) rule.
     step_approvals: tuple[tuple[str, str], ...] = ()
+    # (action step, its latest round): how many times each action step was entered
+    rounds: tuple[tuple[str, int], ...] = ()
+    heartbeat: HeartbeatLease | None = None  # of the running attempt, if any
+
+    def round_of(self, step: str) -> int:
+        """The latest round of action step ``step``; 0 if it never ran."""
+        for name, number in self.rounds:
+            if name == step:
+                return number
+        return 0
 
     @property
     def terminal(self) -> bool:
@@ -120,6 +146,7 @@ def _leave_step(s: State, **changes: Any) -> State:
         due_at=None,
         timers=(),
         awaiting_signal=None,
+        heartbeat=None,
         **changes,
     )
 
@@ -196,7 +223,10 @@ def _escalated(s: State, e: ev.Escalated) -> State:
 
 
 def _step_completed(s: State, e: ev.StepCompleted) -> State:
-    compensations = (*s.compensations, e.step) if e.compensate else s.compensations
+    compensations = s.compensations
+    done = (e.step, s.round_of(e.step) or 1)
+    if e.compensate and done not in compensations:
+        compensations = (*compensations, done)
     return _leave_step(s, activity=None, compensations=compensations)
 
 
@@ -222,24 +252,55 @@ def _resubmitted(s: State, e: ev.Resubmitted) -> State:
 
 def _activity_scheduled(s: State, e: ev.ActivityScheduled) -> State:
     pending = PendingActivity(
-        e.step, e.activity, e.queue, e.attempt, e.not_before, e.timeout, e.undo
+        e.step,
+        e.activity,
+        e.queue,
+        e.attempt,
+        e.not_before,
+        e.timeout,
+        e.undo,
+        e.round,
+        e.heartbeat_timeout,
     )
     step = s.step if e.undo else e.step
-    return replace(s, activity=pending, step=step)
+    rounds = s.rounds
+    if not e.undo and s.round_of(e.step) != e.round:
+        rounds = (*(r for r in s.rounds if r[0] != e.step), (e.step, e.round))
+    heartbeat = None
+    if e.heartbeat_timeout is not None or e.heartbeat_details is not None:
+        heartbeat = HeartbeatLease(details=e.heartbeat_details)
+    return replace(s, activity=pending, step=step, rounds=rounds, heartbeat=heartbeat)
+
+
+def _heartbeat(s: State, e: ev.ActivityHeartbeat) -> State:
+    last = s.heartbeat or HeartbeatLease()
+    details = last.details if e.details is None else e.details
+    lease = HeartbeatLease(e.at, details, e.timer.key if e.timer else None, last.beats + 1)
+    timers = _drop_timer(s, last.timer) if last.timer else s.timers
+    if e.timer is not None:
+        timers = (*timers, e.timer)
+    return replace(s, heartbeat=lease, timers=timers)
+
+
+def _attempt_over(s: State, **changes: Any) -> State:
+    """The attempt ended: its heartbeat lease and timer go with it."""
+    last = s.heartbeat
+    timers = _drop_timer(s, last.timer) if last is not None and last.timer else s.timers
+    return replace(s, activity=None, heartbeat=None, timers=timers, **changes)
 
 
 def _activity_succeeded(s: State, e: ev.ActivitySucceeded) -> State:
     if e.undo:
-        return replace(s, activity=None, compensations=s.compensations[:-1])
+        return _attempt_over(s, compensations=s.compensations[:-1])
     if e.result is None:
-        return replace(s, activity=None)
+        return _attempt_over(s)
     results = dict(s.data.get("results") or {})
     results[e.step] = e.result
-    return replace(s, activity=None, data={**s.data, "results": results})
+    return _attempt_over(s, data={**s.data, "results": results})
 
 
 def _activity_failed(s: State, e: ev.ActivityFailed) -> State:
-    return replace(s, activity=None, error=f"{e.error}: {e.message}" if e.message else e.error)
+    return _attempt_over(s, error=f"{e.error}: {e.message}" if e.message else e.error)
 
 
 def _wait_started(s: State, e: ev.WaitStarted) -> State:
@@ -292,6 +353,7 @@ _EVOLVERS: dict[type[ev.Event], Callable[[State, Any], State]] = {
     ev.ActivityScheduled: _activity_scheduled,
     ev.ActivitySucceeded: _activity_succeeded,
     ev.ActivityFailed: _activity_failed,
+    ev.ActivityHeartbeat: _heartbeat,
     ev.WaitStarted: _wait_started,
     ev.SignalAwaited: _signal_awaited,
     ev.SignalReceived: _signal_received,

@@ -63,9 +63,40 @@ def test_a_recorded_history_replays_to_its_recorded_state(path: Path) -> None:
 def test_a_recorded_history_reads_back_to_the_same_json(path: Path) -> None:
     stored = _load(path)["events"]
 
-    again = [ev.event_from_dict(e).to_dict() for e in stored]
+    for doc in stored:
+        again = json.loads(json.dumps(ev.event_from_dict(doc).to_dict()))
 
-    assert json.loads(json.dumps(again)) == stored
+        current = ev.EVENT_TYPES[doc["type"]].schema_version
+        if doc["v"] == current:
+            assert again == doc
+        else:  # an older shape reads back upgraded, every field it had kept
+            assert again["v"] == current
+            assert {k: again[k] for k in doc if k != "v"} == {k: doc[k] for k in doc if k != "v"}
+            assert ev.event_from_dict(again).to_dict() == again
+
+
+def test_an_activity_scheduled_from_before_rounds_is_the_first_round_without_heartbeats() -> None:
+    # given: the v1 shape, written before rounds and heartbeats
+    v1 = {
+        "type": "ActivityScheduled",
+        "v": 1,
+        "step": "reserve",
+        "activity": "reserve_budget",
+        "queue": "payments",
+        "attempt": 2,
+        "not_before": 1_764_000_002.5,
+        "timeout": 30.0,
+        "undo": True,
+    }
+
+    # when
+    event = ev.event_from_dict(v1)
+
+    # then
+    assert event == ev.ActivityScheduled(
+        "reserve", "reserve_budget", "payments", 2, 1_764_000_002.5, 30.0, True, 1, None, None
+    )
+    assert event.to_dict()["v"] == 2
 
 
 def test_a_replayed_history_carries_on_where_it_stopped() -> None:
@@ -143,6 +174,13 @@ SAMPLES: list[ev.Event] = [
     ev.SentBack("finance", None, (TIMER,)),
     ev.Resubmitted("alice", {"amountPaise": 7}, "fixed"),
     ev.ActivityScheduled("reserve", "reserve_budget", "payments", 2, 1_764_000_002.5, 30.0),
+    ev.ActivityHeartbeat(
+        "reserve",
+        2,
+        1_764_000_004.0,
+        ev.Timer("reserve#2:heartbeat:2.1", "heartbeat", "reserve", 1_764_000_014.0),
+        {"done": 40},
+    ),
     ev.ActivitySucceeded("reserve", 2, False, {"ref": "R-1"}),
     ev.ActivityFailed("reserve", 1, "Unavailable", "503", True, 2.5),
     ev.WaitStarted("cool_off", (TIMER,)),
@@ -173,3 +211,31 @@ def test_every_event_type_round_trips_through_json(event: ev.Event) -> None:
     assert stored["v"] == event.schema_version
     assert again == event
     assert type(again) is type(event)
+
+
+def test_a_replayed_send_back_history_enters_the_next_round() -> None:
+    # given: the recorded send-back history, cut where the manager is asked again
+    doc = _load(next(p for p in HISTORIES if p.stem == "sent_back_to_manager_and_rejected"))
+    definition = Definition.parse(doc["definition"])
+    events = [ev.event_from_dict(e) for e in doc["events"]]
+    cut = next(i for i, e in enumerate(events) if isinstance(e, ev.SentBack)) + 2
+    state = replay(definition, events[:cut])
+    ctx = Context(now=2e9, rng=random.Random(0), directory=StaticDirectory())
+
+    # when
+    new = decide(definition, state, cmd.Decide("bob", "approve"), ctx)
+
+    # then: the action step is entered again, as round 2, over a stack holding round 1
+    assert state.compensations == (("reserve", 1),)
+    scheduled = [e for e in new if isinstance(e, ev.ActivityScheduled)]
+    assert [(e.step, e.round, e.attempt) for e in scheduled] == [("reserve", 2, 1)]
+
+
+def test_the_recorded_send_back_history_undid_each_round_once_newest_first() -> None:
+    doc = _load(next(p for p in HISTORIES if p.stem == "sent_back_to_manager_and_rejected"))
+    events = [ev.event_from_dict(e) for e in doc["events"]]
+
+    undos = [e for e in events if isinstance(e, ev.ActivityScheduled) and e.undo]
+
+    assert [(e.step, e.round) for e in undos] == [("reserve", 2), ("reserve", 1)]
+    assert replay(Definition.parse(doc["definition"]), events).compensations == ()
