@@ -23,6 +23,7 @@ from templates_engine import CommandRejected, Definition
 from . import access
 from .definitions import definition_for
 from .models import User, WorkflowTemplate
+from .runtime.commands import REQUEST_ID_PATTERN, Busy, RequestIdReused, WorkflowNotFound
 from .selectors.tasks import BadCursor, task_list_for_user
 from .selectors.workflows import (
     workflow_assignees,
@@ -30,7 +31,6 @@ from .selectors.workflows import (
     workflow_history,
     workflow_search,
 )
-from .services.commands import REQUEST_ID_PATTERN, Busy, RequestIdReused, WorkflowNotFound
 from .services.workflows import (
     IDEMPOTENCY_KEY_INVALID,
     IdempotencyKeyReused,

@@ -16,6 +16,8 @@ import dj_database_url
 from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
+from approvals.workers.jobs import beat_schedule
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -266,23 +268,12 @@ CELERY_TASK_SOFT_TIME_LIMIT = 270
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_TASK_DEFAULT_QUEUE = "default"
-# Beat drives the timer poller and the outbox sweeper.
-CELERY_BEAT_SCHEDULE = {
-    "poll-timers": {
-        "task": "approvals.poll_timers",
-        "schedule": float(env_int("APPROVALS_POLL_INTERVAL_SECONDS", 2)),
-        "options": {"queue": "scheduler", "expires": 30},
-    },
-    "sweep-activities": {
-        "task": "approvals.sweep_activities",
-        "schedule": float(env_int("APPROVALS_SWEEP_INTERVAL_SECONDS", 5)),
-        "options": {"queue": "scheduler", "expires": 30},
-    },
-}
-
+# Beat drives the periodic jobs: CELERY_BEAT_SCHEDULE below, built from their one list.
 # --- Approvals ------------------------------------------------------------------------
 
 APPROVALS_POLL_INTERVAL_SECONDS = env_int("APPROVALS_POLL_INTERVAL_SECONDS", 2)
+APPROVALS_SWEEP_INTERVAL_SECONDS = env_int("APPROVALS_SWEEP_INTERVAL_SECONDS", 5)
+APPROVALS_PRUNE_INTERVAL_SECONDS = env_int("APPROVALS_PRUNE_INTERVAL_SECONDS", 3600)
 APPROVALS_TIMER_BATCH = env_int("APPROVALS_TIMER_BATCH", 200)
 # Fired timer rows are deleted after this many days (the events keep the record).
 APPROVALS_FIRED_TIMER_RETENTION_DAYS = env_int("APPROVALS_FIRED_TIMER_RETENTION_DAYS", 7)
@@ -290,6 +281,16 @@ APPROVALS_FIRED_TIMER_RETENTION_DAYS = env_int("APPROVALS_FIRED_TIMER_RETENTION_
 APPROVALS_DEFAULT_TASK_DUE_SECONDS = env_int("APPROVALS_DEFAULT_TASK_DUE_SECONDS", 3 * 86400)
 # With no broker configured, run the timer poller and the activity runner in-process.
 APPROVALS_EMBEDDED_WORKER = env_bool("APPROVALS_EMBEDDED_WORKER", not _BROKER_FROM_ENV)
+
+# Beat runs the same periodic jobs as the embedded scheduler loop: one list,
+# approvals/workers/jobs.py.
+CELERY_BEAT_SCHEDULE = beat_schedule(
+    {
+        "APPROVALS_POLL_INTERVAL_SECONDS": APPROVALS_POLL_INTERVAL_SECONDS,
+        "APPROVALS_SWEEP_INTERVAL_SECONDS": APPROVALS_SWEEP_INTERVAL_SECONDS,
+        "APPROVALS_PRUNE_INTERVAL_SECONDS": APPROVALS_PRUNE_INTERVAL_SECONDS,
+    }
+)
 
 # --- Internationalisation and time ----------------------------------------------------
 

@@ -9,8 +9,8 @@ from rest_framework import serializers
 
 from templates_engine.commands import DECISIONS
 
+from ..runtime.commands import REQUEST_ID_PATTERN
 from ..selectors.tasks import CURSOR_PATTERN
-from ..services.commands import REQUEST_ID_PATTERN
 from .schema import JSON_OBJECT_SCHEMA, NO_NUL
 
 

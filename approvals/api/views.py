@@ -23,6 +23,7 @@ from rest_framework.views import APIView
 from .. import access
 from ..lockout import lockout_response
 from ..models import ApiToken, PendingTask, User, Workflow
+from ..runtime.commands import CommandResult
 from ..selectors.tasks import BAD_CURSOR, BadCursor, task_list_for_user
 from ..selectors.workflows import (
     workflow_assignees,
@@ -30,7 +31,6 @@ from ..selectors.workflows import (
     workflow_history,
     workflow_search,
 )
-from ..services.commands import CommandResult
 from ..services.tokens import token_issue, token_revoke
 from ..services.workflows import (
     IDEMPOTENCY_KEY_INVALID,

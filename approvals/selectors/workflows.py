@@ -108,7 +108,7 @@ def workflow_search(
 
 def verify_chain(*, workflow: Workflow) -> int | None:
     """The seq of the first event whose hash does not match, or None if intact."""
-    from ..services.commands import event_hash
+    from ..runtime.chain import event_hash
 
     prev = ""
     for row in WorkflowEvent.objects.filter(workflow_id=workflow.pk).order_by("seq"):

@@ -15,7 +15,13 @@ from templates_engine import commands as cmd
 from .. import access
 from ..definitions import definition_for
 from ..models import StartRequest, User, Workflow, WorkflowTemplate
-from .commands import WORKFLOW_NOT_FOUND, Actor, CommandResult, WorkflowNotFound, command_execute
+from ..runtime.commands import (
+    WORKFLOW_NOT_FOUND,
+    Actor,
+    CommandResult,
+    WorkflowNotFound,
+    command_execute,
+)
 
 TEMPLATE_NOT_FOUND = "No published workflow template with key {key!r}."
 IDEMPOTENCY_KEY_REUSED = "This Idempotency-Key was used with a different request body."

@@ -14,7 +14,7 @@ SCRIPT = """
 import time
 from approvals.models import User, Workflow
 from approvals.services.workflows import workflow_start, workflow_decide
-from approvals.scheduler import scheduler_tick
+from approvals.workers.scheduler import scheduler_tick
 
 alice, bob, fiona = (User.objects.get(username=u) for u in ("alice", "bob", "fiona"))
 started = workflow_start(submitter=alice, template_key="purchase-request", subject_type="po",

@@ -6,8 +6,8 @@ import pytest
 from django.db import connection
 
 from approvals.models import ActivityAttempt, Workflow
-from approvals.services.activities import attempt_run
 from approvals.services.workflows import workflow_start
+from approvals.workers.activities import attempt_run
 
 from .helpers import decide, start_expense
 

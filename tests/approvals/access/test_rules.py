@@ -17,7 +17,7 @@ from approvals.models import (
     WorkflowEvent,
     WorkflowTemplate,
 )
-from approvals.services.commands import REQUEST_ID_REUSED
+from approvals.runtime.commands import REQUEST_ID_REUSED
 from approvals.services.templates import workflow_template_publish
 
 from ..helpers import decide, start_expense

@@ -18,9 +18,9 @@ from approvals.activities.http import (
     http_request,
 )
 from approvals.models import ActivityAttempt, Workflow
-from approvals.services.activities import attempt_run
 from approvals.services.templates import workflow_template_publish
 from approvals.services.workflows import workflow_start
+from approvals.workers.activities import attempt_run
 
 
 class Recorder:

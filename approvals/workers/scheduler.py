@@ -1,28 +1,27 @@
-"""The loop that delivers due timers and sweeps the activity outbox. Celery beat runs
-the same two services as tasks in production; this loop serves the embedded mode
-(``make run``) and deployments that prefer one small process to beat."""
+"""The loop that runs the periodic jobs (workers/jobs.py: deliver due timers, sweep the
+activity outbox, prune fired timers) in-process. Celery beat runs the same list as
+tasks in production; this loop serves the embedded mode (``make run``) and
+deployments that prefer one small process to beat."""
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 import threading
 import time
+from typing import Any
 
-from django.conf import settings
 from django.db import close_old_connections
 
-from .services.activities import attempt_sweep
-from .services.timers import timer_drain, timer_prune
+from . import tasks
+from .jobs import PERIODIC_JOBS
 
 log = logging.getLogger(__name__)
 
 
-def scheduler_tick() -> tuple[int, dict[str, int]]:
-    fired = timer_drain()
-    swept = attempt_sweep()
-    timer_prune(older_than=dt.timedelta(days=settings.APPROVALS_FIRED_TIMER_RETENTION_DAYS))
-    return fired, swept
+def scheduler_tick() -> dict[str, Any]:
+    """Run every periodic job once, in the list's order; returns each job's result by
+    its name."""
+    return {job.name: tasks.PERIODIC_TASKS[job.task]() for job in PERIODIC_JOBS}
 
 
 def scheduler_loop(*, stop: threading.Event, interval: float) -> None:
