@@ -9,7 +9,7 @@ from rest_framework import serializers
 
 from templates_engine.commands import DECISIONS
 
-from ..runtime.commands import REQUEST_ID_PATTERN
+from ..request_ids import REQUEST_ID_PATTERN
 from ..selectors.tasks import CURSOR_PATTERN
 from .schema import JSON_OBJECT_SCHEMA, NO_NUL
 

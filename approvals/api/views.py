@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 import uuid
 from typing import Any
@@ -182,7 +180,6 @@ class WorkflowCollectionView(APIView):
         if key is not None and not idempotency_key_valid(key):
             raise ApiError(400, "BAD_IDEMPOTENCY_KEY", IDEMPOTENCY_KEY_INVALID)
         v = body.validated_data
-        canonical = json.dumps(v, sort_keys=True, separators=(",", ":"), default=str)
         result = workflow_start(
             submitter=_user(request),
             template_key=v["template"],
@@ -190,7 +187,6 @@ class WorkflowCollectionView(APIView):
             subject_id=v["subject"]["id"],
             data=v["data"],
             idempotency_key=key,
-            body_hash=hashlib.sha256(canonical.encode()).hexdigest(),
             scope=_scope(request),
         )
         response = Response(result.response, status=201)

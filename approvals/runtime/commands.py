@@ -43,10 +43,6 @@ from .projections import project
 
 MAX_CONFLICT_RETRIES = 3
 
-# Request ids that people and systems send (one per rendered button, e-mailed link or
-# webhook delivery). Ids the app makes for itself start with "#", outside this set.
-REQUEST_ID_PATTERN = r"^[A-Za-z0-9._:\-]{1,128}$"
-
 WORKFLOW_NOT_FOUND = "No such workflow."
 BUSY = "The workflow is busy; try again."
 REQUEST_ID_REUSED = "This requestId was already used for a different command; send a new requestId."

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import uuid
 from dataclasses import dataclass
@@ -14,7 +16,7 @@ from templates_engine import commands as cmd
 
 from .. import access
 from ..definitions import definition_for
-from ..models import StartRequest, User, Workflow, WorkflowTemplate
+from ..models import StartRequest, User, Workflow
 from ..runtime.commands import (
     WORKFLOW_NOT_FOUND,
     Actor,
@@ -22,6 +24,7 @@ from ..runtime.commands import (
     WorkflowNotFound,
     command_execute,
 )
+from ..selectors.templates import workflow_template_latest
 
 TEMPLATE_NOT_FOUND = "No published workflow template with key {key!r}."
 IDEMPOTENCY_KEY_REUSED = "This Idempotency-Key was used with a different request body."
@@ -32,6 +35,21 @@ IDEMPOTENCY_KEY_INVALID = "Idempotency-Key must be 1 to 255 visible ASCII charac
 
 def idempotency_key_valid(key: str) -> bool:
     return re.fullmatch(IDEMPOTENCY_KEY_PATTERN, key) is not None
+
+
+def start_body_hash(
+    *, template_key: str, subject_type: str, subject_id: str, data: dict[str, Any]
+) -> str:
+    """What an Idempotency-Key is bound to: the start's workflow template, subject and
+    data. The same key with another hash is a reuse, not a repeat. (The recipe is the
+    one the API used on its request body, so keys stored before still replay.)"""
+    body = {
+        "template": template_key,
+        "subject": {"type": subject_type, "id": subject_id},
+        "data": data,
+    }
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 class TemplateNotFound(Exception):
@@ -56,7 +74,6 @@ def workflow_start(
     subject_id: str,
     data: dict[str, Any],
     idempotency_key: str | None = None,
-    body_hash: str = "",
     scope: access.Scope | None = None,
 ) -> StartResult:
     """Start a workflow on the newest published version of a workflow template.
@@ -68,16 +85,18 @@ def workflow_start(
     tenant_id = submitter.tenant_id
     assert tenant_id is not None
     access.check_may_start(submitter, template_key, scope)
-    template = (
-        WorkflowTemplate.objects.filter(tenant_id=tenant_id, key=template_key)
-        .order_by("-version")
-        .first()
-    )
+    template = workflow_template_latest(tenant_id=tenant_id, key=template_key)
     if template is None:
         raise TemplateNotFound(TEMPLATE_NOT_FOUND.format(key=template_key))
     with transaction.atomic():
         request = None
         if idempotency_key:
+            body_hash = start_body_hash(
+                template_key=template_key,
+                subject_type=subject_type,
+                subject_id=subject_id,
+                data=data,
+            )
             try:
                 with transaction.atomic():
                     request = StartRequest.objects.create(

@@ -38,7 +38,7 @@ _embedded_pool: ThreadPoolExecutor | None = None
 
 
 def outcome_request_id(attempt_id: int) -> str:
-    # "#" cannot start a client's request id (REQUEST_ID_PATTERN), so no decision or
+    # "#" cannot start a client's request id (request_ids.REQUEST_ID_PATTERN), so no decision or
     # signal can take this one first and swallow the outcome as a "duplicate".
     return f"#attempt:{attempt_id}"
 

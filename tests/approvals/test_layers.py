@@ -38,6 +38,8 @@ LAYERS: dict[str, str] = {
     "approvals.definitions": "base",
     "approvals.json_input": "base",
     "approvals.client_ip": "base",
+    "approvals.request_ids": "base",
+    "approvals.decisions": "base",
     "approvals.activities": "base",  # the registry of activity functions
     "approvals.runtime": "runtime",
     "approvals.access": "access",
