@@ -211,8 +211,8 @@ def workflow_new(request: HttpRequest) -> HttpResponse:
         except Busy:
             form.add_error(None, "The workflow is busy; please try again.")
         else:
-            messages.success(request, f"Submitted. Status: {result.response['status']}.")
-            return HttpResponseRedirect(reverse("workflow", args=[result.response["workflowId"]]))
+            messages.success(request, f"Submitted. Status: {result.status}.")
+            return HttpResponseRedirect(reverse("workflow", args=[result.workflow_id]))
     return render(
         request,
         "approvals/workflow_new.html",

@@ -62,8 +62,30 @@ class IdempotencyKeyReused(Exception):
 
 @dataclass(frozen=True)
 class StartResult:
-    response: dict[str, Any]
-    replayed: bool
+    workflow_id: uuid.UUID
+    template_version: int
+    status: str
+    version: int
+    replayed: bool = False
+
+    def recorded(self) -> dict[str, Any]:
+        """What an Idempotency-Key's row keeps of the first start, to replay it."""
+        return {
+            "workflowId": str(self.workflow_id),
+            "templateVersion": self.template_version,
+            "status": self.status,
+            "version": self.version,
+        }
+
+    @classmethod
+    def replay(cls, recorded: dict[str, Any]) -> StartResult:
+        return cls(
+            workflow_id=uuid.UUID(recorded["workflowId"]),
+            template_version=recorded["templateVersion"],
+            status=recorded["status"],
+            version=recorded["version"],
+            replayed=True,
+        )
 
 
 def workflow_start(
@@ -112,7 +134,7 @@ def workflow_start(
                 if prior.body_hash != body_hash:
                     raise IdempotencyKeyReused(IDEMPOTENCY_KEY_REUSED) from None
                 assert prior.response is not None
-                return StartResult(prior.response, replayed=True)
+                return StartResult.replay(prior.response)
         wf = Workflow.objects.create(
             tenant_id=tenant_id,
             template=template,
@@ -129,17 +151,17 @@ def workflow_start(
             command=cmd.Start(data, submitter.username),
             actor=Actor(submitter, "submitter"),
         )
-        response = {
-            "workflowId": str(wf.pk),
-            "templateVersion": template.version,
-            "status": result.status,
-            "version": result.version,
-        }
+        started = StartResult(
+            workflow_id=wf.pk,
+            template_version=template.version,
+            status=result.status,
+            version=result.version,
+        )
         if request is not None:
             request.workflow = wf
-            request.response = response
+            request.response = started.recorded()
             request.save(update_fields=["workflow", "response"])
-    return StartResult(response, replayed=False)
+    return started
 
 
 def workflow_decide(

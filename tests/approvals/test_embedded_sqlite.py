@@ -20,7 +20,7 @@ alice, bob, fiona = (User.objects.get(username=u) for u in ("alice", "bob", "fio
 started = workflow_start(submitter=alice, template_key="purchase-request", subject_type="po",
                          subject_id="PO-1", data={"amountPaise": 500000, "currency": "INR",
                                                   "category": "SOFTWARE", "item": "IDE"})
-wid = started.response["workflowId"]
+wid = started.workflow_id
 workflow_decide(user=bob, workflow_id=wid, decision="approve", request_id="b1")
 for _ in range(100):  # the in-process runner reserves the budget
     if Workflow.objects.get(pk=wid).public_status == "PENDING_FINANCE":

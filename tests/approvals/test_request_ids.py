@@ -41,7 +41,7 @@ def test_an_approver_cannot_swallow_an_activity_outcome_with_a_lookalike_id(acme
         subject_id="PO-9",
         data={"amountPaise": 500_000, "currency": "INR", "category": "SOFTWARE", "item": "x"},
     )
-    wid = started.response["workflowId"]
+    wid = started.workflow_id
     upcoming = _next_attempt_id()
 
     # when bob approves under an id shaped like that attempt's outcome

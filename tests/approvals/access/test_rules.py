@@ -248,7 +248,7 @@ def test_an_org_admin_reassigns_a_task_through_the_command_path(pending, api):
     event = WorkflowEvent.objects.get(workflow_id=pending, type="TaskReassigned")
     assert (event.actor.username, event.role) == ("olga", "admin")
     assert event.payload["to_user"] == "victor"
-    tasks = api("victor").get("/api/me/tasks").json()["tasks"]
+    tasks = api("victor").get("/api/me/tasks").json()["items"]
     assert [t["workflowId"] for t in tasks] == [pending]
     assert decide(api("victor"), pending, "approve", "v-1").status_code == 200
 

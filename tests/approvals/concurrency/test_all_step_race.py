@@ -29,7 +29,7 @@ def _start_it_purchase(n: int) -> str:
             "category": "IT_HARDWARE",
             "item": "Laptop",
         },
-    ).response["workflowId"]
+    ).workflow_id
 
 
 def _decisions(wid: str) -> list[tuple[str, str | None]]:

@@ -44,7 +44,7 @@ def _start(key: str, n: int) -> str:
         subject_type="memo",
         subject_id=f"M-{n}",
         data={},
-    ).response["workflowId"]
+    ).workflow_id
 
 
 @pytest.mark.parametrize(

@@ -37,7 +37,7 @@ def _start_expenses(count: int) -> list[str]:
             subject_type="expense",
             subject_id=f"E-{n}",
             data={"amountPaise": 4_500_000, "currency": "INR", "department": "eng"},
-        ).response["workflowId"]
+        ).workflow_id
         for n in range(count)
     ]
 

@@ -83,7 +83,7 @@ def start(key: str, count: int, *, submitter: str = "alice", first: int = 0) -> 
             subject_type="durability",
             subject_id=f"{key}-{i}",
             data={},
-        ).response["workflowId"]
+        ).workflow_id
         for i in range(first, first + count)
     ]
 
