@@ -97,7 +97,7 @@ def test_a_second_click_on_the_same_rendered_button_is_recorded_once(
         subject_id="E-dup",
         data={"amountPaise": 4_500_000, "currency": "INR", "department": "eng"},
     )
-    wid = started.workflow_id
+    wid = str(started.workflow_id)
     bob = sign_in(browser, live_server.url, "bob")
     form = bob.locator(f'tr[data-workflow="{wid}"] form')
     request_id = form.locator('input[name="request_id"]').get_attribute("value")
