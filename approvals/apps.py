@@ -8,6 +8,13 @@ class ApprovalsConfig(AppConfig):
 
     def ready(self) -> None:
         from . import checks  # noqa: F401  (registers the system checks)
+        from .notifications.sender import mail_dispatch_for
+        from .runtime.dispatch import attempts_dispatcher_set, mail_dispatcher_set
         from .services.tokens import connect_signals
+        from .workers.activities import attempt_dispatch
 
         connect_signals()
+        # The runtime hands due activity attempts to the workers through this hook,
+        # so that it never imports them.
+        attempts_dispatcher_set(attempt_dispatch)
+        mail_dispatcher_set(mail_dispatch_for)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Callable
 
@@ -11,8 +10,7 @@ from django.http import HttpRequest, HttpResponse
 from django.utils.cache import patch_cache_control
 
 from .api.errors import json_error
-
-_SAFE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+from .request_ids import request_id_valid
 
 BODY_TOO_LARGE = "The request body is larger than {limit} bytes."
 BAD_LENGTH = "Content-Length is not a number."
@@ -27,7 +25,7 @@ class RequestIdMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         given = request.headers.get("X-Request-Id", "")
-        correlation_id = given if _SAFE_ID.match(given) else uuid.uuid4().hex
+        correlation_id = given if request_id_valid(given) else uuid.uuid4().hex
         request.correlation_id = correlation_id  # type: ignore[attr-defined]
         response = self._refuse(request) if request.path.startswith("/api/") else None
         if response is None:

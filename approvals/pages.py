@@ -3,9 +3,6 @@ Views parse the form, call one service or selector, and render; no logic lives h
 
 from __future__ import annotations
 
-import hashlib
-import json
-import re
 import uuid
 from typing import Any
 
@@ -21,16 +18,19 @@ from django.views.decorators.http import require_http_methods
 from templates_engine import CommandRejected, Definition
 
 from . import access
+from .decisions import DECISION_LABELS, DECISION_RECORDED
 from .definitions import definition_for
 from .models import User, WorkflowTemplate
+from .request_ids import request_id_valid
+from .runtime.commands import Busy, RequestIdReused, WorkflowNotFound
 from .selectors.tasks import BadCursor, task_list_for_user
+from .selectors.templates import workflow_templates_latest
 from .selectors.workflows import (
     workflow_assignees,
     workflow_get,
     workflow_history,
     workflow_search,
 )
-from .services.commands import REQUEST_ID_PATTERN, Busy, RequestIdReused, WorkflowNotFound
 from .services.workflows import (
     IDEMPOTENCY_KEY_INVALID,
     IdempotencyKeyReused,
@@ -40,7 +40,6 @@ from .services.workflows import (
     workflow_start,
 )
 
-DECISION_LABELS = {"approve": "Approve", "reject": "Reject", "send_back": "Send back"}
 REJECTION_TEXT = {
     "NOT_YOUR_STEP": "This step is not yours to decide (any more).",
     "ALREADY_DECIDED": "You have already approved this step.",
@@ -116,7 +115,7 @@ def decide(request: HttpRequest, workflow_id: str) -> HttpResponse:
         back, allowed_hosts={request.get_host()}, require_https=request.is_secure()
     ):
         back = reverse("inbox")  # never bounce to another site
-    if decision not in DECISION_LABELS or not re.match(REQUEST_ID_PATTERN, request_id):
+    if decision not in DECISION_LABELS or not request_id_valid(request_id):
         messages.error(request, "That decision could not be read; please try again.")
         return HttpResponseRedirect(back)
     try:
@@ -136,7 +135,7 @@ def decide(request: HttpRequest, workflow_id: str) -> HttpResponse:
     except Busy:
         messages.error(request, "The workflow is busy; please try again.")
     else:
-        verb = {"approve": "Approved", "reject": "Rejected", "send_back": "Sent back"}[decision]
+        verb = DECISION_RECORDED[decision]
         note = " (already recorded)" if result.duplicate else ""
         messages.success(request, f"{verb}{note}. The workflow is now {result.status}.")
     return HttpResponseRedirect(back)
@@ -174,18 +173,10 @@ def _data_form(definition: Definition, data: Any = None) -> forms.Form:
     return form
 
 
-def _hash(key: str, cleaned: dict[str, Any]) -> str:
-    blob = json.dumps([key, cleaned], sort_keys=True, default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()
-
-
 def _latest_templates(user: User) -> list[WorkflowTemplate]:
-    latest: dict[str, WorkflowTemplate] = {}
-    for t in WorkflowTemplate.objects.filter(tenant_id=user.member_tenant_id).order_by(
-        "key", "-version"
-    ):
-        latest.setdefault(t.key, t)
-    return [t for t in latest.values() if access.may_start(user, t.key)]
+    assert user.member_tenant_id is not None
+    latest = workflow_templates_latest(tenant_id=user.member_tenant_id)
+    return [t for t in latest if access.may_start(user, t.key)]
 
 
 @login_required
@@ -214,15 +205,14 @@ def workflow_new(request: HttpRequest) -> HttpResponse:
                 subject_id=form.cleaned_data["subject_id"],
                 data=data,
                 idempotency_key=idempotency_key,
-                body_hash=_hash(key, form.cleaned_data),
             )
         except (CommandRejected, TemplateNotFound, IdempotencyKeyReused, access.Forbidden) as exc:
             form.add_error(None, str(exc))
         except Busy:
             form.add_error(None, "The workflow is busy; please try again.")
         else:
-            messages.success(request, f"Submitted. Status: {result.response['status']}.")
-            return HttpResponseRedirect(reverse("workflow", args=[result.response["workflowId"]]))
+            messages.success(request, f"Submitted. Status: {result.status}.")
+            return HttpResponseRedirect(reverse("workflow", args=[result.workflow_id]))
     return render(
         request,
         "approvals/workflow_new.html",

@@ -21,7 +21,7 @@ Then:
     process, then (after the restore) in two poller processes at once; each fire's lag
     is ``fired_at - fire_at`` in the moved clock, i.e. the time since the moment all
     10,000 came due. Every timer must have fired exactly once (one ReminderSent each).
-(c) the production loop (``approvals.scheduler.scheduler_loop``, interval
+(c) the production loop (``approvals.workers.scheduler.scheduler_loop``, interval
     APPROVALS_POLL_INTERVAL_SECONDS=2) runs in a process with the real clock while
     timers come due at 3/s for 60 s.
 (d) the plan of the poller's claim query (the SQL Django sends for ``_claim``).
@@ -397,7 +397,7 @@ def poller_main(go: str) -> None:
     """One poller process: wait for the go signal, then drain with the clock at DUE_AT."""
     setup_django()
     from approvals import clock
-    from approvals.services.timers import timer_drain
+    from approvals.workers.timers import timer_drain
 
     Path(f"{go}.ready.{os.getpid()}").touch()
     deadline = time.monotonic() + 120
@@ -420,7 +420,7 @@ def profile_batch() -> dict[str, Any]:
     from django.test.utils import CaptureQueriesContext
 
     from approvals import clock
-    from approvals.services import timers
+    from approvals.workers import timers
 
     n = min(BATCH, DUE)
     with clock.shifted(DUE_AT - clock.now()):
@@ -459,7 +459,7 @@ def scheduler_main() -> None:
     setup_django()
     from django.conf import settings
 
-    from approvals.scheduler import scheduler_loop
+    from approvals.workers.scheduler import scheduler_loop
 
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -470,7 +470,7 @@ def scheduler_main() -> None:
 def steady(alice: Any) -> dict[str, Any]:
     from django.db import connection, transaction
 
-    from approvals.services.timers import timer_drain
+    from approvals.workers.timers import timer_drain
 
     with transaction.atomic(), connection.cursor() as cur:
         delete_workflows(cur, SUBJECT_STEADY)
@@ -558,7 +558,7 @@ def claim_plan(label: str, now: dt.datetime) -> tuple[str, str, bool]:
     from django.db import connection, transaction
     from django.test.utils import CaptureQueriesContext
 
-    from approvals.services import timers
+    from approvals.workers import timers
 
     with transaction.atomic():
         with CaptureQueriesContext(connection) as q:

@@ -8,7 +8,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 app = Celery("approvals")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks()
+# The tasks live in approvals/workers/tasks.py, not in the app's top-level tasks.py.
+app.autodiscover_tasks(["approvals.workers"])
 
 # Read by Celery's Django fixup under this exact name: keep a worker's database
 # connection for up to this many tasks instead of opening one per task. Tasks call

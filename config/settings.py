@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import dj_database_url
-from celery.schedules import crontab
 from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
+
+from approvals.workers.jobs import PERIODIC_JOBS, beat_schedule
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -268,39 +269,12 @@ CELERY_TASK_SOFT_TIME_LIMIT = 270
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_TASK_DEFAULT_QUEUE = "default"
-# Beat drives the timer poller and the outbox sweeper.
-CELERY_BEAT_SCHEDULE = {
-    "poll-timers": {
-        "task": "approvals.poll_timers",
-        "schedule": float(env_int("APPROVALS_POLL_INTERVAL_SECONDS", 2)),
-        "options": {"queue": "scheduler", "expires": 30},
-    },
-    "sweep-activities": {
-        "task": "approvals.sweep_activities",
-        "schedule": float(env_int("APPROVALS_SWEEP_INTERVAL_SECONDS", 5)),
-        "options": {"queue": "scheduler", "expires": 30},
-    },
-    "sweep-mail": {
-        "task": "approvals.sweep_mail",
-        "schedule": float(env_int("APPROVALS_MAIL_SWEEP_INTERVAL_SECONDS", 15)),
-        "options": {"queue": "scheduler", "expires": 60},
-    },
-    "send-digests": {
-        "task": "approvals.send_digests",
-        "schedule": crontab(minute=0, hour=env_int("APPROVALS_DIGEST_HOUR", 8)),
-        "options": {"queue": "scheduler", "expires": 3600},
-    },
-    # Seal every chain head once a day (approvals.audit.seal); verify_audit checks them.
-    "seal-audit": {
-        "task": "approvals.seal_audit",
-        "schedule": float(env_int("APPROVALS_AUDIT_SEAL_INTERVAL_SECONDS", 86400)),
-        "options": {"queue": "scheduler", "expires": 3600},
-    },
-}
-
+# Beat drives the periodic jobs: CELERY_BEAT_SCHEDULE below, built from their one list.
 # --- Approvals ------------------------------------------------------------------------
 
 APPROVALS_POLL_INTERVAL_SECONDS = env_int("APPROVALS_POLL_INTERVAL_SECONDS", 2)
+APPROVALS_SWEEP_INTERVAL_SECONDS = env_int("APPROVALS_SWEEP_INTERVAL_SECONDS", 5)
+APPROVALS_PRUNE_INTERVAL_SECONDS = env_int("APPROVALS_PRUNE_INTERVAL_SECONDS", 3600)
 APPROVALS_TIMER_BATCH = env_int("APPROVALS_TIMER_BATCH", 200)
 # Fired timer rows are deleted after this many days (the events keep the record).
 APPROVALS_FIRED_TIMER_RETENTION_DAYS = env_int("APPROVALS_FIRED_TIMER_RETENTION_DAYS", 7)
@@ -345,6 +319,17 @@ APPROVALS_MAIL_MAX_ATTEMPTS = env_int("APPROVALS_MAIL_MAX_ATTEMPTS", 8)
 # A sender holds the rows it claimed this long; a killed sender's rows come back after.
 APPROVALS_MAIL_LEASE_SECONDS = env_int("APPROVALS_MAIL_LEASE_SECONDS", 120)
 APPROVALS_MAIL_BATCH = env_int("APPROVALS_MAIL_BATCH", 50)
+
+# Beat runs the same periodic jobs as the embedded scheduler loop: one list,
+# approvals/workers/jobs.py.
+# Each job's interval is a setting of its own (see the list for names and defaults).
+for _job in PERIODIC_JOBS:
+    globals().setdefault(
+        _job.interval_setting, env_int(_job.interval_setting, _job.default_seconds)
+    )
+CELERY_BEAT_SCHEDULE = beat_schedule(
+    {job.interval_setting: globals()[job.interval_setting] for job in PERIODIC_JOBS}
+)
 
 # --- Internationalisation and time ----------------------------------------------------
 

@@ -21,6 +21,18 @@ REJECTED = "REJECTED"
 ROLLED_BACK = "ROLLED_BACK"
 COMPENSATION_FAILED = "COMPENSATION_FAILED"
 CANCELLED = "CANCELLED"
+# Every status, in the order a workflow can reach them; the app's model choices are
+# derived from this list.
+STATUSES = (
+    NEW,
+    RUNNING,
+    COMPENSATING,
+    COMPLETED,
+    REJECTED,
+    ROLLED_BACK,
+    COMPENSATION_FAILED,
+    CANCELLED,
+)
 TERMINAL = frozenset({COMPLETED, REJECTED, ROLLED_BACK, COMPENSATION_FAILED, CANCELLED})
 
 SUBMITTER_STEP = "submitter"

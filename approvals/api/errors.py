@@ -15,8 +15,8 @@ from templates_engine import CommandRejected
 from templates_engine import errors as engine_errors
 
 from ..access import Forbidden
+from ..runtime.commands import Busy, RequestIdReused, WorkflowNotFound
 from ..selectors.tasks import BadCursor
-from ..services.commands import Busy, RequestIdReused, WorkflowNotFound
 from ..services.workflows import IdempotencyKeyReused, TemplateNotFound
 
 

@@ -9,8 +9,8 @@ from rest_framework import serializers
 
 from templates_engine.commands import DECISIONS
 
+from ..request_ids import REQUEST_ID_PATTERN
 from ..selectors.tasks import CURSOR_PATTERN
-from ..services.commands import REQUEST_ID_PATTERN
 from .schema import JSON_OBJECT_SCHEMA, NO_NUL
 
 
@@ -75,8 +75,10 @@ class StartRequestBody(serializers.Serializer):
 
 
 class StartResponse(serializers.Serializer):
-    workflowId = serializers.UUIDField()
-    templateVersion = serializers.IntegerField()
+    """A start's answer (a ``services.workflows.StartResult``)."""
+
+    workflowId = serializers.UUIDField(source="workflow_id")
+    templateVersion = serializers.IntegerField(source="template_version")
     status = serializers.CharField()
     version = serializers.IntegerField()
 
@@ -91,6 +93,8 @@ class DecisionRequest(serializers.Serializer):
 
 
 class DecisionResponse(serializers.Serializer):
+    """A command's answer (a ``runtime.commands.CommandResult``)."""
+
     status = serializers.CharField()
     version = serializers.IntegerField()
     duplicate = serializers.BooleanField()
@@ -113,21 +117,49 @@ class ReassignRequest(serializers.Serializer):
     comment = serializers.CharField(max_length=4000, allow_blank=True, default="")
 
 
+class Timestamp(serializers.DateTimeField):
+    """An answer's time as Python writes ISO 8601 (``+00:00``), as the API always sent."""
+
+    def to_representation(self, value: Any) -> Any:
+        return value.isoformat()
+
+
+class OptionalText(serializers.CharField):
+    """Text that the model stores blank and the answer sends as null."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(allow_null=True, **kwargs)
+
+    def to_representation(self, value: Any) -> Any:
+        return str(value) if value else None
+
+
+class SubjectOf(serializers.Serializer):
+    """A workflow's subject, read from the workflow."""
+
+    type = serializers.CharField(source="subject_type")
+    id = serializers.CharField(source="subject_id")
+
+
 class TaskItem(serializers.Serializer):
-    taskId = serializers.IntegerField()
-    workflowId = serializers.UUIDField()
+    """One open task (a ``PendingTask`` with its workflow)."""
+
+    taskId = serializers.IntegerField(source="pk")
+    workflowId = serializers.UUIDField(source="workflow_id")
     step = serializers.CharField()
-    template = serializers.CharField()
-    subject = Subject()
-    status = serializers.CharField()
-    onBehalfOf = serializers.CharField(allow_null=True)
-    dueAt = serializers.DateTimeField()
-    assignedAt = serializers.DateTimeField()
+    template = serializers.CharField(source="workflow.template_key")
+    subject = SubjectOf(source="workflow")
+    status = serializers.CharField(source="workflow.public_status")
+    onBehalfOf = OptionalText(source="on_behalf_of")
+    dueAt = Timestamp(source="due_at")
+    assignedAt = Timestamp(source="created_at")
 
 
 class TaskPageResponse(serializers.Serializer):
-    tasks = TaskItem(many=True)
-    nextCursor = serializers.CharField(allow_null=True)
+    """A page of the inbox (a ``selectors.tasks.TaskPage``)."""
+
+    items = TaskItem(many=True, source="tasks")
+    nextCursor = serializers.CharField(source="next_cursor", allow_null=True)
 
 
 class TaskListQuery(serializers.Serializer):
@@ -136,12 +168,14 @@ class TaskListQuery(serializers.Serializer):
 
 
 class HistoryItem(serializers.Serializer):
+    """One event of the history (a ``selectors.workflows.HistoryEntry``)."""
+
     seq = serializers.IntegerField()
     type = serializers.CharField()
     actor = serializers.CharField(allow_null=True)
     role = serializers.CharField()
-    onBehalfOf = serializers.CharField(allow_null=True)
-    at = serializers.DateTimeField()
+    onBehalfOf = serializers.CharField(source="on_behalf_of", allow_null=True)
+    at = Timestamp()
     comment = serializers.CharField(allow_blank=True)
     payload = serializers.DictField()
 
@@ -151,31 +185,36 @@ class Assignee(serializers.Serializer):
     onBehalfOf = serializers.CharField(allow_null=True)
 
 
-class WorkflowDetail(serializers.Serializer):
-    workflowId = serializers.UUIDField()
-    status = serializers.CharField()
-    engineStatus = serializers.CharField()
-    template = serializers.CharField()
-    templateVersion = serializers.IntegerField()
-    subject = Subject()
-    data = serializers.DictField()  # type: ignore[assignment]
-    submitter = serializers.CharField(allow_null=True)
-    currentStep = serializers.CharField(allow_null=True)
-    assignees = Assignee(many=True)
-    version = serializers.IntegerField()
-    createdAt = serializers.DateTimeField()
-    history = HistoryItem(many=True)
-
-
 class WorkflowSummary(serializers.Serializer):
-    workflowId = serializers.UUIDField()
-    status = serializers.CharField()
-    template = serializers.CharField()
-    templateVersion = serializers.IntegerField()
-    subject = Subject()
-    submitter = serializers.CharField(allow_null=True)
-    currentStep = serializers.CharField(allow_null=True)
-    createdAt = serializers.DateTimeField()
+    """A workflow, as search lists it (a ``Workflow``)."""
+
+    workflowId = serializers.UUIDField(source="pk")
+    status = serializers.CharField(source="public_status")
+    template = serializers.CharField(source="template_key")
+    templateVersion = serializers.IntegerField(source="template_version")
+    subject = SubjectOf(source="*")
+    submitter = serializers.CharField(source="submitter.username", allow_null=True)
+    currentStep = OptionalText(source="current_step")
+    createdAt = Timestamp(source="created_at")
+
+
+class WorkflowDetail(WorkflowSummary):
+    """A workflow with its state and history. Render with the context ``assignees``
+    (``workflow_assignees``) and ``history`` (``workflow_history``)."""
+
+    engineStatus = serializers.CharField(source="status")
+    data = serializers.DictField()  # type: ignore[assignment]
+    assignees = serializers.SerializerMethodField()
+    version = serializers.IntegerField()
+    history = serializers.SerializerMethodField()
+
+    @extend_schema_field(Assignee(many=True))
+    def get_assignees(self, workflow: Any) -> Any:
+        return Assignee(self.context["assignees"], many=True).data
+
+    @extend_schema_field(HistoryItem(many=True))
+    def get_history(self, workflow: Any) -> Any:
+        return HistoryItem(self.context["history"], many=True).data
 
 
 class WorkflowSearchQuery(serializers.Serializer):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 import uuid
 from typing import Any
@@ -22,7 +20,8 @@ from rest_framework.views import APIView
 
 from .. import access
 from ..lockout import lockout_response
-from ..models import ApiToken, PendingTask, User, Workflow
+from ..models import ApiToken, User
+from ..runtime.commands import CommandResult
 from ..selectors.tasks import BAD_CURSOR, BadCursor, task_list_for_user
 from ..selectors.workflows import (
     workflow_assignees,
@@ -30,7 +29,6 @@ from ..selectors.workflows import (
     workflow_history,
     workflow_search,
 )
-from ..services.commands import CommandResult
 from ..services.tokens import token_issue, token_revoke
 from ..services.workflows import (
     IDEMPOTENCY_KEY_INVALID,
@@ -114,8 +112,8 @@ def _query(request: Request) -> dict[str, str]:
     return request.query_params.dict()
 
 
-def _decision_body(result: CommandResult) -> dict[str, Any]:
-    return {"status": result.status, "version": result.version, "duplicate": result.duplicate}
+def _decision_body(result: CommandResult) -> Any:
+    return s.DecisionResponse(result).data
 
 
 class TokenView(APIView):
@@ -182,7 +180,6 @@ class WorkflowCollectionView(APIView):
         if key is not None and not idempotency_key_valid(key):
             raise ApiError(400, "BAD_IDEMPOTENCY_KEY", IDEMPOTENCY_KEY_INVALID)
         v = body.validated_data
-        canonical = json.dumps(v, sort_keys=True, separators=(",", ":"), default=str)
         result = workflow_start(
             submitter=_user(request),
             template_key=v["template"],
@@ -190,11 +187,10 @@ class WorkflowCollectionView(APIView):
             subject_id=v["subject"]["id"],
             data=v["data"],
             idempotency_key=key,
-            body_hash=hashlib.sha256(canonical.encode()).hexdigest(),
             scope=_scope(request),
         )
-        response = Response(result.response, status=201)
-        response["Location"] = f"/api/workflows/{result.response['workflowId']}"
+        response = Response(s.StartResponse(result).data, status=201)
+        response["Location"] = f"/api/workflows/{result.workflow_id}"
         if result.replayed:
             response["Idempotent-Replayed"] = "true"
         return response
@@ -223,20 +219,7 @@ class WorkflowCollectionView(APIView):
             limit=q["limit"],
             offset=q["offset"],
         )
-        return Response({"workflows": [_summary(wf) for wf in rows]})
-
-
-def _summary(wf: Workflow) -> dict[str, Any]:
-    return {
-        "workflowId": str(wf.pk),
-        "status": wf.public_status,
-        "template": wf.template_key,
-        "templateVersion": wf.template_version,
-        "subject": {"type": wf.subject_type, "id": wf.subject_id},
-        "submitter": wf.submitter.username if wf.submitter else None,
-        "currentStep": wf.current_step or None,
-        "createdAt": wf.created_at.isoformat(),
-    }
+        return Response(s.WorkflowSearchResponse({"workflows": rows}).data)
 
 
 class WorkflowDetailView(APIView):
@@ -251,29 +234,11 @@ class WorkflowDetailView(APIView):
         wf = workflow_get(user=_user(request), workflow_id=_workflow_uuid(workflow_id))
         if wf is None:
             raise ApiError(404, "NOT_FOUND", NOT_FOUND)
-        history = [
-            {
-                "seq": h.seq,
-                "type": h.type,
-                "actor": h.actor,
-                "role": h.role,
-                "onBehalfOf": h.on_behalf_of,
-                "at": h.at.isoformat(),
-                "comment": h.comment,
-                "payload": h.payload,
-            }
-            for h in workflow_history(workflow=wf)
-        ]
-        return Response(
-            {
-                **_summary(wf),
-                "engineStatus": wf.status,
-                "data": wf.data,
-                "assignees": workflow_assignees(workflow=wf),
-                "version": wf.version,
-                "history": history,
-            }
-        )
+        context = {
+            "assignees": workflow_assignees(workflow=wf),
+            "history": workflow_history(workflow=wf),
+        }
+        return Response(s.WorkflowDetail(wf, context=context).data)
 
 
 class DecisionView(APIView):
@@ -401,24 +366,4 @@ class MyTasksView(APIView):
             limit=query.validated_data["limit"],
             cursor=query.validated_data.get("cursor"),
         )
-        return Response(
-            {
-                "tasks": [_task(t) for t in page.tasks],
-                "nextCursor": page.next_cursor,
-            }
-        )
-
-
-def _task(t: PendingTask) -> dict[str, Any]:
-    wf = t.workflow
-    return {
-        "taskId": t.pk,
-        "workflowId": str(t.workflow_id),
-        "step": t.step,
-        "template": wf.template_key,
-        "subject": {"type": wf.subject_type, "id": wf.subject_id},
-        "status": wf.public_status,
-        "onBehalfOf": t.on_behalf_of or None,
-        "dueAt": t.due_at.isoformat(),
-        "assignedAt": t.created_at.isoformat(),
-    }
+        return Response(s.TaskPageResponse(page).data)

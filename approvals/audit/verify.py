@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..models import Tenant, Workflow, WorkflowEvent
-from ..services.commands import EventRow, event_hash
+from ..runtime.chain import EventRow, event_hash
 from .models import ChainSeal
 from .seal import SealKeyMissing, seal_key, seal_problem
 

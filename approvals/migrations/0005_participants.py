@@ -16,7 +16,7 @@ def create_roles(apps, schema_editor):
 def backfill_participants(apps, schema_editor):
     """Participants of the workflows that ran before the read model existed, from
     their events (the same people the projection names)."""
-    from approvals.services.projections import people_named
+    from approvals.runtime.projections import people_named
     from templates_engine.events import event_from_dict
 
     Workflow = apps.get_model("approvals", "Workflow")

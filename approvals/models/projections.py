@@ -43,7 +43,7 @@ class Timer(models.Model):
     fired_at = models.DateTimeField(null=True, blank=True)
     # A fire that keeps failing is retried on each claim until it has failed this many
     # times, then parked (dead_at) for a person to look at, not retried forever. Database
-    # defaults: the command path inserts timers with plain SQL (services/store.py).
+    # defaults: the command path inserts timers with plain SQL (runtime/store.py).
     failures = models.PositiveIntegerField(default=0, db_default=0)
     last_error = models.TextField(blank=True, db_default="")
     dead_at = models.DateTimeField(null=True, blank=True)

@@ -8,6 +8,8 @@ from typing import Any
 from django.db import models
 from django_fsm import FSMField, transition
 
+from templates_engine.state import STATUSES
+
 from .directory import Tenant, User
 
 
@@ -33,15 +35,11 @@ class WorkflowTemplate(models.Model):
         return f"{self.key} v{self.version}"
 
 
-class WorkflowStatus(models.TextChoices):
-    NEW = "NEW"
-    RUNNING = "RUNNING"
-    COMPENSATING = "COMPENSATING"
-    COMPLETED = "COMPLETED"
-    REJECTED = "REJECTED"
-    ROLLED_BACK = "ROLLED_BACK"
-    COMPENSATION_FAILED = "COMPENSATION_FAILED"
-    CANCELLED = "CANCELLED"
+# The engine's statuses, one source: the labels ("Rolled Back") come from the names.
+# (django-stubs types only the one-string form of the functional API.)
+WorkflowStatus = models.TextChoices(  # type: ignore[call-overload]
+    "WorkflowStatus", [(status, status) for status in STATUSES]
+)
 
 
 S = WorkflowStatus

@@ -8,7 +8,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from approvals import clock
-from approvals.services.commands import CommandResult
+from approvals.runtime.commands import CommandResult
 from approvals.services.workflows import workflow_decide
 
 from .links import USED, LinkRefused, LinkTarget, link_check

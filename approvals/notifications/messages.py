@@ -11,12 +11,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.db import transaction
 from django.template.loader import render_to_string
 from django.urls import reverse
 
 from approvals.definitions import definition_for
 from approvals.models import User, Workflow, WorkflowEvent
+from approvals.runtime.dispatch import mail_dispatch_on_commit
 from templates_engine import State
 from templates_engine import events as ev
 
@@ -267,10 +267,8 @@ def mail_project(
         return
     MailMessage.objects.bulk_create(rows, ignore_conflicts=True)
     if any(not r.digest for r in rows):
-        from .sender import mail_dispatch_for
-
-        wf_id, seqs = wf.pk, sorted({r.event_seq for r in rows if not r.digest})
-        transaction.on_commit(lambda: mail_dispatch_for(workflow_id=wf_id, seqs=seqs))
+        seqs = sorted({r.event_seq for r in rows if not r.digest})
+        mail_dispatch_on_commit(workflow_id=wf.pk, seqs=seqs)
 
 
 def mail_project_command(wf: Workflow, old: State, events: Sequence[ev.Event], now: Any) -> None:

@@ -17,7 +17,7 @@ from django.views.decorators.http import require_http_methods
 from approvals import access
 from approvals.definitions import definition_for
 from approvals.models import User
-from approvals.services.commands import Busy, WorkflowNotFound
+from approvals.runtime.commands import Busy, WorkflowNotFound
 from templates_engine import CommandRejected
 
 from .confirm import link_confirm

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import uuid
 from dataclasses import dataclass
@@ -14,8 +16,15 @@ from templates_engine import commands as cmd
 
 from .. import access
 from ..definitions import definition_for
-from ..models import StartRequest, User, Workflow, WorkflowTemplate
-from .commands import WORKFLOW_NOT_FOUND, Actor, CommandResult, WorkflowNotFound, command_execute
+from ..models import StartRequest, User, Workflow
+from ..runtime.commands import (
+    WORKFLOW_NOT_FOUND,
+    Actor,
+    CommandResult,
+    WorkflowNotFound,
+    command_execute,
+)
+from ..selectors.templates import workflow_template_latest
 
 TEMPLATE_NOT_FOUND = "No published workflow template with key {key!r}."
 IDEMPOTENCY_KEY_REUSED = "This Idempotency-Key was used with a different request body."
@@ -28,6 +37,21 @@ def idempotency_key_valid(key: str) -> bool:
     return re.fullmatch(IDEMPOTENCY_KEY_PATTERN, key) is not None
 
 
+def start_body_hash(
+    *, template_key: str, subject_type: str, subject_id: str, data: dict[str, Any]
+) -> str:
+    """What an Idempotency-Key is bound to: the start's workflow template, subject and
+    data. The same key with another hash is a reuse, not a repeat. (The recipe is the
+    one the API used on its request body, so keys stored before still replay.)"""
+    body = {
+        "template": template_key,
+        "subject": {"type": subject_type, "id": subject_id},
+        "data": data,
+    }
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
 class TemplateNotFound(Exception):
     pass
 
@@ -38,8 +62,30 @@ class IdempotencyKeyReused(Exception):
 
 @dataclass(frozen=True)
 class StartResult:
-    response: dict[str, Any]
-    replayed: bool
+    workflow_id: uuid.UUID
+    template_version: int
+    status: str
+    version: int
+    replayed: bool = False
+
+    def recorded(self) -> dict[str, Any]:
+        """What an Idempotency-Key's row keeps of the first start, to replay it."""
+        return {
+            "workflowId": str(self.workflow_id),
+            "templateVersion": self.template_version,
+            "status": self.status,
+            "version": self.version,
+        }
+
+    @classmethod
+    def replay(cls, recorded: dict[str, Any]) -> StartResult:
+        return cls(
+            workflow_id=uuid.UUID(recorded["workflowId"]),
+            template_version=recorded["templateVersion"],
+            status=recorded["status"],
+            version=recorded["version"],
+            replayed=True,
+        )
 
 
 def workflow_start(
@@ -50,7 +96,6 @@ def workflow_start(
     subject_id: str,
     data: dict[str, Any],
     idempotency_key: str | None = None,
-    body_hash: str = "",
     scope: access.Scope | None = None,
 ) -> StartResult:
     """Start a workflow on the newest published version of a workflow template.
@@ -62,16 +107,18 @@ def workflow_start(
     tenant_id = submitter.tenant_id
     assert tenant_id is not None
     access.check_may_start(submitter, template_key, scope)
-    template = (
-        WorkflowTemplate.objects.filter(tenant_id=tenant_id, key=template_key)
-        .order_by("-version")
-        .first()
-    )
+    template = workflow_template_latest(tenant_id=tenant_id, key=template_key)
     if template is None:
         raise TemplateNotFound(TEMPLATE_NOT_FOUND.format(key=template_key))
     with transaction.atomic():
         request = None
         if idempotency_key:
+            body_hash = start_body_hash(
+                template_key=template_key,
+                subject_type=subject_type,
+                subject_id=subject_id,
+                data=data,
+            )
             try:
                 with transaction.atomic():
                     request = StartRequest.objects.create(
@@ -87,7 +134,7 @@ def workflow_start(
                 if prior.body_hash != body_hash:
                     raise IdempotencyKeyReused(IDEMPOTENCY_KEY_REUSED) from None
                 assert prior.response is not None
-                return StartResult(prior.response, replayed=True)
+                return StartResult.replay(prior.response)
         wf = Workflow.objects.create(
             tenant_id=tenant_id,
             template=template,
@@ -104,17 +151,17 @@ def workflow_start(
             command=cmd.Start(data, submitter.username),
             actor=Actor(submitter, "submitter"),
         )
-        response = {
-            "workflowId": str(wf.pk),
-            "templateVersion": template.version,
-            "status": result.status,
-            "version": result.version,
-        }
+        started = StartResult(
+            workflow_id=wf.pk,
+            template_version=template.version,
+            status=result.status,
+            version=result.version,
+        )
         if request is not None:
             request.workflow = wf
-            request.response = response
+            request.response = started.recorded()
             request.save(update_fields=["workflow", "response"])
-    return StartResult(response, replayed=False)
+    return started
 
 
 def workflow_decide(

@@ -14,13 +14,13 @@ SCRIPT = """
 import time
 from approvals.models import User, Workflow
 from approvals.services.workflows import workflow_start, workflow_decide
-from approvals.scheduler import scheduler_tick
+from approvals.workers.scheduler import scheduler_tick
 
 alice, bob, fiona = (User.objects.get(username=u) for u in ("alice", "bob", "fiona"))
 started = workflow_start(submitter=alice, template_key="purchase-request", subject_type="po",
                          subject_id="PO-1", data={"amountPaise": 500000, "currency": "INR",
                                                   "category": "SOFTWARE", "item": "IDE"})
-wid = started.response["workflowId"]
+wid = started.workflow_id
 workflow_decide(user=bob, workflow_id=wid, decision="approve", request_id="b1")
 for _ in range(100):  # the in-process runner reserves the budget
     if Workflow.objects.get(pk=wid).public_status == "PENDING_FINANCE":

@@ -40,9 +40,9 @@ def test_expense_routes_manager_then_finance(acme, api):
         "version": after_bob.json()["version"],
         "duplicate": False,
     }
-    tasks = api("fiona").get("/api/me/tasks").json()["tasks"]
+    tasks = api("fiona").get("/api/me/tasks").json()["items"]
     assert [(t["workflowId"], t["step"]) for t in tasks] == [(wid, "finance")]
-    assert api("bob").get("/api/me/tasks").json()["tasks"] == []
+    assert api("bob").get("/api/me/tasks").json()["items"] == []
 
     # when fiona approves
     done = decide(api("fiona"), wid, "approve", "fiona-1")

@@ -6,8 +6,8 @@ import pytest
 from django.db import connection
 
 from approvals.models import ActivityAttempt, Workflow
-from approvals.services.activities import attempt_run
 from approvals.services.workflows import workflow_start
+from approvals.workers.activities import attempt_run
 
 from .helpers import decide, start_expense
 
@@ -41,7 +41,7 @@ def test_an_approver_cannot_swallow_an_activity_outcome_with_a_lookalike_id(acme
         subject_id="PO-9",
         data={"amountPaise": 500_000, "currency": "INR", "category": "SOFTWARE", "item": "x"},
     )
-    wid = started.response["workflowId"]
+    wid = started.workflow_id
     upcoming = _next_attempt_id()
 
     # when bob approves under an id shaped like that attempt's outcome

@@ -11,7 +11,7 @@ from django.core.management import call_command
 from approvals import clock
 from approvals.models import Delegation, PendingTask, Timer, User, Workflow, WorkflowEvent
 from approvals.services.templates import workflow_template_publish
-from approvals.services.timers import timer_drain
+from approvals.workers.timers import timer_drain
 from templates_engine.snapshot import SNAPSHOT_VERSION
 
 from .helpers import decide, start_expense
@@ -199,7 +199,7 @@ def test_healthz_and_metrics(acme, client):
 
 
 def test_fired_timers_are_pruned_after_the_retention_and_pending_ones_stay(acme, api):
-    from approvals.services.timers import timer_prune
+    from approvals.workers.timers import timer_prune
 
     wid = start_expense(api("alice"), 4_500_000).json()["workflowId"]
     with clock.shifted(DAY + dt.timedelta(seconds=1)):
@@ -219,7 +219,7 @@ def test_fired_timers_are_pruned_after_the_retention_and_pending_ones_stay(acme,
 # wrapped in one outer transaction could not survive.
 @pytest.mark.django_db(transaction=True)
 def test_a_timer_that_keeps_failing_is_parked_not_retried_forever(acme, api):
-    from approvals.services.timers import CLAIM_SECONDS, MAX_FIRE_FAILURES
+    from approvals.workers.timers import CLAIM_SECONDS, MAX_FIRE_FAILURES
 
     # given a workflow whose stored state cannot be read, so its timers cannot fire
     wid = start_expense(api("alice"), 4_500_000).json()["workflowId"]

@@ -7,11 +7,14 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
-from approvals.scheduler import scheduler_loop, scheduler_tick
+from approvals.workers.scheduler import scheduler_loop, scheduler_tick
 
 
 class Command(BaseCommand):
-    help = "Deliver due timers and sweep the activity outbox, every few seconds, until stopped."
+    help = (
+        "Run the periodic jobs (deliver due timers, sweep the activity outbox, prune fired"
+        " timers) every few seconds, until stopped."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--once", action="store_true", help="One pass, then exit.")
@@ -21,8 +24,8 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, once: bool, interval: float, **options: Any) -> None:
         if once:
-            fired, swept = scheduler_tick()
-            self.stdout.write(f"fired {fired} timers; swept {swept}")
+            results = scheduler_tick()
+            self.stdout.write("; ".join(f"{name}: {result}" for name, result in results.items()))
             return
         stop = threading.Event()
         signal.signal(signal.SIGTERM, lambda *_: stop.set())

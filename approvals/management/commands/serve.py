@@ -6,7 +6,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 
-from approvals.scheduler import start_in_background
+from approvals.workers.scheduler import start_in_background
 
 
 class Command(BaseCommand):

@@ -17,7 +17,7 @@ from approvals.models import (
     WorkflowEvent,
     WorkflowTemplate,
 )
-from approvals.services.commands import REQUEST_ID_REUSED
+from approvals.runtime.commands import REQUEST_ID_REUSED
 from approvals.services.templates import workflow_template_publish
 
 from ..helpers import decide, start_expense
@@ -248,7 +248,7 @@ def test_an_org_admin_reassigns_a_task_through_the_command_path(pending, api):
     event = WorkflowEvent.objects.get(workflow_id=pending, type="TaskReassigned")
     assert (event.actor.username, event.role) == ("olga", "admin")
     assert event.payload["to_user"] == "victor"
-    tasks = api("victor").get("/api/me/tasks").json()["tasks"]
+    tasks = api("victor").get("/api/me/tasks").json()["items"]
     assert [t["workflowId"] for t in tasks] == [pending]
     assert decide(api("victor"), pending, "approve", "v-1").status_code == 200
 

@@ -18,9 +18,9 @@ from approvals.activities.http import (
     http_request,
 )
 from approvals.models import ActivityAttempt, Workflow
-from approvals.services.activities import attempt_run
 from approvals.services.templates import workflow_template_publish
 from approvals.services.workflows import workflow_start
+from approvals.workers.activities import attempt_run
 
 
 class Recorder:
@@ -181,7 +181,7 @@ def test_a_workflow_retries_a_5xx_and_completes_with_one_key(acme, server):
         subject_id="1",
         data={"amountPaise": 7},
     )
-    wid = started.response["workflowId"]
+    wid = started.workflow_id
     _run_open_attempts(wid)
 
     # then two calls carried the same key, and the workflow completed
@@ -207,7 +207,7 @@ def test_a_workflow_fails_at_once_on_a_4xx(acme, server):
     started = workflow_start(
         submitter=alice, template_key="notify", subject_type="t", subject_id="2", data={}
     )
-    wid = started.response["workflowId"]
+    wid = started.workflow_id
     _run_open_attempts(wid)
 
     assert len(recorder.requests) == 1

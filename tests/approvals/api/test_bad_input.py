@@ -450,7 +450,7 @@ def test_another_tenants_workflow_is_not_in_search_or_inbox(globex, api):
     wid = globex["workflow_id"]
 
     found = api("audrey").get("/api/workflows").json()["workflows"]
-    tasks = api("bob").get("/api/me/tasks").json()["tasks"]
+    tasks = api("bob").get("/api/me/tasks").json()["items"]
 
     assert wid not in {w["workflowId"] for w in found}
     assert wid not in {t["workflowId"] for t in tasks}
@@ -847,7 +847,7 @@ def test_a_cursor_the_server_gave_still_works(acme, api):
     second = api("bob").get("/api/me/tasks", {"limit": 1, "cursor": first["nextCursor"]})
 
     assert second.status_code == 200
-    assert second.json()["tasks"][0]["taskId"] != first["tasks"][0]["taskId"]
+    assert second.json()["items"][0]["taskId"] != first["items"][0]["taskId"]
 
 
 # -- workflow ids that name nothing --------------------------------------------------------------

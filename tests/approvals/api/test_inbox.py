@@ -39,7 +39,7 @@ def _walk(client: Any, limit: int, between_pages: Any = None) -> list[list[dict[
         response = client.get("/api/me/tasks", params)
         assert response.status_code == 200, response.content
         body = response.json()
-        pages.append(body["tasks"])
+        pages.append(body["items"])
         cursor = body["nextCursor"]
         if cursor is None:
             return pages
@@ -58,7 +58,7 @@ def test_inbox_lists_my_tasks_with_their_workflow(acme, api):
     body = api("bob").get("/api/me/tasks").json()
 
     assert body["nextCursor"] is None
-    (task,) = body["tasks"]
+    (task,) = body["items"]
     assert task["workflowId"] == wid
     assert task["step"] == "manager"
     assert task["template"] == "expense-approval"
@@ -68,8 +68,8 @@ def test_inbox_lists_my_tasks_with_their_workflow(acme, api):
     due = dt.datetime.fromisoformat(task["dueAt"])
     assigned = dt.datetime.fromisoformat(task["assignedAt"])
     assert due - assigned == dt.timedelta(days=2)  # the manager step's deadline, P2D
-    assert api("alice").get("/api/me/tasks").json()["tasks"] == []
-    assert api("fiona").get("/api/me/tasks").json()["tasks"] == []
+    assert api("alice").get("/api/me/tasks").json()["items"] == []
+    assert api("fiona").get("/api/me/tasks").json()["items"] == []
 
 
 def test_inbox_is_ordered_by_due_date_then_id(acme, api):
@@ -83,7 +83,7 @@ def test_inbox_is_ordered_by_due_date_then_id(acme, api):
         )
 
     # when
-    listed = api("bob").get("/api/me/tasks").json()["tasks"]
+    listed = api("bob").get("/api/me/tasks").json()["items"]
 
     # then
     assert len(listed) == 7
@@ -97,7 +97,7 @@ def test_inbox_is_ordered_by_due_date_then_id(acme, api):
 def test_later_started_tasks_sort_later(acme, api):
     ids = _start_for_bob(api, 4)
 
-    listed = api("bob").get("/api/me/tasks").json()["tasks"]
+    listed = api("bob").get("/api/me/tasks").json()["items"]
 
     assert [t["workflowId"] for t in listed] == ids
 
@@ -127,7 +127,7 @@ def test_limit_larger_than_the_inbox_gives_one_page(acme, api):
 
     body = api("bob").get("/api/me/tasks", {"limit": 200}).json()
 
-    assert [t["workflowId"] for t in body["tasks"]] == ids
+    assert [t["workflowId"] for t in body["items"]] == ids
     assert body["nextCursor"] is None
 
 
@@ -171,7 +171,7 @@ def test_task_added_before_the_cursor_is_not_repeated_or_misplaced(acme, api):
     ids = _start_for_bob(api, 5)
     bob = api("bob")
     first = bob.get("/api/me/tasks", {"limit": 2}).json()
-    assert [t["workflowId"] for t in first["tasks"]] == ids[:2]
+    assert [t["workflowId"] for t in first["items"]] == ids[:2]
 
     # when a task due before the cursor appears (a due date earlier than any seen)
     (early,) = _start_for_bob(api, 1, prefix="EARLY")
@@ -183,8 +183,8 @@ def test_task_added_before_the_cursor_is_not_repeated_or_misplaced(acme, api):
     rest = bob.get("/api/me/tasks", {"limit": 10, "cursor": first["nextCursor"]}).json()
 
     # then the walk goes on from where it was; the early task is on a fresh first page
-    assert [t["workflowId"] for t in rest["tasks"]] == ids[2:]
-    assert bob.get("/api/me/tasks").json()["tasks"][0]["workflowId"] == early
+    assert [t["workflowId"] for t in rest["items"]] == ids[2:]
+    assert bob.get("/api/me/tasks").json()["items"][0]["workflowId"] == early
 
 
 def test_cursor_is_opaque_and_tamper_evident(acme, api):

@@ -8,7 +8,7 @@ import uuid
 from typing import Any
 
 from approvals.models import Tenant, User, Workflow, WorkflowEvent, WorkflowTemplate
-from approvals.services.commands import EventRow, event_hash
+from approvals.runtime.chain import EventRow, event_hash
 
 from ..helpers import EXPENSE, decide, start_expense
 

@@ -18,7 +18,7 @@ from approvals.audit.models import ChainSeal
 from approvals.audit.seal import SEAL_KEY_MISSING, seal_create
 from approvals.audit.verify import audit_verify, chain_verify
 from approvals.models import Workflow, WorkflowEvent
-from approvals.services.commands import EventRow, event_hash
+from approvals.runtime.chain import EventRow, event_hash
 
 from .support import run_expenses
 

@@ -18,18 +18,20 @@ ROUNDS = 15
 
 
 def _start_it_purchase(n: int) -> str:
-    return workflow_start(
-        submitter=User.objects.get(username="alice"),
-        template_key="purchase-request",
-        subject_type="purchase",
-        subject_id=f"P-{n}",
-        data={
-            "amountPaise": 12_000_000,
-            "currency": "INR",
-            "category": "IT_HARDWARE",
-            "item": "Laptop",
-        },
-    ).response["workflowId"]
+    return str(
+        workflow_start(
+            submitter=User.objects.get(username="alice"),
+            template_key="purchase-request",
+            subject_type="purchase",
+            subject_id=f"P-{n}",
+            data={
+                "amountPaise": 12_000_000,
+                "currency": "INR",
+                "category": "IT_HARDWARE",
+                "item": "Laptop",
+            },
+        ).workflow_id
+    )
 
 
 def _decisions(wid: str) -> list[tuple[str, str | None]]:

@@ -38,13 +38,15 @@ def pair(acme: Any) -> Any:
 
 
 def _start(key: str, n: int) -> str:
-    return workflow_start(
-        submitter=User.objects.get(username="alice"),
-        template_key=key,
-        subject_type="memo",
-        subject_id=f"M-{n}",
-        data={},
-    ).response["workflowId"]
+    return str(
+        workflow_start(
+            submitter=User.objects.get(username="alice"),
+            template_key=key,
+            subject_type="memo",
+            subject_id=f"M-{n}",
+            data={},
+        ).workflow_id
+    )
 
 
 @pytest.mark.parametrize(

@@ -31,13 +31,15 @@ COHORTS = int(os.environ.get("CONCURRENCY_COHORTS", "2"))
 def _start_expenses(count: int) -> list[str]:
     alice = User.objects.get(username="alice")
     return [
-        workflow_start(
-            submitter=alice,
-            template_key="expense-approval",
-            subject_type="expense",
-            subject_id=f"E-{n}",
-            data={"amountPaise": 4_500_000, "currency": "INR", "department": "eng"},
-        ).response["workflowId"]
+        str(
+            workflow_start(
+                submitter=alice,
+                template_key="expense-approval",
+                subject_type="expense",
+                subject_id=f"E-{n}",
+                data={"amountPaise": 4_500_000, "currency": "INR", "department": "eng"},
+            ).workflow_id
+        )
         for n in range(count)
     ]
 

@@ -8,7 +8,7 @@ tests. Run with DATABASE_URL (and CELERY_BROKER_URL) in the environment:
     ``{"fired": n}``.
 
 ``python poller.py loop INTERVAL REDISPATCH_AFTER``
-    runs ``approvals.scheduler.scheduler_loop`` until SIGTERM, with the sweeper
+    runs ``approvals.workers.scheduler.scheduler_loop`` until SIGTERM, with the sweeper
     re-dispatching lost attempts after REDISPATCH_AFTER seconds instead of 30.
 """
 
@@ -31,9 +31,10 @@ import django  # noqa: E402
 
 django.setup()
 
-from approvals import clock, scheduler  # noqa: E402
-from approvals.services.activities import attempt_sweep  # noqa: E402
-from approvals.services.timers import timer_drain  # noqa: E402
+from approvals import clock  # noqa: E402
+from approvals.workers import scheduler, tasks  # noqa: E402
+from approvals.workers.activities import attempt_sweep  # noqa: E402
+from approvals.workers.timers import timer_drain  # noqa: E402
 from tests.approvals.durability import activities  # noqa: E402, F401  (registers them)
 
 GO_WAIT_LIMIT = 120.0
@@ -53,7 +54,9 @@ def drain(shift: float, batch: int, go_file: str | None) -> None:
 
 
 def loop(interval: float, redispatch_after: float) -> None:
-    scheduler.attempt_sweep = functools.partial(attempt_sweep, redispatch_after=redispatch_after)
+    tasks.attempt_sweep = functools.partial(  # what the sweep job calls
+        attempt_sweep, redispatch_after=redispatch_after
+    )
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     scheduler.scheduler_loop(stop=stop, interval=interval)

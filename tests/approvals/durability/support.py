@@ -77,13 +77,15 @@ def start(key: str, count: int, *, submitter: str = "alice", first: int = 0) -> 
 
     user = User.objects.get(username=submitter)
     return [
-        workflow_start(
-            submitter=user,
-            template_key=key,
-            subject_type="durability",
-            subject_id=f"{key}-{i}",
-            data={},
-        ).response["workflowId"]
+        str(
+            workflow_start(
+                submitter=user,
+                template_key=key,
+                subject_type="durability",
+                subject_id=f"{key}-{i}",
+                data={},
+            ).workflow_id
+        )
         for i in range(first, first + count)
     ]
 

@@ -13,7 +13,7 @@ import pytest
 import redis
 
 from approvals.models import ActivityAttempt, Workflow
-from approvals.services.activities import attempt_sweep
+from approvals.workers.activities import attempt_sweep
 
 from .activities import effects
 from .conftest import Processes, use_broker, wait_until

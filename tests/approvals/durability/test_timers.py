@@ -25,8 +25,8 @@ from django.db.models.fields.json import KeyTextTransform
 
 from approvals import clock
 from approvals.models import PendingTask, Timer, User, WorkflowEvent
-from approvals.services.timers import timer_fire_due
 from approvals.services.workflows import workflow_decide
+from approvals.workers.timers import timer_fire_due
 from templates_engine import CommandRejected
 from templates_engine.errors import NOT_YOUR_STEP
 

@@ -82,7 +82,7 @@ def test_fiona_approves_from_the_link_in_her_mail(
         subject_type="expense",
         subject_id="E-1042",
         data={"amountPaise": 4_500_000, "currency": "INR", "department": "eng"},
-    ).response["workflowId"]
+    ).workflow_id
     workflow_decide(user=bob, workflow_id=wid, decision="approve", request_id="bob-1")
     assert mail_send()["sent"] == 3  # bob's, then fiona's and farah's
 

@@ -16,7 +16,7 @@ from approvals.notifications.messages import mail_project
 from approvals.notifications.models import MailMessage, NotificationPreference
 from approvals.notifications.sender import mail_send
 from approvals.services.templates import workflow_template_publish
-from approvals.services.timers import timer_drain
+from approvals.workers.timers import timer_drain
 from templates_engine import State
 from templates_engine.events import event_from_dict
 

@@ -97,7 +97,7 @@ def test_a_second_click_on_the_same_rendered_button_is_recorded_once(
         subject_id="E-dup",
         data={"amountPaise": 4_500_000, "currency": "INR", "department": "eng"},
     )
-    wid = started.response["workflowId"]
+    wid = str(started.workflow_id)
     bob = sign_in(browser, live_server.url, "bob")
     form = bob.locator(f'tr[data-workflow="{wid}"] form')
     request_id = form.locator('input[name="request_id"]').get_attribute("value")
@@ -131,7 +131,7 @@ def test_the_decide_form_never_redirects_off_site(acme: Any, client: Any, target
         subject_type="expense",
         subject_id="E-redirect",
         data={"amountPaise": 4_500_000, "currency": "INR", "department": "eng"},
-    ).response["workflowId"]
+    ).workflow_id
     client.force_login(acme.users.get(username="bob"))
 
     response = client.post(

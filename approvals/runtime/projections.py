@@ -1,6 +1,7 @@
 """Projections of a command's events, written in the command's transaction: the
 inbox (pending tasks), the participants, the timers and the activity outbox. Each compares the state
-before and after the command, so it touches only what changed."""
+before and after the command, so it touches only what changed. An attempt due at once
+is handed to the workers after commit through ``dispatch``."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ import datetime as dt
 from collections.abc import Iterable, Sequence
 
 from django.conf import settings
-from django.db import transaction
 
 from templates_engine import RUNNING, State
 from templates_engine import commands as cmd
@@ -16,10 +16,10 @@ from templates_engine import events as ev
 from templates_engine.keys import activity_key
 
 from .. import clock
-from ..directory import TenantDirectory
 from ..models import ActivityAttempt, PendingTask, Timer, Workflow, WorkflowParticipant
 from ..notifications.messages import mail_project_command
-from . import store
+from . import dispatch, store
+from .directory import TenantDirectory
 
 
 def project(
@@ -190,7 +190,4 @@ def _project_activity(
         timeout_seconds=a.timeout,
     )
     if attempt.not_before <= now:
-        from .activities import attempt_dispatch
-
-        attempt_id = attempt.pk
-        transaction.on_commit(lambda: attempt_dispatch(attempt_ids=[attempt_id]))
+        dispatch.attempts_dispatch_on_commit(attempt_ids=[attempt.pk])

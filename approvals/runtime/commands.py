@@ -20,7 +20,7 @@ import json
 import random
 import uuid
 from dataclasses import asdict, dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, transaction
@@ -35,16 +35,13 @@ from templates_engine.snapshot import state_from_dict, state_to_dict
 
 from .. import clock, metrics
 from ..definitions import definition_for
-from ..directory import TenantDirectory
 from ..models import User, Workflow, WorkflowEvent
 from . import store
+from .chain import EventRow, event_hash
+from .directory import TenantDirectory
 from .projections import project
 
 MAX_CONFLICT_RETRIES = 3
-
-# Request ids that people and systems send (one per rendered button, e-mailed link or
-# webhook delivery). Ids the app makes for itself start with "#", outside this set.
-REQUEST_ID_PATTERN = r"^[A-Za-z0-9._:\-]{1,128}$"
 
 WORKFLOW_NOT_FOUND = "No such workflow."
 BUSY = "The workflow is busy; try again."
@@ -240,21 +237,6 @@ def _append(
     )
 
 
-class EventRow(NamedTuple):
-    """What an event's hash covers, in the order of ``_EVENT_COLUMNS``."""
-
-    workflow_id: Any
-    seq: int
-    type: str
-    payload: dict[str, Any]
-    request_id: str | None
-    actor_id: int | None
-    role: str
-    on_behalf_of_id: int | None
-    created_at: Any
-    prev_hash: str
-
-
 _EVENT_COLUMNS = ("tenant", *EventRow._fields, "schema_version", "result", "hash")
 
 
@@ -266,25 +248,6 @@ def command_fingerprint(command: cmd.Command, actor: Actor) -> str:
         "fields": asdict(command),  # type: ignore[call-overload]
         "actor": actor.user.pk if actor.user is not None else None,
         "role": actor.role,
-    }
-    blob = json.dumps(content, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()
-
-
-def event_hash(row: EventRow | WorkflowEvent) -> str:
-    """SHA-256 of the event's content and the hash before it: editing or removing any
-    event breaks every hash after it."""
-    content = {
-        "prev": row.prev_hash,
-        "workflow": str(row.workflow_id),
-        "seq": row.seq,
-        "type": row.type,
-        "payload": row.payload,
-        "request_id": row.request_id,
-        "actor": row.actor_id,
-        "role": row.role,
-        "on_behalf_of": row.on_behalf_of_id,
-        "created_at": row.created_at.isoformat(),
     }
     blob = json.dumps(content, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(blob.encode()).hexdigest()

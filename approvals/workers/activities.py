@@ -30,7 +30,7 @@ from .. import clock, metrics
 from ..activities import get_activity
 from ..definitions import definition_for
 from ..models import ActivityAttempt, Workflow
-from .commands import CommandResult, command_execute
+from ..runtime.commands import CommandResult, command_execute
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ _embedded_pool: ThreadPoolExecutor | None = None
 
 
 def outcome_request_id(attempt_id: int) -> str:
-    # "#" cannot start a client's request id (REQUEST_ID_PATTERN), so no decision or
+    # "#" cannot start a client's request id (request_ids.REQUEST_ID_PATTERN), so no decision or
     # signal can take this one first and swallow the outcome as a "duplicate".
     return f"#attempt:{attempt_id}"
 
@@ -56,7 +56,7 @@ def attempt_dispatch(*, attempt_ids: list[int]) -> None:
         for pk, _queue in rows:
             _embedded_pool.submit(_run_embedded, pk)
         return
-    from ..tasks import run_activity
+    from .tasks import run_activity
 
     # Called after commit: a broker that is down must not fail the command that
     # scheduled the attempts. What was not sent is marked undispatched, and the

@@ -1,15 +1,15 @@
 """The engine's Directory, answered from the tenant's tables. One instance serves one
 command; it remembers what it has looked up, user ids included, so the projections
 that follow need not look the same people up again. Its queries run on every command,
-so they are plain SQL (see services/store.py)."""
+so they are plain SQL (see runtime/store.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from . import clock
-from .models import Delegation, OrgGroup, User
-from .services import store
+from .. import clock
+from ..models import Delegation, OrgGroup, User
+from . import store
 
 _USERS = User._meta.db_table
 _MANAGER_SQL = (

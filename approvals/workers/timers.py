@@ -19,7 +19,7 @@ from templates_engine import commands as cmd
 
 from .. import clock, metrics
 from ..models import Timer
-from .commands import command_execute
+from ..runtime.commands import command_execute
 
 log = logging.getLogger(__name__)
 

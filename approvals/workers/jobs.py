@@ -1,0 +1,58 @@
+"""The one list of periodic jobs. Celery beat's schedule is built from it
+(config/settings.py ``CELERY_BEAT_SCHEDULE``) and the embedded scheduler loop
+(``workers.scheduler``) runs the same jobs, so the two cannot drift apart.
+
+Settings import this module, so it imports nothing of Django or of the app.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class PeriodicJob:
+    name: str  # the beat entry's name
+    task: str  # the Celery task's registered name (see workers/tasks.py)
+    interval_setting: str  # the setting holding the seconds between two runs under beat
+    default_seconds: int
+
+
+PERIODIC_JOBS: tuple[PeriodicJob, ...] = (
+    PeriodicJob("poll-timers", "approvals.poll_timers", "APPROVALS_POLL_INTERVAL_SECONDS", 2),
+    PeriodicJob(
+        "sweep-activities", "approvals.sweep_activities", "APPROVALS_SWEEP_INTERVAL_SECONDS", 5
+    ),
+    PeriodicJob(
+        "prune-fired-timers",
+        "approvals.prune_fired_timers",
+        "APPROVALS_PRUNE_INTERVAL_SECONDS",
+        3600,
+    ),
+    PeriodicJob("sweep-mail", "approvals.sweep_mail", "APPROVALS_MAIL_SWEEP_INTERVAL_SECONDS", 15),
+    # Once a day, counted from when beat (or the embedded loop) starts.
+    PeriodicJob(
+        "send-digests", "approvals.send_digests", "APPROVALS_DIGEST_INTERVAL_SECONDS", 86400
+    ),
+    PeriodicJob(
+        "seal-audit", "approvals.seal_audit", "APPROVALS_AUDIT_SEAL_INTERVAL_SECONDS", 86400
+    ),
+)
+
+# Under beat, a run that waited this long in the queue is dropped: the next one comes.
+_EXPIRES_SECONDS = 30
+
+
+def beat_schedule(intervals: Mapping[str, int | float]) -> dict[str, dict[str, Any]]:
+    """``CELERY_BEAT_SCHEDULE`` for ``PERIODIC_JOBS``; ``intervals`` maps each job's
+    ``interval_setting`` to its seconds (a missing one takes the job's default)."""
+    return {
+        job.name: {
+            "task": job.task,
+            "schedule": float(intervals.get(job.interval_setting, job.default_seconds)),
+            "options": {"queue": "scheduler", "expires": _EXPIRES_SECONDS},
+        }
+        for job in PERIODIC_JOBS
+    }

@@ -1,0 +1,59 @@
+"""Celery tasks. Each fetches by id and calls a worker function; no logic lives here.
+Their names are what queued messages and beat entries carry: never change them."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from typing import Any
+
+from celery import shared_task
+from django.conf import settings
+from django.db import close_old_connections
+
+from ..audit.seal import seal_all
+from ..notifications.tasks import send_digests, sweep_mail
+from .activities import attempt_run, attempt_sweep
+from .timers import timer_drain, timer_prune
+
+
+@shared_task(name="approvals.run_activity", acks_late=True, reject_on_worker_lost=True)
+def run_activity(attempt_id: int) -> None:
+    close_old_connections()  # the worker reuses connections; drop one that broke
+    attempt_run(attempt_id=attempt_id)
+
+
+@shared_task(name="approvals.poll_timers", ignore_result=True)
+def poll_timers() -> int:
+    return timer_drain()
+
+
+@shared_task(name="approvals.sweep_activities", ignore_result=True)
+def sweep_activities() -> dict[str, int]:
+    return attempt_sweep()
+
+
+@shared_task(name="approvals.prune_fired_timers", ignore_result=True)
+def prune_fired_timers() -> int:
+    return timer_prune(older_than=dt.timedelta(days=settings.APPROVALS_FIRED_TIMER_RETENTION_DAYS))
+
+
+# What each periodic job (workers/jobs.py) runs, by task name: the embedded scheduler
+# calls these in-process, beat sends the same names to the workers.
+@shared_task(name="approvals.seal_audit", ignore_result=True)
+def seal_audit() -> int:
+    """The daily seal of every chain head (approvals.audit.seal)."""
+    return len(seal_all())
+
+
+PERIODIC_TASKS: dict[str, Callable[[], Any]] = {
+    task.name: task
+    for task in (
+        poll_timers,
+        sweep_activities,
+        prune_fired_timers,
+        sweep_mail,
+        send_digests,
+        seal_audit,
+    )
+}
