@@ -74,3 +74,33 @@ def test_the_embedded_loop_runs_every_job_of_the_list(acme, api) -> None:
     assert results["poll-timers"] == 0  # nothing is due yet
     assert results["prune-fired-timers"] == 0
     assert Timer.objects.count() == 2
+
+
+def test_the_embedded_loop_runs_each_job_at_its_own_interval(monkeypatch, settings) -> None:
+    import threading
+
+    from approvals.workers import scheduler
+
+    ran: dict[str, int] = {}
+    for name in list(tasks.PERIODIC_TASKS):
+        monkeypatch.setitem(
+            tasks.PERIODIC_TASKS,
+            name,
+            lambda name=name: ran.__setitem__(name, ran.get(name, 0) + 1),
+        )
+    settings.APPROVALS_POLL_INTERVAL_SECONDS = 0  # every tick
+    stop = threading.Event()
+    thread = threading.Thread(
+        target=scheduler.scheduler_loop, kwargs={"stop": stop, "interval": 0.01}
+    )
+
+    thread.start()
+    while ran.get("approvals.poll_timers", 0) < 5:
+        stop.wait(0.01)
+    stop.set()
+    thread.join()
+
+    # the daily jobs wait a whole interval after the start, as under beat
+    assert ran.get("approvals.seal_audit", 0) == 0
+    assert ran.get("approvals.send_digests", 0) == 0
+    assert ran.get("approvals.prune_fired_timers", 0) == 0
