@@ -66,6 +66,9 @@ class ActivityAttempt(models.Model):
     step = models.CharField(max_length=64)
     undo = models.BooleanField(default=False)
     attempt = models.PositiveIntegerField()
+    # Each entry into the step is a round (a send-back re-runs it): round 2's attempt 1
+    # is another row, with its own idempotency key.
+    round = models.PositiveIntegerField(default=1, db_default=1)
     activity = models.CharField(max_length=128)
     queue = models.CharField(max_length=64)
     idempotency_key = models.CharField(max_length=200)
@@ -79,7 +82,7 @@ class ActivityAttempt(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["workflow", "step", "undo", "attempt"], name="attempt_unique"
+                fields=["workflow", "step", "undo", "round", "attempt"], name="attempt_unique"
             )
         ]
         indexes = [

@@ -171,6 +171,7 @@ def _project_activity(
             workflow_id=wf.pk,
             step=a.step,
             undo=a.undo,
+            round=a.round,
             attempt=a.attempt,
             finished_at__isnull=True,
         ).update(finished_at=now, outcome=outcome[:32])
@@ -182,10 +183,11 @@ def _project_activity(
         workflow_id=wf.pk,
         step=a.step,
         undo=a.undo,
+        round=a.round,
         attempt=a.attempt,
         activity=a.activity,
         queue=a.queue,
-        idempotency_key=activity_key(str(wf.pk), a.step, a.undo),
+        idempotency_key=activity_key(str(wf.pk), a.step, a.undo, a.round),
         not_before=clock.from_epoch(a.not_before),
         timeout_seconds=a.timeout,
     )

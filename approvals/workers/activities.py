@@ -126,12 +126,13 @@ def attempt_run(*, attempt_id: int) -> CommandResult | None:
             f"no activity {attempt.activity!r} is registered",
             attempt.undo,
             retryable=False,
+            round=attempt.round,
         )
     else:
         try:
             result = spec(attempt.idempotency_key, dict(data or {}), _params(attempt, template_id))
             outcome = cmd.ActivityCompleted(
-                attempt.step, attempt.attempt, attempt.undo, _jsonable(result)
+                attempt.step, attempt.attempt, attempt.undo, _jsonable(result), attempt.round
             )
         except Exception as exc:  # an activity's failure is data for the retry policy
             outcome = cmd.ActivityFailed(
@@ -141,6 +142,7 @@ def attempt_run(*, attempt_id: int) -> CommandResult | None:
                 str(exc)[:500],
                 attempt.undo,
                 retryable=getattr(exc, "retryable", True) is not False,
+                round=attempt.round,
             )
     if isinstance(outcome, cmd.ActivityFailed):
         metrics.ACTIVITY_FAILURES.labels(attempt.activity, outcome.error).inc()
@@ -176,15 +178,15 @@ def attempt_sweep(*, redispatch_after: float = 30.0, limit: int = 500) -> dict[s
     expired = list(
         ActivityAttempt.objects.filter(finished_at__isnull=True, lease_until__lt=now)
         .order_by("lease_until")
-        .values_list("pk", "tenant_id", "workflow_id", "step", "attempt", "undo")[:limit]
+        .values_list("pk", "tenant_id", "workflow_id", "step", "attempt", "undo", "round")[:limit]
     )
-    for pk, tenant_id, workflow_id, step, number, undo in expired:
+    for pk, tenant_id, workflow_id, step, number, undo, round_ in expired:
         try:
             command_execute(
                 tenant_id=tenant_id,
                 workflow_id=workflow_id,
                 command=cmd.ActivityFailed(
-                    step, number, TIMEOUT, "the attempt's lease expired", undo
+                    step, number, TIMEOUT, "the attempt's lease expired", undo, round=round_
                 ),
                 request_id=outcome_request_id(pk),
             )
