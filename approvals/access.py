@@ -138,12 +138,30 @@ def workflows_readable(user: User) -> QuerySet[Workflow]:
     return qs.filter(Exists(mine))
 
 
+def workflow_with_reading(user: User, workflow_id: Any) -> Workflow | None:
+    """The workflow of the user's organisation, fetched with whether the user takes
+    part in it (``wf.is_participant``) in the same query, so ``may_read_workflow``
+    needs no second one on the hot path of a decision. None when there is no such
+    workflow in the user's organisation."""
+    mine = WorkflowParticipant.objects.filter(workflow_id=OuterRef("pk"), user_id=user.pk)
+    return (
+        Workflow.objects.filter(tenant_id=user.member_tenant_id, pk=workflow_id)
+        .annotate(is_participant=Exists(mine))
+        .first()
+    )
+
+
 def may_read_workflow(user: User, wf: Workflow) -> bool:
     if not is_member(user) or wf.tenant_id != user.tenant_id:
         return False
     if reads_everything(user):
         return True
-    if WorkflowParticipant.objects.filter(workflow_id=wf.pk, user=user).exists():
+    known = getattr(wf, "is_participant", None)
+    if (
+        known
+        if known is not None
+        else (WorkflowParticipant.objects.filter(workflow_id=wf.pk, user=user).exists())
+    ):
         return True
     if _stands_in_now(user, wf):
         return True

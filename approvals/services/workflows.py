@@ -268,7 +268,10 @@ def _in_tenant(user: User, workflow_id: uuid.UUID | str) -> Workflow:
 
 
 def _readable(user: User, workflow_id: uuid.UUID | str) -> Workflow:
-    wf = _in_tenant(user, workflow_id)
-    if not access.may_read_workflow(user, wf):
+    try:
+        wf = access.workflow_with_reading(user, workflow_id)
+    except (ValueError, TypeError, DjangoValidationError) as exc:
+        raise WorkflowNotFound(WORKFLOW_NOT_FOUND) from exc
+    if wf is None or not access.may_read_workflow(user, wf):
         raise WorkflowNotFound(WORKFLOW_NOT_FOUND)
     return wf
