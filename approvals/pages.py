@@ -502,7 +502,7 @@ def out_of_office(request: HttpRequest) -> HttpResponse:
                     name = delegate.first_name or delegate.username
                     messages.success(
                         request,
-                        f"While you are away ({first:%-d %b} to {last:%-d %b}), "
+                        f"While you are away ({first.day} {first:%b} to {last.day} {last:%b}), "
                         f"{name} decides your tasks.",
                     )
                     return HttpResponseRedirect(reverse("out-of-office"))

@@ -6,15 +6,18 @@ units and kept in minor units, converted exactly."""
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Mapping
-from decimal import Decimal, InvalidOperation
+from decimal import Context, Decimal, Inexact, InvalidOperation, Overflow
 from typing import Any
 
 from django import forms
 
 from ..notifications.format import EXPONENTS
-from .present import currency_of, field_label, humanise, money_fields
+from .present import code_words, currency_of, field_label, field_order, money_fields
 
+_AMOUNT = re.compile(r"^-?[0-9]+(\.[0-9]+)?$")
+_EXACT = Context(prec=80, traps=[InvalidOperation, Inexact, Overflow])
 MONEY_INVALID = "Enter an amount such as 45000.00."
 MONEY_TOO_PRECISE = "Enter at most {places} digits after the decimal point."
 MONEY_TOO_SMALL = "Enter at least {shown}."
@@ -46,13 +49,12 @@ class MoneyField(forms.CharField):
         text = (super().to_python(value) or "").replace(",", "").replace(" ", "")
         if not text:
             return None
-        try:
-            amount = Decimal(text)
-        except InvalidOperation:
-            raise forms.ValidationError(MONEY_INVALID, code="invalid") from None
-        if not amount.is_finite():
+        if not _AMOUNT.match(text) or len(text) > 40:
             raise forms.ValidationError(MONEY_INVALID, code="invalid")
-        minor = amount.scaleb(self.exponent)
+        try:
+            minor = Decimal(text).scaleb(self.exponent, context=_EXACT)
+        except (InvalidOperation, ArithmeticError):
+            raise forms.ValidationError(MONEY_INVALID, code="invalid") from None
         if minor != minor.to_integral_value():
             raise forms.ValidationError(
                 MONEY_TOO_PRECISE.format(places=self.exponent), code="precision"
@@ -83,9 +85,7 @@ def _field(
             **common,
         )
     if "enum" in spec:
-        choices = [
-            (v, humanise(v) if str(v).isupper() or "_" in str(v) else v) for v in spec["enum"]
-        ]
+        choices = [(v, code_words(str(v))) for v in spec["enum"]]
         if not required:
             choices = [("", "—"), *choices]
         return forms.ChoiceField(choices=choices, **common)
@@ -122,7 +122,9 @@ class SchemaForm(forms.Form):
         required = set(self.schema.get("required") or [])
         money = money_fields(self.schema)
         source: Mapping[str, Any] = self.data or self.initial or {}
-        for name, spec in (self.schema.get("properties") or {}).items():
+        properties = self.schema.get("properties") or {}
+        for name in field_order(self.schema):
+            spec = properties[name]
             if not isinstance(spec, Mapping):
                 continue
             currency = currency_of(source, money.get(name, ""))

@@ -95,6 +95,28 @@ def day(at: dt.datetime | None) -> str:
 # -- data --------------------------------------------------------------------------------
 
 
+def code_words(value: str) -> str:
+    """An enum value in words: ``IT_HARDWARE`` -> ``It hardware``; a short code such
+    as a currency (``INR``) stays as it is."""
+    if "_" in value or (value.isupper() and len(value) > 3):
+        return humanise(value)
+    return value
+
+
+def field_order(schema: Mapping[str, Any] | None) -> list[str]:
+    """The fields in the order people fill them: each amount followed by its currency,
+    then the rest as declared (a stored schema may not keep its order: jsonb sorts)."""
+    names = list(((schema or {}).get("properties") or {}).keys())
+    money = money_fields(schema)
+    ordered: list[str] = []
+    for name in names:
+        if name in money:
+            ordered.append(name)
+            if money[name] in names and money[name] not in ordered:
+                ordered.append(money[name])
+    return ordered + [n for n in names if n not in ordered]
+
+
 def money_fields(schema: Mapping[str, Any] | None) -> dict[str, str]:
     """Integer fields annotated ``"x-money": {"currency": FIELD}`` -> the currency field
     (an empty string when the annotation names none: rupees)."""
@@ -131,7 +153,7 @@ def format_value(schema: Mapping[str, Any] | None, data: Mapping[str, Any], name
         return ""
     spec = ((schema or {}).get("properties") or {}).get(name)
     if isinstance(spec, Mapping) and "enum" in spec and isinstance(value, str):
-        return humanise(value) if value.isupper() or "_" in value else value
+        return code_words(value)
     if isinstance(value, str) and isinstance(spec, Mapping) and spec.get("format") == "date":
         try:
             parsed = dt.date.fromisoformat(value)
@@ -146,7 +168,7 @@ def data_rows(schema: Mapping[str, Any] | None, data: Mapping[str, Any]) -> list
     names is shown within the amount, not on its own."""
     money = money_fields(schema)
     hidden = {c for c in money.values() if c}
-    order = list(((schema or {}).get("properties") or {}).keys())
+    order = field_order(schema)
     order += [k for k in data if k not in order]
     return [
         (field_label(schema, name), format_value(schema, data, name))
@@ -184,7 +206,7 @@ def condition_words(
             shown = money_format(minor=int(value), currency=currency_of(data, money[name]))
         elif value[:1] in "'\"":
             raw = value[1:-1]
-            shown = humanise(raw) if raw.isupper() or "_" in raw else raw
+            shown = code_words(raw)
         else:
             shown = value
         return f"{label} {_OPS[op]} {shown}"
