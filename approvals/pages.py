@@ -452,7 +452,9 @@ class OutOfOfficeForm(forms.Form):
 
     def __init__(self, *args: Any, colleagues: list[tuple[str, str]], **kw: Any) -> None:
         super().__init__(*args, **kw)
-        self.fields["delegate"].choices = [("", "Choose a colleague"), *colleagues]
+        field = self.fields["delegate"]
+        assert isinstance(field, forms.ChoiceField)
+        field.choices = [("", "Choose a colleague"), *colleagues]
 
 
 @login_required
@@ -549,7 +551,9 @@ class SearchForm(forms.Form):
 
     def __init__(self, *args: Any, templates: list[tuple[str, str]], **kw: Any) -> None:
         super().__init__(*args, **kw)
-        self.fields["template"].choices = [("", "Any kind"), *templates]
+        field = self.fields["template"]
+        assert isinstance(field, forms.ChoiceField)
+        field.choices = [("", "Any kind"), *templates]
 
 
 @login_required

@@ -57,6 +57,7 @@ def delegation_set(
     ``delegate``. Raises DelegationRefused as ``delegation_check`` does, or for an empty
     period."""
     delegation_check(user=user, delegate=delegate)
+    assert user.tenant_id is not None
     if ends_at <= starts_at:
         raise DelegationRefused(DELEGATION_PERIOD)
     return Delegation.objects.create(

@@ -372,20 +372,20 @@ def sentence(
         return f"{who} {verb} the {step} step"
     if kind == "TaskReassigned":
         frm, to = ctx.who(p.get("from_user")), ctx.who(p.get("to_user"))
-        reason = p.get("reason")
-        if reason == "delegated":
+        why = p.get("reason")
+        if why == "delegated":
             return f"{frm} handed the {step} step to {to}"
-        if reason == "escalated":
+        if why == "escalated":
             return f"The {step} step was escalated from {frm} to {to}"
         return f"{by} reassigned the {step} step from {frm} to {to}"
     if kind == "ReminderSent":
-        users = [ctx.who(u) for u in p.get("users") or []]
-        verb = "were" if len(users) > 1 else "was"
-        return f"{_list(users) or 'Nobody'} {verb} reminded of the {step} step"
+        reminded = [ctx.who(u) for u in p.get("users") or []]
+        were = "were" if len(reminded) > 1 else "was"
+        return f"{_list(reminded) or 'Nobody'} {were} reminded of the {step} step"
     if kind == "Escalated":
-        people = _list([ctx.who(a.get("user")) for a in p.get("assignments") or []])
+        takers = _list([ctx.who(a.get("user")) for a in p.get("assignments") or []])
         how = "taken over by" if p.get("replace", True) else "also given to"
-        return f"The {step} step was overdue and {how} {people}"
+        return f"The {step} step was overdue and {how} {takers}"
     if kind == "StepCompleted":
         if p.get("compensate"):
             return f"The {step} step was undone"
