@@ -521,8 +521,8 @@ def out_of_office(request: HttpRequest) -> HttpResponse:
             "delegations": [
                 {
                     "delegate": d.delegate.first_name or d.delegate.username,
-                    "starts": present.when(d.starts_at),
-                    "ends": present.when(d.ends_at),
+                    "starts": present.day(d.starts_at),
+                    "ends": present.day(d.ends_at - dt.timedelta(seconds=1)),
                     "reason": d.reason,
                 }
                 for d in current

@@ -235,3 +235,56 @@ def test_the_decide_form_never_redirects_off_site(acme: Any, client: Any, target
 
     assert response.status_code == 302
     assert response["Location"] == "/"
+
+
+def test_approving_selected_rows_at_once_by_keyboard_and_the_other_pages(
+    acme: Any, live_server: Any, browser: Browser
+) -> None:
+    from approvals.services.workflows import workflow_start
+
+    base = live_server.url
+    alice_user = acme.users.get(username="alice")
+    wids = [
+        workflow_start(
+            submitter=alice_user,
+            template_key="expense-approval",
+            subject_type="expense",
+            subject_id=f"E-bulk-{i}",
+            data={"amountPaise": 4_500_000 + i * 100, "currency": "INR", "department": "eng"},
+        ).response["workflowId"]
+        for i in range(3)
+    ]
+    bob = sign_in(browser, base, "bob")
+    for wid in wids[:2]:
+        bob.locator(f'li[data-workflow="{wid}"] input.select').focus()
+        bob.keyboard.press("Space")
+    bob.get_by_role("button", name="Approve selected").focus()
+    bob.keyboard.press("Enter")
+    expect(bob.locator("#inbox-status")).to_have_text("Approved 2 requests.")
+    expect(bob.locator("li.task")).to_have_count(1)
+    expect(bob.locator(f'li[data-workflow="{wids[2]}"]')).to_have_count(1)
+    approvals = WorkflowEvent.objects.filter(workflow_id__in=wids, type="DecisionRecorded")
+    assert sorted(str(e.workflow_id) for e in approvals) == sorted(wids[:2])
+    # each with its own request id
+    assert len({e.request_id for e in approvals}) == 2
+
+    bob.set_viewport_size({"width": 380, "height": 800})
+    shot(bob, "inbox-narrow")
+    bob.set_viewport_size({"width": 1280, "height": 800})
+
+    bob.get_by_role("link", name="Search").click()
+    bob.get_by_label("Words").fill("E-bulk")
+    bob.get_by_label("Status").select_option("RUNNING")
+    bob.get_by_role("button", name="Search").click()
+    expect(bob.locator("table.tasks tbody tr")).to_have_count(3)
+    expect(bob.locator("table.tasks")).to_contain_text("Waiting: Finance")
+    expect(bob.locator("table.tasks")).to_contain_text("Waiting: Manager")
+    shot(bob, "search")
+
+    bob.get_by_role("link", name="Out of office").click()
+    bob.get_by_label("Who decides for you").select_option("ivan")
+    bob.get_by_label("First day away").fill("2026-12-01")
+    bob.get_by_label("Last day away").fill("2026-12-05")
+    bob.get_by_role("button", name="Save").click()
+    expect(bob.locator(".flash.success")).to_contain_text("Ivan decides your tasks")
+    shot(bob, "out-of-office")
