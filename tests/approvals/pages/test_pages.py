@@ -201,3 +201,12 @@ def test_a_resubmission_changes_the_data_and_shows_both_rounds(acme: Any) -> Non
     assert "Alice changed the request and resubmitted it" in lines
     assert sum(1 for line in lines if line == "The Manager step asked Bob") == 2
     assert "Rs 46,000.00" in good.content.decode()
+
+
+def test_times_are_shown_in_the_browsers_zone_named(acme: Any) -> None:
+    wid = _start(acme, "E-zone")
+    alice = _browser("alice")
+    alice.cookies["tz"] = "Asia/Kolkata"
+    assert "IST" in alice.get(f"/workflows/{wid}").content.decode()
+    alice.cookies["tz"] = "Not/AZone"
+    assert "UTC" in alice.get(f"/workflows/{wid}").content.decode()
