@@ -168,9 +168,7 @@ def _workflow_rows(user: User, workflows: list[Workflow]) -> list[dict[str, Any]
             "figures": present.key_figures(_schema(wf.template), wf.data),
             "submitted": present.when(wf.created_at),
             "submitter": (wf.submitter.first_name or wf.submitter.username) if wf.submitter else "",
-            "sent_back": bool(wf.snapshot.get("resubmit_step"))
-            and wf.public_status.startswith("PENDING_")
-            and wf.submitter_id == user.pk,
+            "sent_back": _awaits_changes_from(user, wf),
         }
         for wf in workflows
     ]
@@ -184,12 +182,14 @@ def my_workflows(request: HttpRequest) -> HttpResponse:
 
 
 def _awaits_changes_from(user: User, wf: Workflow) -> bool:
-    """The workflow was sent back and waits for ``user``, its submitter, alone."""
+    """The workflow was sent back and waits for ``user``, its submitter, alone. (The
+    snapshot keeps ``resubmit_step`` after a resubmission: who is asked is what says.)"""
     if wf.submitter_id != user.pk or wf.status != "RUNNING":
         return False
     if not wf.snapshot.get("resubmit_step"):
         return False
-    return [a["user"] for a in workflow_assignees(workflow=wf)] == [user.username]
+    asked = [a.get("user") for a in wf.snapshot.get("assignments") or []]
+    return asked == [user.username]
 
 
 def _detail_context(user: User, wf: Workflow) -> dict[str, Any]:

@@ -185,6 +185,7 @@ def test_a_resubmission_changes_the_data_and_shows_both_rounds(acme: Any) -> Non
     alice = _browser("alice")
     page = alice.get(f"/workflows/{wid}")
     assert page.context["sent_back"] is True
+    assert "edit and resubmit" in alice.get("/workflows/").content.decode()
     bad = alice.post(
         f"/workflows/{wid}/resubmit",
         {"amountPaise": "lots", "currency": "INR", "department": "eng", "request_id": "r-1"},
@@ -201,6 +202,17 @@ def test_a_resubmission_changes_the_data_and_shows_both_rounds(acme: Any) -> Non
     assert "Alice changed the request and resubmitted it" in lines
     assert sum(1 for line in lines if line == "The Manager step asked Bob") == 2
     assert "Rs 46,000.00" in good.content.decode()
+    # answered: neither the page nor the list offers the form again, and a second
+    # resubmission records nothing
+    assert alice.get(f"/workflows/{wid}").context["sent_back"] is False
+    assert "edit and resubmit" not in alice.get("/workflows/").content.decode()
+    before = WorkflowEvent.objects.filter(workflow_id=wid).count()
+    again = alice.post(
+        f"/workflows/{wid}/resubmit",
+        {"amountPaise": "1", "currency": "INR", "department": "eng", "request_id": "r-3"},
+    )
+    assert again.status_code == 409
+    assert WorkflowEvent.objects.filter(workflow_id=wid).count() == before
 
 
 def test_times_are_shown_in_the_browsers_zone_named(acme: Any) -> None:
