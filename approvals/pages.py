@@ -309,13 +309,15 @@ def decide(request: HttpRequest, workflow_id: str) -> HttpResponse:
     except Busy:
         return _answer(request, back, ok=False, message=BUSY, code=503)
     wf = workflow_get(user=user, workflow_id=workflow_id)
-    what = _subject(wf) if wf is not None else "The request"
-    now = present.status_label(result.status)
+    what = _subject(wf) if wf is not None else "the request"
     if decision == "delegate":
         names = _names(user, [delegate_to])
         message = f"{what} was handed to {present.person(delegate_to, names)}."
     else:
-        message = f"{DONE_WORDS[decision]} {what}. It is now: {now}."
+        message = f"{DONE_WORDS[decision]} {what}."
+        if wf is not None:
+            step = present.step_title(_raw(wf.template), wf.current_step)
+            message += " " + present.next_phrase(status=wf.status, step_title=step)
     if result.duplicate:
         message += " (This decision had already been recorded.)"
     return _answer(request, back, ok=True, message=message, code=200, status=result.status)
@@ -418,9 +420,12 @@ def workflow_new(request: HttpRequest) -> HttpResponse:
             except Busy:
                 form.add_error(None, BUSY)
             else:
-                now = present.status_label(result.response["status"])
-                messages.success(request, f"Submitted {template.title}. It is now: {now}.")
                 wid = result.response["workflowId"]
+                wf = workflow_get(user=user, workflow_id=wid)
+                if wf is not None:
+                    step = present.step_title(_raw(wf.template), wf.current_step)
+                    then = present.next_phrase(status=wf.status, step_title=step)
+                    messages.success(request, f"Submitted {_subject(wf)}. {then}")
                 return HttpResponseRedirect(reverse("workflow", args=[wid]))
     return render(
         request,

@@ -229,6 +229,13 @@ def status_label(public_status: str) -> str:
     return STATUS_WORDS.get(public_status, humanise(public_status))
 
 
+def next_phrase(*, status: str, step_title: str) -> str:
+    """What a decision or a submission led to: ``It now waits for the Finance step.``"""
+    if status == "RUNNING":
+        return f"It now waits for the {step_title} step." if step_title else "It is in progress."
+    return f"It is now {STATUS_WORDS.get(status, humanise(status)).lower()}."
+
+
 def status_sentence(
     *,
     status: str,

@@ -66,11 +66,19 @@ def test_submit_approve_from_inbox_and_from_the_workflow_page(
     alice = sign_in(browser, base, "alice")
     alice.get_by_role("link", name="New request").click()
     alice.get_by_role("link", name="Expense claim").click()
-    alice.get_by_label("Amount").fill("45000.00")
+    alice.get_by_label("Amount").fill("45000.001")
     alice.get_by_label("Currency").select_option("INR")
-    alice.get_by_label("Department").fill("engineering")
     alice.get_by_label("What was it for?").fill("Conference travel")
     alice.get_by_label("Reference").fill("E-2026-001")
+    alice.get_by_role("button", name="Submit").click()
+    # field-level errors, what was typed kept
+    expect(alice.get_by_text("Enter at most 2 digits after the decimal point.")).to_be_visible()
+    expect(alice.get_by_text("This field is required.")).to_be_visible()
+    expect(alice.get_by_label("What was it for?")).to_have_value("Conference travel")
+    shot(alice, "new-request-errors")
+    assert not Workflow.objects.exists()
+    alice.get_by_label("Amount").fill("45000.00")
+    alice.get_by_label("Department").fill("engineering")
     shot(alice, "new-request")
     alice.get_by_role("button", name="Submit").click()
     expect(alice.locator(".status")).to_have_text("Waiting: Manager")
@@ -78,6 +86,8 @@ def test_submit_approve_from_inbox_and_from_the_workflow_page(
     expect(alice.locator("dl.data")).to_contain_text("Rs 45,000.00")
     wf = Workflow.objects.get(subject_id="E-2026-001")
     assert wf.data["amountPaise"] == 4_500_000
+    expect(alice.locator('svg.diagram [data-step="manager"]')).to_have_class("node step current")
+    shot(alice, "workflow-running")
 
     # bob approves from his inbox: no navigation, the row leaves, the page says so
     bob = sign_in(browser, base, "bob")

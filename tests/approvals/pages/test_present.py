@@ -259,3 +259,10 @@ def test_the_form_uses_titles_descriptions_and_enums() -> None:
     assert [c[0] for c in form.fields["currency"].choices] == ["INR", "USD", "EUR", "GBP"]
     dated = SchemaForm({"properties": {"on": {"type": "string", "format": "date"}}})
     assert 'type="date"' in str(dated["on"])
+
+
+def test_what_a_decision_led_to_reads_as_a_phrase() -> None:
+    assert present.next_phrase(status="RUNNING", step_title="Finance") == (
+        "It now waits for the Finance step."
+    )
+    assert present.next_phrase(status="COMPLETED", step_title="") == "It is now approved."
