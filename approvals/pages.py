@@ -164,7 +164,7 @@ def _workflow_rows(user: User, workflows: list[Workflow]) -> list[dict[str, Any]
         {
             "wf": wf,
             "subject": _subject(wf),
-            "status": present.status_label(wf.public_status),
+            "status": present.status_label(wf.public_status, _raw(wf.template)),
             "figures": present.key_figures(_schema(wf.template), wf.data),
             "submitted": present.when(wf.created_at),
             "submitter": (wf.submitter.first_name or wf.submitter.username) if wf.submitter else "",
@@ -225,7 +225,7 @@ def _detail_context(user: User, wf: Workflow) -> dict[str, Any]:
     return {
         "wf": wf,
         "subject": _subject(wf),
-        "status_label": present.status_label(wf.public_status),
+        "status_label": present.status_label(wf.public_status, raw),
         "status_sentence": status,
         "data_rows": present.data_rows(_schema(wf.template), wf.data),
         "timeline": present.timeline(history, ctx),

@@ -221,11 +221,16 @@ def condition_words(
 # -- statuses ----------------------------------------------------------------------------
 
 
-def status_label(public_status: str) -> str:
-    """A short badge: ``PENDING_FINANCE`` -> ``Waiting: Finance``; ``APPROVED`` ->
-    ``Approved``."""
+def status_label(public_status: str, raw_definition: Mapping[str, Any] | None = None) -> str:
+    """A short badge: ``PENDING_FINANCE`` -> ``Waiting: Finance`` (the step's title when
+    the workflow template is given); ``PENDING_SUBMITTER`` -> ``Sent back for changes``;
+    ``APPROVED`` -> ``Approved``."""
+    if public_status == "PENDING_SUBMITTER":
+        return "Sent back for changes"
     if public_status.startswith("PENDING_"):
-        return "Waiting: " + humanise(public_status.removeprefix("PENDING_"))
+        step = public_status.removeprefix("PENDING_")
+        titles = {k.upper(): v for k, v in step_titles(raw_definition or {}).items()}
+        return "Waiting: " + (titles.get(step) or humanise(step))
     return STATUS_WORDS.get(public_status, humanise(public_status))
 
 

@@ -177,6 +177,7 @@ def test_bob_sends_back_and_alice_edits_and_resubmits(
     alice.get_by_role("link", name="My requests").click()
     alice.get_by_role("link", name="Sent back: edit and resubmit").click()
     expect(alice.locator(".status-sentence")).to_contain_text("Sent back to Alice for changes")
+    shot(alice, "resubmit")
     alice.get_by_label("Amount").fill("44,500.50")
     alice.get_by_label("What did you change?").fill("Corrected the total")
     alice.get_by_role("button", name="Resubmit").click()

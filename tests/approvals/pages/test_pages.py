@@ -222,3 +222,20 @@ def test_times_are_shown_in_the_browsers_zone_named(acme: Any) -> None:
     assert "IST" in alice.get(f"/workflows/{wid}").content.decode()
     alice.cookies["tz"] = "Not/AZone"
     assert "UTC" in alice.get(f"/workflows/{wid}").content.decode()
+
+
+@pytest.mark.parametrize("url", ["/workflows/", "/search?q=E-"])
+def test_lists_of_requests_take_a_constant_number_of_queries(acme: Any, url: str) -> None:
+    alice = _browser("alice")
+    for i in range(2):
+        _start(acme, f"E-l{i}")
+
+    def count() -> int:
+        with CaptureQueriesContext(connection) as ctx:
+            assert alice.get(url).status_code == 200
+        return len(ctx.captured_queries)
+
+    two = count()
+    for i in range(2, 12):
+        _start(acme, f"E-l{i}")
+    assert count() == two

@@ -74,6 +74,7 @@ def test_steps_read_by_title_else_by_their_id_in_words() -> None:
         ("ROLLED_BACK", "Rolled back"),
         ("COMPENSATION_FAILED", "Roll-back failed"),
         ("PENDING_FINANCE", "Waiting: Finance"),
+        ("PENDING_SUBMITTER", "Sent back for changes"),
     ],
 )
 def test_status_labels(status: str, words: str) -> None:
@@ -266,3 +267,8 @@ def test_what_a_decision_led_to_reads_as_a_phrase() -> None:
         "It now waits for the Finance step."
     )
     assert present.next_phrase(status="COMPLETED", step_title="") == "It is now approved."
+
+
+def test_a_waiting_badge_uses_the_steps_title() -> None:
+    assert present.status_label("PENDING_VP", EXPENSE) == "Waiting: VP"
+    assert present.status_label("PENDING_RESERVE_BUDGET") == "Waiting: Reserve budget"
