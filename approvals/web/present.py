@@ -96,11 +96,15 @@ def day(at: dt.datetime | None) -> str:
 
 
 def code_words(value: str) -> str:
-    """An enum value in words: ``IT_HARDWARE`` -> ``It hardware``; a short code such
-    as a currency (``INR``) stays as it is."""
-    if "_" in value or (value.isupper() and len(value) > 3):
-        return humanise(value)
-    return value
+    """An enum value in words: ``IT_HARDWARE`` -> ``IT hardware``, ``SOFTWARE`` ->
+    ``Software``; a short code such as a currency (``INR``) stays as it is."""
+    if not ("_" in value or (value.isupper() and len(value) > 3)):
+        return value
+    words = [w for w in value.split("_") if w]
+    out = [w if len(w) <= 2 and w.isupper() else w.lower() for w in words]
+    if out and out[0].islower():
+        out[0] = out[0].capitalize()
+    return " ".join(out)
 
 
 def field_order(schema: Mapping[str, Any] | None) -> list[str]:

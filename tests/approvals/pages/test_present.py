@@ -43,7 +43,7 @@ def test_money_is_shown_in_currency_units_through_the_schema_annotation() -> Non
 
 def test_enum_values_read_as_words_but_codes_stay() -> None:
     data = {"category": "IT_HARDWARE", "currency": "INR"}
-    assert present.format_value(PURCHASE["schema"], data, "category") == "It hardware"
+    assert present.format_value(PURCHASE["schema"], data, "category") == "IT hardware"
     assert present.format_value(PURCHASE["schema"], data, "currency") == "INR"
 
 
@@ -54,7 +54,7 @@ def test_conditions_read_with_field_titles_and_amounts() -> None:
     )
     assert (
         present.condition_words("data.category == 'IT_HARDWARE'", PURCHASE["schema"], {})
-        == "category is It hardware"
+        == "category is IT hardware"
     )
 
 
