@@ -1,17 +1,21 @@
-"""Server-rendered pages: the inbox, a workflow with its history, and the start form.
-Views parse the form, call one service or selector, and render; no logic lives here."""
+"""Server-rendered pages: the inbox, a workflow with its history and diagram, the start
+and resubmission forms, out of office and search. Views parse the form, call one service
+or selector, and render; how things read to people lives in approvals.web.present."""
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods
 
@@ -20,7 +24,7 @@ from templates_engine import CommandRejected, Definition
 from . import access
 from .decisions import DECISION_LABELS, DECISION_RECORDED
 from .definitions import definition_for
-from .models import User, WorkflowTemplate
+from .models import Delegation, User, Workflow, WorkflowTemplate
 from .request_ids import request_id_valid
 from .runtime.commands import Busy, RequestIdReused, WorkflowNotFound
 from .selectors.tasks import BadCursor, task_list_for_user
@@ -31,6 +35,7 @@ from .selectors.workflows import (
     workflow_history,
     workflow_search,
 )
+from .services.delegations import DelegationRefused, delegation_set
 from .services.workflows import (
     IDEMPOTENCY_KEY_INVALID,
     IdempotencyKeyReused,
@@ -39,13 +44,31 @@ from .services.workflows import (
     workflow_decide,
     workflow_start,
 )
+from .web import present
+from .web.diagram import workflow_svg
+from .web.forms import SchemaForm
 
+DECISIONS = (*DECISION_LABELS, "delegate")
+DONE_WORDS = {**DECISION_RECORDED, "delegate": "Handed on"}
 REJECTION_TEXT = {
     "NOT_YOUR_STEP": "This step is not yours to decide (any more).",
     "ALREADY_DECIDED": "You have already approved this step.",
     "WORKFLOW_FINISHED": "This workflow has already finished.",
     "SEGREGATION_OF_DUTIES": "You submitted this request, so you cannot decide it.",
 }
+DECISION_UNREADABLE = "That decision could not be read; please try again."
+DELEGATE_MISSING = "Choose the colleague to hand this task to."
+NOT_SENT_BACK = "This request is not waiting for your changes."
+BUSY = "The workflow is busy; please try again."
+SEARCH_STATUSES = [
+    ("", "Any status"),
+    ("RUNNING", "In progress"),
+    ("APPROVED", "Approved"),
+    ("REJECTED", "Rejected"),
+    ("CANCELLED", "Cancelled"),
+    ("ROLLED_BACK", "Rolled back"),
+    ("COMPENSATION_FAILED", "Roll-back failed"),
+]
 
 
 def _member(request: HttpRequest) -> User:
@@ -55,6 +78,41 @@ def _member(request: HttpRequest) -> User:
     return user
 
 
+def _names(user: User, usernames: Iterable[str | None]) -> dict[str, str]:
+    """Usernames -> first names (the username when none), in one query."""
+    wanted = {u for u in usernames if u}
+    if not wanted:
+        return {}
+    rows = User.objects.filter(tenant_id=user.member_tenant_id, username__in=wanted).values_list(
+        "username", "first_name"
+    )
+    return {u: first or u for u, first in rows}
+
+
+def _colleagues(user: User) -> list[tuple[str, str]]:
+    """The organisation's active people other than ``user``, for a select."""
+    rows = (
+        User.objects.filter(tenant_id=user.member_tenant_id, is_active=True)
+        .exclude(pk=user.pk)
+        .order_by("first_name", "username")
+        .values_list("username", "first_name")
+    )
+    return [(u, f"{first} ({u})" if first else u) for u, first in rows]
+
+
+def _raw(template: WorkflowTemplate) -> Mapping[str, Any]:
+    return template.definition if isinstance(template.definition, Mapping) else {}
+
+
+def _schema(template: WorkflowTemplate) -> Mapping[str, Any] | None:
+    schema = _raw(template).get("schema")
+    return schema if isinstance(schema, Mapping) else None
+
+
+def _subject(wf: Workflow) -> str:
+    return f"{wf.template.title} {wf.subject_id}"
+
+
 @login_required
 def inbox(request: HttpRequest) -> HttpResponse:
     user = _member(request)
@@ -62,7 +120,27 @@ def inbox(request: HttpRequest) -> HttpResponse:
         page = task_list_for_user(user=user, limit=25, cursor=request.GET.get("cursor"))
     except BadCursor:
         return HttpResponseRedirect(reverse("inbox"))
-    rows = [{"task": t, "request_id": uuid.uuid4().hex} for t in page.tasks]
+    names = _names(user, [t.on_behalf_of for t in page.tasks])
+    now = timezone.now()
+    rows = []
+    for t in page.tasks:
+        wf = t.workflow
+        submitter = wf.submitter
+        rows.append(
+            {
+                "task": t,
+                "wf": wf,
+                "request_id": uuid.uuid4().hex,
+                "subject": _subject(wf),
+                "requester": (submitter.first_name or submitter.username) if submitter else "",
+                "figures": present.key_figures(_schema(wf.template), wf.data),
+                "step": present.step_title(_raw(wf.template), t.step),
+                "behalf": present.person(t.on_behalf_of, names) if t.on_behalf_of else "",
+                "due": present.when(t.due_at),
+                "overdue": t.due_at < now,
+                "resubmit": submitter is not None and submitter.pk == user.pk,
+            }
+        )
     return render(
         request,
         "approvals/inbox.html",
@@ -70,15 +148,96 @@ def inbox(request: HttpRequest) -> HttpResponse:
             "rows": rows,
             "next_cursor": page.next_cursor,
             "decisions": DECISION_LABELS,
+            "colleagues": _colleagues(user) if rows else [],
         },
     )
+
+
+def _workflow_rows(user: User, workflows: list[Workflow]) -> list[dict[str, Any]]:
+    return [
+        {
+            "wf": wf,
+            "subject": _subject(wf),
+            "status": present.status_label(wf.public_status, _raw(wf.template)),
+            "figures": present.key_figures(_schema(wf.template), wf.data),
+            "submitted": present.when(wf.created_at),
+            "submitter": (wf.submitter.first_name or wf.submitter.username) if wf.submitter else "",
+            "sent_back": _awaits_changes_from(user, wf),
+        }
+        for wf in workflows
+    ]
 
 
 @login_required
 def my_workflows(request: HttpRequest) -> HttpResponse:
     user = _member(request)
     rows = workflow_search(user=user, submitter=user.username, limit=100)
-    return render(request, "approvals/my_workflows.html", {"workflows": rows})
+    return render(request, "approvals/my_workflows.html", {"rows": _workflow_rows(user, rows)})
+
+
+def _awaits_changes_from(user: User, wf: Workflow) -> bool:
+    """The workflow was sent back and waits for ``user``, its submitter, alone. (The
+    snapshot keeps ``resubmit_step`` after a resubmission: who is asked is what says.)"""
+    if wf.submitter_id != user.pk or wf.status != "RUNNING":
+        return False
+    if not wf.snapshot.get("resubmit_step"):
+        return False
+    asked = [a.get("user") for a in wf.snapshot.get("assignments") or []]
+    return asked == [user.username]
+
+
+def _detail_context(user: User, wf: Workflow) -> dict[str, Any]:
+    history = workflow_history(workflow=wf)
+    assignees = workflow_assignees(workflow=wf)
+    submitter = wf.submitter.username if wf.submitter else None
+    wanted = present.usernames_in(history) | {submitter or ""}
+    wanted |= {a["user"] or "" for a in assignees} | {a["onBehalfOf"] or "" for a in assignees}
+    names = _names(user, wanted)
+    raw = _raw(wf.template)
+    ctx = present.Context(raw_definition=raw, data=wf.data, names=names, submitter=submitter)
+    since = next(
+        (
+            h.at
+            for h in reversed(history)
+            if h.type in {"ApprovalRequested", "SentBack", "Escalated", "TaskReassigned"}
+        ),
+        None,
+    )
+    due_epoch = wf.snapshot.get("due_at")
+    due = dt.datetime.fromtimestamp(due_epoch, tz=dt.UTC) if due_epoch else None
+    status = present.status_sentence(
+        status=wf.status,
+        step=present.step_title(raw, wf.current_step),
+        assignees=[(a["user"] or "", a["onBehalfOf"]) for a in assignees],
+        submitter=submitter,
+        since=since,
+        due=due,
+        names=names,
+    )
+    done = {str(h.payload.get("step")) for h in history if h.type == "StepCompleted"}
+    skipped = {str(h.payload.get("step")) for h in history if h.type == "StepSkipped"}
+    return {
+        "wf": wf,
+        "subject": _subject(wf),
+        "status_label": present.status_label(wf.public_status, raw),
+        "status_sentence": status,
+        "data_rows": present.data_rows(_schema(wf.template), wf.data),
+        "timeline": present.timeline(history, ctx),
+        "diagram": workflow_svg(
+            raw,
+            data=wf.data,
+            current=wf.current_step if wf.status == "RUNNING" else None,
+            done=done,
+            skipped=skipped,
+            finished=wf.status == "COMPLETED",
+        ),
+        "submitted": present.when(wf.created_at),
+        "submitter_name": present.person(submitter, names),
+        "mine": any(a["user"] == user.username for a in assignees),
+        "sent_back": _awaits_changes_from(user, wf),
+        "request_id": uuid.uuid4().hex,
+        "decisions": DECISION_LABELS,
+    }
 
 
 @login_required
@@ -87,20 +246,25 @@ def workflow_detail(request: HttpRequest, workflow_id: str) -> HttpResponse:
     wf = workflow_get(user=user, workflow_id=workflow_id)
     if wf is None:
         raise Http404
-    assignees = workflow_assignees(workflow=wf)
-    mine = any(a["user"] == user.username for a in assignees)
-    return render(
-        request,
-        "approvals/workflow_detail.html",
-        {
-            "wf": wf,
-            "history": workflow_history(workflow=wf),
-            "assignees": assignees,
-            "mine": mine,
-            "request_id": uuid.uuid4().hex,
-            "decisions": DECISION_LABELS,
-        },
-    )
+    context = _detail_context(user, wf)
+    if context["sent_back"]:
+        context["form"] = SchemaForm(_schema(wf.template), initial=wf.data, with_reference=False)
+    return render(request, "approvals/workflow_detail.html", context)
+
+
+def _wants_json(request: HttpRequest) -> bool:
+    return "application/json" in request.headers.get("Accept", "")
+
+
+def _answer(
+    request: HttpRequest, back: str, *, ok: bool, message: str, code: int, status: str = ""
+) -> HttpResponse:
+    """For the inbox's script a JSON answer; for a plain form post a message and a
+    redirect."""
+    if _wants_json(request):
+        return JsonResponse({"ok": ok, "message": message, "status": status}, status=code)
+    (messages.success if ok else messages.error)(request, message)
+    return HttpResponseRedirect(back)
 
 
 @login_required
@@ -110,14 +274,16 @@ def decide(request: HttpRequest, workflow_id: str) -> HttpResponse:
     decision = request.POST.get("decision", "")
     request_id = request.POST.get("request_id", "")
     comment = request.POST.get("comment", "")[:4000]
+    delegate_to = request.POST.get("delegate_to", "").strip() or None
     back = request.POST.get("next") or reverse("workflow", args=[workflow_id])
     if not url_has_allowed_host_and_scheme(
         back, allowed_hosts={request.get_host()}, require_https=request.is_secure()
     ):
         back = reverse("inbox")  # never bounce to another site
-    if decision not in DECISION_LABELS or not request_id_valid(request_id):
-        messages.error(request, "That decision could not be read; please try again.")
-        return HttpResponseRedirect(back)
+    if decision not in DECISIONS or not request_id_valid(request_id):
+        return _answer(request, back, ok=False, message=DECISION_UNREADABLE, code=400)
+    if decision == "delegate" and not delegate_to:
+        return _answer(request, back, ok=False, message=DELEGATE_MISSING, code=400)
     try:
         result = workflow_decide(
             user=user,
@@ -125,58 +291,80 @@ def decide(request: HttpRequest, workflow_id: str) -> HttpResponse:
             decision=decision,
             request_id=request_id,
             comment=comment,
+            delegate_to=delegate_to if decision == "delegate" else None,
         )
     except WorkflowNotFound:
         raise Http404 from None  # unknown, or another organisation's: the same answer
     except CommandRejected as exc:
-        messages.error(request, REJECTION_TEXT.get(exc.code, exc.message))
+        text = REJECTION_TEXT.get(exc.code, exc.message)
+        return _answer(request, back, ok=False, message=text, code=409)
     except (access.Forbidden, RequestIdReused) as exc:
-        messages.error(request, str(exc))
+        return _answer(request, back, ok=False, message=str(exc), code=403)
     except Busy:
-        messages.error(request, "The workflow is busy; please try again.")
+        return _answer(request, back, ok=False, message=BUSY, code=503)
+    wf = workflow_get(user=user, workflow_id=workflow_id)
+    what = _subject(wf) if wf is not None else "the request"
+    if decision == "delegate":
+        names = _names(user, [delegate_to])
+        message = f"{what} was handed to {present.person(delegate_to, names)}."
     else:
-        verb = DECISION_RECORDED[decision]
-        note = " (already recorded)" if result.duplicate else ""
-        messages.success(request, f"{verb}{note}. The workflow is now {result.status}.")
-    return HttpResponseRedirect(back)
+        message = f"{DONE_WORDS[decision]} {what}."
+        if wf is not None:
+            step = present.step_title(_raw(wf.template), wf.current_step)
+            message += " " + present.next_phrase(status=wf.status, step_title=step)
+    if result.duplicate:
+        message += " (This decision had already been recorded.)"
+    return _answer(request, back, ok=True, message=message, code=200, status=result.status)
 
 
-def _field_for(name: str, spec: dict[str, Any], required: bool) -> forms.Field:
-    label = spec.get("title") or name
-    kind = spec.get("type")
-    if "enum" in spec:
-        return forms.ChoiceField(
-            label=label, required=required, choices=[(v, v) for v in spec["enum"]]
-        )
-    if kind == "integer":
-        return forms.IntegerField(
-            label=label,
-            required=required,
-            min_value=spec.get("minimum"),
-            max_value=spec.get("maximum"),
-        )
-    if kind == "number":
-        return forms.FloatField(label=label, required=required)
-    if kind == "boolean":
-        return forms.BooleanField(label=label, required=False)
-    return forms.CharField(label=label, required=required, max_length=spec.get("maxLength"))
-
-
-def _data_form(definition: Definition, data: Any = None) -> forms.Form:
-    """A form built from the workflow template's JSON Schema."""
-    form = forms.Form(data)
-    schema = definition.schema or {}
-    required = set(schema.get("required", []))
-    for name, spec in (schema.get("properties") or {}).items():
-        form.fields[name] = _field_for(name, spec, name in required)
-    form.fields["subject_id"] = forms.CharField(label="Reference", max_length=128)
-    return form
+@login_required
+@require_http_methods(["POST"])
+def workflow_resubmit(request: HttpRequest, workflow_id: str) -> HttpResponse:
+    """The submitter answers a send-back with changed data (or withdraws)."""
+    user = _member(request)
+    wf = workflow_get(user=user, workflow_id=workflow_id)
+    if wf is None:
+        raise Http404
+    if not _awaits_changes_from(user, wf):
+        context = _detail_context(user, wf)
+        messages.error(request, NOT_SENT_BACK)
+        return render(request, "approvals/workflow_detail.html", context, status=409)
+    request_id = request.POST.get("request_id", "")
+    withdraw = request.POST.get("decision") == "reject"
+    form = SchemaForm(_schema(wf.template), request.POST, with_reference=False)
+    if not request_id_valid(request_id):
+        form.add_error(None, DECISION_UNREADABLE)
+    if withdraw or form.is_valid():
+        try:
+            workflow_decide(
+                user=user,
+                workflow_id=workflow_id,
+                decision="reject" if withdraw else "approve",
+                request_id=request_id,
+                comment=request.POST.get("comment", "")[:4000],
+                data=None if withdraw else form.data_for_engine(),
+            )
+        except WorkflowNotFound:
+            raise Http404 from None
+        except CommandRejected as exc:
+            form.add_error(None, REJECTION_TEXT.get(exc.code, exc.message))
+        except (access.Forbidden, RequestIdReused) as exc:
+            form.add_error(None, str(exc))
+        except Busy:
+            form.add_error(None, BUSY)
+        else:
+            messages.success(
+                request, f"{'Withdrew' if withdraw else 'Resubmitted'} {_subject(wf)}."
+            )
+            return HttpResponseRedirect(reverse("workflow", args=[workflow_id]))
+    context = _detail_context(user, wf)
+    context["form"] = form
+    return render(request, "approvals/workflow_detail.html", context, status=400)
 
 
 def _latest_templates(user: User) -> list[WorkflowTemplate]:
-    assert user.member_tenant_id is not None
-    latest = workflow_templates_latest(tenant_id=user.member_tenant_id)
-    return [t for t in latest if access.may_start(user, t.key)]
+    templates = workflow_templates_latest(tenant_id=user.member_tenant_id)
+    return [t for t in templates if access.may_start(user, t.key)]
 
 
 @login_required
@@ -188,31 +376,41 @@ def workflow_new(request: HttpRequest) -> HttpResponse:
     template = next((t for t in templates if t.key == key), None)
     if template is None:
         return render(request, "approvals/workflow_new.html", {"templates": templates})
-    definition = definition_for(template.pk)
-    form = _data_form(definition, request.POST if request.method == "POST" else None)
+    definition: Definition = definition_for(template.pk)
+    form = SchemaForm(definition.schema, request.POST if request.method == "POST" else None)
     idempotency_key = request.POST.get("idempotency_key") or None
     if idempotency_key is not None and not idempotency_key_valid(idempotency_key):
         form.add_error(None, IDEMPOTENCY_KEY_INVALID)
-    if request.method == "POST" and form.is_valid():
-        data = {
-            k: v for k, v in form.cleaned_data.items() if k != "subject_id" and v not in (None, "")
-        }
-        try:
-            result = workflow_start(
-                submitter=user,
-                template_key=key,
-                subject_type=key,
-                subject_id=form.cleaned_data["subject_id"],
-                data=data,
-                idempotency_key=idempotency_key,
-            )
-        except (CommandRejected, TemplateNotFound, IdempotencyKeyReused, access.Forbidden) as exc:
-            form.add_error(None, str(exc))
-        except Busy:
-            form.add_error(None, "The workflow is busy; please try again.")
-        else:
-            messages.success(request, f"Submitted. Status: {result.status}.")
-            return HttpResponseRedirect(reverse("workflow", args=[result.workflow_id]))
+    status = 200
+    if request.method == "POST":
+        status = 400
+        if form.is_valid():
+            try:
+                result = workflow_start(
+                    submitter=user,
+                    template_key=key,
+                    subject_type=key,
+                    subject_id=form.cleaned_data["subject_id"],
+                    data=form.data_for_engine(),
+                    idempotency_key=idempotency_key,
+                )
+            except (
+                CommandRejected,
+                TemplateNotFound,
+                IdempotencyKeyReused,
+                access.Forbidden,
+            ) as exc:
+                form.add_error(None, str(exc))
+            except Busy:
+                form.add_error(None, BUSY)
+            else:
+                wid = str(result.workflow_id)
+                wf = workflow_get(user=user, workflow_id=wid)
+                if wf is not None:
+                    step = present.step_title(_raw(wf.template), wf.current_step)
+                    then = present.next_phrase(status=wf.status, step_title=step)
+                    messages.success(request, f"Submitted {_subject(wf)}. {then}")
+                return HttpResponseRedirect(reverse("workflow", args=[wid]))
     return render(
         request,
         "approvals/workflow_new.html",
@@ -220,6 +418,170 @@ def workflow_new(request: HttpRequest) -> HttpResponse:
             "templates": templates,
             "template": template,
             "form": form,
-            "idempotency_key": uuid.uuid4().hex,
+            "idempotency_key": idempotency_key or uuid.uuid4().hex,
         },
+        status=status,
     )
+
+
+# -- out of office -------------------------------------------------------------------------
+
+
+class OutOfOfficeForm(forms.Form):
+    delegate = forms.ChoiceField(
+        label="Who decides for you", help_text="They get the tasks that arrive while you are away."
+    )
+    first_day = forms.DateField(
+        label="First day away", widget=forms.DateInput(attrs={"type": "date"})
+    )
+    last_day = forms.DateField(
+        label="Last day away", widget=forms.DateInput(attrs={"type": "date"})
+    )
+    reason = forms.CharField(label="Note (optional)", required=False, max_length=200)
+
+    def __init__(self, *args: Any, colleagues: list[tuple[str, str]], **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        field = self.fields["delegate"]
+        assert isinstance(field, forms.ChoiceField)
+        field.choices = [("", "Choose a colleague"), *colleagues]
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def out_of_office(request: HttpRequest) -> HttpResponse:
+    user = _member(request)
+    # Every username is offered as a choice, the person themselves too, so that the
+    # service, not the select, is what refuses a bad delegate with its own words.
+    everyone = [
+        (u, f"{first} ({u})" if first else u)
+        for u, first in User.objects.filter(tenant_id=user.member_tenant_id)
+        .order_by("first_name", "username")
+        .values_list("username", "first_name")
+    ]
+    form = OutOfOfficeForm(
+        request.POST if request.method == "POST" else None,
+        colleagues=[c for c in everyone if c[0] != user.username]
+        if request.method == "GET"
+        else everyone,
+    )
+    status = 200
+    if request.method == "POST":
+        status = 400
+        if form.is_valid():
+            zone = timezone.get_current_timezone()
+            first = form.cleaned_data["first_day"]
+            last = form.cleaned_data["last_day"]
+            starts = dt.datetime.combine(first, dt.time.min, tzinfo=zone)
+            ends = dt.datetime.combine(last + dt.timedelta(days=1), dt.time.min, tzinfo=zone)
+            delegate = User.objects.filter(
+                tenant_id=user.member_tenant_id, username=form.cleaned_data["delegate"]
+            ).first()
+            if delegate is None:
+                form.add_error("delegate", "Choose a colleague from your organisation.")
+            else:
+                try:
+                    delegation_set(
+                        user=user,
+                        delegate=delegate,
+                        starts_at=starts,
+                        ends_at=ends,
+                        reason=form.cleaned_data["reason"],
+                    )
+                except DelegationRefused as exc:
+                    form.add_error("delegate" if last >= first else "last_day", str(exc))
+                else:
+                    name = delegate.first_name or delegate.username
+                    messages.success(
+                        request,
+                        f"While you are away ({first.day} {first:%b} to {last.day} {last:%b}), "
+                        f"{name} decides your tasks.",
+                    )
+                    return HttpResponseRedirect(reverse("out-of-office"))
+    current = (
+        Delegation.objects.filter(user=user, ends_at__gt=timezone.now())
+        .select_related("delegate")
+        .order_by("starts_at")
+    )
+    return render(
+        request,
+        "approvals/out_of_office.html",
+        {
+            "form": form,
+            "delegations": [
+                {
+                    "delegate": d.delegate.first_name or d.delegate.username,
+                    "starts": present.day(d.starts_at),
+                    "ends": present.day(d.ends_at - dt.timedelta(seconds=1)),
+                    "reason": d.reason,
+                }
+                for d in current
+            ],
+        },
+        status=status,
+    )
+
+
+# -- search ------------------------------------------------------------------------------
+
+
+class SearchForm(forms.Form):
+    q = forms.CharField(label="Words", required=False, max_length=100)
+    status = forms.ChoiceField(label="Status", required=False, choices=SEARCH_STATUSES)
+    template = forms.ChoiceField(label="Kind of request", required=False)
+    subject = forms.CharField(label="Reference", required=False, max_length=128)
+    submitter = forms.CharField(label="Submitted by (username)", required=False, max_length=150)
+    assignee = forms.CharField(label="Waiting for (username)", required=False, max_length=150)
+    since = forms.DateField(
+        label="Submitted from", required=False, widget=forms.DateInput(attrs={"type": "date"})
+    )
+    until = forms.DateField(
+        label="Submitted until", required=False, widget=forms.DateInput(attrs={"type": "date"})
+    )
+
+    def __init__(self, *args: Any, templates: list[tuple[str, str]], **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        field = self.fields["template"]
+        assert isinstance(field, forms.ChoiceField)
+        field.choices = [("", "Any kind"), *templates]
+
+
+@login_required
+def search(request: HttpRequest) -> HttpResponse:
+    user = _member(request)
+    kinds = {
+        key: title
+        for key, title in WorkflowTemplate.objects.filter(tenant_id=user.member_tenant_id)
+        .order_by("key", "version")
+        .values_list("key", "title")
+    }
+    form = SearchForm(request.GET or None, templates=sorted(kinds.items(), key=lambda kv: kv[1]))
+    rows: list[dict[str, Any]] | None = None
+    status = 200
+    if request.GET:
+        if form.is_valid():
+            c = form.cleaned_data
+            zone = timezone.get_current_timezone()
+            since = (
+                dt.datetime.combine(c["since"], dt.time.min, tzinfo=zone) if c["since"] else None
+            )
+            until = (
+                dt.datetime.combine(c["until"] + dt.timedelta(days=1), dt.time.min, tzinfo=zone)
+                if c["until"]
+                else None
+            )
+            found = workflow_search(
+                user=user,
+                status=c["status"] or None,
+                template=c["template"] or None,
+                subject_id=c["subject"] or None,
+                submitter=c["submitter"] or None,
+                assignee=c["assignee"] or None,
+                created_after=since,
+                created_before=until,
+                text=c["q"] or None,
+                limit=100,
+            )
+            rows = _workflow_rows(user, found)
+        else:
+            status = 400
+    return render(request, "approvals/search.html", {"form": form, "rows": rows}, status=status)

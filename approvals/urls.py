@@ -9,6 +9,13 @@ urlpatterns = [
     path("workflows/new", pages.workflow_new, name="workflow-new"),
     path("workflows/<uuid:workflow_id>", pages.workflow_detail, name="workflow"),
     path("workflows/<uuid:workflow_id>/decide", pages.decide, name="workflow-decide"),
+    path(
+        "workflows/<uuid:workflow_id>/resubmit",
+        pages.workflow_resubmit,
+        name="workflow-resubmit",
+    ),
+    path("search", pages.search, name="search"),
+    path("account/out-of-office", pages.out_of_office, name="out-of-office"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("healthz", views.healthz, name="healthz"),

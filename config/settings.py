@@ -99,6 +99,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "approvals.web.middleware.TimeZoneMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "approvals.middleware.NoStoreMiddleware",
     # Last: turns a refused sign-in into approvals.lockout's answer.

@@ -61,7 +61,11 @@ def task_list_for_user(*, user: User, limit: int = 50, cursor: str | None = None
                 output_field=BooleanField(),
             )
         )
-    rows = list(qs.select_related("workflow").order_by("due_at", "id")[: limit + 1])
+    rows = list(
+        qs.select_related("workflow__template", "workflow__submitter").order_by("due_at", "id")[
+            : limit + 1
+        ]
+    )
     has_more = len(rows) > limit
     rows = rows[:limit]
     return TaskPage(rows, _encode(rows[-1]) if has_more and rows else None)

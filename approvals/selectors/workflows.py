@@ -102,5 +102,7 @@ def workflow_search(
     if text:
         qs = qs.filter(Q(subject_id__icontains=text) | Q(template_key__icontains=text))
     return list(
-        qs.select_related("submitter").order_by("-created_at", "pk")[offset : offset + limit]
+        qs.select_related("submitter", "template").order_by("-created_at", "pk")[
+            offset : offset + limit
+        ]
     )

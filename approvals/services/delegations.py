@@ -3,7 +3,9 @@ to ``delegate``. Setting one is refused when the delegate could not hold the tas
 
 from __future__ import annotations
 
-from ..models import PendingTask, User
+import datetime as dt
+
+from ..models import Delegation, PendingTask, User
 
 DELEGATE_OTHER_TENANT = "The delegate must belong to the same organisation."
 DELEGATE_SELF = "A person cannot delegate to themselves."
@@ -43,3 +45,26 @@ def delegation_check(*, user: User, delegate: User) -> None:
                 subject=f"{wf.subject_type} {wf.subject_id}",
             )
         )
+
+
+DELEGATION_PERIOD = "The last day must not be before the first."
+
+
+def delegation_set(
+    *, user: User, delegate: User, starts_at: dt.datetime, ends_at: dt.datetime, reason: str = ""
+) -> Delegation:
+    """Out of office: from ``starts_at`` until ``ends_at`` tasks for ``user`` go to
+    ``delegate``. Raises DelegationRefused as ``delegation_check`` does, or for an empty
+    period."""
+    delegation_check(user=user, delegate=delegate)
+    assert user.tenant_id is not None
+    if ends_at <= starts_at:
+        raise DelegationRefused(DELEGATION_PERIOD)
+    return Delegation.objects.create(
+        tenant_id=user.tenant_id,
+        user=user,
+        delegate=delegate,
+        starts_at=starts_at,
+        ends_at=ends_at,
+        reason=reason[:200],
+    )

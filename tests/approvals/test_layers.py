@@ -55,6 +55,7 @@ LAYERS: dict[str, str] = {
     "approvals.middleware": "front",
     "approvals.lockout": "front",
     "approvals.admin_login": "front",
+    "approvals.web": "front",  # the pages' presentation: words, forms, the diagram
     # Audit: its table, the reads (export, verification, replay), the seal it writes,
     # and its doors.
     "approvals.audit": "base",  # the package's __init__

@@ -213,6 +213,50 @@ ROWS = [
         api=False,
     ),
     Row(
+        "workflow-resubmit",
+        # Nothing waits for a resubmission: whoever may read it is told so, the others
+        # that it does not exist; nothing is recorded.
+        lambda c, w, p: c.post(f"/workflows/{w.workflow_id}/resubmit", {"amountPaise": "1"}),
+        answers("409", "409", "409", "404", "404", "409", "409", "404", "404", "409", "302"),
+        api=False,
+    ),
+    Row(
+        "workflow-resubmit",
+        # A withdrawal (a rejection) through this form, by the assignee too, records
+        # nothing while the request was not sent back.
+        lambda c, w, p: c.post(
+            f"/workflows/{w.workflow_id}/resubmit", {"decision": "reject", "request_id": "w-1"}
+        ),
+        answers("409", "409", "409", "404", "404", "409", "409", "404", "404", "409", "302"),
+        api=False,
+    ),
+    Row(
+        "search",
+        lambda c, w, p: c.get("/search", {"subject": "E-1"}),
+        answers(*["200"] * (len(P) - 1), "302"),
+        api=False,
+    ),
+    Row(
+        "out-of-office",
+        lambda c, w, p: c.get("/account/out-of-office"),
+        answers(*["200"] * (len(P) - 1), "302"),
+        api=False,
+    ),
+    Row(
+        "out-of-office",
+        # Naming oneself is refused with a form error by everyone; nothing is stored.
+        lambda c, w, p: c.post(
+            "/account/out-of-office",
+            {
+                "delegate": p and PERSONAS[p] or "",
+                "first_day": "2026-12-01",
+                "last_day": "2026-12-05",
+            },
+        ),
+        answers(*["400"] * (len(P) - 1), "302"),
+        api=False,
+    ),
+    Row(
         "mail-link",
         lambda c, w, p: c.get(_bobs_link(w)),
         # The link's person (bob) and anyone not signed in get the confirmation page; a

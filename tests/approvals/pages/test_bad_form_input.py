@@ -48,7 +48,7 @@ def _browser(username: str) -> Client:
 
 def _form(**overrides: Any) -> dict[str, Any]:
     form = {
-        "amountPaise": str(PENDING_AMOUNT),
+        "amountPaise": "45000.00",  # rupees: the form takes currency units
         "currency": "INR",
         "department": "eng",
         "subject_id": "E-9",
@@ -59,7 +59,7 @@ def _form(**overrides: Any) -> dict[str, Any]:
 
 
 def _form_errors(response: Any) -> str:
-    assert response.status_code == 200, response.status_code
+    assert response.status_code == 400, response.status_code
     form = response.context["form"]
     return json.dumps(form.errors)
 
@@ -94,6 +94,10 @@ def test_a_good_start_form_starts_a_workflow(acme):
         pytest.param({"amountPaise": "12abc"}, "amountPaise", id="amount-not-a-number"),
         pytest.param({"amountPaise": str(2**63)}, "amountPaise", id="amount-past-64-bits"),
         pytest.param({"amountPaise": "9" * 5000}, "amountPaise", id="amount-5000-digits"),
+        pytest.param({"amountPaise": "45000.001"}, "amountPaise", id="amount-past-paise"),
+        pytest.param({"amountPaise": "1e5"}, "amountPaise", id="amount-exponent"),
+        pytest.param({"amountPaise": "NaN"}, "amountPaise", id="amount-nan"),
+        pytest.param({"amountPaise": "0.00"}, "amountPaise", id="amount-below-minimum"),
         pytest.param({"currency": "inr"}, "currency", id="currency-lowercase"),
     ],
 )

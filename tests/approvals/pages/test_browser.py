@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -48,40 +49,145 @@ def sign_in(browser: Browser, base: str, username: str) -> Page:
     return page
 
 
+SHOTS = Path(__file__).resolve().parents[3] / "screenshots"
+
+
+def shot(page: Page, name: str) -> None:
+    SHOTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
 def test_submit_approve_from_inbox_and_from_the_workflow_page(
     acme: Any, live_server: Any, browser: Browser
 ) -> None:
     base = live_server.url
 
-    # alice submits an expense through the form built from the template's schema
+    # alice submits an expense through the form built from the schema, in rupees
     alice = sign_in(browser, base, "alice")
     alice.get_by_role("link", name="New request").click()
     alice.get_by_role("link", name="Expense claim").click()
-    alice.get_by_label("amountPaise").fill("4500000")
-    alice.get_by_label("currency").fill("INR")
-    alice.get_by_label("department").fill("engineering")
+    alice.get_by_label("Amount").fill("45000.001")
+    alice.get_by_label("Currency").select_option("INR")
+    alice.get_by_label("What was it for?").fill("Conference travel")
     alice.get_by_label("Reference").fill("E-2026-001")
     alice.get_by_role("button", name="Submit").click()
-    expect(alice.locator(".status")).to_have_text("PENDING_MANAGER")
+    # field-level errors, what was typed kept
+    expect(alice.get_by_text("Enter at most 2 digits after the decimal point.")).to_be_visible()
+    expect(alice.get_by_text("This field is required.")).to_be_visible()
+    expect(alice.get_by_label("What was it for?")).to_have_value("Conference travel")
+    shot(alice, "new-request-errors")
+    assert not Workflow.objects.exists()
+    alice.get_by_label("Amount").fill("45000.00")
+    alice.get_by_label("Department").fill("engineering")
+    shot(alice, "new-request")
+    alice.get_by_role("button", name="Submit").click()
+    expect(alice.locator(".status")).to_have_text("Waiting: Manager")
+    expect(alice.locator(".status-sentence")).to_contain_text("Waiting for Bob (Manager) since")
+    expect(alice.locator("dl.data")).to_contain_text("Rs 45,000.00")
     wf = Workflow.objects.get(subject_id="E-2026-001")
+    assert wf.data["amountPaise"] == 4_500_000
+    expect(alice.locator('svg.diagram [data-step="manager"]')).to_have_class("node step current")
+    shot(alice, "workflow-running")
 
-    # bob approves from his inbox
+    # bob approves from his inbox: no navigation, the row leaves, the page says so
     bob = sign_in(browser, base, "bob")
-    row = bob.locator(f'tr[data-workflow="{wf.pk}"]')
+    row = bob.locator(f'li[data-workflow="{wf.pk}"]')
     expect(row).to_contain_text("E-2026-001")
-    row.get_by_placeholder("Comment (optional)").fill("Fine by me")
+    expect(row).to_contain_text("Rs 45,000.00")
+    expect(row).to_contain_text("from Alice")
+    expect(row).to_contain_text("Manager step")
+    shot(bob, "inbox")
+    navigations: list[str] = []
+    bob.on("framenavigated", lambda frame: navigations.append(frame.url))
+    row.get_by_placeholder("Comment (optional)").fill("OK, within budget")
     row.get_by_role("button", name="Approve").click()
-    expect(bob.locator(".flash.success")).to_contain_text("PENDING_FINANCE")
-    expect(bob.locator(f'tr[data-workflow="{wf.pk}"]')).to_have_count(0)
+    expect(bob.locator("#inbox-status")).to_contain_text("Approved Expense claim E-2026-001")
+    expect(bob.locator(f'li[data-workflow="{wf.pk}"]')).to_have_count(0)
+    assert navigations == []
 
-    # fiona approves from the workflow page; the history names both
+    # fiona approves from the workflow page; the history tells the story in sentences
     fiona = sign_in(browser, base, "fiona")
     fiona.goto(f"{base}/workflows/{wf.pk}")
     fiona.get_by_role("button", name="Approve").click()
-    expect(fiona.locator(".status")).to_have_text("APPROVED")
-    expect(fiona.locator(".history")).to_contain_text("by bob")
-    expect(fiona.locator(".history")).to_contain_text("Fine by me")
+    expect(fiona.locator(".status")).to_have_text("Approved")
     assert WorkflowEvent.objects.filter(workflow=wf, type="DecisionRecorded").count() == 2
+
+    alice.goto(f"{base}/workflows/{wf.pk}")
+    expect(alice.locator(".status")).to_have_attribute("data-status", "APPROVED")
+    history = alice.locator(".timeline")
+    expect(history).to_contain_text("Alice submitted the request")
+    expect(history).to_contain_text("Bob approved the Manager step: “OK, within budget”")
+    expect(history).to_contain_text(
+        "The VP step was skipped: the condition amount > Rs 1,00,000.00 did not hold"
+    )
+    expect(history).to_contain_text("Fiona approved the Finance step")
+    expect(history).to_contain_text("The request was approved")
+    diagram = alice.locator("svg.diagram")
+    expect(diagram).to_be_visible()
+    expect(diagram.locator('[data-step="vp"]')).to_have_class("node step skipped")
+    expect(diagram).to_contain_text("if amount > Rs 1,00,000.00")
+    shot(alice, "workflow")
+    alice.set_viewport_size({"width": 380, "height": 800})
+    shot(alice, "workflow-narrow")
+
+
+def test_a_real_double_click_on_approve_records_one_decision(
+    acme: Any, live_server: Any, browser: Browser
+) -> None:
+    from approvals.services.workflows import workflow_start
+
+    started = workflow_start(
+        submitter=acme.users.get(username="alice"),
+        template_key="expense-approval",
+        subject_type="expense",
+        subject_id="E-dbl",
+        data={"amountPaise": 4_500_000, "currency": "INR", "department": "eng"},
+    )
+    wid = started.response["workflowId"]
+    bob = sign_in(browser, live_server.url, "bob")
+    row = bob.locator(f'li[data-workflow="{wid}"]')
+    row.get_by_role("button", name="Approve").dblclick()
+    expect(bob.locator(f'li[data-workflow="{wid}"]')).to_have_count(0)
+    expect(bob.locator("#inbox-status")).to_contain_text("Approved")
+    bob.wait_for_timeout(500)
+    assert WorkflowEvent.objects.filter(workflow_id=wid, type="DecisionRecorded").count() == 1
+
+
+def test_bob_sends_back_and_alice_edits_and_resubmits(
+    acme: Any, live_server: Any, browser: Browser
+) -> None:
+    from approvals.services.workflows import workflow_start
+
+    base = live_server.url
+    started = workflow_start(
+        submitter=acme.users.get(username="alice"),
+        template_key="expense-approval",
+        subject_type="expense",
+        subject_id="E-back",
+        data={"amountPaise": 4_500_000, "currency": "INR", "department": "eng"},
+    )
+    wid = started.response["workflowId"]
+    bob = sign_in(browser, base, "bob")
+    row = bob.locator(f'li[data-workflow="{wid}"]')
+    row.get_by_placeholder("Comment (optional)").fill("Attach the receipt total")
+    row.get_by_role("button", name="Send back").click()
+    expect(bob.locator("#inbox-status")).to_contain_text("Sent back")
+
+    alice = sign_in(browser, base, "alice")
+    alice.get_by_role("link", name="My requests").click()
+    alice.get_by_role("link", name="Sent back: edit and resubmit").click()
+    expect(alice.locator(".status-sentence")).to_contain_text("Sent back to Alice for changes")
+    shot(alice, "resubmit")
+    alice.get_by_label("Amount").fill("44,500.50")
+    alice.get_by_label("What did you change?").fill("Corrected the total")
+    alice.get_by_role("button", name="Resubmit").click()
+    expect(alice.locator(".flash.success")).to_contain_text("Resubmitted")
+    assert Workflow.objects.get(pk=wid).data["amountPaise"] == 4_450_050
+    history = alice.locator(".timeline")
+    expect(history).to_contain_text("Bob sent back the Manager step: “Attach the receipt total”")
+    expect(history).to_contain_text("Alice changed the request and resubmitted it")
+    expect(history.locator('li[data-kind="ApprovalRequested"]')).to_have_count(2)
+    expect(alice.locator("dl.data")).to_contain_text("Rs 44,500.50")
 
 
 def test_a_second_click_on_the_same_rendered_button_is_recorded_once(
@@ -99,7 +205,7 @@ def test_a_second_click_on_the_same_rendered_button_is_recorded_once(
     )
     wid = str(started.workflow_id)
     bob = sign_in(browser, live_server.url, "bob")
-    form = bob.locator(f'tr[data-workflow="{wid}"] form')
+    form = bob.locator(f'li[data-workflow="{wid}"] form.decide').first
     request_id = form.locator('input[name="request_id"]').get_attribute("value")
     csrf = form.locator('input[name="csrfmiddlewaretoken"]').get_attribute("value")
 
@@ -140,3 +246,56 @@ def test_the_decide_form_never_redirects_off_site(acme: Any, client: Any, target
 
     assert response.status_code == 302
     assert response["Location"] == "/"
+
+
+def test_approving_selected_rows_at_once_by_keyboard_and_the_other_pages(
+    acme: Any, live_server: Any, browser: Browser
+) -> None:
+    from approvals.services.workflows import workflow_start
+
+    base = live_server.url
+    alice_user = acme.users.get(username="alice")
+    wids = [
+        workflow_start(
+            submitter=alice_user,
+            template_key="expense-approval",
+            subject_type="expense",
+            subject_id=f"E-bulk-{i}",
+            data={"amountPaise": 4_500_000 + i * 100, "currency": "INR", "department": "eng"},
+        ).response["workflowId"]
+        for i in range(3)
+    ]
+    bob = sign_in(browser, base, "bob")
+    for wid in wids[:2]:
+        bob.locator(f'li[data-workflow="{wid}"] input.select').focus()
+        bob.keyboard.press("Space")
+    bob.get_by_role("button", name="Approve selected").focus()
+    bob.keyboard.press("Enter")
+    expect(bob.locator("#inbox-status")).to_have_text("Approved 2 requests.")
+    expect(bob.locator("li.task")).to_have_count(1)
+    expect(bob.locator(f'li[data-workflow="{wids[2]}"]')).to_have_count(1)
+    approvals = WorkflowEvent.objects.filter(workflow_id__in=wids, type="DecisionRecorded")
+    assert sorted(str(e.workflow_id) for e in approvals) == sorted(wids[:2])
+    # each with its own request id
+    assert len({e.request_id for e in approvals}) == 2
+
+    bob.set_viewport_size({"width": 380, "height": 800})
+    shot(bob, "inbox-narrow")
+    bob.set_viewport_size({"width": 1280, "height": 800})
+
+    bob.get_by_role("link", name="Search").click()
+    bob.get_by_label("Words").fill("E-bulk")
+    bob.get_by_label("Status").select_option("RUNNING")
+    bob.get_by_role("button", name="Search").click()
+    expect(bob.locator("table.tasks tbody tr")).to_have_count(3)
+    expect(bob.locator("table.tasks")).to_contain_text("Waiting: Finance")
+    expect(bob.locator("table.tasks")).to_contain_text("Waiting: Manager")
+    shot(bob, "search")
+
+    bob.get_by_role("link", name="Out of office").click()
+    bob.get_by_label("Who decides for you").select_option("ivan")
+    bob.get_by_label("First day away").fill("2026-12-01")
+    bob.get_by_label("Last day away").fill("2026-12-05")
+    bob.get_by_role("button", name="Save").click()
+    expect(bob.locator(".flash.success")).to_contain_text("Ivan decides your tasks")
+    shot(bob, "out-of-office")

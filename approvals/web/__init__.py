@@ -1,0 +1,1 @@
+"""The pages' helpers: how amounts, steps, statuses and histories read to people."""

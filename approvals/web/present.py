@@ -1,0 +1,488 @@
+"""How the engine's words read to people: amounts in currency units, steps and statuses
+in words, and a workflow's history as sentences. Pure functions over plain values; the
+views fetch what they need (names, the raw workflow template definition) in bulk."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from django.utils import timezone
+
+from ..notifications.format import money_format
+
+MONEY_KEY = "x-money"
+DEFAULT_CURRENCY = "INR"
+
+STATUS_WORDS = {
+    "NEW": "Starting",
+    "RUNNING": "In progress",
+    "COMPENSATING": "Being rolled back",
+    "COMPLETED": "Approved",
+    "APPROVED": "Approved",
+    "REJECTED": "Rejected",
+    "ROLLED_BACK": "Rolled back",
+    "COMPENSATION_FAILED": "Roll-back failed",
+    "CANCELLED": "Cancelled",
+}
+DECISION_PAST = {
+    "approve": "approved",
+    "reject": "rejected",
+    "send_back": "sent back",
+    "delegate": "handed on",
+}
+EXCLUSION_REASONS = {
+    "submitter": "submitted this request",
+}
+
+
+# -- names -------------------------------------------------------------------------------
+
+
+def humanise(identifier: str) -> str:
+    """``reserve_budget`` -> ``Reserve budget``; ``amountPaise`` -> ``Amount paise``."""
+    words = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", identifier or "")
+    words = re.sub(r"[_\-]+", " ", words).strip().lower()
+    return words[:1].upper() + words[1:]
+
+
+def step_titles(raw_definition: Mapping[str, Any]) -> dict[str, str]:
+    """Each step id -> its ``title`` in the workflow template, else the id in words."""
+    titles: dict[str, str] = {}
+    for step in raw_definition.get("steps") or []:
+        if isinstance(step, Mapping) and isinstance(step.get("id"), str):
+            title = step.get("title")
+            titles[step["id"]] = title if isinstance(title, str) and title else humanise(step["id"])
+    return titles
+
+
+def step_title(raw_definition: Mapping[str, Any], step: str | None) -> str:
+    if not step:
+        return ""
+    return step_titles(raw_definition).get(step) or humanise(step)
+
+
+def person(username: str | None, names: Mapping[str, str]) -> str:
+    """A username as people call them: the first name when the directory has one."""
+    if not username:
+        return "The system"
+    return names.get(username) or username
+
+
+# -- times -------------------------------------------------------------------------------
+
+
+def when(at: dt.datetime | None, *, with_date: bool = True) -> str:
+    """``2 Dec, 14:15 IST`` in the active time zone, which is named."""
+    if at is None:
+        return ""
+    local = timezone.localtime(at)
+    zone = local.tzname() or ""
+    text = f"{local.day} {local:%b}, {local:%H:%M}" if with_date else f"{local:%H:%M}"
+    return f"{text} {zone}".strip()
+
+
+def day(at: dt.datetime | None) -> str:
+    if at is None:
+        return ""
+    local = timezone.localtime(at)
+    return f"{local.day} {local:%b}"
+
+
+# -- data --------------------------------------------------------------------------------
+
+
+def code_words(value: str) -> str:
+    """An enum value in words: ``IT_HARDWARE`` -> ``IT hardware``, ``SOFTWARE`` ->
+    ``Software``; a short code such as a currency (``INR``) stays as it is."""
+    if not ("_" in value or (value.isupper() and len(value) > 3)):
+        return value
+    words = [w for w in value.split("_") if w]
+    out = [w if len(w) <= 2 and w.isupper() else w.lower() for w in words]
+    if out and out[0].islower():
+        out[0] = out[0].capitalize()
+    return " ".join(out)
+
+
+def field_order(schema: Mapping[str, Any] | None) -> list[str]:
+    """The fields in the order people fill them: each amount followed by its currency,
+    then the rest as declared (a stored schema may not keep its order: jsonb sorts)."""
+    names = list(((schema or {}).get("properties") or {}).keys())
+    money = money_fields(schema)
+    ordered: list[str] = []
+    for name in names:
+        if name in money:
+            ordered.append(name)
+            if money[name] in names and money[name] not in ordered:
+                ordered.append(money[name])
+    return ordered + [n for n in names if n not in ordered]
+
+
+def money_fields(schema: Mapping[str, Any] | None) -> dict[str, str]:
+    """Integer fields annotated ``"x-money": {"currency": FIELD}`` -> the currency field
+    (an empty string when the annotation names none: rupees)."""
+    out: dict[str, str] = {}
+    for name, spec in ((schema or {}).get("properties") or {}).items():
+        money = spec.get(MONEY_KEY) if isinstance(spec, Mapping) else None
+        if isinstance(money, Mapping):
+            currency = money.get("currency")
+            out[name] = currency if isinstance(currency, str) else ""
+        elif money is True:
+            out[name] = ""
+    return out
+
+
+def currency_of(data: Mapping[str, Any], currency_field: str) -> str:
+    value = data.get(currency_field) if currency_field else None
+    return value if isinstance(value, str) and value else DEFAULT_CURRENCY
+
+
+def field_label(schema: Mapping[str, Any] | None, name: str) -> str:
+    spec = ((schema or {}).get("properties") or {}).get(name)
+    title = spec.get("title") if isinstance(spec, Mapping) else None
+    return title if isinstance(title, str) and title else humanise(name)
+
+
+def format_value(schema: Mapping[str, Any] | None, data: Mapping[str, Any], name: str) -> str:
+    value = data.get(name)
+    money = money_fields(schema)
+    if name in money and isinstance(value, int) and not isinstance(value, bool):
+        return money_format(minor=value, currency=currency_of(data, money[name]))
+    if isinstance(value, bool):
+        return "Yes" if value else "No"
+    if value is None:
+        return ""
+    spec = ((schema or {}).get("properties") or {}).get(name)
+    if isinstance(spec, Mapping) and "enum" in spec and isinstance(value, str):
+        return code_words(value)
+    if isinstance(value, str) and isinstance(spec, Mapping) and spec.get("format") == "date":
+        try:
+            parsed = dt.date.fromisoformat(value)
+        except ValueError:
+            return value
+        return f"{parsed.day} {parsed:%b %Y}"
+    return str(value)
+
+
+def data_rows(schema: Mapping[str, Any] | None, data: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(label, value) pairs in the schema's order; a currency field that a money field
+    names is shown within the amount, not on its own."""
+    money = money_fields(schema)
+    hidden = {c for c in money.values() if c}
+    order = field_order(schema)
+    order += [k for k in data if k not in order]
+    return [
+        (field_label(schema, name), format_value(schema, data, name))
+        for name in order
+        if name in data and name not in hidden
+    ]
+
+
+def key_figures(schema: Mapping[str, Any] | None, data: Mapping[str, Any]) -> str:
+    """The amounts of the data, formatted: what an approver needs before opening it."""
+    return " · ".join(
+        format_value(schema, data, name) for name in money_fields(schema) if name in data
+    )
+
+
+_COMPARISON = re.compile(
+    r"data\.(?P<field>[A-Za-z_][A-Za-z0-9_]*)\s*(?P<op>>=|<=|==|!=|>|<)\s*(?P<value>-?\d+|'[^']*'|\"[^\"]*\")"
+)
+_OPS = {">=": "≥", "<=": "≤", "==": "is", "!=": "is not", ">": ">", "<": "<"}
+
+
+def condition_words(
+    condition: str | None, schema: Mapping[str, Any] | None, data: Mapping[str, Any]
+) -> str:
+    """``data.amountPaise > 10000000`` -> ``amount > Rs 1,00,000.00``: field titles for
+    names, amounts in currency units, enum values in words."""
+    if not condition:
+        return ""
+    money = money_fields(schema)
+
+    def one(m: re.Match[str]) -> str:
+        name, op, value = m["field"], m["op"], m["value"]
+        label = field_label(schema, name).lower()
+        if name in money and value.lstrip("-").isdigit():
+            shown = money_format(minor=int(value), currency=currency_of(data, money[name]))
+        elif value[:1] in "'\"":
+            raw = value[1:-1]
+            shown = code_words(raw)
+        else:
+            shown = value
+        return f"{label} {_OPS[op]} {shown}"
+
+    text = _COMPARISON.sub(one, condition)
+    text = re.sub(
+        r"data\.([A-Za-z_][A-Za-z0-9_]*)", lambda m: field_label(schema, m[1]).lower(), text
+    )
+    return text.replace(" and ", " and ").replace(" or ", " or ")
+
+
+# -- statuses ----------------------------------------------------------------------------
+
+
+def status_label(public_status: str, raw_definition: Mapping[str, Any] | None = None) -> str:
+    """A short badge: ``PENDING_FINANCE`` -> ``Waiting: Finance`` (the step's title when
+    the workflow template is given); ``PENDING_SUBMITTER`` -> ``Sent back for changes``;
+    ``APPROVED`` -> ``Approved``."""
+    if public_status == "PENDING_SUBMITTER":
+        return "Sent back for changes"
+    if public_status.startswith("PENDING_"):
+        step = public_status.removeprefix("PENDING_")
+        titles = {k.upper(): v for k, v in step_titles(raw_definition or {}).items()}
+        return "Waiting: " + (titles.get(step) or humanise(step))
+    return STATUS_WORDS.get(public_status, humanise(public_status))
+
+
+def next_phrase(*, status: str, step_title: str) -> str:
+    """What a decision or a submission led to: ``It now waits for the Finance step.``"""
+    if status == "RUNNING":
+        return f"It now waits for the {step_title} step." if step_title else "It is in progress."
+    return f"It is now {STATUS_WORDS.get(status, humanise(status)).lower()}."
+
+
+def status_sentence(
+    *,
+    status: str,
+    step: str,
+    assignees: Iterable[tuple[str, str | None]],
+    submitter: str | None,
+    since: dt.datetime | None,
+    due: dt.datetime | None,
+    names: Mapping[str, str],
+    now: dt.datetime | None = None,
+) -> str:
+    """``Waiting for Fiona (Finance) since 14:15 UTC, due 2 Dec``; ``Approved``;
+    ``Sent back to Alice for changes since ...``."""
+    if status != "RUNNING":
+        return STATUS_WORDS.get(status, humanise(status))
+    people = list(assignees)
+    if not people:
+        return f"In progress: {step}" if step else "In progress"
+    tail = ""
+    if since is not None:
+        tail += f" since {when(since, with_date=since.date() != (now or timezone.now()).date())}"
+    if due is not None:
+        overdue = due < (now or timezone.now())
+        tail += f", {'overdue since' if overdue else 'due'} {day(due)}"
+    if submitter and [u for u, _ in people] == [submitter]:
+        return f"Sent back to {person(submitter, names)} for changes{tail}"
+    who = ", ".join(person(u, names) + (f" for {person(b, names)}" if b else "") for u, b in people)
+    where = f" ({step})" if step else ""
+    return f"Waiting for {who}{where}{tail}"
+
+
+# -- the timeline ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Line:
+    """One sentence of a workflow's history."""
+
+    kind: str  # the event type, for styling and tests
+    text: str
+    at: dt.datetime
+    at_text: str
+    comment: str = ""
+
+
+@dataclass(frozen=True)
+class Context:
+    """What the sentences need beyond the events themselves."""
+
+    raw_definition: Mapping[str, Any]
+    data: Mapping[str, Any]
+    names: Mapping[str, str]
+    submitter: str | None = None
+
+    @property
+    def schema(self) -> Mapping[str, Any] | None:
+        schema = self.raw_definition.get("schema")
+        return schema if isinstance(schema, Mapping) else None
+
+    def step(self, step: str | None) -> str:
+        return step_title(self.raw_definition, step)
+
+    def who(self, username: str | None) -> str:
+        return person(username, self.names)
+
+    def when_of(self, step: str) -> str | None:
+        for s in self.raw_definition.get("steps") or []:
+            if isinstance(s, Mapping) and s.get("id") == step:
+                cond = s.get("when")
+                return cond if isinstance(cond, str) else None
+        return None
+
+
+def _list(names: Iterable[str]) -> str:
+    items = list(names)
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _possessive(name: str) -> str:
+    return name + ("'" if name.endswith("s") else "'s")
+
+
+def _exclusion(why: str, ctx: Context) -> str:
+    if why.startswith("already approved "):
+        return f"already approved the {ctx.step(why.removeprefix('already approved '))} step"
+    return humanise(why).lower()
+
+
+def sentence(
+    kind: str,
+    payload: Mapping[str, Any],
+    *,
+    actor: str | None,
+    on_behalf_of: str | None,
+    ctx: Context,
+) -> str:
+    """The sentence for one history event."""
+    p = payload
+    step = ctx.step(p.get("step"))
+    by = ctx.who(actor) if actor else "The system"
+    behalf = on_behalf_of or p.get("on_behalf_of")
+    if kind == "WorkflowStarted":
+        return f"{ctx.who(p.get('submitter') or actor)} submitted the request"
+    if kind == "StepSkipped":
+        cond = condition_words(ctx.when_of(p.get("step", "")), ctx.schema, ctx.data)
+        if cond:
+            return f"The {step} step was skipped: the condition {cond} did not hold"
+        return f"The {step} step was skipped: its condition did not hold"
+    if kind == "ApproversExcluded":
+        parts = []
+        for who, why in p.get("excluded") or []:
+            name = ctx.who(who)
+            reason = EXCLUSION_REASONS.get(why) or _exclusion(str(why), ctx)
+            pronoun = "they"
+            parts.append(f"{name} was not asked at the {step} step: {pronoun} {reason}")
+        text = "; ".join(parts) + " (segregation of duties)"
+        if p.get("fallback"):
+            text += "; the step went to its fallback approvers"
+        return text
+    if kind == "ApprovalRequested":
+        people = [
+            ctx.who(a.get("user"))
+            + (f" (for {ctx.who(a['on_behalf_of'])})" if a.get("on_behalf_of") else "")
+            for a in p.get("assignments") or []
+        ]
+        need = p.get("required") or 1
+        mode = p.get("mode")
+        ask = "all of" if mode == "all" and len(people) > 1 else ""
+        text = f"The {step} step asked {ask + ' ' if ask else ''}{_list(people) or 'nobody'}"
+        if mode == "quorum":
+            text += f" ({need} approvals needed)"
+        return text
+    if kind == "DecisionRecorded":
+        decision = p.get("decision", "")
+        verb = DECISION_PAST.get(decision, humanise(decision).lower())
+        who = ctx.who(p.get("actor") or actor)
+        if behalf:
+            return f"{who} {verb} the {step} step on behalf of {ctx.who(behalf)}"
+        return f"{who} {verb} the {step} step"
+    if kind == "TaskReassigned":
+        frm, to = ctx.who(p.get("from_user")), ctx.who(p.get("to_user"))
+        why = p.get("reason")
+        if why == "delegated":
+            return f"{frm} handed the {step} step to {to}"
+        if why == "escalated":
+            return f"The {step} step was escalated from {frm} to {to}"
+        return f"{by} reassigned the {step} step from {frm} to {to}"
+    if kind == "ReminderSent":
+        reminded = [ctx.who(u) for u in p.get("users") or []]
+        were = "were" if len(reminded) > 1 else "was"
+        return f"{_list(reminded) or 'Nobody'} {were} reminded of the {step} step"
+    if kind == "Escalated":
+        takers = _list([ctx.who(a.get("user")) for a in p.get("assignments") or []])
+        how = "taken over by" if p.get("replace", True) else "also given to"
+        return f"The {step} step was overdue and {how} {takers}"
+    if kind == "StepCompleted":
+        if p.get("compensate"):
+            return f"The {step} step was undone"
+        return f"The {step} step was completed"
+    if kind == "SentBack":
+        target = ctx.step(p.get("to_step")) if p.get("to_step") else ""
+        if target:
+            return f"The request went back to the {target} step"
+        return f"The request was sent back to {ctx.who(ctx.submitter)} for changes"
+    if kind == "Resubmitted":
+        who = ctx.who(p.get("actor") or actor)
+        return f"{who} changed the request and resubmitted it"
+    if kind == "ActivityScheduled":
+        action = humanise(p.get("activity", "")).lower()
+        attempt = p.get("attempt") or 1
+        what = "Undoing" if p.get("undo") else "Running"
+        return f"{what} {action} for the {step} step" + (
+            f" (attempt {attempt})" if attempt > 1 else ""
+        )
+    if kind == "ActivitySucceeded":
+        what = "was undone" if p.get("undo") else "succeeded"
+        return f"The {step} step {what}" + (
+            f" on attempt {p['attempt']}" if (p.get("attempt") or 1) > 1 else ""
+        )
+    if kind == "ActivityFailed":
+        error = p.get("message") or humanise(p.get("error", "")) or "an error"
+        text = f"The {step} step failed on attempt {p.get('attempt') or 1}: {error}"
+        if p.get("retry_delay") is not None:
+            text += "; it will be tried again"
+        return text
+    if kind == "WaitStarted":
+        return f"The {step} step is waiting"
+    if kind == "SignalAwaited":
+        return f"The {step} step is waiting for {humanise(p.get('name', '')).lower()}"
+    if kind == "SignalReceived":
+        return f"{humanise(p.get('name', ''))} was received" + (
+            f" by the {step} step" if p.get("step") else ""
+        )
+    if kind == "StepFailed":
+        return f"The {step} step failed: {p.get('message') or humanise(p.get('error', ''))}"
+    if kind == "CompensationStarted":
+        return "Rolling back the steps already done" + (
+            f": {p['reason']}" if p.get("reason") else ""
+        )
+    if kind == "CompensationFailed":
+        return f"Undoing the {step} step failed; the roll-back needs a person"
+    if kind == "WorkflowCompleted":
+        return "The request was approved"
+    if kind == "WorkflowRejected":
+        return "The request was rejected"
+    if kind == "WorkflowRolledBack":
+        return "The request was rolled back"
+    if kind == "WorkflowCancelled":
+        who = ctx.who(p.get("actor") or actor) if (p.get("actor") or actor) else "The system"
+        return f"{who} cancelled the request" + (f": {p['reason']}" if p.get("reason") else "")
+    return humanise(kind)
+
+
+def timeline(entries: Iterable[Any], ctx: Context) -> list[Line]:
+    """Sentences for ``workflow_history`` entries (seq, type, actor, on_behalf_of, at,
+    comment, payload)."""
+    lines = []
+    for e in entries:
+        text = sentence(e.type, e.payload, actor=e.actor, on_behalf_of=e.on_behalf_of, ctx=ctx)
+        lines.append(Line(e.type, text, e.at, when(e.at), e.comment or ""))
+    return lines
+
+
+def usernames_in(entries: Iterable[Any]) -> set[str]:
+    """Every username a history mentions, so their names can be fetched in one query."""
+    out: set[str] = set()
+    for e in entries:
+        for value in (e.actor, e.on_behalf_of):
+            if value:
+                out.add(value)
+        p = e.payload
+        for key in ("actor", "submitter", "from_user", "to_user", "on_behalf_of"):
+            if isinstance(p.get(key), str):
+                out.add(p[key])
+        for a in p.get("assignments") or []:
+            out.update(v for v in (a.get("user"), a.get("on_behalf_of")) if isinstance(v, str))
+        out.update(u for u in p.get("users") or [] if isinstance(u, str))
+        out.update(pair[0] for pair in p.get("excluded") or [] if pair)
+    return out
