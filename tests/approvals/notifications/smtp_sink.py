@@ -34,7 +34,9 @@ class Sink:
         self._lock = threading.Lock()
 
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
-        message_id = email.message_from_bytes(envelope.content)["Message-ID"]
+        # A long Message-ID arrives folded over two lines (RFC 5322): unfold it.
+        raw = email.message_from_bytes(envelope.content)["Message-ID"]
+        message_id = "".join(str(raw).split())
         with self._lock:
             self.tries[message_id] += 1
             tries = self.tries[message_id]
