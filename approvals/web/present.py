@@ -421,6 +421,8 @@ def sentence(
         return f"{what} {action} for the {step} step" + (
             f" (attempt {attempt})" if attempt > 1 else ""
         )
+    if kind == "ActivityHeartbeat":
+        return f"The {step} step reported that it is still working"
     if kind == "ActivitySucceeded":
         what = "was undone" if p.get("undo") else "succeeded"
         return f"The {step} step {what}" + (

@@ -143,7 +143,7 @@ def test_a_real_double_click_on_approve_records_one_decision(
         subject_id="E-dbl",
         data={"amountPaise": 4_500_000, "currency": "INR", "department": "eng"},
     )
-    wid = started.response["workflowId"]
+    wid = str(started.workflow_id)
     bob = sign_in(browser, live_server.url, "bob")
     row = bob.locator(f'li[data-workflow="{wid}"]')
     row.get_by_role("button", name="Approve").dblclick()
@@ -166,7 +166,7 @@ def test_bob_sends_back_and_alice_edits_and_resubmits(
         subject_id="E-back",
         data={"amountPaise": 4_500_000, "currency": "INR", "department": "eng"},
     )
-    wid = started.response["workflowId"]
+    wid = str(started.workflow_id)
     bob = sign_in(browser, base, "bob")
     row = bob.locator(f'li[data-workflow="{wid}"]')
     row.get_by_placeholder("Comment (optional)").fill("Attach the receipt total")
@@ -256,13 +256,15 @@ def test_approving_selected_rows_at_once_by_keyboard_and_the_other_pages(
     base = live_server.url
     alice_user = acme.users.get(username="alice")
     wids = [
-        workflow_start(
-            submitter=alice_user,
-            template_key="expense-approval",
-            subject_type="expense",
-            subject_id=f"E-bulk-{i}",
-            data={"amountPaise": 4_500_000 + i * 100, "currency": "INR", "department": "eng"},
-        ).response["workflowId"]
+        str(
+            workflow_start(
+                submitter=alice_user,
+                template_key="expense-approval",
+                subject_type="expense",
+                subject_id=f"E-bulk-{i}",
+                data={"amountPaise": 4_500_000 + i * 100, "currency": "INR", "department": "eng"},
+            ).workflow_id
+        )
         for i in range(3)
     ]
     bob = sign_in(browser, base, "bob")

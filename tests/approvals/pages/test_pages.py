@@ -23,13 +23,14 @@ def _browser(username: str) -> Client:
 
 
 def _start(acme: Any, subject: str, amount: int = 4_500_000) -> str:
-    return workflow_start(
+    started = workflow_start(
         submitter=User.objects.get(username="alice"),
         template_key="expense-approval",
         subject_type="expense",
         subject_id=subject,
         data={"amountPaise": amount, "currency": "INR", "department": "eng"},
-    ).response["workflowId"]
+    )
+    return str(started.workflow_id)
 
 
 def _inbox_queries(client: Client) -> int:
