@@ -89,17 +89,6 @@ def _names(user: User, usernames: Iterable[str | None]) -> dict[str, str]:
     return {u: first or u for u, first in rows}
 
 
-def _colleagues(user: User) -> list[tuple[str, str]]:
-    """The organisation's active people other than ``user``, for a select."""
-    rows = (
-        User.objects.filter(tenant_id=user.member_tenant_id, is_active=True)
-        .exclude(pk=user.pk)
-        .order_by("first_name", "username")
-        .values_list("username", "first_name")
-    )
-    return [(u, f"{first} ({u})" if first else u) for u, first in rows]
-
-
 def _raw(template: WorkflowTemplate) -> Mapping[str, Any]:
     return template.definition if isinstance(template.definition, Mapping) else {}
 
@@ -148,7 +137,6 @@ def inbox(request: HttpRequest) -> HttpResponse:
             "rows": rows,
             "next_cursor": page.next_cursor,
             "decisions": DECISION_LABELS,
-            "colleagues": _colleagues(user) if rows else [],
         },
     )
 
