@@ -7,9 +7,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils.dateparse import parse_date, parse_datetime
 
 from approvals.audit.export import FORMATS, ExportFilter, audit_export
-from approvals.models import Tenant
 
-NO_SUCH_TENANT = "No organisation with the slug {slug!r}."
+from ._tenants import tenant_by_slug
+
 BAD_TIME = "{option}: an ISO 8601 date or date and time (2026-01-31 or 2026-01-31T12:00:00Z)."
 
 
@@ -44,9 +44,7 @@ class Command(BaseCommand):
         parser.add_argument("--person", help="a username that acted or submitted")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        tenant = Tenant.objects.filter(slug=options["tenant"]).first()
-        if tenant is None:
-            raise CommandError(NO_SUCH_TENANT.format(slug=options["tenant"]))
+        tenant = tenant_by_slug(options["tenant"])
         filters = ExportFilter(
             template=options["template"],
             status=options["status"],

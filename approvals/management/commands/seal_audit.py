@@ -5,9 +5,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from approvals.audit.seal import SealKeyMissing, seal_all
-from approvals.models import Tenant
 
-NO_SUCH_TENANT = "No organisation with the slug {slug!r}."
+from ._tenants import tenant_by_slug
 
 
 class Command(BaseCommand):
@@ -20,11 +19,7 @@ class Command(BaseCommand):
         parser.add_argument("--tenant", metavar="SLUG", help="only this organisation")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        tenants = None
-        if options["tenant"]:
-            tenants = list(Tenant.objects.filter(slug=options["tenant"]))
-            if not tenants:
-                raise CommandError(NO_SUCH_TENANT.format(slug=options["tenant"]))
+        tenants = [tenant_by_slug(options["tenant"])] if options["tenant"] else None
         try:
             seals = seal_all(tenants=tenants)
         except SealKeyMissing as exc:

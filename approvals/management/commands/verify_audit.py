@@ -5,9 +5,9 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from approvals.audit.verify import audit_verify
-from approvals.models import Tenant
 
-NO_SUCH_TENANT = "No organisation with the slug {slug!r}."
+from ._tenants import tenant_by_slug
+
 BROKEN = "{n} problem(s) found in the audit trail."
 
 
@@ -22,11 +22,7 @@ class Command(BaseCommand):
         parser.add_argument("--tenant", metavar="SLUG", help="only this organisation")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        tenant = None
-        if options["tenant"]:
-            tenant = Tenant.objects.filter(slug=options["tenant"]).first()
-            if tenant is None:
-                raise CommandError(NO_SUCH_TENANT.format(slug=options["tenant"]))
+        tenant = tenant_by_slug(options["tenant"]) if options["tenant"] else None
         breaks, checked = audit_verify(tenant=tenant)
         for problem in breaks:
             self.stdout.write(f"BROKEN {problem}")

@@ -5,9 +5,9 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from approvals.audit.replay import replay_verify
-from approvals.models import Tenant
 
-NO_SUCH_TENANT = "No organisation with the slug {slug!r}."
+from ._tenants import tenant_by_slug
+
 DIVERGED = "{n} workflow(s) do not replay to their stored state."
 
 
@@ -21,11 +21,7 @@ class Command(BaseCommand):
         parser.add_argument("--tenant", metavar="SLUG", help="only this organisation")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        tenant = None
-        if options["tenant"]:
-            tenant = Tenant.objects.filter(slug=options["tenant"]).first()
-            if tenant is None:
-                raise CommandError(NO_SUCH_TENANT.format(slug=options["tenant"]))
+        tenant = tenant_by_slug(options["tenant"]) if options["tenant"] else None
         found, checked = replay_verify(tenant=tenant)
         for divergence in found:
             self.stdout.write(f"DIVERGED {divergence}")
