@@ -54,3 +54,7 @@ def django_db_setup(django_db_setup: Any, django_db_blocker: Any) -> None:
             with connection.cursor() as cursor:
                 cursor.execute(f'ALTER DATABASE "{name}" SET approvals.allow_truncate = on')
             connection.close()
+
+
+# Headless Chromium, one per test module that asks for ``browser``.
+from tests.approvals.browser import browser  # noqa: E402, F401

@@ -8,42 +8,25 @@ from __future__ import annotations
 import email
 import os
 import re
-from collections.abc import Iterator
 from email.message import Message
 from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, expect, sync_playwright
+from playwright.sync_api import Browser, expect
 
 from approvals.models import User, Workflow, WorkflowEvent
 from approvals.notifications.sender import mail_send
 from approvals.services.workflows import workflow_decide, workflow_start
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+from ..browser import CHROMIUM
+
 SHOTS = Path(__file__).resolve().parents[3] / "screenshots"
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Chromium is not installed"),
 ]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        yield browser
-        browser.close()
 
 
 def mails_in(folder: Path) -> list[Message]:
