@@ -1,7 +1,7 @@
 """Tables. Tenant first in every key: every query is scoped to one tenant."""
 
 from ..audit.models import ChainSeal
-from .directory import Delegation, OrgGroup, Tenant, User
+from .directory import Delegation, DirectoryVersion, OrgGroup, Tenant, User
 from .projections import ActivityAttempt, PendingTask, Timer, WorkflowParticipant
 from .tokens import ApiToken
 from .workflows import StartRequest, Workflow, WorkflowEvent, WorkflowStatus, WorkflowTemplate
@@ -11,6 +11,7 @@ __all__ = [
     "ApiToken",
     "ChainSeal",
     "Delegation",
+    "DirectoryVersion",
     "OrgGroup",
     "PendingTask",
     "StartRequest",

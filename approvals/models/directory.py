@@ -71,3 +71,12 @@ class Delegation(models.Model):
                 condition=~models.Q(user=models.F("delegate")), name="delegation_not_self"
             ),
         ]
+
+
+class DirectoryVersion(models.Model):
+    """One row whose ``version`` the database bumps on every change to people, groups,
+    memberships, delegations and mail preferences (triggers, migration 0013), so a
+    process may keep what it has looked up in the directory for as long as the version
+    it read in a command's transaction is the one it cached under."""
+
+    version = models.BigIntegerField(default=0)

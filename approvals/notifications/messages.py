@@ -15,7 +15,9 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 
 from approvals.definitions import definition_for
-from approvals.models import User, Workflow, WorkflowEvent
+from approvals.models import Workflow, WorkflowEvent
+from approvals.runtime import store
+from approvals.runtime.directory import Contact, TenantDirectory
 from approvals.runtime.dispatch import mail_dispatch_on_commit
 from templates_engine import State
 from templates_engine import events as ev
@@ -39,15 +41,6 @@ _TOLD = (
     ev.ReminderSent,
     ev.SentBack,
     *_OUTCOMES,
-)
-_USER_FIELDS = (
-    "id",
-    "username",
-    "email",
-    "first_name",
-    "last_name",
-    "is_active",
-    "notification_preference__mode",
 )
 # Events that hand a person a task: the round a link is bound to.
 _TASK_EVENTS = ("ApprovalRequested", "TaskReassigned", "Escalated")
@@ -163,10 +156,10 @@ def render(
     *,
     wf: Workflow,
     notice: Notice,
-    recipient: User,
-    people: dict[str, User],
+    recipient: Contact,
+    people: dict[str, Contact],
     title: str,
-    submitter: User | None,
+    submitter: Contact | None,
 ) -> tuple[str, str, str]:
     """Subject, text body and HTML body of one mail."""
     amount = amount_of(wf.data)
@@ -212,28 +205,30 @@ def render(
 
 
 def mail_project(
-    *, wf: Workflow, old: State, events: Sequence[ev.Event], first_seq: int, now: Any
+    *,
+    wf: Workflow,
+    old: State,
+    events: Sequence[ev.Event],
+    first_seq: int,
+    now: Any,
+    directory: TenantDirectory | None = None,
+    new: State | None = None,
 ) -> None:
     """Write the outbox rows ``events`` call for, in the caller's transaction, and hand
-    the immediate ones to the sender after commit."""
+    the immediate ones to the sender after commit. The people come from the command's
+    directory, which usually knows them already."""
     if not any(isinstance(e, _TOLD) for e in events):
         return
-    submitter_user = (
-        User.objects.filter(pk=wf.submitter_id).only(*_USER_FIELDS[:-1]).first()
-        if wf.submitter_id
-        else None
-    )
-    submitter = submitter_user.username if submitter_user else None
+    directory = directory or TenantDirectory(wf.tenant_id)
+    submitter = (new or old).submitter or _started_by(events)
     notices = notices_of(old, events, first_seq, submitter)
     if not notices:
         return
     names = {n.username for n in notices} | {n.other for n in notices if n.other}
-    people = {
-        u.username: u
-        for u in User.objects.filter(tenant_id=wf.tenant_id, username__in=names)
-        .select_related("notification_preference")
-        .only(*_USER_FIELDS)
-    }
+    if submitter:
+        names.add(submitter)
+    people = directory.contacts(names)
+    submitter_contact = people.get(submitter) if submitter else None
     _rounds_for_reminders(wf, notices)
     title = definition_for(wf.template_id).title
     rows = []
@@ -241,38 +236,77 @@ def mail_project(
         user = people.get(n.username)
         if user is None or not user.is_active or not user.email:
             continue  # nobody to write to; the inbox still shows the task
-        pref = getattr(user, "notification_preference", None)
-        digest = pref is not None and pref.mode == NotificationMode.DIGEST
+        digest = user.mode == NotificationMode.DIGEST
         subject, text, html = render(
-            wf=wf, notice=n, recipient=user, people=people, title=title, submitter=submitter_user
+            wf=wf,
+            notice=n,
+            recipient=user,
+            people=people,
+            title=title,
+            submitter=submitter_contact,
         )
         rows.append(
-            MailMessage(
-                tenant_id=wf.tenant_id,
-                workflow_id=wf.pk,
-                event_seq=n.seq,
-                recipient_id=user.pk,
-                kind=n.kind,
-                digest=digest,
-                to_address=user.email,
-                subject=subject,
-                text_body=text,
-                html_body=html,
-                message_id=message_id(workflow_id=wf.pk, seq=n.seq, user_id=user.pk),
-                next_attempt_at=now,
-                created_at=now,
+            (
+                wf.tenant_id,
+                wf.pk,
+                n.seq,
+                user.pk,
+                n.kind,
+                digest,
+                user.email,
+                subject,
+                text,
+                html,
+                message_id(workflow_id=wf.pk, seq=n.seq, user_id=user.pk),
+                now,
+                now,
             )
         )
     if not rows:
         return
-    MailMessage.objects.bulk_create(rows, ignore_conflicts=True)
-    if any(not r.digest for r in rows):
-        seqs = sorted({r.event_seq for r in rows if not r.digest})
+    store.insert(MailMessage, _MAIL_COLUMNS, rows, on_conflict_ignore=True)
+    if seqs := sorted({row[2] for row in rows if not row[5]}):
         mail_dispatch_on_commit(workflow_id=wf.pk, seqs=seqs)
 
 
-def mail_project_command(wf: Workflow, old: State, events: Sequence[ev.Event], now: Any) -> None:
+_MAIL_COLUMNS = (
+    "tenant",
+    "workflow",
+    "event_seq",
+    "recipient",
+    "kind",
+    "digest",
+    "to_address",
+    "subject",
+    "text_body",
+    "html_body",
+    "message_id",
+    "next_attempt_at",
+    "created_at",
+)
+
+
+def _started_by(events: Sequence[ev.Event]) -> str | None:
+    return next((e.submitter for e in events if isinstance(e, ev.WorkflowStarted)), None)
+
+
+def mail_project_command(
+    wf: Workflow,
+    old: State,
+    new: State,
+    events: Sequence[ev.Event],
+    now: Any,
+    directory: TenantDirectory,
+) -> None:
     """The hook the command path calls after appending ``events`` (``wf.version`` is
     already the seq of the last one)."""
     if events:
-        mail_project(wf=wf, old=old, events=events, first_seq=wf.version - len(events) + 1, now=now)
+        mail_project(
+            wf=wf,
+            old=old,
+            new=new,
+            events=events,
+            first_seq=wf.version - len(events) + 1,
+            now=now,
+            directory=directory,
+        )

@@ -39,24 +39,18 @@ _embedded_pool: ThreadPoolExecutor | None = None
 def mail_dispatch(*, ids: list[int]) -> None:
     """Hand rows to a sender. Call after commit; a broker that is down fails nothing
     (the sweeper sends the rows later)."""
-    if not ids:
-        return
-    if settings.APPROVALS_EMBEDDED_WORKER:
-        global _embedded_pool
-        if _embedded_pool is None:
-            _embedded_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mail")
-        _embedded_pool.submit(_send_embedded, ids)
-        return
-    from .tasks import send_mail
-
-    try:
-        send_mail.apply_async(args=(ids,))
-    except Exception:
-        log.exception("could not hand %d mail rows to the broker; the sweeper will", len(ids))
+    if ids:
+        _hand_over(ids=ids)
 
 
 def mail_dispatch_for(*, workflow_id: Any, seqs: list[int]) -> None:
-    ids = list(
+    """Hand the immediate rows of these events to a sender, which looks them up: the
+    command that wrote them, just committed, spends no query on it."""
+    _hand_over(workflow_id=str(workflow_id), seqs=list(seqs))
+
+
+def mail_ids_for(*, workflow_id: Any, seqs: list[int]) -> list[int]:
+    return list(
         MailMessage.objects.filter(
             workflow_id=workflow_id,
             event_seq__in=seqs,
@@ -64,14 +58,28 @@ def mail_dispatch_for(*, workflow_id: Any, seqs: list[int]) -> None:
             digest=False,
         ).values_list("pk", flat=True)
     )
-    mail_dispatch(ids=ids)
 
 
-def _send_embedded(ids: list[int]) -> None:
+def _hand_over(**rows: Any) -> None:
+    if settings.APPROVALS_EMBEDDED_WORKER:
+        global _embedded_pool
+        if _embedded_pool is None:
+            _embedded_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mail")
+        _embedded_pool.submit(_send_embedded, **rows)
+        return
+    from .tasks import send_mail
+
+    try:
+        send_mail.apply_async(kwargs=rows)
+    except Exception:
+        log.exception("could not hand mail rows %s to the broker; the sweeper will", rows)
+
+
+def _send_embedded(**rows: Any) -> None:
     from django.db import close_old_connections
 
     try:
-        mail_send(ids=ids)
+        mail_send(ids=rows["ids"] if "ids" in rows else mail_ids_for(**rows))
     except Exception:
         log.exception("sending mail failed; the sweeper will retry")
     finally:

@@ -8,12 +8,17 @@ from celery import shared_task
 from django.db import close_old_connections
 
 from .digest import mail_digest_send
-from .sender import mail_send, mail_sweep
+from .sender import mail_ids_for, mail_send, mail_sweep
 
 
 @shared_task(name="approvals.send_mail", acks_late=True, reject_on_worker_lost=True)
-def send_mail(ids: list[int]) -> dict[str, Any]:
+def send_mail(
+    ids: list[int] | None = None, workflow_id: str | None = None, seqs: list[int] | None = None
+) -> dict[str, Any]:
+    """Send the rows ``ids``, or the immediate rows of a workflow's events ``seqs``."""
     close_old_connections()  # the worker reuses connections; drop one that broke
+    if ids is None:
+        ids = mail_ids_for(workflow_id=workflow_id, seqs=seqs or [])
     done = mail_send(ids=ids)
     if done["retry_in"] is not None:
         # Quicker than waiting for the sweeper; the sweeper still covers a lost message.

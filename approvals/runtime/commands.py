@@ -19,11 +19,11 @@ import hashlib
 import json
 import random
 import uuid
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection
 
 from templates_engine import CommandRejected, State, decide, evolve, public_status, replay
 from templates_engine import commands as cmd
@@ -35,10 +35,10 @@ from templates_engine.snapshot import state_from_dict, state_to_dict
 
 from .. import clock, metrics
 from ..definitions import definition_for
-from ..models import User, Workflow, WorkflowEvent
+from ..models import User, Workflow, WorkflowEvent, WorkflowParticipant
 from . import store
 from .chain import EventRow, event_hash
-from .directory import TenantDirectory
+from .directory import VERSION_SQL, TenantDirectory
 from .projections import project
 
 MAX_CONFLICT_RETRIES = 3
@@ -90,6 +90,9 @@ class CommandResult:
     duplicate: bool = False
 
 
+Authorize = Callable[[Workflow], None]
+
+
 def command_execute(
     *,
     tenant_id: int,
@@ -97,16 +100,27 @@ def command_execute(
     command: cmd.Command,
     actor: Actor = SYSTEM,
     request_id: str | None = None,
+    authorize: Authorize | None = None,
 ) -> CommandResult:
     """Apply ``command`` to the workflow through the one path; see the module doc.
 
-    Raises WorkflowNotFound (also for another tenant's workflow), CommandRejected
-    (nothing changed), or Busy after repeated version conflicts.
+    ``authorize`` is asked with the locked workflow (``wf.is_participant`` says whether
+    the actor takes part in it, read with the lock) before anything else, and raises
+    to refuse. Raises WorkflowNotFound (also for another tenant's workflow),
+    CommandRejected (nothing changed), or Busy after repeated version conflicts.
+
+    On PostgreSQL the whole command costs two round trips: BEGIN, the lock, the request
+    id lookup and the directory version travel together; the appended events, every
+    projection and COMMIT travel together (``store.pipelined``).
     """
+    try:
+        pk = workflow_id if isinstance(workflow_id, uuid.UUID) else uuid.UUID(str(workflow_id))
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise WorkflowNotFound(WORKFLOW_NOT_FOUND) from exc
     for _ in range(MAX_CONFLICT_RETRIES):
         try:
-            with transaction.atomic():
-                return _execute_locked(tenant_id, workflow_id, command, actor, request_id)
+            with store.pipelined():
+                return _execute_locked(tenant_id, pk, command, actor, request_id, authorize)
         except IntegrityError as exc:
             if "event_seq" not in str(exc) and "event_request_id" not in str(exc):
                 raise
@@ -116,34 +130,40 @@ def command_execute(
 
 def _execute_locked(
     tenant_id: int,
-    workflow_id: uuid.UUID | str,
+    pk: uuid.UUID,
     command: cmd.Command,
     actor: Actor,
     request_id: str | None,
+    authorize: Authorize | None,
 ) -> CommandResult:
-    try:
-        wf = Workflow.objects.select_for_update(of=("self",)).get(
-            tenant_id=tenant_id, pk=workflow_id
-        )
-    except (Workflow.DoesNotExist, ValueError, TypeError, DjangoValidationError) as exc:
-        raise WorkflowNotFound(WORKFLOW_NOT_FOUND) from exc
-    fingerprint = command_fingerprint(command, actor) if request_id else ""
+    user_id = actor.user.pk if actor.user is not None else None
+    wf_param = store.uuid_param(Workflow, pk)
+    # One round trip. The request id lookup is a separate statement after the lock:
+    # under READ COMMITTED it sees what the transaction that held the lock committed
+    # (a subquery inside the locking SELECT would read the older snapshot).
+    queries: list[tuple[str, list[Any]]] = [(_LOCK_SQL, [user_id, tenant_id, wf_param])]
+    queries.append((VERSION_SQL, []))
     if request_id:
-        # A separate statement, after the lock: under READ COMMITTED it sees what the
-        # transaction that held the lock committed. (A subquery inside the locking
-        # SELECT would read the older snapshot and miss a duplicate.)
-        rows = store.fetch(_RECORDED_SQL, [store.uuid_param(Workflow, wf.pk), request_id])
-        recorded = store.json_value(rows[0][0]) if rows else None
-        if recorded is not None:
-            # A result recorded before fingerprints were kept has none: a duplicate.
-            if recorded.get("command", fingerprint) != fingerprint:
-                raise RequestIdReused(REQUEST_ID_REUSED)
-            metrics.DUPLICATES.labels(command.type).inc()
-            return CommandResult(wf.pk, recorded["status"], recorded["version"], duplicate=True)
+        queries.append((_RECORDED_SQL, [wf_param, request_id]))
+    found, version_rows, *recorded_rows = store.fetch_many(queries)
+    if not found:
+        raise WorkflowNotFound(WORKFLOW_NOT_FOUND)
+    wf = store.instance(Workflow, found[0][:-1])
+    wf.is_participant = bool(found[0][-1])
+    if authorize is not None:
+        authorize(wf)
+    fingerprint = command_fingerprint(command, actor) if request_id else ""
+    if recorded_rows and recorded_rows[0]:
+        recorded = store.json_value(recorded_rows[0][0][0])
+        # A result recorded before fingerprints were kept has none: a duplicate.
+        if recorded.get("command", fingerprint) != fingerprint:
+            raise RequestIdReused(REQUEST_ID_REUSED)
+        metrics.DUPLICATES.labels(command.type).inc()
+        return CommandResult(wf.pk, recorded["status"], recorded["version"], duplicate=True)
     definition = definition_for(wf.template_id)
     state = load_state(wf, definition)
     now = clock.now()
-    directory = TenantDirectory(tenant_id)
+    directory = TenantDirectory(tenant_id, version_rows[0][0] if version_rows else None)
     ctx = Context(now=now.timestamp(), rng=random.Random(), directory=directory)
     events = decide(definition, state, command, ctx)
     new_state = state
@@ -155,15 +175,24 @@ def _execute_locked(
     return CommandResult(wf.pk, wf.public_status, wf.version)
 
 
+_LOCK_SQL = (
+    f"SELECT {store.columns(Workflow, 'w')},"
+    f" EXISTS (SELECT 1 FROM {store.table(WorkflowParticipant)} p"
+    "  WHERE p.workflow_id = w.id AND p.user_id = %s)"
+    f" FROM {store.table(Workflow)} w WHERE w.tenant_id = %s AND w.id = %s"
+) + (" FOR UPDATE OF w" if connection.features.has_select_for_update_of else "")
 _RECORDED_SQL = (
     f"SELECT result FROM {WorkflowEvent._meta.db_table} WHERE workflow_id = %s AND request_id = %s"
 )
 
 
 def load_state(wf: Workflow, definition: Definition) -> State:
-    """The workflow's state: its snapshot, or a replay when the snapshot is stale."""
+    """The workflow's state: its snapshot, or a replay when the snapshot is missing.
+    A workflow with no events yet has the initial state; nothing to read."""
     state = state_from_dict(wf.snapshot) if wf.snapshot else None
-    if state is None or wf.version == 0:
+    if wf.version == 0:
+        state = replay(definition, ())
+    elif state is None:
         payloads = WorkflowEvent.objects.filter(workflow_id=wf.pk).order_by("seq")
         state = replay(
             definition, (event_from_dict(p) for p in payloads.values_list("payload", flat=True))

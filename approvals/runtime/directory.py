@@ -1,14 +1,26 @@
-"""The engine's Directory, answered from the tenant's tables. One instance serves one
-command; it remembers what it has looked up, user ids included, so the projections
-that follow need not look the same people up again. Its queries run on every command,
-so they are plain SQL (see runtime/store.py)."""
+"""The engine's Directory, answered from the tenant's tables.
+
+It remembers what it has looked up (managers, group members, user ids, delegations,
+contact details), so the projections that follow need not look the same people up
+again. Given the directory version a command read in its transaction
+(``DirectoryVersion``, bumped by the database on every change to people, groups,
+memberships, delegations and mail preferences), it also keeps those answers for the
+next commands of this process, for as long as the version stays the same: a command
+on a known workflow then asks the directory nothing. A version read before a change
+commits can meet answers looked up after it, never the other way round, so a cached
+answer is never older than the version it is filed under. Its queries are plain SQL
+(see runtime/store.py)."""
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from .. import clock
-from ..models import Delegation, OrgGroup, User
+from ..models import Delegation, DirectoryVersion, OrgGroup, User
+from ..notifications.models import NotificationPreference
 from . import store
 
 _USERS = User._meta.db_table
@@ -23,21 +35,75 @@ _MEMBERS_SQL = (
     " WHERE g.tenant_id = %s AND g.key = %s AND u.tenant_id = %s AND u.is_active"
     " ORDER BY u.username"
 )
+# Every delegation that has not ended (an hour's margin for a command whose clock reads
+# a little behind the one that loaded them); which apply is decided per moment.
 _DELEGATIONS_SQL = (
-    f"SELECT u.username, d.username FROM {Delegation._meta.db_table} x"
+    f"SELECT u.username, d.username, x.starts_at, x.ends_at FROM {Delegation._meta.db_table} x"
     f" JOIN {_USERS} u ON u.id = x.user_id JOIN {_USERS} d ON d.id = x.delegate_id"
-    " WHERE x.tenant_id = %s AND x.starts_at <= %s AND x.ends_at > %s AND d.is_active"
+    " WHERE x.tenant_id = %s AND x.ends_at > %s AND d.is_active"
     " ORDER BY x.starts_at"
 )
+_CONTACTS_SQL = (
+    f"SELECT u.username, u.id, u.email, u.first_name, u.last_name, u.is_active, p.mode"
+    f" FROM {_USERS} u LEFT JOIN {NotificationPreference._meta.db_table} p ON p.user_id = u.id"
+    " WHERE u.tenant_id = %s AND u.username IN ({marks})"
+)
+VERSION_SQL = f"SELECT version FROM {DirectoryVersion._meta.db_table} WHERE id = 1"
+
+
+@dataclass(frozen=True)
+class Contact:
+    """What a mail needs of a person."""
+
+    id: int
+    username: str
+    email: str
+    first_name: str
+    last_name: str
+    is_active: bool
+    mode: str | None  # their notification preference; None: the default
+
+    @property
+    def pk(self) -> int:
+        return self.id
+
+    def get_full_name(self) -> str:
+        return f"{self.first_name} {self.last_name}".strip()
+
+
+class _Known:
+    """The answers looked up under one directory version."""
+
+    def __init__(self) -> None:
+        self.managers: dict[str, str | None] = {}
+        self.groups: dict[str, tuple[str, ...]] = {}
+        self.ids: dict[str, int | None] = {}  # username -> id (None: no active user)
+        self.delegations: list[tuple[str, str, float, float]] | None = None
+        self.contacts: dict[str, Contact | None] = {}
+
+
+# tenant -> (directory version, what is known under it); one entry per tenant.
+_shared: dict[int, tuple[int, _Known]] = {}
 
 
 class TenantDirectory:
-    def __init__(self, tenant_id: int) -> None:
+    def __init__(self, tenant_id: int, version: int | None = None) -> None:
+        """With the ``version`` read in the command's transaction, answers are shared
+        with every command of this process that read the same version; without, they
+        last for this instance only."""
         self.tenant_id = tenant_id
-        self._managers: dict[str, str | None] = {}
-        self._groups: dict[str, tuple[str, ...]] = {}
-        self._ids: dict[str, int | None] = {}  # username -> id (None: no active user)
-        self._delegations: dict[float, dict[str, str]] = {}
+        if version is None:
+            known = _Known()
+        else:
+            cached = _shared.get(tenant_id)
+            if cached is None or cached[0] != version:
+                cached = (version, _Known())
+                _shared[tenant_id] = cached
+            known = cached[1]
+        self._known = known
+        self._managers = known.managers
+        self._groups = known.groups
+        self._ids = known.ids
 
     def manager_of(self, user: str) -> str | None:
         if user not in self._managers:
@@ -74,10 +140,41 @@ class TenantDirectory:
         return {name: pk for name in wanted if (pk := self._ids[name]) is not None}
 
     def delegate_for(self, user: str, at: float) -> str | None:
-        # One query per command and moment: the delegations active then, for everyone.
-        if at not in self._delegations:
-            moment = store.param(Delegation, "starts_at", clock.from_epoch(at))
-            rows = store.fetch(_DELEGATIONS_SQL, [self.tenant_id, moment, moment])
-            # The latest-starting delegation of a user wins.
-            self._delegations[at] = dict(rows)
-        return self._delegations[at].get(user)
+        known = self._known
+        if known.delegations is None:
+            since = store.param(Delegation, "ends_at", clock.from_epoch(at - 3600))
+            known.delegations = [
+                (absent, delegate, _epoch(starts), _epoch(ends))
+                for absent, delegate, starts, ends in store.fetch(
+                    _DELEGATIONS_SQL, [self.tenant_id, since]
+                )
+            ]
+        # Rows come by start; the latest-starting delegation active at ``at`` wins.
+        found = None
+        for absent, delegate, starts, ends in known.delegations:
+            if absent == user and starts <= at < ends:
+                found = delegate
+        return found
+
+    def contacts(self, usernames: Iterable[str]) -> dict[str, Contact]:
+        """Mail details of the people named (active or not), looking up only those not
+        seen yet."""
+        known = self._known.contacts
+        missing = sorted(set(usernames) - set(known))
+        if missing:
+            marks = ", ".join(["%s"] * len(missing))
+            rows = store.fetch(_CONTACTS_SQL.format(marks=marks), [self.tenant_id, *missing])
+            found = {
+                name: Contact(pk, name, email or "", first, last, bool(active), mode)
+                for name, pk, email, first, last, active, mode in rows
+            }
+            for name in missing:
+                known[name] = found.get(name)
+        return {name: c for name in usernames if (c := known.get(name)) is not None}
+
+
+def _epoch(value: Any) -> float:
+    moment = value if isinstance(value, dt.datetime) else dt.datetime.fromisoformat(value)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC)
+    return moment.timestamp()

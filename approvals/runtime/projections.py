@@ -35,7 +35,7 @@ def project(
     _project_tasks(wf, old, new, now, directory)
     _project_timers(wf, old, new, command, now)
     _project_activity(wf, old, new, command, now)
-    mail_project_command(wf, old, events, now)
+    mail_project_command(wf, old, new, events, now, directory)
 
 
 def people_named(events: Iterable[ev.Event]) -> set[str]:

@@ -11,12 +11,16 @@ renamed column cannot drift from the model.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from functools import cache
 from typing import Any
 
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import Field, Model
+from psycopg.pq import TransactionStatus
+
+IDLE = TransactionStatus.IDLE
 
 
 @cache
@@ -24,6 +28,19 @@ def _fields(model: type[Model], names: tuple[str, ...]) -> tuple[str, list[Field
     meta = model._meta
     fields = [meta.get_field(name) for name in names]
     return meta.db_table, fields  # type: ignore[return-value]
+
+
+@cache
+def _defaulted(model: type[Model], names: tuple[str, ...]) -> list[Field[Any, Any]]:
+    """The columns ``names`` leaves out: an INSERT through here fills them with the
+    field's default ("" for text, None when nullable) as ``Model()`` would; a column
+    with a database default is left to the database."""
+    named = {model._meta.get_field(name) for name in names}
+    return [
+        f
+        for f in model._meta.concrete_fields
+        if f not in named and not f.primary_key and not f.has_db_default()
+    ]
 
 
 def _quote(name: str | None) -> str:
@@ -47,12 +64,14 @@ def insert(
     rows = list(rows)
     if not rows:
         return
-    table, fields = _fields(model, names)
+    table, named = _fields(model, names)
+    defaulted = _defaulted(model, names)
+    fields = [*named, *defaulted]
     columns = ", ".join(_quote(f.column) for f in fields)
     one = "(" + ", ".join(["%s"] * len(fields)) + ")"
     params: list[Any] = []
     for row in rows:
-        params.extend(_prep(fields, row))
+        params.extend(_prep(fields, [*row, *(f.get_default() for f in defaulted)]))
     sql = f"INSERT INTO {_quote(table)} ({columns}) VALUES {', '.join([one] * len(rows))}"
     if on_conflict_ignore:
         sql += " ON CONFLICT DO NOTHING"  # PostgreSQL and SQLite 3.24+
@@ -102,6 +121,129 @@ def uuid_param(model: type[Model], value: Any) -> Any:
     return pk_field.get_db_prep_value(value, connection)
 
 
+def columns(model: type[Model], alias: str) -> str:
+    """The model's columns, in field order, for a SELECT read by ``instance``."""
+    return ", ".join(f"{alias}.{_quote(f.column)}" for f in model._meta.concrete_fields)
+
+
+@cache
+def _converters(model: type[Model]) -> tuple[tuple[str, ...], list[tuple[Any, list[Any]]]]:
+    fields = model._meta.concrete_fields
+    cols = [f.get_col(model._meta.db_table) for f in fields]
+    converters = [
+        (c, connection.ops.get_db_converters(c) + c.get_db_converters(connection)) for c in cols
+    ]
+    return tuple(f.attname for f in fields), converters
+
+
+def instance(model: type[Model], row: Sequence[Any]) -> Any:
+    """A model instance from a row of ``columns(model, ...)``, converted as the ORM
+    converts (JSON, and on SQLite dates and uuids)."""
+    names, converters = _converters(model)
+    values = []
+    for value, (col, convert) in zip(row, converters, strict=True):
+        for fn in convert:
+            value = fn(value, col, connection)
+        values.append(value)
+    return model.from_db(connection.alias, names, values)
+
+
 def json_value(value: Any) -> Any:
     """A JSON column as read through the cursor: text on both backends here."""
     return json.loads(value) if isinstance(value, str | bytes) else value
+
+
+# --- one transaction in two round trips -------------------------------------------------
+
+
+def fetch_many(queries: Sequence[tuple[str, Sequence[Any]]]) -> list[list[tuple[Any, ...]]]:
+    """Run the SELECTs and return their rows, in order. Inside ``pipelined`` they all
+    travel to the server together and come back together: one round trip."""
+    cursors = []
+    for sql, params in queries:
+        cursor = connection.cursor()
+        cursor.execute(sql, params)
+        cursors.append(cursor)
+    try:
+        return [list(cursor.fetchall()) for cursor in cursors]
+    finally:
+        for cursor in cursors:
+            cursor.close()
+
+
+def pipeline_active() -> bool:
+    raw = connection.connection
+    return raw is not None and getattr(raw, "_pipeline", None) is not None
+
+
+@contextmanager
+def pipelined() -> Iterator[None]:
+    """A transaction whose statements are sent without waiting for each answer.
+
+    On PostgreSQL, outside any transaction, the block runs in psycopg's pipeline mode:
+    BEGIN and the statements issued before the first read go to the server in one
+    round trip, and the writes after it go with COMMIT in a second. Django's own
+    ``atomic`` would cost two more (psycopg waits for BEGIN in pipeline mode, and
+    switching autocommit waits for the server), so this block sends BEGIN and COMMIT
+    itself and tells Django it is inside an atomic block: ``transaction.on_commit``
+    hooks run after COMMIT and are dropped on ROLLBACK, as under ``atomic``.
+
+    Inside the block a failed statement is reported when its result is read or at
+    COMMIT, and it aborts the transaction: nothing inside may catch a database error
+    and carry on (no savepoint recovery). Anywhere else (SQLite, or already inside a
+    transaction, as in tests and the embedded start path) this is ``atomic()``.
+    """
+    if connection.vendor != "postgresql" or connection.in_atomic_block:
+        with transaction.atomic():
+            yield
+        return
+    connection.ensure_connection()
+    raw = connection.connection
+    assert raw is not None and raw.autocommit, "outside a transaction, autocommit is on"
+    committed = False
+    try:
+        with connection.wrap_database_errors, raw.pipeline():
+            _enter_atomic()
+            with connection.cursor() as cursor:
+                cursor.execute("BEGIN")
+            yield
+            if connection.needs_rollback:
+                raise transaction.TransactionManagementError(
+                    "a statement failed inside a pipelined transaction"
+                )
+            with connection.cursor() as cursor:
+                cursor.execute("COMMIT")
+        committed = True  # the pipeline's end waited for COMMIT's answer
+    except BaseException:
+        _rollback(raw)
+        raise
+    finally:
+        hooks = connection.run_on_commit
+        _leave_atomic()
+    if committed:
+        connection.run_on_commit = hooks
+        connection.run_and_clear_commit_hooks()
+
+
+def _enter_atomic() -> None:
+    connection.commit_on_exit = True
+    connection.needs_rollback = False
+    connection.autocommit = False  # Django's view; psycopg's stays on (we send BEGIN)
+    connection.in_atomic_block = True
+
+
+def _leave_atomic() -> None:
+    connection.in_atomic_block = False
+    connection.autocommit = True
+    connection.needs_rollback = False
+    connection.savepoint_ids = []
+    connection.atomic_blocks = []
+    connection.run_on_commit = []
+
+
+def _rollback(raw: Any) -> None:
+    try:
+        if raw.info.transaction_status != IDLE:
+            raw.execute("ROLLBACK")
+    except Exception:  # the connection is unusable: Django reconnects next time
+        connection.close()

@@ -180,14 +180,20 @@ def workflow_decide(
     decide at all, and CommandRejected for the engine's refusals (not your step,
     segregation of duties)."""
     assert user.tenant_id is not None
-    _readable(user, workflow_id)
-    access.check_may_decide(user)
+
+    def authorize(wf: Workflow) -> None:
+        # Asked with the lock, from what the locking query read (one round trip).
+        if not access.may_read_workflow(user, wf):
+            raise WorkflowNotFound(WORKFLOW_NOT_FOUND)
+        access.check_may_decide(user)
+
     return command_execute(
-        tenant_id=user.tenant_id,
+        tenant_id=user.member_tenant_id,
         workflow_id=workflow_id,
         command=cmd.Decide(user.username, decision, comment, on_behalf_of, delegate_to, data),
         actor=Actor(user, "approver"),
         request_id=request_id,
+        authorize=authorize,
     )
 
 

@@ -1,0 +1,85 @@
+"""The directory's version: one row the database bumps on every change to people,
+groups, memberships, delegations and mail preferences, whoever makes the change (the
+admin, a directory sync, plain SQL). The command path reads it in its first round trip
+and keeps what it looked up in the directory for as long as it does not move."""
+
+from django.db import migrations, models
+
+TABLES = (
+    "approvals_user",
+    "approvals_orggroup",
+    "approvals_orggroup_members",
+    "approvals_delegation",
+    "notifications_notificationpreference",
+)
+
+PG_FUNCTION = """
+CREATE OR REPLACE FUNCTION approvals_directory_changed() RETURNS trigger AS $$
+BEGIN
+    UPDATE approvals_directoryversion SET version = version + 1 WHERE id = 1;
+    RETURN NULL;
+END;
+$$ LANGUAGE plpgsql;
+"""
+
+
+def _pg_trigger(table: str) -> str:
+    return (
+        f"CREATE TRIGGER {table}_directory_changed"
+        f" AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON {table}"
+        " FOR EACH STATEMENT EXECUTE FUNCTION approvals_directory_changed();"
+    )
+
+
+def _sqlite_triggers(table: str) -> list[str]:
+    return [
+        f"CREATE TRIGGER {table}_directory_{op.lower()} AFTER {op} ON {table}"
+        " BEGIN UPDATE approvals_directoryversion SET version = version + 1 WHERE id = 1; END;"
+        for op in ("INSERT", "UPDATE", "DELETE")
+    ]
+
+
+def forwards(apps, schema_editor):
+    schema_editor.execute("INSERT INTO approvals_directoryversion (id, version) VALUES (1, 0)")
+    if schema_editor.connection.vendor == "postgresql":
+        schema_editor.execute(PG_FUNCTION, params=None)
+        for table in TABLES:
+            schema_editor.execute(_pg_trigger(table), params=None)
+    elif schema_editor.connection.vendor == "sqlite":
+        for table in TABLES:
+            for sql in _sqlite_triggers(table):
+                schema_editor.execute(sql, params=None)
+
+
+def backwards(apps, schema_editor):
+    vendor = schema_editor.connection.vendor
+    for table in TABLES:
+        if vendor == "postgresql":
+            schema_editor.execute(f"DROP TRIGGER IF EXISTS {table}_directory_changed ON {table}")
+        elif vendor == "sqlite":
+            for op in ("insert", "update", "delete"):
+                schema_editor.execute(f"DROP TRIGGER IF EXISTS {table}_directory_{op}")
+    if vendor == "postgresql":
+        schema_editor.execute("DROP FUNCTION IF EXISTS approvals_directory_changed()")
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("approvals", "0007_activity_rounds"),
+        ("notifications", "0001_initial"),
+    ]
+    operations = [
+        migrations.CreateModel(
+            name="DirectoryVersion",
+            fields=[
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("version", models.BigIntegerField(default=0)),
+            ],
+        ),
+        migrations.RunPython(forwards, backwards),
+    ]

@@ -1,0 +1,259 @@
+"""Starts and decisions in-process, side by side with django-viewflow 2.4.
+
+    .venv/bin/python bench/inprocess.py [--n 1000] [--procs 2] [--no-peer]
+
+The same expense approval as the peer's harness (../shared/peer-viewflow): start, the
+manager approves, finance approves. Each phase runs in one process and then in
+``--procs`` OS processes (each its own connection, released together by a barrier).
+The peer runs in the same invocation, right after ours, so the ratios compare figures
+taken in the same minute. SQL statements per operation are counted by Django; round
+trips to PostgreSQL are counted on the wire by a relay (bench/_roundtrips.py).
+The headline ratios are appended to bench/ratio_history.jsonl, and the last ones are
+shown, so a regression shows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import multiprocessing as mp
+import os
+import re
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import ROOT, Report, expense_data, setup_django, summarize_ms  # noqa: E402
+
+PEER = ROOT.parent / "shared" / "peer-viewflow" / "run.sh"
+HISTORY = ROOT / "bench" / "ratio_history.jsonl"
+SUBJECT_TYPE = "bench-inprocess"
+PHASES = ("start", "manager", "finance")
+
+
+def _ops(n: int, run: str) -> dict[str, Callable[[int], Any]]:
+    """One callable per phase; call i works on the i-th workflow of this process."""
+    from approvals.models import User
+    from approvals.services.workflows import workflow_decide, workflow_start
+
+    alice, bob, fiona = (User.objects.get(username=u) for u in ("alice", "bob", "fiona"))
+    ids: list[Any] = [None] * n
+
+    def start(i: int) -> None:
+        ids[i] = workflow_start(
+            submitter=alice,
+            template_key="expense-approval",
+            subject_type=SUBJECT_TYPE,
+            subject_id=f"{run}-{i}",
+            data=expense_data(i),
+        ).workflow_id
+
+    def decide(user: Any) -> Callable[[int], None]:
+        def one(i: int) -> None:
+            r = workflow_decide(
+                user=user, workflow_id=ids[i], decision="approve", request_id=uuid.uuid4().hex
+            )
+            assert not r.duplicate
+
+        return one
+
+    return {"start": start, "manager": decide(bob), "finance": decide(fiona)}
+
+
+def _run(n: int, run: str, barrier: Any = None) -> dict[str, Any]:
+    """All three phases over ``n`` workflows; per phase the latencies and the span."""
+    ops = _ops(n, run)
+    out: dict[str, Any] = {}
+    for phase in PHASES:
+        if barrier is not None:
+            barrier.wait()
+        op = ops[phase]
+        lat = []
+        t0 = time.time()
+        for i in range(n):
+            t = time.perf_counter()
+            op(i)
+            lat.append(time.perf_counter() - t)
+        out[phase] = {"lat": lat, "t0": t0, "t1": time.time()}
+    return out
+
+
+def _child(n: int, run: str, barrier: Any, queue: Any) -> None:
+    setup_django()
+    queue.put(_run(n, run, barrier))
+
+
+def _aggregate(parts: list[dict[str, Any]], phase: str) -> dict[str, float]:
+    lat = [x for p in parts for x in p[phase]["lat"]]
+    span = max(p[phase]["t1"] for p in parts) - min(p[phase]["t0"] for p in parts)
+    return {"ops_s": len(lat) / span, **summarize_ms(lat)}
+
+
+def _decisions(parts: list[dict[str, Any]]) -> dict[str, float]:
+    lat = [x for p in parts for ph in ("manager", "finance") for x in p[ph]["lat"]]
+    span = sum(
+        max(p[ph]["t1"] for p in parts) - min(p[ph]["t0"] for p in parts)
+        for ph in ("manager", "finance")
+    )
+    return {"ops_s": len(lat) / span, **summarize_ms(lat)}
+
+
+def _per_operation_costs(run: str, n: int = 50) -> dict[str, dict[str, float]]:
+    """SQL statements (Django's count) and round trips (on the wire) per operation."""
+    from _roundtrips import RoundTripCounter
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    settings = connection.settings_dict
+    connection.close()
+    port = int(settings.get("PORT") or 5432)
+    costs: dict[str, dict[str, float]] = {}
+    with RoundTripCounter(settings.get("HOST") or "127.0.0.1", port) as relay:
+        settings["HOST"], settings["PORT"] = "127.0.0.1", relay.port
+        try:
+            ops = _ops(n, f"{run}-count")
+            for phase in PHASES:
+                turns = relay.turns
+                with CaptureQueriesContext(connection) as q:
+                    for i in range(n):
+                        ops[phase](i)
+                costs[phase] = {
+                    "statements": len(q.captured_queries) / n,
+                    "round_trips": (relay.turns - turns) / n,
+                }
+        finally:
+            connection.close()
+            settings["PORT"] = port
+    return costs
+
+
+_PEER_LINE = re.compile(r"^\s+(start|decisions_all|decisions)\s+([\d.]+) ops/s")
+
+
+def _peer(n: int) -> dict[str, float]:
+    """The peer's starts/s and decisions/s, one process and two."""
+    proc = subprocess.run(
+        ["bash", str(PEER), str(n)], capture_output=True, text=True, timeout=900, check=True
+    )
+    figures: dict[str, float] = {}
+    procs = 1
+    for line in proc.stdout.splitlines():
+        if line.startswith("2 OS processes"):
+            procs = 2
+        if m := _PEER_LINE.match(line):
+            kind = "starts" if m.group(1) == "start" else "decisions"
+            figures[f"{kind}_{procs}"] = float(m.group(2))
+    return figures
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=1000, help="workflows per run")
+    ap.add_argument("--procs", type=int, default=2)
+    ap.add_argument("--no-peer", action="store_true")
+    args = ap.parse_args()
+
+    setup_django()
+    from _common import seed
+
+    seed()
+    run = uuid.uuid4().hex[:8]
+    report = Report("inprocess", "Starts and decisions in-process, side by side with viewflow")
+    _run(min(100, args.n), f"{run}-warm")  # caches, connections, JIT of the templates
+
+    ours: dict[str, float] = {}
+    rows = []
+    one = [_run(args.n, f"{run}-1")]
+    ctx = mp.get_context("spawn")
+    barrier = ctx.Barrier(args.procs)
+    queue = ctx.Queue()
+    each = args.n // args.procs
+    children = [
+        ctx.Process(target=_child, args=(each, f"{run}-p{k}", barrier, queue))
+        for k in range(args.procs)
+    ]
+    for c in children:
+        c.start()
+    many = [queue.get() for _ in children]
+    for c in children:
+        c.join()
+    for label, parts, procs in (("1 process", one, 1), (f"{args.procs} processes", many, 2)):
+        for phase in PHASES:
+            a = _aggregate(parts, phase)
+            rows.append([label, phase, a["ops_s"], a["p50"], a["p95"], a["p99"]])
+        d = _decisions(parts)
+        rows.append([label, "decisions (both)", d["ops_s"], d["p50"], d["p95"], d["p99"]])
+        ours[f"starts_{procs}"] = _aggregate(parts, "start")["ops_s"]
+        ours[f"decisions_{procs}"] = d["ops_s"]
+    report.table(
+        f"Ours: {args.n:,} workflows (start, manager approves, finance approves)",
+        ["run", "operation", "ops/s", "p50 ms", "p95 ms", "p99 ms"],
+        rows,
+    )
+    costs = _per_operation_costs(run)
+    report.table(
+        "Cost per operation (50 of each; round trips counted on the wire, BEGIN and COMMIT"
+        " included)",
+        ["operation", "SQL statements", "round trips", "target"],
+        [[p, c["statements"], c["round_trips"], "<= 3"] for p, c in costs.items()],
+    )
+    if args.no_peer:
+        report.write()
+        return
+    peer = _peer(args.n)
+    targets = {"starts": 2.0, "decisions": 3.0}
+    ratio_rows = []
+    entry: dict[str, Any] = {"date": f"{dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC"}
+    for key in ("starts_1", "starts_2", "decisions_1", "decisions_2"):
+        kind, procs = key.split("_")
+        ratio = ours[key] / peer[key] if peer.get(key) else float("nan")
+        entry[key] = round(ratio, 2)
+        ratio_rows.append(
+            [
+                f"{kind}/s, {procs} process{'es' if procs != '1' else ''}",
+                peer.get(key, float("nan")),
+                ours[key],
+                f"{ratio:.2f}x",
+                f">= {targets[kind]:.0f}x",
+                "PASS" if ratio >= targets[kind] else "MISS",
+            ]
+        )
+    report.table(
+        f"Side by side with django-viewflow 2.4 (`{PEER.name} {args.n}` run right after ours)",
+        ["measure", "viewflow", "ours", "ratio", "target", "result"],
+        ratio_rows,
+    )
+    entry["round_trips"] = {p: c["round_trips"] for p, c in costs.items()}
+    entry["commit"] = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
+    ).stdout.strip()
+    with HISTORY.open("a") as f:
+        f.write(json.dumps(entry) + "\n")
+    history = [json.loads(line) for line in HISTORY.read_text().splitlines() if line.strip()]
+    report.table(
+        "History of the headline ratios (ours / viewflow, same minute; newest last)",
+        ["date", "commit", "starts 1p", "starts 2p", "decisions 1p", "decisions 2p"],
+        [
+            [
+                h["date"],
+                h.get("commit", ""),
+                h["starts_1"],
+                h["starts_2"],
+                h["decisions_1"],
+                h["decisions_2"],
+            ]
+            for h in history[-10:]
+        ],
+    )
+    report.note(f"load average at the end: {' / '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    report.write()
+
+
+if __name__ == "__main__":
+    main()
