@@ -175,6 +175,56 @@ def _execute_locked(
     return CommandResult(wf.pk, wf.public_status, wf.version)
 
 
+def command_start(
+    *,
+    tenant_id: int,
+    template: TemplateRef,
+    subject_type: str,
+    subject_id: str,
+    data: dict[str, Any],
+    submitter: User,
+    directory_version: int | None,
+) -> CommandResult:
+    """Start a workflow: the new row, its first events and their projections, written
+    in the caller's transaction (nothing to lock: nobody else knows the id yet, and no
+    history to read). Raises CommandRejected when the data does not fit the schema."""
+    now = clock.now()
+    wf = Workflow(
+        tenant_id=tenant_id,
+        template_id=template.id,
+        template_key=template.key,
+        template_version=template.version,
+        subject_type=subject_type,
+        subject_id=subject_id,
+        data=data,
+        submitter=submitter,
+        created_at=now,
+        updated_at=now,
+    )
+    definition = definition_for(template.id)
+    state = replay(definition, ())
+    directory = TenantDirectory(tenant_id, directory_version)
+    ctx = Context(now=now.timestamp(), rng=random.Random(), directory=directory)
+    command = cmd.Start(data, submitter.username)
+    events = decide(definition, state, command, ctx)
+    new_state = state
+    for event in events:
+        new_state = evolve(new_state, event)
+    actor = Actor(submitter, "submitter")
+    _append(wf, events, new_state, actor, None, "", now, directory)
+    project(wf, state, new_state, command, now, directory, events)
+    return CommandResult(wf.pk, wf.public_status, wf.version)
+
+
+@dataclass(frozen=True)
+class TemplateRef:
+    """The published workflow template version a start pins."""
+
+    id: int
+    key: str
+    version: int
+
+
 _LOCK_SQL = (
     f"SELECT {store.columns(Workflow, 'w')},"
     f" EXISTS (SELECT 1 FROM {store.table(WorkflowParticipant)} p"
@@ -243,13 +293,19 @@ def _append(
             else None
         )
         rows.append((wf.tenant_id, *row, event.schema_version, result, prev))
-    store.insert(WorkflowEvent, _EVENT_COLUMNS, rows)
     wf.version = version
     wf.last_hash = prev
     wf.public_status = status
     wf.current_step = new_state.step or ""
     wf.data = dict(new_state.data)
     wf.snapshot = state_to_dict(new_state)
+    wf.updated_at = now
+    if wf._state.adding:  # a start: the row is written once, with its first events
+        store.insert(Workflow, _WORKFLOW_COLUMNS, [[getattr(wf, n) for n in _WORKFLOW_COLUMNS]])
+        wf._state.adding = False
+        store.insert(WorkflowEvent, _EVENT_COLUMNS, rows)
+        return
+    store.insert(WorkflowEvent, _EVENT_COLUMNS, rows)
     store.update(
         Workflow,
         wf.pk,
@@ -266,6 +322,7 @@ def _append(
     )
 
 
+_WORKFLOW_COLUMNS = tuple(f.attname for f in Workflow._meta.concrete_fields)
 _EVENT_COLUMNS = ("tenant", *EventRow._fields, "schema_version", "result", "hash")
 
 
@@ -293,7 +350,9 @@ __all__ = [
     "CommandResult",
     "RequestIdReused",
     "SYSTEM",
+    "TemplateRef",
     "WorkflowNotFound",
     "command_execute",
+    "command_start",
     "load_state",
 ]

@@ -10,21 +10,23 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db import IntegrityError, transaction
 
 from templates_engine import commands as cmd
 
-from .. import access
+from .. import access, clock
 from ..definitions import definition_for
-from ..models import StartRequest, User, Workflow
+from ..models import StartRequest, User, Workflow, WorkflowTemplate
+from ..runtime import store
 from ..runtime.commands import (
     WORKFLOW_NOT_FOUND,
     Actor,
     CommandResult,
+    TemplateRef,
     WorkflowNotFound,
     command_execute,
+    command_start,
 )
-from ..selectors.templates import workflow_template_latest
+from ..runtime.directory import VERSION_SQL
 
 TEMPLATE_NOT_FOUND = "No published workflow template with key {key!r}."
 IDEMPOTENCY_KEY_REUSED = "This Idempotency-Key was used with a different request body."
@@ -103,65 +105,72 @@ def workflow_start(
     With an ``idempotency_key`` a repeat returns the first response; concurrent
     repeats create one workflow (the second waits on the key's unique index).
     Raises access.Forbidden when the submitter (or the token's ``scope``) may not.
+
+    Two round trips on PostgreSQL: BEGIN, the key's claim, the template and the
+    directory version together; the workflow, its events, projections and COMMIT
+    together.
     """
-    tenant_id = submitter.tenant_id
-    assert tenant_id is not None
+    tenant_id = submitter.member_tenant_id
     access.check_may_start(submitter, template_key, scope)
-    template = workflow_template_latest(tenant_id=tenant_id, key=template_key)
-    if template is None:
-        raise TemplateNotFound(TEMPLATE_NOT_FOUND.format(key=template_key))
-    with transaction.atomic():
-        request = None
-        if idempotency_key:
-            body_hash = start_body_hash(
-                template_key=template_key,
-                subject_type=subject_type,
-                subject_id=subject_id,
-                data=data,
+    body_hash = ""
+    reads: list[tuple[str, list[Any]]] = [
+        (_LATEST_SQL, [tenant_id, template_key]),
+        (VERSION_SQL, []),
+    ]
+    if idempotency_key:
+        body_hash = start_body_hash(
+            template_key=template_key, subject_type=subject_type, subject_id=subject_id, data=data
+        )
+        now = store.param(StartRequest, "created_at", clock.now())
+        reads.append((_CLAIM_SQL, [tenant_id, submitter.pk, idempotency_key, body_hash, now]))
+    with store.pipelined():
+        latest, version, *claimed = store.fetch_many(reads)
+        if idempotency_key and not claimed[0]:
+            # Another start holds the key (the claim waited for it to commit).
+            prior = StartRequest.objects.get(
+                tenant_id=tenant_id, user=submitter, key=idempotency_key
             )
-            try:
-                with transaction.atomic():
-                    request = StartRequest.objects.create(
-                        tenant_id=tenant_id,
-                        user=submitter,
-                        key=idempotency_key,
-                        body_hash=body_hash,
-                    )
-            except IntegrityError:
-                prior = StartRequest.objects.get(
-                    tenant_id=tenant_id, user=submitter, key=idempotency_key
-                )
-                if prior.body_hash != body_hash:
-                    raise IdempotencyKeyReused(IDEMPOTENCY_KEY_REUSED) from None
-                assert prior.response is not None
-                return StartResult.replay(prior.response)
-        wf = Workflow.objects.create(
+            if prior.body_hash != body_hash:
+                raise IdempotencyKeyReused(IDEMPOTENCY_KEY_REUSED)
+            assert prior.response is not None
+            return StartResult.replay(prior.response)
+        if not latest:
+            raise TemplateNotFound(TEMPLATE_NOT_FOUND.format(key=template_key))
+        template = TemplateRef(*latest[0])
+        result = command_start(
             tenant_id=tenant_id,
             template=template,
-            template_key=template.key,
-            template_version=template.version,
             subject_type=subject_type,
             subject_id=subject_id,
             data=data,
             submitter=submitter,
-        )
-        result = command_execute(
-            tenant_id=tenant_id,
-            workflow_id=wf.pk,
-            command=cmd.Start(data, submitter.username),
-            actor=Actor(submitter, "submitter"),
+            directory_version=version[0][0] if version else None,
         )
         started = StartResult(
-            workflow_id=wf.pk,
+            workflow_id=result.workflow_id,
             template_version=template.version,
             status=result.status,
             version=result.version,
         )
-        if request is not None:
-            request.workflow = wf
-            request.response = started.recorded()
-            request.save(update_fields=["workflow", "response"])
+        if idempotency_key:
+            store.update(
+                StartRequest,
+                claimed[0][0][0],
+                {"workflow": result.workflow_id, "response": started.recorded()},
+            )
     return started
+
+
+_LATEST_SQL = (
+    f"SELECT id, key, version FROM {store.table(WorkflowTemplate)}"
+    " WHERE tenant_id = %s AND key = %s ORDER BY version DESC LIMIT 1"
+)
+# The key's row, or nothing when another start has it (ON CONFLICT waits for that one
+# to commit or roll back, so concurrent repeats make one workflow).
+_CLAIM_SQL = (
+    f"INSERT INTO {store.table(StartRequest)} (tenant_id, user_id, key, body_hash, created_at)"
+    " VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING id"
+)
 
 
 def workflow_decide(
