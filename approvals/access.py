@@ -101,6 +101,13 @@ def roles_of(user: Any) -> frozenset[str]:
     return cached
 
 
+def roles_known(user: Any, names: Iterable[str]) -> None:
+    """Prime the cache of ``roles_of`` with the group names a query already read (the
+    token lookup reads them with the token, so a request asks for them no more)."""
+    wanted = {r.value for r in Role}
+    setattr(user, _ROLES_ATTR, frozenset(n for n in names if n in wanted))
+
+
 def has_role(user: Any, role: Role) -> bool:
     return role.value in roles_of(user)
 
@@ -152,20 +159,27 @@ def workflow_with_reading(user: User, workflow_id: Any) -> Workflow | None:
 
 
 def may_read_workflow(user: User, wf: Workflow) -> bool:
+    """The read rule. A workflow read by the command path's lock carries the answers
+    to its three questions (``is_participant``, ``stands_in_now``,
+    ``holds_template_view``); otherwise each is asked here, in turn."""
     if not is_member(user) or wf.tenant_id != user.tenant_id:
         return False
     if reads_everything(user):
         return True
     known = getattr(wf, "is_participant", None)
-    if (
-        known
-        if known is not None
-        else (WorkflowParticipant.objects.filter(workflow_id=wf.pk, user=user).exists())
-    ):
+    if known if known is not None else _takes_part(user, wf):
         return True
-    if _stands_in_now(user, wf):
+    known = getattr(wf, "stands_in_now", None)
+    if known if known is not None else _stands_in_now(user, wf):
         return True
+    known = getattr(wf, "holds_template_view", None)
+    if known is not None:
+        return bool(known)
     return user.has_perm("approvals.view_workflowtemplate", wf.template)
+
+
+def _takes_part(user: User, wf: Workflow) -> bool:
+    return WorkflowParticipant.objects.filter(workflow_id=wf.pk, user=user).exists()
 
 
 def _stands_in_now(user: User, wf: Workflow) -> bool:

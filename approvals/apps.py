@@ -1,4 +1,15 @@
+from typing import Any
+
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
+
+
+def _directory_version_row(using: str = "default", **_: Any) -> None:
+    """The one row the directory triggers bump; a flushed database (tests) gets it
+    back. Without it commands still work, only without the directory cache."""
+    from .models import DirectoryVersion
+
+    DirectoryVersion.objects.using(using).get_or_create(pk=1)
 
 
 class ApprovalsConfig(AppConfig):
@@ -14,6 +25,7 @@ class ApprovalsConfig(AppConfig):
         from .workers.activities import attempt_dispatch
 
         connect_signals()
+        post_migrate.connect(_directory_version_row, sender=self)
         # The runtime hands due activity attempts to the workers through this hook,
         # so that it never imports them.
         attempts_dispatcher_set(attempt_dispatch)

@@ -10,6 +10,9 @@ tells pipelining apart from one statement at a time.
         before = relay.turns
         do_the_thing()
         relay.turns - before
+
+``turns_by_client`` counts per connection, by the client's local port (other threads'
+connections through the relay then do not count).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import contextlib
 import socket
 import threading
 from types import TracebackType
+from typing import Any
 
 
 class RoundTripCounter:
@@ -29,6 +33,7 @@ class RoundTripCounter:
         self._listener.listen(16)
         self.port: int = self._listener.getsockname()[1]
         self.turns = 0
+        self.turns_by_client: dict[int, int] = {}  # the client's local port -> turns
         self._lock = threading.Lock()
         self._closed = False
 
@@ -48,7 +53,7 @@ class RoundTripCounter:
     def _accept(self) -> None:
         while not self._closed:
             try:
-                client, _ = self._listener.accept()
+                client, (_, client_port) = self._listener.accept()
             except OSError:
                 return
             server = socket.create_connection(self.upstream)
@@ -56,7 +61,7 @@ class RoundTripCounter:
                 s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             # Per connection: who spoke last. A client packet after the server spoke
             # (or the first one) opens a new turn.
-            last = {"who": "server"}
+            last = {"who": "server", "port": client_port}
             threading.Thread(
                 target=self._pump, args=(client, server, "client", last), daemon=True
             ).start()
@@ -64,12 +69,14 @@ class RoundTripCounter:
                 target=self._pump, args=(server, client, "server", last), daemon=True
             ).start()
 
-    def _pump(self, src: socket.socket, dst: socket.socket, who: str, last: dict[str, str]) -> None:
+    def _pump(self, src: socket.socket, dst: socket.socket, who: str, last: dict[str, Any]) -> None:
         try:
             while data := src.recv(65536):
                 with self._lock:
                     if who == "client" and last["who"] == "server":
                         self.turns += 1
+                        port = int(last["port"])
+                        self.turns_by_client[port] = self.turns_by_client.get(port, 0) + 1
                     last["who"] = who
                 dst.sendall(data)
         except OSError:

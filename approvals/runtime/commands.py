@@ -23,7 +23,10 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from django.contrib.auth.models import Permission
+from django.contrib.contenttypes.models import ContentType
 from django.db import IntegrityError, connection
+from guardian.models import GroupObjectPermission, UserObjectPermission
 
 from templates_engine import CommandRejected, State, decide, evolve, public_status, replay
 from templates_engine import commands as cmd
@@ -35,7 +38,15 @@ from templates_engine.snapshot import state_from_dict, state_to_dict
 
 from .. import clock, metrics
 from ..definitions import definition_for
-from ..models import User, Workflow, WorkflowEvent, WorkflowParticipant
+from ..models import (
+    Delegation,
+    PendingTask,
+    User,
+    Workflow,
+    WorkflowEvent,
+    WorkflowParticipant,
+    WorkflowTemplate,
+)
 from . import store
 from .chain import EventRow, event_hash
 from .directory import VERSION_SQL, TenantDirectory
@@ -104,9 +115,10 @@ def command_execute(
 ) -> CommandResult:
     """Apply ``command`` to the workflow through the one path; see the module doc.
 
-    ``authorize`` is asked with the locked workflow (``wf.is_participant`` says whether
-    the actor takes part in it, read with the lock) before anything else, and raises
-    to refuse. Raises WorkflowNotFound (also for another tenant's workflow),
+    ``authorize`` is asked with the locked workflow before anything else, and raises
+    to refuse; the lock also read what the read rule needs to know of the actor
+    (``wf.is_participant``, ``wf.stands_in_now``, ``wf.holds_template_view``).
+    Raises WorkflowNotFound (also for another tenant's workflow),
     CommandRejected (nothing changed), or Busy after repeated version conflicts.
 
     On PostgreSQL the whole command costs two round trips: BEGIN, the lock, the request
@@ -136,20 +148,23 @@ def _execute_locked(
     request_id: str | None,
     authorize: Authorize | None,
 ) -> CommandResult:
-    user_id = actor.user.pk if actor.user is not None else None
     wf_param = store.uuid_param(Workflow, pk)
+    now = clock.now()
     # One round trip. The request id lookup is a separate statement after the lock:
     # under READ COMMITTED it sees what the transaction that held the lock committed
     # (a subquery inside the locking SELECT would read the older snapshot).
-    queries: list[tuple[str, list[Any]]] = [(_LOCK_SQL, [user_id, tenant_id, wf_param])]
+    queries: list[tuple[str, list[Any]]] = [
+        (_LOCK_SQL, _lock_params(actor, tenant_id, wf_param, now))
+    ]
     queries.append((VERSION_SQL, []))
     if request_id:
         queries.append((_RECORDED_SQL, [wf_param, request_id]))
     found, version_rows, *recorded_rows = store.fetch_many(queries)
     if not found:
         raise WorkflowNotFound(WORKFLOW_NOT_FOUND)
-    wf = store.instance(Workflow, found[0][:-1])
-    wf.is_participant = bool(found[0][-1])
+    wf = store.instance(Workflow, found[0][: -len(_READS)])
+    for name, value in zip(_READS, found[0][-len(_READS) :], strict=True):
+        setattr(wf, name, bool(value))
     if authorize is not None:
         authorize(wf)
     fingerprint = command_fingerprint(command, actor) if request_id else ""
@@ -162,7 +177,6 @@ def _execute_locked(
         return CommandResult(wf.pk, recorded["status"], recorded["version"], duplicate=True)
     definition = definition_for(wf.template_id)
     state = load_state(wf, definition)
-    now = clock.now()
     directory = TenantDirectory(tenant_id, version_rows[0][0] if version_rows else None)
     ctx = Context(now=now.timestamp(), rng=random.Random(), directory=directory)
     events = decide(definition, state, command, ctx)
@@ -225,12 +239,43 @@ class TemplateRef:
     version: int
 
 
+# The workflow, locked, with what the read rule needs to know about the actor (see
+# access.may_read_workflow): whether they take part, whether they stand in right now
+# for one of its assignees, and whether they hold view permission on its template.
 _LOCK_SQL = (
     f"SELECT {store.columns(Workflow, 'w')},"
     f" EXISTS (SELECT 1 FROM {store.table(WorkflowParticipant)} p"
-    "  WHERE p.workflow_id = w.id AND p.user_id = %s)"
+    "  WHERE p.workflow_id = w.id AND p.user_id = %s),"
+    f" EXISTS (SELECT 1 FROM {store.table(PendingTask)} t"
+    f"  JOIN {store.table(Delegation)} d ON d.user_id = t.assignee_id"
+    "  WHERE t.workflow_id = w.id AND d.delegate_id = %s"
+    "  AND d.starts_at <= %s AND d.ends_at > %s),"
+    f" EXISTS (SELECT 1 FROM {store.table(UserObjectPermission)} up"
+    f"  JOIN {store.table(Permission)} pm ON pm.id = up.permission_id"
+    "  WHERE up.user_id = %s AND up.content_type_id = %s AND pm.codename = %s"
+    "  AND up.object_pk = CAST(w.template_id AS TEXT))"
+    f" OR EXISTS (SELECT 1 FROM {store.table(GroupObjectPermission)} gp"
+    f"  JOIN {store.table(Permission)} pm ON pm.id = gp.permission_id"
+    f"  JOIN {store.table(User.groups.through)} ug ON ug.group_id = gp.group_id"
+    "  WHERE ug.user_id = %s AND gp.content_type_id = %s AND pm.codename = %s"
+    "  AND gp.object_pk = CAST(w.template_id AS TEXT))"
     f" FROM {store.table(Workflow)} w WHERE w.tenant_id = %s AND w.id = %s"
 ) + (" FOR UPDATE OF w" if connection.features.has_select_for_update_of else "")
+_READS = ("is_participant", "stands_in_now", "holds_template_view")
+
+
+def _lock_params(actor: Actor, tenant_id: int, wf_param: Any, now: Any) -> list[Any]:
+    user_id = actor.user.pk if actor.user is not None else None
+    moment = store.param(Delegation, "starts_at", now)
+    ct = ContentType.objects.get_for_model(WorkflowTemplate).pk  # cached by Django
+    view = "view_workflowtemplate"
+    return [
+        *(user_id, user_id, moment, moment),
+        *(user_id, ct, view, user_id, ct, view),
+        *(tenant_id, wf_param),
+    ]
+
+
 _RECORDED_SQL = (
     f"SELECT result FROM {WorkflowEvent._meta.db_table} WHERE workflow_id = %s AND request_id = %s"
 )

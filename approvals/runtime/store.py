@@ -10,9 +10,9 @@ renamed column cannot drift from the model.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
 from functools import cache
 from typing import Any
 
@@ -176,7 +176,7 @@ def pipeline_active() -> bool:
     return raw is not None and getattr(raw, "_pipeline", None) is not None
 
 
-@contextmanager
+@contextlib.contextmanager
 def pipelined() -> Iterator[None]:
     """A transaction whose statements are sent without waiting for each answer.
 
@@ -206,7 +206,14 @@ def pipelined() -> Iterator[None]:
             _enter_atomic()
             with connection.cursor() as cursor:
                 cursor.execute("BEGIN")
-            yield
+            try:
+                yield
+            except BaseException:
+                # A refusal: ROLLBACK travels with the pipeline's last sync. (After a
+                # failed statement the pipeline takes nothing more: rolled back below.)
+                with contextlib.suppress(Exception), connection.cursor() as cursor:
+                    cursor.execute("ROLLBACK")
+                raise
             if connection.needs_rollback:
                 raise transaction.TransactionManagementError(
                     "a statement failed inside a pipelined transaction"

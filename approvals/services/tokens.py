@@ -19,9 +19,11 @@ import secrets
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth.models import Group
+from django.db.models import Aggregate, CharField, OuterRef, Subquery
 from django.db.models.signals import post_save, pre_save
 
-from .. import clock
+from .. import access, clock
 from ..models import ApiToken, User
 
 TOKEN_UNKNOWN = "This token is not valid."
@@ -32,6 +34,33 @@ USER_INACTIVE = "This account is disabled."
 # last_used_at is written when it is older than this, not on every request.
 LAST_USED_RESOLUTION = dt.timedelta(minutes=1)
 PREFIX_LENGTH = 8
+
+
+class _Concat(Aggregate):
+    """The group names, newline-separated (PostgreSQL's string_agg, SQLite's
+    group_concat)."""
+
+    function = "STRING_AGG"
+    template = "%(function)s(%(expressions)s, E'\\n')"
+    output_field = CharField()
+
+    def as_sqlite(self, compiler: Any, connection: Any, **extra: Any) -> Any:
+        return super().as_sql(
+            compiler,
+            connection,
+            function="GROUP_CONCAT",
+            template="%(function)s(%(expressions)s, char(10))",
+            **extra,
+        )
+
+
+_ROLE_NAMES = Subquery(
+    Group.objects.filter(user=OuterRef("user_id"), name__in=[r.value for r in access.Role])
+    .order_by()
+    .values("user")
+    .annotate(names=_Concat("name"))
+    .values("names")
+)
 
 
 class TokenRefused(Exception):
@@ -71,9 +100,16 @@ def token_issue(
 
 def token_authenticate(*, secret: str) -> ApiToken:
     """The live token whose secret this is, with its user loaded; raises TokenRefused."""
-    token = ApiToken.objects.select_related("user").filter(digest=token_digest(secret)).first()
+    # One indexed lookup: the token, its user, and the user's roles.
+    token = (
+        ApiToken.objects.select_related("user")
+        .annotate(role_names=_ROLE_NAMES)
+        .filter(digest=token_digest(secret))
+        .first()
+    )
     if token is None:
         raise TokenRefused(TOKEN_UNKNOWN)
+    access.roles_known(token.user, (token.role_names or "").split("\n"))
     now = clock.now()
     if token.revoked_at is not None:
         raise TokenRefused(TOKEN_REVOKED)

@@ -1,0 +1,117 @@
+"""Round trips to PostgreSQL per command, counted on the wire by a relay between the
+app and the database (bench/_roundtrips.py): a start and a decision cost two (BEGIN,
+the lock and the reads go together; the writes and COMMIT go together), and so do the
+cheap refusals: a duplicate, a step that is not yours, a workflow you may not read,
+one that does not exist. A count, not a time: it holds on any machine."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import sys
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.db import connection
+
+from approvals import access
+from approvals.models import User, WorkflowEvent
+from approvals.runtime.commands import CommandRejected, WorkflowNotFound
+from approvals.services.workflows import workflow_decide, workflow_start
+
+from ..helpers import decide, start_expense
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
+from _roundtrips import RoundTripCounter  # noqa: E402
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif("connection.vendor != 'postgresql'", reason="pipelining is PostgreSQL's"),
+]
+
+
+@pytest.fixture
+def relay(acme: Any) -> Iterator[RoundTripCounter]:
+    settings = connection.settings_dict
+    host, port = settings["HOST"], settings["PORT"]
+    connection.close()
+    with RoundTripCounter(host or "127.0.0.1", int(port or 5432)) as counter:
+        settings["HOST"], settings["PORT"] = "127.0.0.1", counter.port
+        try:
+            connection.ensure_connection()
+            yield counter
+        finally:
+            connection.close()
+            settings["HOST"], settings["PORT"] = host, port
+
+
+def trips(relay: RoundTripCounter, action: Callable[[], Any]) -> int:
+    """Round trips of this thread's connection (mail and activity threads have their own)."""
+    raw = connection.connection
+    assert raw is not None
+    with socket.socket(fileno=os.dup(raw.fileno())) as sock:
+        port = sock.getsockname()[1]
+    before = relay.turns_by_client.get(port, 0)
+    with contextlib.suppress(WorkflowNotFound, CommandRejected):
+        action()
+    return relay.turns_by_client.get(port, 0) - before
+
+
+def start(alice: User) -> uuid.UUID:
+    return workflow_start(
+        submitter=alice,
+        template_key="expense-approval",
+        subject_type="expense",
+        subject_id=uuid.uuid4().hex,
+        data={"amountPaise": 4_500_000, "currency": "INR", "department": "R&D"},
+    ).workflow_id
+
+
+def test_a_start_and_a_decision_cost_two_round_trips(relay: RoundTripCounter) -> None:
+    alice, bob = User.objects.get(username="alice"), User.objects.get(username="bob")
+    start(alice)  # the directory is looked up once per process and version
+    workflow_decide(user=bob, workflow_id=start(alice), decision="approve", request_id="warm")
+
+    ids: list[uuid.UUID] = []
+    assert trips(relay, lambda: ids.append(start(alice))) == 2
+    decision = {"user": bob, "workflow_id": ids[0], "decision": "approve", "request_id": "r-1"}
+    assert trips(relay, lambda: workflow_decide(**decision)) == 2
+    assert WorkflowEvent.objects.filter(workflow_id=ids[0], request_id="r-1").count() == 1
+
+
+def test_refusals_cost_at_most_two_round_trips(relay: RoundTripCounter) -> None:
+    alice, bob = User.objects.get(username="alice"), User.objects.get(username="bob")
+    victor = User.objects.get(username="victor")
+    for user in (alice, bob, victor):
+        access.roles_of(user)  # as the API's token lookup reads them, with the token
+    wf = start(alice)
+    workflow_decide(user=bob, workflow_id=wf, decision="approve", request_id="once")
+    events = WorkflowEvent.objects.filter(workflow_id=wf).count()
+
+    again = {"user": bob, "workflow_id": wf, "decision": "approve", "request_id": "once"}
+    assert trips(relay, lambda: workflow_decide(**again)) == 2  # a duplicate
+    not_yours = {"user": bob, "workflow_id": wf, "decision": "approve", "request_id": "n"}
+    assert trips(relay, lambda: workflow_decide(**not_yours)) == 2  # finance's step now
+    unreadable = {"user": victor, "workflow_id": wf, "decision": "approve", "request_id": "v"}
+    assert trips(relay, lambda: workflow_decide(**unreadable)) == 2  # 404
+    missing = {**not_yours, "workflow_id": uuid.uuid4(), "request_id": "m"}
+    assert trips(relay, lambda: workflow_decide(**missing)) == 2  # 404
+    assert WorkflowEvent.objects.filter(workflow_id=wf).count() == events
+
+
+def test_a_decision_over_http_costs_three_with_the_token_lookup(
+    relay: RoundTripCounter, api: Callable[[str], Any]
+) -> None:
+    alice, bob = api("alice"), api("bob")
+    first = start_expense(alice, 4_500_000, subject="rt-1").json()["workflowId"]
+    second = start_expense(alice, 4_500_000, subject="rt-2").json()["workflowId"]
+    assert decide(bob, first, "approve", "warm").status_code == 200
+
+    answers: list[Any] = []
+    # the token, its user and their roles in one lookup; then the command's two
+    assert trips(relay, lambda: answers.append(decide(bob, second, "approve", "h-1"))) == 3
+    assert answers[0].status_code == 200, answers[0].content
