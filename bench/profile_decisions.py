@@ -17,6 +17,7 @@ import sys
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import Report, expense_data, setup_django, summarize_ms  # noqa: E402
@@ -142,7 +143,86 @@ def main() -> None:
     report.table(
         "Self time by layer (under cProfile)", ["layer", "ms/decision", "% of total"], rows
     )
+    _profile_http(report, bob, alice, args.timed)
     report.write()
+
+
+def _profile_http(report: Report, bob: Any, alice: Any, n: int) -> None:
+    """One HTTP decision through the whole Django stack (middleware, DRF, the bearer
+    token, the serializers, the command path, the after-commit hand-over), in-process
+    with Django's test client so only the socket is left out, profiled by layer."""
+    from _common import api_token
+    from django.test import Client
+
+    from approvals.services.workflows import workflow_start
+
+    run = uuid.uuid4().hex[:8]
+    ids = [
+        workflow_start(
+            submitter=alice,
+            template_key="expense-approval",
+            subject_type=SUBJECT_TYPE,
+            subject_id=f"{run}-http-{i}",
+            data=expense_data(i),
+        ).workflow_id
+        for i in range(n + 20)
+    ]
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {api_token(bob)}", HTTP_HOST="127.0.0.1")
+
+    def post(workflow_id: Any) -> None:
+        r = client.post(
+            f"/api/workflows/{workflow_id}/decisions",
+            {"decision": "approve", "requestId": uuid.uuid4().hex},
+            content_type="application/json",
+        )
+        assert r.status_code == 200, r.content
+
+    for w in ids[:20]:
+        post(w)  # warm: caches, the token's last use
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for w in ids[20:]:
+        post(w)
+    profiler.disable()
+    groups: dict[str, float] = {}
+    total = 0.0
+    for (filename, _line, _fn), (_cc, _nc, tt, _ct, _callers) in pstats.Stats(  # type: ignore[attr-defined]
+        profiler
+    ).stats.items():
+        total += tt
+        key = _http_layer(filename)
+        groups[key] = groups.get(key, 0.0) + tt
+    report.table(
+        f"One HTTP decision by layer: {n:,} POST /api/workflows/{{id}}/decisions through the"
+        " Django stack (test client, no socket), self time under cProfile",
+        ["layer", "ms/decision", "% of total"],
+        [
+            [k, v * 1000 / n, 100 * v / total]
+            for k, v in sorted(groups.items(), key=lambda kv: -kv[1])
+        ],
+    )
+
+
+def _http_layer(filename: str) -> str:
+    f = filename.replace("\\", "/")
+    for needle, name in [
+        ("/approvals/runtime/", "command path (approvals/runtime)"),
+        ("/approvals/notifications/", "mail projection (rows rendered in the transaction)"),
+        ("/django/template/", "mail templates (Django template engine)"),
+        ("/approvals/api/", "API views and serializers (approvals/api)"),
+        ("/rest_framework/", "Django REST framework"),
+        ("/drf_spectacular/", "Django REST framework"),
+        ("/kombu/", "after-commit hand-over to the broker (Celery, kombu, redis-py)"),
+        ("/celery/", "after-commit hand-over to the broker (Celery, kombu, redis-py)"),
+        ("/redis/", "after-commit hand-over to the broker (Celery, kombu, redis-py)"),
+        ("/django/middleware/", "Django middleware"),
+        ("/csp/", "Django middleware"),
+        ("/django/core/handlers/", "Django request handling"),
+        ("/django/test/", "test client (stands in for gunicorn)"),
+    ]:
+        if needle in f:
+            return name
+    return _layer(filename)
 
 
 def _layer(filename: str) -> str:
