@@ -203,7 +203,8 @@ def main() -> None:
         ["operation", "SQL statements", "round trips", "target"],
         [[p, c["statements"], c["round_trips"], "<= 3"] for p, c in costs.items()],
     )
-    if args.no_peer:
+    if args.no_peer or not PEER.exists():
+        report.note(f"the peer was not run ({PEER} {'skipped' if args.no_peer else 'missing'})")
         report.write()
         return
     peer = _peer(args.n)

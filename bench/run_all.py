@@ -28,6 +28,7 @@ from _common import ROOT, VENV_BIN, bench_database_url, ensure_bench_db, fmt, se
 
 BENCHES: list[tuple[str, list[str]]] = [
     ("engine.py", []),
+    ("inprocess.py", []),
     ("http_decisions.py", []),
     ("inbox.py", []),
     ("timers.py", []),
