@@ -33,7 +33,7 @@ from .selectors.workflows import (
     workflow_assignees,
     workflow_get,
     workflow_history,
-    workflow_search,
+    workflows_submitted,
 )
 from .services.delegations import DelegationRefused, delegation_set
 from .services.workflows import (
@@ -47,6 +47,7 @@ from .services.workflows import (
 from .web import present
 from .web.diagram import workflow_svg
 from .web.forms import SchemaForm
+from .web.search import WorkflowSearch
 
 DECISIONS = (*DECISION_LABELS, "delegate")
 DONE_WORDS = {**DECISION_RECORDED, "delegate": "Handed on"}
@@ -60,15 +61,6 @@ DECISION_UNREADABLE = "That decision could not be read; please try again."
 DELEGATE_MISSING = "Choose the colleague to hand this task to."
 NOT_SENT_BACK = "This request is not waiting for your changes."
 BUSY = "The workflow is busy; please try again."
-SEARCH_STATUSES = [
-    ("", "Any status"),
-    ("RUNNING", "In progress"),
-    ("APPROVED", "Approved"),
-    ("REJECTED", "Rejected"),
-    ("CANCELLED", "Cancelled"),
-    ("ROLLED_BACK", "Rolled back"),
-    ("COMPENSATION_FAILED", "Roll-back failed"),
-]
 
 
 def _member(request: HttpRequest) -> User:
@@ -159,7 +151,7 @@ def _workflow_rows(user: User, workflows: list[Workflow]) -> list[dict[str, Any]
 @login_required
 def my_workflows(request: HttpRequest) -> HttpResponse:
     user = _member(request)
-    rows = workflow_search(user=user, submitter=user.username, limit=100)
+    rows = workflows_submitted(user=user, limit=100)
     return render(request, "approvals/my_workflows.html", {"rows": _workflow_rows(user, rows)})
 
 
@@ -512,64 +504,19 @@ def out_of_office(request: HttpRequest) -> HttpResponse:
 # -- search ------------------------------------------------------------------------------
 
 
-class SearchForm(forms.Form):
-    q = forms.CharField(label="Words", required=False, max_length=100)
-    status = forms.ChoiceField(label="Status", required=False, choices=SEARCH_STATUSES)
-    template = forms.ChoiceField(label="Kind of request", required=False)
-    subject = forms.CharField(label="Reference", required=False, max_length=128)
-    submitter = forms.CharField(label="Submitted by (username)", required=False, max_length=150)
-    assignee = forms.CharField(label="Waiting for (username)", required=False, max_length=150)
-    since = forms.DateField(
-        label="Submitted from", required=False, widget=forms.DateInput(attrs={"type": "date"})
-    )
-    until = forms.DateField(
-        label="Submitted until", required=False, widget=forms.DateInput(attrs={"type": "date"})
-    )
-
-    def __init__(self, *args: Any, templates: list[tuple[str, str]], **kw: Any) -> None:
-        super().__init__(*args, **kw)
-        field = self.fields["template"]
-        assert isinstance(field, forms.ChoiceField)
-        field.choices = [("", "Any kind"), *templates]
-
-
 @login_required
 def search(request: HttpRequest) -> HttpResponse:
-    user = _member(request)
-    kinds = {
-        key: title
-        for key, title in WorkflowTemplate.objects.filter(tenant_id=user.member_tenant_id)
-        .order_by("key", "version")
-        .values_list("key", "title")
-    }
-    form = SearchForm(request.GET or None, templates=sorted(kinds.items(), key=lambda kv: kv[1]))
+    """The same search as ``GET /api/workflows`` (approvals.web.search), with the same
+    parameter names, so a search's address can be shared or asked of the API."""
+    _member(request)
+    filters = WorkflowSearch(request.GET or None, request=request)
     rows: list[dict[str, Any]] | None = None
     status = 200
     if request.GET:
-        if form.is_valid():
-            c = form.cleaned_data
-            zone = timezone.get_current_timezone()
-            since = (
-                dt.datetime.combine(c["since"], dt.time.min, tzinfo=zone) if c["since"] else None
-            )
-            until = (
-                dt.datetime.combine(c["until"] + dt.timedelta(days=1), dt.time.min, tzinfo=zone)
-                if c["until"]
-                else None
-            )
-            found = workflow_search(
-                user=user,
-                status=c["status"] or None,
-                template=c["template"] or None,
-                subject_id=c["subject"] or None,
-                submitter=c["submitter"] or None,
-                assignee=c["assignee"] or None,
-                created_after=since,
-                created_before=until,
-                text=c["q"] or None,
-                limit=100,
-            )
-            rows = _workflow_rows(user, found)
+        if filters.is_valid():
+            rows = _workflow_rows(filters.user, filters.results())
         else:
             status = 400
-    return render(request, "approvals/search.html", {"form": form, "rows": rows}, status=status)
+    return render(
+        request, "approvals/search.html", {"form": filters.form, "rows": rows}, status=status
+    )
