@@ -1,5 +1,6 @@
-"""The search page in a real headless Chromium, by keyboard: the same parameters as the
-API in its address, the organisation's steps in words, a refused range said in place."""
+"""The search and settings pages in a real headless Chromium, by keyboard: the search
+with the API's parameters in its address and a refused range said in place; a chosen
+time zone changing the times shown."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from approvals.models import User
-from approvals.services.workflows import workflow_start
 
 from ..browser import CHROMIUM
+from .support import expense_started
 from .test_browser import shot, sign_in
 
 pytestmark = [
@@ -22,23 +23,11 @@ pytestmark = [
 ]
 
 
-def _start(subject: str, who: str = "alice") -> str:
-    return str(
-        workflow_start(
-            submitter=User.objects.get(username=who),
-            template_key="expense-approval",
-            subject_type="expense",
-            subject_id=subject,
-            data={"amountPaise": 4_500_000, "currency": "INR", "department": "eng"},
-        ).workflow_id
-    )
-
-
 def test_searching_by_keyboard_with_the_apis_parameters(
     acme: Any, live_server: Any, browser: Browser
 ) -> None:
-    trip = _start("TRIP-1")
-    _start("TAXI-3", who="victor")  # not alice's: she may not see it
+    trip = expense_started("TRIP-1")
+    expense_started("TAXI-3", who="victor")  # not alice's: she may not see it
     alice = sign_in(browser, live_server.url, "alice")
 
     alice.get_by_role("link", name="Search").click()
@@ -61,3 +50,24 @@ def test_searching_by_keyboard_with_the_apis_parameters(
     expect(rows).to_have_count(0)
     alice.set_viewport_size({"width": 380, "height": 900})
     shot(alice, "search-refused-narrow")
+
+
+def test_choosing_a_time_zone_by_keyboard_changes_the_times_shown(
+    acme: Any, live_server: Any, browser: Browser
+) -> None:
+    wid = expense_started("TZ-1")
+    alice = sign_in(browser, live_server.url, "alice")
+
+    alice.get_by_role("link", name="Settings").click()
+    zone = alice.get_by_label("Show times in")
+    zone.focus()
+    zone.select_option("Asia/Kolkata")
+    alice.get_by_role("button", name="Save").press("Enter")
+    expect(alice.locator(".flash.success")).to_contain_text("Saved: your settings.")
+    expect(alice.get_by_label("Show times in")).to_have_value("Asia/Kolkata")
+    expect(alice.locator(".help")).to_contain_text("IST")
+    shot(alice, "settings-time-zone")
+
+    alice.goto(f"{live_server.url}/workflows/{wid}")
+    expect(alice.locator(".status-sentence")).to_contain_text("IST")
+    assert User.objects.get(username="alice").time_zone == "Asia/Kolkata"

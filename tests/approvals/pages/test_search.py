@@ -17,16 +17,9 @@ from approvals.services.delegations import delegation_set
 from approvals.web import search as search_module
 
 from ..helpers import EXPENSE, decide, start_expense
+from .support import signed_in
 
 pytestmark = pytest.mark.django_db
-
-
-def _page(username: str, tz: str | None = None) -> Client:
-    client = Client()
-    client.force_login(User.objects.get(username=username))
-    if tz:
-        client.cookies["tz"] = tz
-    return client
 
 
 def _start(api: Any, subject: str, amount: int = 4_500_000, who: str = "alice") -> str:
@@ -79,7 +72,7 @@ QUERIES = [
 @pytest.mark.parametrize("params", QUERIES)
 @pytest.mark.parametrize("who", ["alice", "bob", "audrey", "farah"])
 def test_the_page_and_the_api_find_the_same_workflows(world, api, who, params):
-    assert _page_ids(_page(who), params) == _api_ids(api(who), params)
+    assert _page_ids(signed_in(who), params) == _api_ids(api(who), params)
 
 
 def test_each_filter_finds_what_it_says(world, api):
@@ -111,7 +104,7 @@ def test_a_search_lists_only_what_the_person_may_read(world, api, acme):
         ends_at=now + dt.timedelta(days=1),
     )
     assert _api_ids(api("ivan"), {}) == [world["trip"]]
-    assert _page_ids(_page("ivan"), {"text": "trip"}) == [world["trip"]]
+    assert _page_ids(signed_in("ivan"), {"text": "trip"}) == [world["trip"]]
     # a grant on the workflow template lets him read (and find) every one of its workflows
     template = WorkflowTemplate.objects.get(tenant=acme, key=EXPENSE)
     assign_perm("approvals.view_workflowtemplate", ivan, template)
@@ -125,8 +118,8 @@ def test_a_date_alone_is_the_start_of_that_day_in_the_persons_zone(world, api):
     )
     day = {"createdAfter": "2026-03-02", "createdBefore": "2026-03-03"}
 
-    assert _page_ids(_page("alice", tz="Asia/Kolkata"), day) == [world["trip"]]
-    assert _page_ids(_page("alice", tz="Europe/London"), day) == []
+    assert _page_ids(signed_in("alice", tz_cookie="Asia/Kolkata"), day) == [world["trip"]]
+    assert _page_ids(signed_in("alice", tz_cookie="Europe/London"), day) == []
     assert _api_ids(api("alice"), {"createdAfter": "2026-03-01T19:59:00Z"}) != []
     assert world["trip"] not in _api_ids(api("alice"), {"createdAfter": "2026-03-01T20:00:01Z"})
 
@@ -148,7 +141,7 @@ BAD = [
 def test_a_bad_value_is_a_form_error_and_a_400(world, api, name, value):
     events = WorkflowEvent.objects.count()
 
-    page = _page("alice").get("/search", {name: value})
+    page = signed_in("alice").get("/search", {name: value})
     response = api("alice").get("/api/workflows", {name: value})
 
     assert page.status_code == 400
@@ -165,7 +158,7 @@ def test_a_bad_value_is_a_form_error_and_a_400(world, api, name, value):
 def test_an_inverted_date_range_is_refused(world, api):
     params = {"createdAfter": "2026-03-05", "createdBefore": "2026-03-01"}
 
-    page = _page("alice").get("/search", params)
+    page = signed_in("alice").get("/search", params)
     response = api("alice").get("/api/workflows", params)
 
     assert page.status_code == 400
@@ -177,14 +170,14 @@ def test_an_inverted_date_range_is_refused(world, api):
 def test_blank_fields_mean_any_on_the_page_and_are_refused_by_the_api(world, api):
     blank = {"text": "", "status": "", "template": "", "createdAfter": ""}
 
-    assert len(_page_ids(_page("audrey"), blank)) == 4
+    assert len(_page_ids(signed_in("audrey"), blank)) == 4
     response = api("audrey").get("/api/workflows", {"status": ""})
     assert response.status_code == 400
     assert response.json()["error"]["message"] == f"status: {search_module.BLANK_REFUSED}"
 
 
 def test_the_page_offers_the_organisations_steps_and_kinds_in_words(acme):
-    body = _page("alice").get("/search").content.decode()
+    body = signed_in("alice").get("/search").content.decode()
 
     assert '<option value="PENDING_FINANCE">Waiting: Finance</option>' in body
     assert '<option value="PENDING_REVIEW">Waiting: Manager and IT</option>' in body
