@@ -14,7 +14,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import render
-from django.urls import reverse
+from django.urls import reverse, reverse_lazy
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods
@@ -27,6 +27,7 @@ from .definitions import definition_for
 from .models import Delegation, User, Workflow, WorkflowTemplate
 from .request_ids import request_id_valid
 from .runtime.commands import Busy, RequestIdReused, WorkflowNotFound
+from .selectors.people import colleagues_matching
 from .selectors.tasks import BadCursor, task_list_for_user
 from .selectors.templates import workflow_templates_latest
 from .selectors.workflows import (
@@ -407,9 +408,33 @@ def workflow_new(request: HttpRequest) -> HttpResponse:
 # -- out of office -------------------------------------------------------------------------
 
 
+PEOPLE_QUERY_INVALID = "Type 1 to 100 characters of a name or user name."
+PEOPLE_DATALIST = "people-list"
+
+
+def people_field(label: str, help_text: str) -> forms.CharField:
+    """A colleague by user name, typed: suggestions come from ``/people`` (app.js fills
+    the page's datalist); without the script the user name typed is what counts."""
+    return forms.CharField(
+        label=label,
+        help_text=help_text,
+        max_length=150,
+        widget=forms.TextInput(
+            attrs={
+                "list": PEOPLE_DATALIST,
+                "autocomplete": "off",
+                "data-people": reverse_lazy("people"),
+                "placeholder": "Type a name, e.g. Ivan",
+            }
+        ),
+    )
+
+
 class OutOfOfficeForm(forms.Form):
-    delegate = forms.ChoiceField(
-        label="Who decides for you", help_text="They get the tasks that arrive while you are away."
+    delegate = people_field(
+        "Who decides for you",
+        "Type a name or user name and pick the colleague. They get the tasks that arrive "
+        "while you are away.",
     )
     first_day = forms.DateField(
         label="First day away", widget=forms.DateInput(attrs={"type": "date"})
@@ -419,31 +444,29 @@ class OutOfOfficeForm(forms.Form):
     )
     reason = forms.CharField(label="Note (optional)", required=False, max_length=200)
 
-    def __init__(self, *args: Any, colleagues: list[tuple[str, str]], **kw: Any) -> None:
-        super().__init__(*args, **kw)
-        field = self.fields["delegate"]
-        assert isinstance(field, forms.ChoiceField)
-        field.choices = [("", "Choose a colleague"), *colleagues]
+
+@login_required
+@require_http_methods(["GET"])
+def people(request: HttpRequest) -> JsonResponse:
+    """Colleagues whose names start with what was typed (``?q=``), for the fields that
+    name one; at most ten, so the answer stays small in an organisation of any size."""
+    user = _member(request)
+    text = request.GET.get("q", "").strip()
+    if not 1 <= len(text) <= 100 or "\x00" in text:
+        return JsonResponse({"error": PEOPLE_QUERY_INVALID}, status=400)
+    found = colleagues_matching(user=user, text=text)
+    return JsonResponse(
+        {"people": [{"username": c.username, "name": c.name, "label": c.label} for c in found]}
+    )
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
 def out_of_office(request: HttpRequest) -> HttpResponse:
     user = _member(request)
-    # Every username is offered as a choice, the person themselves too, so that the
-    # service, not the select, is what refuses a bad delegate with its own words.
-    everyone = [
-        (u, f"{first} ({u})" if first else u)
-        for u, first in User.objects.filter(tenant_id=user.member_tenant_id)
-        .order_by("first_name", "username")
-        .values_list("username", "first_name")
-    ]
-    form = OutOfOfficeForm(
-        request.POST if request.method == "POST" else None,
-        colleagues=[c for c in everyone if c[0] != user.username]
-        if request.method == "GET"
-        else everyone,
-    )
+    # Any user name may be typed, the person's own too, so that the service is what
+    # refuses a bad delegate with its own words.
+    form = OutOfOfficeForm(request.POST if request.method == "POST" else None)
     status = 200
     if request.method == "POST":
         status = 400

@@ -239,6 +239,14 @@ ROWS = [
         api=False,
     ),
     Row(
+        "people",
+        # Colleagues by name, for the out-of-office and hand-over fields: every member
+        # asks within their own organisation.
+        lambda c, w, p: c.get("/people", {"q": "b"}),
+        answers(*["200"] * (len(P) - 1), "302"),
+        api=False,
+    ),
+    Row(
         "out-of-office",
         lambda c, w, p: c.get("/account/out-of-office"),
         answers(*["200"] * (len(P) - 1), "302"),

@@ -1,6 +1,7 @@
-"""The search and settings pages in a real headless Chromium, by keyboard: the search
-with the API's parameters in its address and a refused range said in place; a chosen
-time zone changing the times shown."""
+"""The search, settings and out-of-office pages in a real headless Chromium, by
+keyboard: the search with the API's parameters in its address and a refused range said
+in place; a chosen time zone changing the times shown; a colleague named by typing among
+20,000."""
 
 from __future__ import annotations
 
@@ -71,3 +72,36 @@ def test_choosing_a_time_zone_by_keyboard_changes_the_times_shown(
     alice.goto(f"{live_server.url}/workflows/{wid}")
     expect(alice.locator(".status-sentence")).to_contain_text("IST")
     assert User.objects.get(username="alice").time_zone == "Asia/Kolkata"
+
+
+def test_out_of_office_names_a_colleague_by_typing_among_20000(
+    acme: Any, live_server: Any, browser: Browser
+) -> None:
+    from approvals.models import Delegation
+
+    User.objects.bulk_create(
+        [User(username=f"ivy-{i:05d}", first_name="Ivy", tenant=acme) for i in range(20_000)],
+        batch_size=5000,
+    )
+    User.objects.filter(username="ivan").update(first_name="Ivan", last_name="Iyer")
+    bob = sign_in(browser, live_server.url, "bob")
+
+    bob.get_by_role("link", name="Out of office").click()
+    field = bob.get_by_label("Who decides for you")
+    field.focus()
+    field.press_sequentially("ivan i", delay=30)
+    # the suggestions: one colleague, by name, from /people
+    option = bob.locator('#people-list option[value="ivan"]')
+    expect(option).to_have_count(1)
+    expect(option).to_have_attribute("label", "Ivan Iyer (ivan)")
+    expect(bob.locator("#people-list option")).to_have_count(1)
+    field.fill("ivan")
+    bob.get_by_label("First day away").fill("2026-12-01")
+    bob.get_by_label("Last day away").fill("2026-12-05")
+    bob.get_by_label("Last day away").press("Enter")
+    expect(bob.locator(".flash.success")).to_contain_text("Ivan decides your tasks")
+    assert Delegation.objects.get(user__username="bob").delegate.username == "ivan"
+    field = bob.get_by_label("Who decides for you")
+    field.press_sequentially("iv", delay=30)
+    expect(bob.locator("#people-list option")).to_have_count(10)
+    shot(bob, "out-of-office-people")
