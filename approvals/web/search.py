@@ -59,10 +59,15 @@ class MomentField(forms.Field):
             day = None if moment else parse_date(text)
         except ValueError:
             moment = day = None
-        if moment is not None:
-            return moment if timezone.is_aware(moment) else timezone.make_aware(moment)
-        if day is not None:
-            return dt.datetime.combine(day, dt.time.min, tzinfo=timezone.get_current_timezone())
+        if moment is not None and timezone.is_naive(moment):
+            moment = timezone.make_aware(moment)
+        elif moment is None and day is not None:
+            moment = dt.datetime.combine(day, dt.time.min, tzinfo=timezone.get_current_timezone())
+        try:  # in UTC too (the database's): year 1 east of Greenwich is not
+            if moment is not None and moment.astimezone(dt.UTC):
+                return moment
+        except OverflowError:
+            pass
         raise forms.ValidationError(self.error_messages["invalid"], code="invalid")
 
 
