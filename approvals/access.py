@@ -36,12 +36,20 @@ import enum
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
-from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
+from guardian.shortcuts import get_objects_for_user
 
 from templates_engine import Definition
 
 from . import clock
-from .models import Delegation, PendingTask, User, Workflow, WorkflowParticipant
+from .models import (
+    Delegation,
+    PendingTask,
+    User,
+    Workflow,
+    WorkflowParticipant,
+    WorkflowTemplate,
+)
 
 FORBIDDEN_AUDITOR = "Auditors read; they change nothing."
 FORBIDDEN_INTEGRATION_DECIDE = "Integration accounts do not decide approval steps."
@@ -135,14 +143,27 @@ def reads_everything(user: User) -> bool:
 
 
 def workflows_readable(user: User) -> QuerySet[Workflow]:
-    """The workflows of the user's organisation the user may read."""
+    """The workflows of the user's organisation the user may read: the set
+    ``may_read_workflow`` answers one at a time (participants, a stand-in for a current
+    assignee, holders of ``view_workflowtemplate`` on the workflow template)."""
     qs = Workflow.objects.filter(tenant_id=user.member_tenant_id)
     if reads_everything(user):
         return qs
     mine = WorkflowParticipant.objects.filter(
         tenant_id=user.member_tenant_id, user=user, workflow_id=OuterRef("pk")
     )
-    return qs.filter(Exists(mine))
+    now = clock.now()
+    absent = Delegation.objects.filter(
+        tenant_id=user.member_tenant_id, delegate=user, starts_at__lte=now, ends_at__gt=now
+    ).values("user_id")
+    standing_in = PendingTask.objects.filter(workflow_id=OuterRef("pk"), assignee_id__in=absent)
+    granted = get_objects_for_user(
+        user,
+        "approvals.view_workflowtemplate",
+        klass=WorkflowTemplate.objects.filter(tenant_id=user.member_tenant_id),
+        accept_global_perms=False,
+    ).values("pk")
+    return qs.filter(Exists(mine) | Exists(standing_in) | Q(template_id__in=granted))
 
 
 def workflow_with_reading(user: User, workflow_id: Any) -> Workflow | None:

@@ -14,7 +14,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import render
-from django.urls import reverse
+from django.urls import reverse, reverse_lazy
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods
@@ -27,13 +27,14 @@ from .definitions import definition_for
 from .models import Delegation, User, Workflow, WorkflowTemplate
 from .request_ids import request_id_valid
 from .runtime.commands import Busy, RequestIdReused, WorkflowNotFound
+from .selectors.people import colleagues_matching
 from .selectors.tasks import BadCursor, task_list_for_user
 from .selectors.templates import workflow_templates_latest
 from .selectors.workflows import (
     workflow_assignees,
     workflow_get,
     workflow_history,
-    workflow_search,
+    workflows_submitted,
 )
 from .services.delegations import DelegationRefused, delegation_set
 from .services.workflows import (
@@ -47,6 +48,7 @@ from .services.workflows import (
 from .web import present
 from .web.diagram import workflow_svg
 from .web.forms import SchemaForm
+from .web.search import WorkflowSearch
 
 DECISIONS = (*DECISION_LABELS, "delegate")
 DONE_WORDS = {**DECISION_RECORDED, "delegate": "Handed on"}
@@ -60,15 +62,6 @@ DECISION_UNREADABLE = "That decision could not be read; please try again."
 DELEGATE_MISSING = "Choose the colleague to hand this task to."
 NOT_SENT_BACK = "This request is not waiting for your changes."
 BUSY = "The workflow is busy; please try again."
-SEARCH_STATUSES = [
-    ("", "Any status"),
-    ("RUNNING", "In progress"),
-    ("APPROVED", "Approved"),
-    ("REJECTED", "Rejected"),
-    ("CANCELLED", "Cancelled"),
-    ("ROLLED_BACK", "Rolled back"),
-    ("COMPENSATION_FAILED", "Roll-back failed"),
-]
 
 
 def _member(request: HttpRequest) -> User:
@@ -159,7 +152,7 @@ def _workflow_rows(user: User, workflows: list[Workflow]) -> list[dict[str, Any]
 @login_required
 def my_workflows(request: HttpRequest) -> HttpResponse:
     user = _member(request)
-    rows = workflow_search(user=user, submitter=user.username, limit=100)
+    rows = workflows_submitted(user=user, limit=100)
     return render(request, "approvals/my_workflows.html", {"rows": _workflow_rows(user, rows)})
 
 
@@ -415,9 +408,33 @@ def workflow_new(request: HttpRequest) -> HttpResponse:
 # -- out of office -------------------------------------------------------------------------
 
 
+PEOPLE_QUERY_INVALID = "Type 1 to 100 characters of a name or user name."
+PEOPLE_DATALIST = "people-list"
+
+
+def people_field(label: str, help_text: str) -> forms.CharField:
+    """A colleague by user name, typed: suggestions come from ``/people`` (app.js fills
+    the page's datalist); without the script the user name typed is what counts."""
+    return forms.CharField(
+        label=label,
+        help_text=help_text,
+        max_length=150,
+        widget=forms.TextInput(
+            attrs={
+                "list": PEOPLE_DATALIST,
+                "autocomplete": "off",
+                "data-people": reverse_lazy("people"),
+                "placeholder": "Type a name, e.g. Ivan",
+            }
+        ),
+    )
+
+
 class OutOfOfficeForm(forms.Form):
-    delegate = forms.ChoiceField(
-        label="Who decides for you", help_text="They get the tasks that arrive while you are away."
+    delegate = people_field(
+        "Who decides for you",
+        "Type a name or user name and pick the colleague. They get the tasks that arrive "
+        "while you are away.",
     )
     first_day = forms.DateField(
         label="First day away", widget=forms.DateInput(attrs={"type": "date"})
@@ -427,31 +444,29 @@ class OutOfOfficeForm(forms.Form):
     )
     reason = forms.CharField(label="Note (optional)", required=False, max_length=200)
 
-    def __init__(self, *args: Any, colleagues: list[tuple[str, str]], **kw: Any) -> None:
-        super().__init__(*args, **kw)
-        field = self.fields["delegate"]
-        assert isinstance(field, forms.ChoiceField)
-        field.choices = [("", "Choose a colleague"), *colleagues]
+
+@login_required
+@require_http_methods(["GET"])
+def people(request: HttpRequest) -> JsonResponse:
+    """Colleagues whose names start with what was typed (``?q=``), for the fields that
+    name one; at most ten, so the answer stays small in an organisation of any size."""
+    user = _member(request)
+    text = request.GET.get("q", "").strip()
+    if not 1 <= len(text) <= 100 or "\x00" in text:
+        return JsonResponse({"error": PEOPLE_QUERY_INVALID}, status=400)
+    found = colleagues_matching(user=user, text=text)
+    return JsonResponse(
+        {"people": [{"username": c.username, "name": c.name, "label": c.label} for c in found]}
+    )
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
 def out_of_office(request: HttpRequest) -> HttpResponse:
     user = _member(request)
-    # Every username is offered as a choice, the person themselves too, so that the
-    # service, not the select, is what refuses a bad delegate with its own words.
-    everyone = [
-        (u, f"{first} ({u})" if first else u)
-        for u, first in User.objects.filter(tenant_id=user.member_tenant_id)
-        .order_by("first_name", "username")
-        .values_list("username", "first_name")
-    ]
-    form = OutOfOfficeForm(
-        request.POST if request.method == "POST" else None,
-        colleagues=[c for c in everyone if c[0] != user.username]
-        if request.method == "GET"
-        else everyone,
-    )
+    # Any user name may be typed, the person's own too, so that the service is what
+    # refuses a bad delegate with its own words.
+    form = OutOfOfficeForm(request.POST if request.method == "POST" else None)
     status = 200
     if request.method == "POST":
         status = 400
@@ -512,64 +527,19 @@ def out_of_office(request: HttpRequest) -> HttpResponse:
 # -- search ------------------------------------------------------------------------------
 
 
-class SearchForm(forms.Form):
-    q = forms.CharField(label="Words", required=False, max_length=100)
-    status = forms.ChoiceField(label="Status", required=False, choices=SEARCH_STATUSES)
-    template = forms.ChoiceField(label="Kind of request", required=False)
-    subject = forms.CharField(label="Reference", required=False, max_length=128)
-    submitter = forms.CharField(label="Submitted by (username)", required=False, max_length=150)
-    assignee = forms.CharField(label="Waiting for (username)", required=False, max_length=150)
-    since = forms.DateField(
-        label="Submitted from", required=False, widget=forms.DateInput(attrs={"type": "date"})
-    )
-    until = forms.DateField(
-        label="Submitted until", required=False, widget=forms.DateInput(attrs={"type": "date"})
-    )
-
-    def __init__(self, *args: Any, templates: list[tuple[str, str]], **kw: Any) -> None:
-        super().__init__(*args, **kw)
-        field = self.fields["template"]
-        assert isinstance(field, forms.ChoiceField)
-        field.choices = [("", "Any kind"), *templates]
-
-
 @login_required
 def search(request: HttpRequest) -> HttpResponse:
-    user = _member(request)
-    kinds = {
-        key: title
-        for key, title in WorkflowTemplate.objects.filter(tenant_id=user.member_tenant_id)
-        .order_by("key", "version")
-        .values_list("key", "title")
-    }
-    form = SearchForm(request.GET or None, templates=sorted(kinds.items(), key=lambda kv: kv[1]))
+    """The same search as ``GET /api/workflows`` (approvals.web.search), with the same
+    parameter names, so a search's address can be shared or asked of the API."""
+    _member(request)
+    filters = WorkflowSearch(request.GET or None, request=request)
     rows: list[dict[str, Any]] | None = None
     status = 200
     if request.GET:
-        if form.is_valid():
-            c = form.cleaned_data
-            zone = timezone.get_current_timezone()
-            since = (
-                dt.datetime.combine(c["since"], dt.time.min, tzinfo=zone) if c["since"] else None
-            )
-            until = (
-                dt.datetime.combine(c["until"] + dt.timedelta(days=1), dt.time.min, tzinfo=zone)
-                if c["until"]
-                else None
-            )
-            found = workflow_search(
-                user=user,
-                status=c["status"] or None,
-                template=c["template"] or None,
-                subject_id=c["subject"] or None,
-                submitter=c["submitter"] or None,
-                assignee=c["assignee"] or None,
-                created_after=since,
-                created_before=until,
-                text=c["q"] or None,
-                limit=100,
-            )
-            rows = _workflow_rows(user, found)
+        if filters.is_valid():
+            rows = _workflow_rows(filters.user, filters.results())
         else:
             status = 400
-    return render(request, "approvals/search.html", {"form": form, "rows": rows}, status=status)
+    return render(
+        request, "approvals/search.html", {"form": filters.form, "rows": rows}, status=status
+    )

@@ -16,6 +16,7 @@ urlpatterns = [
     ),
     path("search", pages.search, name="search"),
     path("account/out-of-office", pages.out_of_office, name="out-of-office"),
+    path("people", pages.people, name="people"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("healthz", views.healthz, name="healthz"),

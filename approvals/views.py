@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import os
 from collections.abc import Iterator
 
 from django.conf import settings
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, HttpResponseForbidden, JsonResponse
-from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    generate_latest,
+    multiprocess,
+)
 from prometheus_client.core import GaugeMetricFamily
 
 from .selectors import health
@@ -77,11 +84,23 @@ def metrics_allowed(request: HttpRequest) -> bool:
     return not (settings.APPROVALS_TRUSTED_PROXY_COUNT > 0 and proxied)
 
 
-def metrics(request: HttpRequest) -> HttpResponse:
+def _registry() -> CollectorRegistry:
+    """What a scrape reports. Under gunicorn (config/gunicorn.py sets
+    PROMETHEUS_MULTIPROC_DIR) the counters are the sum over every worker's file, whichever
+    worker answers; in one process (runserver, tests) they are this process's."""
     global _collector_registered
-    if not metrics_allowed(request):
-        return HttpResponseForbidden(METRICS_FORBIDDEN, content_type="text/plain")
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)
+        registry.register(_TableCollector())
+        return registry
     if not _collector_registered:
         REGISTRY.register(_TableCollector())
         _collector_registered = True
-    return HttpResponse(generate_latest(REGISTRY), content_type=CONTENT_TYPE_LATEST)
+    return REGISTRY
+
+
+def metrics(request: HttpRequest) -> HttpResponse:
+    if not metrics_allowed(request):
+        return HttpResponseForbidden(METRICS_FORBIDDEN, content_type="text/plain")
+    return HttpResponse(generate_latest(_registry()), content_type=CONTENT_TYPE_LATEST)

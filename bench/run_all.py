@@ -34,6 +34,7 @@ BENCHES: list[tuple[str, list[str]]] = [
     ("timers.py", []),
     ("activities.py", []),
     ("audit_export.py", []),
+    ("mail_drain.py", []),
     ("profile_decisions.py", []),
 ]
 COMMAND = (

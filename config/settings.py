@@ -79,6 +79,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI served from our own static files, no CDN
+    "django_filters",  # one search for the page and the API (approvals/web/search.py)
     "guardian",
     "axes",  # failed sign-in limits
     "csp",

@@ -9,6 +9,37 @@
     }
   } catch (e) { /* the server shows UTC, named */ }
 
+  /* A colleague typed by name: suggestions from /people fill the page's datalist (at
+     most ten, whatever the organisation's size); the field keeps working as plain
+     text without this. */
+  document.querySelectorAll("input[data-people]").forEach(function (input) {
+    var list = document.getElementById(input.getAttribute("list"));
+    var timer = null;
+    var asked = "";
+    if (!list) { return; }
+    input.addEventListener("input", function () {
+      var text = input.value.trim();
+      clearTimeout(timer);
+      if (!text || text === asked) { return; }
+      timer = setTimeout(function () {
+        asked = text;
+        fetch(input.getAttribute("data-people") + "?q=" + encodeURIComponent(text), {
+          headers: { "Accept": "application/json" },
+          credentials: "same-origin"
+        }).then(function (response) {
+          return response.ok ? response.json() : { people: [] };
+        }).then(function (answer) {
+          list.replaceChildren.apply(list, answer.people.map(function (p) {
+            var option = document.createElement("option");
+            option.value = p.username;
+            option.label = p.label;
+            return option;
+          }));
+        }, function () { /* no suggestions; typing the user name still works */ });
+      }, 150);
+    });
+  });
+
   var status = document.getElementById("inbox-status");
   if (!status) { return; }
 

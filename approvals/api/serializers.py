@@ -218,15 +218,8 @@ class WorkflowDetail(WorkflowSummary):
 
 
 class WorkflowSearchQuery(serializers.Serializer):
-    status = Text(required=False, max_length=80)
-    template = Text(required=False, max_length=64)
-    subjectType = Text(required=False, max_length=64)
-    subjectId = Text(required=False, max_length=128)
-    assignee = Text(required=False, max_length=150)
-    submitter = Text(required=False, max_length=150)
-    createdAfter = serializers.DateTimeField(required=False)
-    createdBefore = serializers.DateTimeField(required=False)
-    text = Text(required=False, max_length=200)
+    """The search's paging; its filters are approvals.web.search.WorkflowSearch."""
+
     limit = serializers.IntegerField(min_value=1, max_value=200, default=50)
     offset = serializers.IntegerField(min_value=0, max_value=100000, default=0)
 

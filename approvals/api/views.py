@@ -9,6 +9,8 @@ from typing import Any
 from django.contrib.auth import authenticate
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
+from django_filters.utils import translate_validation
+from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.exceptions import ValidationError
@@ -20,15 +22,10 @@ from rest_framework.views import APIView
 
 from .. import access
 from ..lockout import lockout_response
-from ..models import ApiToken, User
+from ..models import ApiToken, User, Workflow
 from ..runtime.commands import CommandResult
 from ..selectors.tasks import BAD_CURSOR, BadCursor, task_list_for_user
-from ..selectors.workflows import (
-    workflow_assignees,
-    workflow_get,
-    workflow_history,
-    workflow_search,
-)
+from ..selectors.workflows import workflow_assignees, workflow_get, workflow_history
 from ..services.tokens import token_issue, token_revoke
 from ..services.workflows import (
     IDEMPOTENCY_KEY_INVALID,
@@ -40,6 +37,7 @@ from ..services.workflows import (
     workflow_signal,
     workflow_start,
 )
+from ..web.search import SearchFilterBackend, WorkflowSearch
 from . import serializers as s
 from .errors import NOT_FOUND, ApiError, json_error
 
@@ -164,8 +162,19 @@ def api_not_found(request: HttpRequest, path: str = "") -> HttpResponse:
     return json_error(request, 404, "NOT_FOUND", NOT_FOUND)
 
 
+class _SearchSchema(AutoSchema):
+    """GET on the collection is the search: its query parameters are the FilterSet's
+    (approvals.web.search), documented by drf-spectacular's django-filter extension."""
+
+    def get_filter_backends(self) -> list[Any]:
+        return [SearchFilterBackend] if self.method == "GET" else []
+
+
 class WorkflowCollectionView(APIView):
     permission_classes = [TenantMember]
+    schema = _SearchSchema()
+    filterset_class = WorkflowSearch
+    queryset = Workflow.objects.none()  # the model, for the schema; the search scopes itself
 
     @extend_schema(
         request=s.StartRequestBody,
@@ -202,22 +211,14 @@ class WorkflowCollectionView(APIView):
         operation_id="workflows_search",
     )
     def get(self, request: Request) -> Response:
-        query = s.WorkflowSearchQuery(data=_query(request))
-        query.is_valid(raise_exception=True)
-        q = query.validated_data
-        rows = workflow_search(
-            user=_user(request),
-            status=q.get("status"),
-            template=q.get("template"),
-            subject_type=q.get("subjectType"),
-            subject_id=q.get("subjectId"),
-            assignee=q.get("assignee"),
-            submitter=q.get("submitter"),
-            created_after=q.get("createdAfter"),
-            created_before=q.get("createdBefore"),
-            text=q.get("text"),
-            limit=q["limit"],
-            offset=q["offset"],
+        search = SearchFilterBackend().get_filterset(request, self.queryset, self)
+        assert search is not None
+        if not search.is_valid():
+            raise translate_validation(search.errors)
+        page = s.WorkflowSearchQuery(data=_query(request))
+        page.is_valid(raise_exception=True)
+        rows = search.results(
+            limit=page.validated_data["limit"], offset=page.validated_data["offset"]
         )
         return Response(s.WorkflowSearchResponse({"workflows": rows}).data)
 

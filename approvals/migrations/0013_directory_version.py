@@ -65,7 +65,7 @@ def backwards(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("approvals", "0007_activity_rounds"),
+        ("approvals", "0012_user_time_zone"),
         ("notifications", "0001_initial"),
     ]
     operations = [

@@ -22,6 +22,9 @@ class User(AbstractUser):
     manager = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="reports"
     )
+    # The IANA zone pages and mails show this person's times in; blank: the browser's
+    # (pages) or UTC (mail). See approvals/zones.py.
+    time_zone = models.CharField(max_length=64, blank=True, default="", db_default="")
 
     @property
     def member_tenant_id(self) -> int:

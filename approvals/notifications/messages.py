@@ -5,6 +5,7 @@ each row is unique on (workflow, event seq, recipient)."""
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,6 +15,7 @@ from django.conf import settings
 from django.template.loader import render_to_string
 from django.urls import reverse
 
+from approvals import zones
 from approvals.definitions import definition_for
 from approvals.models import Workflow, WorkflowEvent
 from approvals.runtime import store
@@ -73,7 +75,11 @@ def notices_of(
             last_decision = e
         elif isinstance(e, ev.ApprovalRequested):
             holders = {a.user for a in e.assignments}
-            out += [Notice(seq, a.user, MailKind.TASK_ASSIGNED, e.step, seq) for a in e.assignments]
+            due = {"due_at": e.due_at} if e.due_at else {}
+            out += [
+                Notice(seq, a.user, MailKind.TASK_ASSIGNED, e.step, seq, extra=due)
+                for a in e.assignments
+            ]
         elif isinstance(e, ev.TaskReassigned):
             escalated = e.reason == "escalated"
             kind = MailKind.ESCALATED if escalated else MailKind.TASK_ASSIGNED
@@ -152,6 +158,16 @@ _HEADLINES = {
 }
 
 
+def _due(notice: Notice, recipient: Contact) -> str:
+    """The task's due time in the recipient's chosen zone (UTC when they chose none:
+    a mail has no browser to ask)."""
+    due_at = notice.extra.get("due_at")
+    if not due_at:
+        return ""
+    at = dt.datetime.fromtimestamp(due_at, tz=dt.UTC)
+    return zones.moment(at, zones.zone_of(recipient) or dt.UTC)
+
+
 def render(
     *,
     wf: Workflow,
@@ -194,6 +210,7 @@ def render(
         "step": _step_label(notice.step),
         "other": other,
         "comment": notice.comment,
+        "due": _due(notice, recipient),
         "actions": actions,
         "workflow_url": settings.APPROVALS_BASE_URL + reverse("workflow", args=[wf.pk]),
         "link_days": settings.APPROVALS_LINK_MAX_AGE_SECONDS // 86400,

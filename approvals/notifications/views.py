@@ -12,12 +12,15 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
 from approvals import access
 from approvals.definitions import definition_for
 from approvals.models import User
 from approvals.runtime.commands import Busy, WorkflowNotFound
+from approvals.services.people import SettingRefused, user_time_zone_set
+from approvals.zones import ZONE_INVALID, zone_choices
 from templates_engine import CommandRejected
 
 from .confirm import link_confirm
@@ -92,6 +95,9 @@ def mail_link(request: HttpRequest, token: str) -> HttpResponse:
     return render(request, "approvals/link/done.html", ctx)
 
 
+BROWSER_ZONE = "As my browser says"
+
+
 class PreferenceForm(forms.Form):
     mode = forms.ChoiceField(
         choices=[
@@ -101,24 +107,45 @@ class PreferenceForm(forms.Form):
         widget=forms.RadioSelect,
         label="How do you want to hear about approvals?",
     )
+    time_zone = forms.ChoiceField(
+        required=False,
+        label="Show times in",
+        help_text="Pages and e-mails show dates and times in this zone. E-mails use UTC "
+        "until you choose one.",
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        field = self.fields["time_zone"]
+        assert isinstance(field, forms.ChoiceField)
+        field.choices = [("", BROWSER_ZONE), *zone_choices()]
+        field.error_messages["invalid_choice"] = ZONE_INVALID
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
 def notification_settings(request: HttpRequest) -> HttpResponse:
+    """The person's settings: how they hear (immediate or digest) and their time zone."""
     user = request.user
     if not isinstance(user, User) or user.tenant_id is None:
         raise Http404
     pref = NotificationPreference.objects.filter(user=user).first()
     current = pref.mode if pref else NotificationMode.IMMEDIATE
-    form = PreferenceForm(request.POST or None, initial={"mode": current})
+    form = PreferenceForm(
+        request.POST or None, initial={"mode": current, "time_zone": user.time_zone}
+    )
+    page = "approvals/notification_settings.html"
     if request.method == "POST":
         if not form.is_valid():
-            page = "approvals/notification_settings.html"
+            return render(request, page, {"form": form}, status=400)
+        try:
+            user_time_zone_set(user=user, time_zone=form.cleaned_data["time_zone"])
+        except SettingRefused as exc:
+            form.add_error("time_zone", str(exc))
             return render(request, page, {"form": form}, status=400)
         NotificationPreference.objects.update_or_create(
             user=user, defaults={"mode": form.cleaned_data["mode"]}
         )
-        messages.success(request, "Saved: your e-mail settings.")
+        messages.success(request, "Saved: your settings.")
         return HttpResponseRedirect(reverse("notification-settings"))
-    return render(request, "approvals/notification_settings.html", {"form": form})
+    return render(request, page, {"form": form, "now": timezone.now()})

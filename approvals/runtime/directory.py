@@ -44,7 +44,8 @@ _DELEGATIONS_SQL = (
     " ORDER BY x.starts_at"
 )
 _CONTACTS_SQL = (
-    f"SELECT u.username, u.id, u.email, u.first_name, u.last_name, u.is_active, p.mode"
+    "SELECT u.username, u.id, u.email, u.first_name, u.last_name, u.is_active, p.mode,"
+    " u.time_zone"
     f" FROM {_USERS} u LEFT JOIN {NotificationPreference._meta.db_table} p ON p.user_id = u.id"
     " WHERE u.tenant_id = %s AND u.username IN ({marks})"
 )
@@ -62,6 +63,7 @@ class Contact:
     last_name: str
     is_active: bool
     mode: str | None  # their notification preference; None: the default
+    time_zone: str  # the zone they chose; "": none
 
     @property
     def pk(self) -> int:
@@ -165,8 +167,8 @@ class TenantDirectory:
             marks = ", ".join(["%s"] * len(missing))
             rows = store.fetch(_CONTACTS_SQL.format(marks=marks), [self.tenant_id, *missing])
             found = {
-                name: Contact(pk, name, email or "", first, last, bool(active), mode)
-                for name, pk, email, first, last, active, mode in rows
+                name: Contact(pk, name, email or "", first, last, bool(active), mode, zone or "")
+                for name, pk, email, first, last, active, mode, zone in rows
             }
             for name in missing:
                 known[name] = found.get(name)

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db.models import Q
 
 from templates_engine.snapshot import state_from_dict
 
@@ -71,38 +70,11 @@ def workflow_assignees(*, workflow: Workflow) -> list[dict[str, str | None]]:
     )
 
 
-def workflow_search(
-    *,
-    user: User,
-    status: str | None = None,
-    template: str | None = None,
-    subject_type: str | None = None,
-    subject_id: str | None = None,
-    assignee: str | None = None,
-    submitter: str | None = None,
-    created_after: dt.datetime | None = None,
-    created_before: dt.datetime | None = None,
-    text: str | None = None,
-    limit: int = 50,
-    offset: int = 0,
-) -> list[Workflow]:
-    qs = access.workflows_readable(user)
-    if status:
-        qs = qs.filter(Q(public_status=status) | Q(status=status))
-    exact = {
-        "template_key": template,
-        "subject_type": subject_type,
-        "subject_id": subject_id,
-        "tasks__assignee__username": assignee,
-        "submitter__username": submitter,
-        "created_at__gte": created_after,
-        "created_at__lt": created_before,
-    }
-    qs = qs.filter(**{lookup: value for lookup, value in exact.items() if value})
-    if text:
-        qs = qs.filter(Q(subject_id__icontains=text) | Q(template_key__icontains=text))
+def workflows_submitted(*, user: User, limit: int = 100) -> list[Workflow]:
+    """The workflows ``user`` submitted, newest first. (Searching is
+    approvals.web.search, for the page and the API alike.)"""
     return list(
-        qs.select_related("submitter", "template").order_by("-created_at", "pk")[
-            offset : offset + limit
-        ]
+        Workflow.objects.filter(tenant_id=user.member_tenant_id, submitter=user)
+        .select_related("submitter", "template")
+        .order_by("-created_at", "pk")[:limit]
     )

@@ -1,26 +1,16 @@
-"""Times in the person's time zone: the pages' script stores the browser's zone in a
-cookie; each request activates it (UTC, named, until the browser has said)."""
+"""Times in the person's time zone: their own setting when they chose one, else the
+browser's (the pages' script stores it in a cookie), else UTC, named (approvals.zones)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
-from zoneinfo import ZoneInfo
 
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
+from ..zones import zone_named, zone_of
+
 TZ_COOKIE = "tz"
-
-
-def zone_from_cookie(value: str | None) -> ZoneInfo | None:
-    """The browser's time zone from the cookie the pages' script sets; None if unknown."""
-    if not value or len(value) > 64 or not re.match(r"^[A-Za-z0-9_+\-/]+$", value):
-        return None
-    try:
-        return ZoneInfo(value)
-    except (ValueError, KeyError, OSError):
-        return None
 
 
 class TimeZoneMiddleware:
@@ -28,7 +18,9 @@ class TimeZoneMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        zone = zone_from_cookie(request.COOKIES.get(TZ_COOKIE))
+        user = getattr(request, "user", None)
+        chosen = zone_of(user) if user is not None and user.is_authenticated else None
+        zone = chosen or zone_named(request.COOKIES.get(TZ_COOKIE))
         if zone is not None:
             timezone.activate(zone)
         else:

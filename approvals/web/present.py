@@ -12,6 +12,7 @@ from typing import Any
 
 from django.utils import timezone
 
+from .. import zones
 from ..notifications.format import money_format
 
 MONEY_KEY = "x-money"
@@ -77,12 +78,7 @@ def person(username: str | None, names: Mapping[str, str]) -> str:
 
 def when(at: dt.datetime | None, *, with_date: bool = True) -> str:
     """``2 Dec, 14:15 IST`` in the active time zone, which is named."""
-    if at is None:
-        return ""
-    local = timezone.localtime(at)
-    zone = local.tzname() or ""
-    text = f"{local.day} {local:%b}, {local:%H:%M}" if with_date else f"{local:%H:%M}"
-    return f"{text} {zone}".strip()
+    return zones.moment(at, with_date=with_date) if at is not None else ""
 
 
 def day(at: dt.datetime | None) -> str:

@@ -40,6 +40,7 @@ LAYERS: dict[str, str] = {
     "approvals.client_ip": "base",
     "approvals.request_ids": "base",
     "approvals.decisions": "base",
+    "approvals.zones": "base",
     "approvals.activities": "base",  # the registry of activity functions
     "approvals.runtime": "runtime",
     "approvals.access": "access",

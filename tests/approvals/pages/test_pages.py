@@ -163,15 +163,15 @@ def test_a_delegate_sees_tasks_assigned_while_away_marked_on_behalf(acme: Any) -
 def test_search_finds_what_the_person_may_see_only(acme: Any) -> None:
     _start(acme, "E-find")
     for who, found in [("alice", True), ("bob", True), ("audrey", True), ("farah", False)]:
-        response = _browser(who).get("/search", {"q": "E-find", "status": "RUNNING"})
+        response = _browser(who).get("/search", {"text": "E-find", "status": "RUNNING"})
         assert response.status_code == 200
         assert ("Expense claim E-find" in response.content.decode()) is found, who
 
 
 def test_search_with_a_bad_date_is_a_form_error(acme: Any) -> None:
-    response = _browser("alice").get("/search", {"since": "yesterday"})
+    response = _browser("alice").get("/search", {"createdAfter": "yesterday"})
     assert response.status_code == 400
-    assert response.context["form"].errors["since"]
+    assert response.context["form"].errors["createdAfter"]
 
 
 def test_a_resubmission_changes_the_data_and_shows_both_rounds(acme: Any) -> None:
@@ -225,7 +225,7 @@ def test_times_are_shown_in_the_browsers_zone_named(acme: Any) -> None:
     assert "UTC" in alice.get(f"/workflows/{wid}").content.decode()
 
 
-@pytest.mark.parametrize("url", ["/workflows/", "/search?q=E-"])
+@pytest.mark.parametrize("url", ["/workflows/", "/search?text=E-"])
 def test_lists_of_requests_take_a_constant_number_of_queries(acme: Any, url: str) -> None:
     alice = _browser("alice")
     for i in range(2):
@@ -236,6 +236,7 @@ def test_lists_of_requests_take_a_constant_number_of_queries(acme: Any, url: str
             assert alice.get(url).status_code == 200
         return len(ctx.captured_queries)
 
+    count()  # once for the process-wide caches (content types of the read rule's grants)
     two = count()
     for i in range(2, 12):
         _start(acme, f"E-l{i}")

@@ -1,0 +1,52 @@
+"""Time zones people are shown times in: their own setting (``User.time_zone``), else
+what their browser said (the ``tz`` cookie the pages' script sets), else UTC. Mail has
+no browser: it uses the setting, else UTC. Every time shown names its zone."""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import re
+import zoneinfo
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from django.utils import timezone
+
+ZONE_INVALID = "Choose a time zone from the list."
+_NAME = re.compile(r"^[A-Za-z0-9_+\-/]{1,64}$")
+
+
+def zone_named(value: str | None) -> ZoneInfo | None:
+    """The IANA zone ``value`` names (``Asia/Kolkata``); None when it names none."""
+    if not value or not _NAME.match(value):
+        return None
+    try:
+        return ZoneInfo(value)
+    except (ValueError, KeyError, OSError, zoneinfo.ZoneInfoNotFoundError):
+        return None
+
+
+def zone_of(user: Any) -> ZoneInfo | None:
+    """The zone ``user`` chose, or None when they left it to their browser."""
+    return zone_named(getattr(user, "time_zone", "") or None)
+
+
+@functools.cache
+def zone_choices() -> list[tuple[str, str]]:
+    """Every IANA zone with a region (``Europe/London``), by name; the ones a person
+    would pick, not ``Etc/GMT+5`` or legacy aliases."""
+    names = sorted(
+        z
+        for z in zoneinfo.available_timezones()
+        if "/" in z and not z.startswith(("Etc/", "SystemV/", "US/", "posix/", "right/"))
+    )
+    return [(z, z.replace("_", " ")) for z in names]
+
+
+def moment(at: dt.datetime, zone: dt.tzinfo | None = None, *, with_date: bool = True) -> str:
+    """``2 Dec, 14:15 IST`` in ``zone`` (the active zone when None), which is named."""
+    local = timezone.localtime(at, zone)
+    name = local.tzname() or ""
+    text = f"{local.day} {local:%b}, {local:%H:%M}" if with_date else f"{local:%H:%M}"
+    return f"{text} {name}".strip()

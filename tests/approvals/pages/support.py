@@ -1,0 +1,31 @@
+"""Helpers for the page tests: a signed-in browser client, an expense started as
+someone."""
+
+from __future__ import annotations
+
+from django.test import Client
+
+from approvals.models import User
+from approvals.services.workflows import workflow_start
+
+
+def signed_in(username: str, tz_cookie: str | None = None) -> Client:
+    """A Django test client signed in as ``username``; ``tz_cookie`` is what the
+    browser's script would store as its time zone."""
+    client = Client()
+    client.force_login(User.objects.get(username=username))
+    if tz_cookie:
+        client.cookies["tz"] = tz_cookie
+    return client
+
+
+def expense_started(subject: str, who: str = "alice", amount: int = 4_500_000) -> str:
+    """The id of an expense ``who`` submitted (through the service, as the form does)."""
+    started = workflow_start(
+        submitter=User.objects.get(username=who),
+        template_key="expense-approval",
+        subject_type="expense",
+        subject_id=subject,
+        data={"amountPaise": amount, "currency": "INR", "department": "eng"},
+    )
+    return str(started.workflow_id)
