@@ -49,6 +49,7 @@ FORBIDDEN_START = "You may not start workflows of {template!r}."
 FORBIDDEN_SIGNAL = "You may not send the signal {name!r} to this workflow."
 FORBIDDEN_CANCEL = "Only the submitter or an organisation admin may cancel."
 FORBIDDEN_REASSIGN = "Only an organisation admin may reassign tasks."
+FORBIDDEN_DEACTIVATE = "Only an organisation admin may deactivate people."
 NO_TENANT = "This account belongs to no organisation."
 FORBIDDEN_AUDIT = "Only auditors and organisation admins may export the audit trail."
 
@@ -253,6 +254,16 @@ def may_reassign(user: User, wf: Workflow) -> bool:
     if not is_member(user) or wf.tenant_id != user.tenant_id:
         return False
     return user.is_superuser or has_role(user, Role.ORG_ADMIN)
+
+
+def may_deactivate(user: User, person: User) -> bool:
+    """Deactivating someone (their tasks are handed on): organisation admins of the
+    person's organisation, never themselves; superusers."""
+    if user.pk == person.pk:
+        return False
+    if user.is_superuser:
+        return True
+    return has_role(user, Role.ORG_ADMIN) and user.tenant_id == person.tenant_id
 
 
 def _scope_allows(user: User, scope: Scope | None, field: str, value: str) -> bool:

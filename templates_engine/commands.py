@@ -104,10 +104,11 @@ class Cancel(Command):
 
 @dataclass(frozen=True, slots=True)
 class Reassign(Command):
-    """An administrator moves a task from one assignee to another."""
+    """An administrator moves a task from one assignee to another. ``actor`` is None
+    when the organisation's directory moves it (the assignee left)."""
 
     type: ClassVar[str] = "Reassign"
-    actor: str
+    actor: str | None
     from_user: str
     to_user: str
     comment: str = ""

@@ -95,7 +95,7 @@ def _project_tasks(
         gone, added = list(before), after
     if not same_step:
         store.execute(f"DELETE FROM {store.table(PendingTask)} WHERE workflow_id = %s", [wf_id])
-    elif gone_ids := sorted(directory.user_ids(gone).values()):
+    elif gone_ids := sorted(directory.user_ids_any(gone).values()):
         marks = ", ".join(["%s"] * len(gone_ids))
         store.execute(
             f"DELETE FROM {store.table(PendingTask)}"
