@@ -79,7 +79,10 @@ def user_deactivate(*, user: User, by: User | None, reason: str = "") -> Deactiv
     Raises DeactivationRefused, changing nothing, when a task has nobody to take it.
     """
     with transaction.atomic():
-        person = User.objects.select_for_update().get(pk=user.pk)
+        # FOR NO KEY UPDATE: it serialises two deactivations of one person, yet lets a
+        # racing decision (whose event row references the person: KEY SHARE) go on to
+        # the workflow's lock, where the two are ordered; FOR UPDATE would deadlock.
+        person = User.objects.select_for_update(no_key=True).get(pk=user.pk)
         if not person.is_active:
             raise DeactivationRefused(ALREADY_INACTIVE.format(user=person.username))
         person.is_active = False
@@ -209,7 +212,7 @@ def stragglers_hand_on(*, tenant_id: int | None = None) -> int:
     for user_id in sorted({uid for uid, _ in open_tasks_of_inactive(tenant_id=tenant_id)}):
         person = User.objects.get(pk=user_id)
         with transaction.atomic():
-            locked = User.objects.select_for_update().get(pk=person.pk)
+            locked = User.objects.select_for_update(no_key=True).get(pk=person.pk)
             hand = _hand_on_tasks(locked, None, DEFAULT_REASON)
             moved += sum(1 for h in hand if h.to_user is not None)
     return moved

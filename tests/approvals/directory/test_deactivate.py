@@ -106,7 +106,10 @@ class TestDeactivate:
         User.objects.filter(username="bob").update(manager=None)
         versions = {w: Workflow.objects.get(pk=w).version for w in bobs_memos}
 
-        with pytest.raises(DeactivationRefused, match="nobody can take their task on step 'review'"):
+        with pytest.raises(
+            DeactivationRefused,
+            match="nobody can take their task on step 'review'",
+        ):
             user_deactivate(user=user("bob"), by=user("olga"))
 
         assert user("bob").is_active
@@ -116,9 +119,7 @@ class TestDeactivate:
     def test_a_taker_ruled_out_by_segregation_of_duties_gives_way_to_the_fallback(self, acme):
         # victor submits; his manager is cora. Deactivating cora: her "manager" is none,
         # the fallback is victor (the submitter: refused), so nobody is left.
-        workflow_template_publish(
-            tenant=acme, definition=memo_definition({"manager": "submitter"})
-        )
+        workflow_template_publish(tenant=acme, definition=memo_definition({"manager": "submitter"}))
         wid = start_memo("victor", 1)
         assert holders(wid) == {"cora"}
         Tenant.objects.filter(pk=acme.pk).update(fallback_approver=user("victor"))
