@@ -139,6 +139,11 @@ ROWS = [
         answers("403", "403", "403", "404", "404", "403", "200!", "404", "404", "200!", "401"),
     ),
     Row(
+        "api-deactivate",
+        lambda c, w, p: c.post("/api/users/bob/deactivate", {"reason": "left"}, format="json"),
+        answers("403", "403", "403", "403", "403", "403", "200!", "403", "404", "200!", "401"),
+    ),
+    Row(
         "api-my-tasks",
         lambda c, w, p: c.get("/api/me/tasks"),
         answers("200", "200", "200", "200", "200", "200", "200", "200", "200", "200", "401"),
