@@ -20,6 +20,7 @@ from guardian.admin import GuardedModelAdmin
 from templates_engine import Definition, DefinitionError
 
 from . import access, json_input
+from .admin_ops import WorkflowOperationsAdmin
 from .audit.admin import AuditExportAdmin
 from .models import (
     ActivityAttempt,
@@ -314,7 +315,10 @@ class ReadOnlyAdmin(TenantScoped):
 
 
 @admin.register(Workflow)
-class WorkflowAdmin(AuditExportAdmin, ReadOnlyAdmin):
+class WorkflowAdmin(AuditExportAdmin, WorkflowOperationsAdmin, ReadOnlyAdmin):
+    """Read-only: what an organisation admin may do to a workflow is on its operations
+    page (admin_ops), through the command path."""
+
     list_display = [
         "id",
         "template_key",

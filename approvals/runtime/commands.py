@@ -56,6 +56,8 @@ _TRANSITIONS: dict[type[ev.Event], str] = {
     ev.WorkflowRejected: "reject",
     ev.CompensationFailed: "fail_compensation",
     ev.WorkflowCancelled: "cancel",
+    ev.StepRetried: "retry_step",
+    ev.CompensationRetried: "retry_compensation",
 }
 
 
@@ -183,6 +185,8 @@ def _append(
 ) -> None:
     for event in events:
         transition = _TRANSITIONS.get(type(event))
+        if isinstance(event, ev.CompensationResolved):
+            transition = f"settle_{event.outcome.lower()}"
         if transition is not None:
             getattr(wf, transition)()
     if wf.status != new_state.status:

@@ -123,7 +123,11 @@ def takers_for(person: User) -> list[User]:
             break
         seen.add(manager.pk)
         manager = manager.manager
-    tenant = Tenant.objects.filter(pk=person.tenant_id).select_related("fallback_approver").first()
+    tenant = (
+        Tenant.objects.filter(pk=person.member_tenant_id)
+        .select_related("fallback_approver")
+        .first()
+    )
     fallback = tenant.fallback_approver if tenant is not None else None
     taken = seen | {t.pk for t in takers}
     if fallback is not None and fallback.is_active and fallback.pk not in taken:
