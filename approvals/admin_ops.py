@@ -214,6 +214,7 @@ class WorkflowOperationsAdmin(admin.ModelAdmin):
             "title": f"Deal with {_title(wf)}",
             "wf": wf,
             "status_words": present.status_label(wf.public_status, wf.template.definition),
+            "went_wrong": _went_wrong(wf),
             "forms": forms_shown,
             "opts": self.model._meta,
         }
@@ -250,6 +251,23 @@ class WorkflowOperationsAdmin(admin.ModelAdmin):
         return super().change_view(request, object_id, form_url, extra)
 
 
+def _went_wrong(wf: Workflow) -> str:
+    """Why a finished or stuck workflow stopped, in words; empty while it runs."""
+    snapshot = wf.snapshot or {}
+    if wf.status not in (WorkflowStatus.ROLLED_BACK, WorkflowStatus.COMPENSATION_FAILED):
+        return ""
+    step = snapshot.get("failed_step")
+    error = error_words(snapshot.get("error") or "")
+    if wf.status == WorkflowStatus.COMPENSATION_FAILED:
+        compensations = snapshot.get("compensations") or []
+        if compensations:
+            title = present.step_title(wf.template.definition, compensations[-1][0])
+            return f"Undoing the {title} step failed: {error}"
+    if step:
+        return f"The {present.step_title(wf.template.definition, step)} step failed: {error}"
+    return error
+
+
 def _is_uuid(value: str) -> bool:
     try:
         uuid.UUID(value)
@@ -264,6 +282,14 @@ def _extra(form: _Operation) -> dict[str, Any]:
     if isinstance(form, RearmForm):
         return {"timers": form.fields["timer"].choices}  # type: ignore[attr-defined]
     return {}
+
+
+def error_words(error: str) -> str:
+    """``ConnectionError: the ERP is down`` -> ``Connection error: the ERP is down``."""
+    name, sep, message = (error or "").partition(": ")
+    if not sep:
+        return present.humanise(name) if name.isidentifier() else name
+    return f"{present.humanise(name)}: {message}"
 
 
 def _title(wf: Workflow) -> str:
@@ -285,11 +311,12 @@ def _attention_row(item: attention.AttentionItem, user: Any) -> dict[str, Any]:
     if item.kind == attention.ROLLBACK_FAILED:
         what = f"Undoing the {step} step failed" if step else "The roll-back failed"
         if d["error"]:
-            what += f": {d['error']}"
+            what += f": {error_words(d['error'])}"
     elif item.kind == attention.TIMER_PARKED:
         what = (
             f"The {present.humanise(d['kind']).lower()} of the {step} step could not be "
-            f"delivered after {d['failures']} tries: {d['error'] or 'no error recorded'}"
+            f"delivered after {d['failures']} tries: "
+            f"{error_words(d['error']) or 'no error recorded'}"
         )
     elif item.kind == attention.ATTEMPTS_FAILING:
         doing = "Undoing" if d["undo"] else "Running"
