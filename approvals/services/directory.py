@@ -18,6 +18,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import logging
 import re
 import uuid
 from collections.abc import Iterator
@@ -33,6 +34,8 @@ from templates_engine import errors as engine_errors
 from .. import access
 from ..models import OrgGroup, PendingTask, Tenant, User
 from ..runtime.commands import SYSTEM, Actor, command_execute
+
+log = logging.getLogger(__name__)
 
 ALREADY_INACTIVE = "{user} is already deactivated."
 NOBODY_TO_TAKE = (
@@ -214,11 +217,15 @@ def stragglers_hand_on(*, tenant_id: int | None = None) -> int:
     command that read them as active just before); returns how many moved."""
     moved = 0
     for user_id in sorted({uid for uid, _ in open_tasks_of_inactive(tenant_id=tenant_id)}):
-        person = User.objects.get(pk=user_id)
-        with transaction.atomic():
-            locked = User.objects.select_for_update(no_key=True).get(pk=person.pk)
-            hand = _hand_on_tasks(locked, None, DEFAULT_REASON)
-            moved += sum(1 for h in hand if h.to_user is not None)
+        try:
+            with transaction.atomic():
+                locked = User.objects.select_for_update(no_key=True).get(pk=user_id)
+                hand = _hand_on_tasks(locked, None, DEFAULT_REASON)
+                moved += sum(1 for h in hand if h.to_user is not None)
+        except DeactivationRefused as exc:
+            # Nobody can take them: left where they are (overdue, they reach the
+            # attention page) until a manager or fallback approver is set.
+            log.error("%s", exc)
     return moved
 
 

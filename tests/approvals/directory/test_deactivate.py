@@ -180,3 +180,18 @@ class TestDirectory:
             timer_drain()
         assert holders(wid) == {"victor"}
         assert WorkflowEvent.objects.filter(workflow_id=wid, type="Escalated").exists()
+
+
+@pytest.mark.django_db
+def test_the_periodic_job_hands_on_a_task_given_to_someone_being_deactivated(bobs_memos):
+    from approvals.workers import tasks
+
+    # bob was deactivated while a command that had read him as active gave him tasks
+    User.objects.filter(username="bob").update(is_active=False)
+
+    assert tasks.hand_on_tasks() == len(bobs_memos)
+
+    for wid in bobs_memos:
+        assert holders(wid) == {"victor"}
+        assert moves(wid) == [("bob", "victor", "system")]
+    assert tasks.hand_on_tasks() == 0

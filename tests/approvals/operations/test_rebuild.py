@@ -25,7 +25,6 @@ from approvals.models import (
 from approvals.runtime.rebuild import read_models_check, read_models_of
 from approvals.services.directory import user_deactivate
 from approvals.services.operations import timer_rearm, workflow_retry_step
-from approvals.services.templates import workflow_template_publish
 from approvals.services.workflows import workflow_cancel, workflow_decide, workflow_reassign
 from approvals.workers.timers import timer_drain
 
