@@ -36,7 +36,7 @@ from .models import (
     WorkflowTemplate,
 )
 from .services.delegations import DelegationRefused, delegation_check
-from .services.directory import DeactivationRefused, user_deactivate
+from .services.directory import DeactivationRefused, handover_summary, user_deactivate
 from .services.templates import workflow_template_publish
 from .services.tokens import token_revoke
 
@@ -125,8 +125,8 @@ class TenantAdmin(SuperuserOnly):
 
 @admin.register(User)
 class ApprovalsUserAdmin(SuperuserOnly, UserAdmin):
-    list_display = ["username", "tenant", "manager", "email", "is_staff"]
-    list_filter = ["tenant", "is_staff"]
+    list_display = ["username", "tenant", "manager", "email", "is_active", "is_staff"]
+    list_filter = ["tenant", "is_active", "is_staff"]
     fieldsets = (*UserAdmin.fieldsets, ("Organisation", {"fields": ("tenant", "manager")}))  # type: ignore[misc]
     actions = ["deactivate"]
 
@@ -152,10 +152,7 @@ class ApprovalsUserAdmin(SuperuserOnly, UserAdmin):
         except DeactivationRefused as exc:
             messages.error(request, str(exc))
             return
-        moved = ", ".join(f"{h.step} to {h.to_user}" for h in result.moved)
-        messages.info(
-            request, f"Deactivated {result.username}; tasks handed on: {moved or 'none'}."
-        )
+        messages.info(request, handover_summary(result))
 
 
 @admin.register(OrgGroup)

@@ -114,6 +114,19 @@ def user_deactivate_by_name(*, by: User, username: str, reason: str = "") -> Dea
     return user_deactivate(user=person, by=by, reason=reason)
 
 
+def handover_summary(result: DeactivationResult) -> str:
+    """``Deactivated bob; 2 open tasks handed on to victor.``"""
+    takers: dict[str, int] = {}
+    for h in result.moved:
+        takers[h.to_user or ""] = takers.get(h.to_user or "", 0) + 1
+    if not takers:
+        return f"Deactivated {result.username}; they held no open task."
+    parts = [
+        f"{n} open task{'s' if n != 1 else ''} handed on to {who}" for who, n in takers.items()
+    ]
+    return f"Deactivated {result.username}; " + ", ".join(parts) + "."
+
+
 def takers_for(person: User) -> list[User]:
     """Who takes ``person``'s tasks, in order of preference: the first active manager
     up the chain, then the organisation's fallback approver."""

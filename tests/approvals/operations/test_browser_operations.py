@@ -110,3 +110,22 @@ def test_olga_settles_a_failed_roll_back_from_the_attention_page(
         olga.goto(f"{live_server.url}/admin/approvals/workflow/{parked}/change/")
         expect(olga.get_by_role("link", name="What can be done")).to_be_visible()
         shot(olga, "admin-workflow-change")
+
+
+def test_a_superuser_deactivates_someone_from_the_user_list(
+    acme: Any, live_server: Any, browser: Browser
+) -> None:
+    wid = start(acme, 9)
+    run_attempts(wid)  # waits for bob
+    admin = admin_sign_in(browser, live_server.url, "admin")
+    admin.goto(f"{live_server.url}/admin/approvals/tenant/")
+    shot(admin, "admin-tenants")
+
+    admin.goto(f"{live_server.url}/admin/approvals/user/")
+    admin.locator("tr", has_text="bob@acme.example").locator("input.action-select").check()
+    admin.locator("select[name=action]").select_option("deactivate")
+    admin.get_by_role("button", name="Go").click()
+
+    expect(admin.get_by_text("Deactivated bob; 1 open task handed on to victor.")).to_be_visible()
+    shot(admin, "admin-users-deactivated")
+    assert not User.objects.get(username="bob").is_active
