@@ -57,6 +57,8 @@ FORBIDDEN_START = "You may not start workflows of {template!r}."
 FORBIDDEN_SIGNAL = "You may not send the signal {name!r} to this workflow."
 FORBIDDEN_CANCEL = "Only the submitter or an organisation admin may cancel."
 FORBIDDEN_REASSIGN = "Only an organisation admin may reassign tasks."
+FORBIDDEN_DEACTIVATE = "Only an organisation admin may deactivate people."
+FORBIDDEN_OPERATE = "Only an organisation admin may retry, settle or re-arm a workflow's work."
 NO_TENANT = "This account belongs to no organisation."
 FORBIDDEN_AUDIT = "Only auditors and organisation admins may export the audit trail."
 
@@ -290,6 +292,24 @@ def may_reassign(user: User, wf: Workflow) -> bool:
     return user.is_superuser or has_role(user, Role.ORG_ADMIN)
 
 
+def may_operate(user: User, wf: Workflow) -> bool:
+    """Retry a failed step or undo, settle an undo by hand, re-arm a parked timer:
+    organisation admins of the workflow's organisation; superusers."""
+    if user.is_superuser:
+        return True
+    return has_role(user, Role.ORG_ADMIN) and user.tenant_id == wf.tenant_id
+
+
+def may_deactivate(user: User, person: User) -> bool:
+    """Deactivating someone (their tasks are handed on): organisation admins of the
+    person's organisation, never themselves; superusers."""
+    if user.pk == person.pk:
+        return False
+    if user.is_superuser:
+        return True
+    return has_role(user, Role.ORG_ADMIN) and user.tenant_id == person.tenant_id
+
+
 def _scope_allows(user: User, scope: Scope | None, field: str, value: str) -> bool:
     allowed: Sequence[str] | None = getattr(scope, field, None) if scope is not None else None
     if allowed is None:
@@ -306,6 +326,12 @@ ADMIN_RIGHTS: dict[str, dict[str, frozenset[str]]] = {
     Role.FINANCE_ADMIN: {
         "workflowtemplate": frozenset({"view", "add", "change"}),
         "delegation": frozenset({"view", "add", "change", "delete"}),
+    },
+    # Organisation admins read the work and act on it only through the operations
+    # pages (admin_ops), which go through the command path; never by editing rows.
+    Role.ORG_ADMIN: {
+        model: frozenset({"view"})
+        for model in ("workflow", "workflowevent", "pendingtask", "timer", "activityattempt")
     },
     Role.AUDITOR: {
         model: frozenset({"view"})

@@ -20,6 +20,7 @@ from guardian.admin import GuardedModelAdmin
 from templates_engine import Definition, DefinitionError
 
 from . import access, json_input
+from .admin_ops import WorkflowOperationsAdmin
 from .audit.admin import AuditExportAdmin
 from .models import (
     ActivityAttempt,
@@ -35,6 +36,7 @@ from .models import (
     WorkflowTemplate,
 )
 from .services.delegations import DelegationRefused, delegation_check
+from .services.directory import DeactivationRefused, handover_summary, user_deactivate
 from .services.templates import workflow_template_publish
 from .services.tokens import token_revoke
 
@@ -118,14 +120,39 @@ class SuperuserOnly(admin.ModelAdmin):
 
 @admin.register(Tenant)
 class TenantAdmin(SuperuserOnly):
-    list_display = ["name", "slug"]
+    list_display = ["name", "slug", "fallback_approver"]
 
 
 @admin.register(User)
 class ApprovalsUserAdmin(SuperuserOnly, UserAdmin):
-    list_display = ["username", "tenant", "manager", "email", "is_staff"]
-    list_filter = ["tenant", "is_staff"]
+    list_display = ["username", "tenant", "manager", "email", "is_active", "is_staff"]
+    list_filter = ["tenant", "is_active", "is_staff"]
     fieldsets = (*UserAdmin.fieldsets, ("Organisation", {"fields": ("tenant", "manager")}))  # type: ignore[misc]
+    actions = ["deactivate"]
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        """Unticking "active" deactivates through the directory service, which hands
+        the person's open tasks on; when nobody can take one, the person stays active."""
+        leaving = change and "is_active" in form.changed_data and not obj.is_active
+        if leaving:
+            obj.is_active = True
+        super().save_model(request, obj, form, change)
+        if leaving:
+            self._deactivate(request, obj)
+
+    @admin.action(description="Deactivate the selected people and hand their tasks on")
+    def deactivate(self, request: HttpRequest, queryset: Any) -> None:
+        for person in queryset.filter(is_active=True).order_by("username"):
+            self._deactivate(request, person)
+
+    def _deactivate(self, request: HttpRequest, person: User) -> None:
+        by = request.user if isinstance(request.user, User) else None
+        try:
+            result = user_deactivate(user=person, by=by, reason="deactivated in the admin")
+        except DeactivationRefused as exc:
+            messages.error(request, str(exc))
+            return
+        messages.info(request, handover_summary(result))
 
 
 @admin.register(OrgGroup)
@@ -285,7 +312,10 @@ class ReadOnlyAdmin(TenantScoped):
 
 
 @admin.register(Workflow)
-class WorkflowAdmin(AuditExportAdmin, ReadOnlyAdmin):
+class WorkflowAdmin(AuditExportAdmin, WorkflowOperationsAdmin, ReadOnlyAdmin):
+    """Read-only: what an organisation admin may do to a workflow is on its operations
+    page (admin_ops), through the command path."""
+
     list_display = [
         "id",
         "template_key",

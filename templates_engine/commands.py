@@ -104,10 +104,57 @@ class Cancel(Command):
 
 @dataclass(frozen=True, slots=True)
 class Reassign(Command):
-    """An administrator moves a task from one assignee to another."""
+    """An administrator moves a task from one assignee to another. ``actor`` is None
+    when the organisation's directory moves it (the assignee left)."""
 
     type: ClassVar[str] = "Reassign"
-    actor: str
+    actor: str | None
     from_user: str
     to_user: str
     comment: str = ""
+
+
+# -- operations: an organisation admin deals with a workflow that needs a person ------
+# Each carries who does it and why; the events they cause record both.
+
+
+@dataclass(frozen=True, slots=True)
+class RetryStep(Command):
+    """Run again a workflow that was rolled back after a step failed for good: from the
+    failed step, or from the earliest step whose work the rollback undid."""
+
+    type: ClassVar[str] = "RetryStep"
+    actor: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class RetryCompensation(Command):
+    """One more attempt of the undo that failed for good (COMPENSATION_FAILED)."""
+
+    type: ClassVar[str] = "RetryCompensation"
+    actor: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ResolveByHand(Command):
+    """The undo that failed was done by hand: the workflow ends as its compensation
+    would have ended it (rolled back, rejected or cancelled)."""
+
+    type: ClassVar[str] = "ResolveByHand"
+    actor: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class RearmTimer(Command):
+    """A timer whose delivery kept failing was parked; deliver it again now."""
+
+    type: ClassVar[str] = "RearmTimer"
+    actor: str
+    key: str
+    reason: str
+
+
+OPERATIONS = (RetryStep, RetryCompensation, ResolveByHand, RearmTimer)

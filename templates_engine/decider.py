@@ -13,6 +13,7 @@ from .context import Context
 from .definition import Definition
 from .errors import CommandRejected
 from .expressions import data_problems
+from .operations import on_operation
 from .state import NEW, SUBMITTER_STEP, State, evolve
 from .steps import ActionStep
 
@@ -26,6 +27,9 @@ def decide(
     b = Builder(definition, state, ctx)
     if isinstance(command, cmd.Start):
         _on_start(b, command)
+        return b.events
+    if isinstance(command, cmd.OPERATIONS):
+        on_operation(b, command)  # some apply to a finished workflow
         return b.events
     if state.status == NEW:
         raise CommandRejected(errors.NOT_STARTED, "the workflow has not started")

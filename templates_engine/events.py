@@ -360,6 +360,48 @@ class WorkflowCancelled(Event):
     reason: str = ""
 
 
+@_event
+@dataclass(frozen=True, slots=True)
+class StepRetried(Event):
+    """An admin runs a rolled-back workflow again from ``from_step``."""
+
+    type: ClassVar[str] = "StepRetried"
+    actor: str
+    reason: str
+    step: str  # the step that had failed
+    from_step: str
+
+
+@_event
+@dataclass(frozen=True, slots=True)
+class CompensationRetried(Event):
+    type: ClassVar[str] = "CompensationRetried"
+    actor: str
+    reason: str
+    step: str  # whose undo runs again
+
+
+@_event
+@dataclass(frozen=True, slots=True)
+class CompensationResolved(Event):
+    """An admin says the failed undo was done by hand; the workflow ends ``outcome``."""
+
+    type: ClassVar[str] = "CompensationResolved"
+    actor: str
+    reason: str
+    step: str
+    outcome: str
+
+
+@_event
+@dataclass(frozen=True, slots=True)
+class TimerRearmed(Event):
+    type: ClassVar[str] = "TimerRearmed"
+    actor: str
+    reason: str
+    key: str
+
+
 def _activity_scheduled_v1(payload: dict[str, Any]) -> dict[str, Any]:
     """v1 had no rounds (every entry into a step was round 1) and no heartbeats."""
     return {**payload, "round": 1, "heartbeat_timeout": None, "heartbeat_details": None}

@@ -13,7 +13,9 @@ from typing import Any
 from .events import Assignment, Timer
 from .state import HeartbeatLease, PendingActivity, State
 
-SNAPSHOT_VERSION = 3  # 2: step_approvals; 3: rounds, compensations by round, heartbeat
+# 2: step_approvals; 3: rounds, compensations by round, heartbeat; 4: failed_step,
+# undone, failed_attempt (for the admin's operations)
+SNAPSHOT_VERSION = 4
 
 
 def state_to_dict(state: State) -> dict[str, Any]:
@@ -36,6 +38,7 @@ def state_from_dict(doc: dict[str, Any]) -> State | None:
     heartbeat = fields["heartbeat"]
     fields["heartbeat"] = None if heartbeat is None else HeartbeatLease(**heartbeat)
     fields["step_approvals"] = tuple((step, user) for step, user in fields["step_approvals"])
+    fields["undone"] = tuple(fields["undone"])
     activity = fields["activity"]
     fields["activity"] = None if activity is None else PendingActivity(**activity)
     return State(**fields)

@@ -95,6 +95,12 @@ class State:
     # (action step, its latest round): how many times each action step was entered
     rounds: tuple[tuple[str, int], ...] = ()
     heartbeat: HeartbeatLease | None = None  # of the running attempt, if any
+    # For the operations an admin may take (templates_engine.operations): the step that
+    # last failed for good, the steps whose work was undone since, and the number of
+    # the last failed attempt (a retried undo goes on counting from it).
+    failed_step: str | None = None
+    undone: tuple[str, ...] = ()
+    failed_attempt: int = 0
 
     def round_of(self, step: str) -> int:
         """The latest round of action step ``step``; 0 if it never ran."""
@@ -303,7 +309,8 @@ def _attempt_over(s: State, **changes: Any) -> State:
 
 def _activity_succeeded(s: State, e: ev.ActivitySucceeded) -> State:
     if e.undo:
-        return _attempt_over(s, compensations=s.compensations[:-1])
+        undone = s.undone if e.step in s.undone else (*s.undone, e.step)
+        return _attempt_over(s, compensations=s.compensations[:-1], undone=undone)
     if e.result is None:
         return _attempt_over(s)
     results = dict(s.data.get("results") or {})
@@ -312,7 +319,8 @@ def _activity_succeeded(s: State, e: ev.ActivitySucceeded) -> State:
 
 
 def _activity_failed(s: State, e: ev.ActivityFailed) -> State:
-    return _attempt_over(s, error=f"{e.error}: {e.message}" if e.message else e.error)
+    error = f"{e.error}: {e.message}" if e.message else e.error
+    return _attempt_over(s, error=error, failed_attempt=e.attempt)
 
 
 def _wait_started(s: State, e: ev.WaitStarted) -> State:
@@ -332,7 +340,23 @@ def _signal_received(s: State, e: ev.SignalReceived) -> State:
 
 
 def _step_failed(s: State, e: ev.StepFailed) -> State:
-    return _leave_step(s, activity=None, error=f"{e.error}: {e.message}" if e.message else e.error)
+    error = f"{e.error}: {e.message}" if e.message else e.error
+    return _leave_step(s, activity=None, error=error, failed_step=e.step, undone=())
+
+
+def _step_retried(s: State, e: ev.StepRetried) -> State:
+    return _leave_step(
+        s, status=RUNNING, step=None, outcome=None, error=None, failed_step=None, undone=()
+    )
+
+
+def _compensation_retried(s: State, e: ev.CompensationRetried) -> State:
+    return _leave_step(s, status=COMPENSATING)
+
+
+def _compensation_resolved(s: State, e: ev.CompensationResolved) -> State:
+    # The undo done by hand leaves the stack like a successful undo would.
+    return _leave_step(s, status=e.outcome, step=None, activity=None, compensations=())
 
 
 def _compensating(s: State, e: ev.CompensationStarted) -> State:
@@ -376,6 +400,10 @@ _EVOLVERS: dict[type[ev.Event], Callable[[State, Any], State]] = {
     ev.WorkflowRolledBack: _finish(ROLLED_BACK),
     ev.CompensationFailed: _finish(COMPENSATION_FAILED),
     ev.WorkflowCancelled: _finish(CANCELLED),
+    ev.StepRetried: _step_retried,
+    ev.CompensationRetried: _compensation_retried,
+    ev.CompensationResolved: _compensation_resolved,
+    ev.TimerRearmed: _skip,
 }
 
 

@@ -216,6 +216,12 @@ class InMemoryEngine:
         self._apply(self._runs[workflow_id], cmd.Cancel(actor, reason))
         return self._runs[workflow_id].state.status
 
+    def operate(self, workflow_id: str, command: cmd.Command) -> str:
+        """An admin's operation (``commands.OPERATIONS``): retry a step or an undo,
+        settle a failed undo by hand, deliver a parked timer again."""
+        self._apply(self._runs[workflow_id], command)
+        return self._runs[workflow_id].state.status
+
     # -- queries ----------------------------------------------------------------
 
     def status(self, workflow_id: str) -> str:

@@ -117,6 +117,21 @@ class ReassignRequest(serializers.Serializer):
     comment = serializers.CharField(max_length=4000, allow_blank=True, default="")
 
 
+class DeactivateRequest(serializers.Serializer):
+    reason = serializers.CharField(max_length=500, allow_blank=True, default="")
+
+
+class HandoverResponse(serializers.Serializer):
+    workflowId = serializers.UUIDField(source="workflow_id")
+    step = serializers.CharField()
+    toUser = serializers.CharField(source="to_user")
+
+
+class DeactivateResponse(serializers.Serializer):
+    username = serializers.CharField()
+    handedOn = HandoverResponse(source="moved", many=True)
+
+
 class Timestamp(serializers.DateTimeField):
     """An answer's time as Python writes ISO 8601 (``+00:00``), as the API always sent."""
 

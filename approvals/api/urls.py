@@ -22,6 +22,7 @@ urlpatterns = [
         views.ReassignView.as_view(),
         name="api-reassign",
     ),
+    path("users/<str:username>/deactivate", views.DeactivateView.as_view(), name="api-deactivate"),
     path("me/tasks", views.MyTasksView.as_view(), name="api-my-tasks"),
     path("audit/events", audit.AuditEventsView.as_view(), name="api-audit-events"),
     path("audit/export", audit.AuditExportView.as_view(), name="api-audit-export"),

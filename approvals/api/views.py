@@ -26,6 +26,7 @@ from ..models import ApiToken, User, Workflow
 from ..runtime.commands import CommandResult
 from ..selectors.tasks import BAD_CURSOR, BadCursor, task_list_for_user
 from ..selectors.workflows import workflow_assignees, workflow_get, workflow_history
+from ..services.directory import DeactivationRefused, UserNotFound, user_deactivate_by_name
 from ..services.tokens import token_issue, token_revoke
 from ..services.workflows import (
     IDEMPOTENCY_KEY_INVALID,
@@ -346,6 +347,34 @@ class ReassignView(APIView):
             comment=v["comment"],
         )
         return Response(_decision_body(result))
+
+
+USERNAME = OpenApiParameter(
+    "username", OpenApiTypes.STR, OpenApiParameter.PATH, description="A person's user name"
+)
+
+
+class DeactivateView(APIView):
+    permission_classes = [TenantMember]
+
+    @extend_schema(
+        request=s.DeactivateRequest,
+        parameters=[USERNAME],
+        responses={200: s.DeactivateResponse},
+        summary="Deactivate a person; their open tasks go to their manager (organisation admins)",
+    )
+    def post(self, request: Request, username: str) -> Response:
+        body = s.DeactivateRequest(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            result = user_deactivate_by_name(
+                by=_user(request), username=username, reason=body.validated_data["reason"]
+            )
+        except UserNotFound as exc:
+            raise ApiError(404, "NOT_FOUND", str(exc)) from exc
+        except DeactivationRefused as exc:
+            raise ApiError(409, "DEACTIVATION_REFUSED", str(exc)) from exc
+        return Response(s.DeactivateResponse(result).data)
 
 
 class MyTasksView(APIView):

@@ -3,7 +3,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("approvals", "0007_activity_rounds"),
+        ("approvals", "0011_tenant_fallback_approver"),
     ]
 
     operations = [

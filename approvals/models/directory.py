@@ -9,6 +9,11 @@ from django.db import models
 class Tenant(models.Model):
     slug = models.SlugField(max_length=64, unique=True)
     name = models.CharField(max_length=200)
+    # Who takes the open tasks of a person who leaves when that person has no manager
+    # (approvals.services.directory.user_deactivate).
+    fallback_approver = models.ForeignKey(
+        "User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     def __str__(self) -> str:
         return self.name

@@ -26,7 +26,9 @@ from . import store
 _USERS = User._meta.db_table
 _MANAGER_SQL = (
     f"SELECT m.username, m.id FROM {_USERS} u JOIN {_USERS} m ON m.id = u.manager_id"
-    " WHERE u.tenant_id = %s AND u.username = %s AND u.is_active AND m.is_active"
+    # The person need not be active: escalating from someone who has left still finds
+    # the manager they had. The manager must be active.
+    " WHERE u.tenant_id = %s AND u.username = %s AND m.is_active"
 )
 _MEMBERS_SQL = (
     f"SELECT u.username, u.id FROM {_USERS} u"
@@ -140,6 +142,23 @@ class TenantDirectory:
             for name in missing:
                 self._ids[name] = found.get(name)
         return {name: pk for name in wanted if (pk := self._ids[name]) is not None}
+
+    def user_ids_any(self, usernames: Iterable[str]) -> dict[str, int]:
+        """Ids of the people named, deactivated ones included: a task leaving someone
+        who has just been deactivated must still find its row."""
+        wanted = set(usernames)
+        found = self.user_ids(wanted)
+        missing = sorted(wanted - set(found))
+        if missing:
+            marks = ", ".join(["%s"] * len(missing))
+            found.update(
+                store.fetch(
+                    f"SELECT username, id FROM {_USERS}"
+                    f" WHERE tenant_id = %s AND username IN ({marks})",
+                    [self.tenant_id, *missing],
+                )
+            )
+        return found
 
     def delegate_for(self, user: str, at: float) -> str | None:
         known = self._known

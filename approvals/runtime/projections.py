@@ -20,6 +20,7 @@ from ..models import ActivityAttempt, PendingTask, Timer, Workflow, WorkflowPart
 from ..notifications.messages import mail_project_command
 from . import dispatch, store
 from .directory import TenantDirectory
+from .operations import project_operations
 
 
 def project(
@@ -35,6 +36,7 @@ def project(
     _project_tasks(wf, old, new, now, directory)
     _project_timers(wf, old, new, command, now)
     _project_activity(wf, old, new, command, now)
+    project_operations(wf, events, now)
     mail_project_command(wf, old, new, events, now, directory)
 
 
@@ -95,7 +97,7 @@ def _project_tasks(
         gone, added = list(before), after
     if not same_step:
         store.execute(f"DELETE FROM {store.table(PendingTask)} WHERE workflow_id = %s", [wf_id])
-    elif gone_ids := sorted(directory.user_ids(gone).values()):
+    elif gone_ids := sorted(directory.user_ids_any(gone).values()):
         marks = ", ".join(["%s"] * len(gone_ids))
         store.execute(
             f"DELETE FROM {store.table(PendingTask)}"

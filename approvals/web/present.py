@@ -446,6 +446,9 @@ def sentence(
         )
     if kind == "CompensationFailed":
         return f"Undoing the {step} step failed; the roll-back needs a person"
+    if kind in _OPERATIONS:
+        who = ctx.who(p.get("actor") or actor) if (p.get("actor") or actor) else "The system"
+        return f"{who} {_operation(kind, p, ctx)}: {p.get('reason', '')}"
     if kind == "WorkflowCompleted":
         return "The request was approved"
     if kind == "WorkflowRejected":
@@ -456,6 +459,22 @@ def sentence(
         who = ctx.who(p.get("actor") or actor) if (p.get("actor") or actor) else "The system"
         return f"{who} cancelled the request" + (f": {p['reason']}" if p.get("reason") else "")
     return humanise(kind)
+
+
+_OPERATIONS = {"StepRetried", "CompensationRetried", "CompensationResolved", "TimerRearmed"}
+
+
+def _operation(kind: str, p: Mapping[str, Any], ctx: Context) -> str:
+    """What an organisation admin did, for the history's sentence."""
+    step = ctx.step(p.get("step"))
+    if kind == "StepRetried":
+        return f"ran the request again from the {ctx.step(p.get('from_step'))} step"
+    if kind == "CompensationRetried":
+        return f"retried undoing the {step} step"
+    if kind == "CompensationResolved":
+        ending = humanise(str(p.get("outcome", ""))).lower()
+        return f"marked the undo of the {step} step as done by hand (the request ends {ending})"
+    return "re-armed a timer that had stopped"
 
 
 def timeline(entries: Iterable[Any], ctx: Context) -> list[Line]:

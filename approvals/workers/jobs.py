@@ -39,6 +39,11 @@ PERIODIC_JOBS: tuple[PeriodicJob, ...] = (
     PeriodicJob(
         "seal-audit", "approvals.seal_audit", "APPROVALS_AUDIT_SEAL_INTERVAL_SECONDS", 86400
     ),
+    # Tasks a command gave someone while they were being deactivated (it read them as
+    # active just before): handed on to their manager like the rest.
+    PeriodicJob(
+        "hand-on-tasks", "approvals.hand_on_tasks", "APPROVALS_HAND_ON_INTERVAL_SECONDS", 60
+    ),
 )
 
 # Under beat, a run that waited this long in the queue is dropped: the next one comes.

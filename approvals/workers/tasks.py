@@ -13,6 +13,7 @@ from django.db import close_old_connections
 
 from ..audit.seal import seal_all
 from ..notifications.tasks import send_digests, sweep_mail
+from ..services.directory import stragglers_hand_on
 from .activities import attempt_run, attempt_sweep
 from .timers import timer_drain, timer_prune
 
@@ -46,6 +47,12 @@ def seal_audit() -> int:
     return len(seal_all())
 
 
+@shared_task(name="approvals.hand_on_tasks", ignore_result=True)
+def hand_on_tasks() -> int:
+    """Tasks still held by deactivated people go to their manager (services.directory)."""
+    return stragglers_hand_on()
+
+
 PERIODIC_TASKS: dict[str, Callable[[], Any]] = {
     task.name: task
     for task in (
@@ -55,5 +62,6 @@ PERIODIC_TASKS: dict[str, Callable[[], Any]] = {
         sweep_mail,
         send_digests,
         seal_audit,
+        hand_on_tasks,
     )
 }

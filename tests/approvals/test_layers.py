@@ -52,6 +52,7 @@ LAYERS: dict[str, str] = {
     "approvals.pages": "front",
     "approvals.admin": "front",
     "approvals.admin_site": "front",
+    "approvals.admin_ops": "front",
     "approvals.views": "front",
     "approvals.middleware": "front",
     "approvals.lockout": "front",

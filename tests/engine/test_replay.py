@@ -193,6 +193,10 @@ SAMPLES: list[ev.Event] = [
     ev.WorkflowRolledBack(),
     ev.CompensationFailed("reserve"),
     ev.WorkflowCancelled(None, "withdrawn"),
+    ev.StepRetried("olga", "the ERP is back", "book", "reserve"),
+    ev.CompensationRetried("olga", "release fixed", "reserve"),
+    ev.CompensationResolved("olga", "released by hand", "reserve", "ROLLED_BACK"),
+    ev.TimerRearmed("olga", "mail server back", "manager#1:deadline:0"),
 ]
 
 

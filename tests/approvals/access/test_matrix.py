@@ -141,6 +141,11 @@ ROWS = [
         answers("403", "403", "403", "404", "404", "403", "200!", "404", "404", "200!", "401"),
     ),
     Row(
+        "api-deactivate",
+        lambda c, w, p: c.post("/api/users/bob/deactivate", {"reason": "left"}, format="json"),
+        answers("403", "403", "403", "403", "403", "403", "200!", "403", "404", "200!", "401"),
+    ),
+    Row(
         "api-my-tasks",
         lambda c, w, p: c.get("/api/me/tasks"),
         answers("200", "200", "200", "200", "200", "200", "200", "200", "200", "200", "401"),
@@ -314,25 +319,25 @@ ROWS = [
     Row(
         "admin:index",
         lambda c, w, p: c.get("/admin/"),
-        answers("302", "302", "302", "302", "200", "200", "302", "302", "302", "200", "302"),
+        answers("302", "302", "302", "302", "200", "200", "200", "302", "302", "200", "302"),
         api=False,
     ),
     Row(
         "admin:approvals_workflowtemplate_add",
         lambda c, w, p: c.get("/admin/approvals/workflowtemplate/add/"),
-        answers("302", "302", "302", "302", "200", "403", "302", "302", "302", "200", "302"),
+        answers("302", "302", "302", "302", "200", "403", "403", "302", "302", "200", "302"),
         api=False,
     ),
     Row(
         "admin:approvals_workflowtemplate_change",
         lambda c, w, p: c.get(f"/admin/approvals/workflowtemplate/{w.template_pk}/change/"),
-        answers("302", "302", "302", "302", "200", "200", "302", "302", "302", "200", "302"),
+        answers("302", "302", "302", "302", "200", "200", "403", "302", "302", "200", "302"),
         api=False,
     ),
     Row(
         "admin:approvals_workflowtemplate_permissions",
         lambda c, w, p: c.get(f"/admin/approvals/workflowtemplate/{w.template_pk}/permissions/"),
-        answers("302", "302", "302", "302", "403", "403", "302", "302", "302", "200", "302"),
+        answers("302", "302", "302", "302", "403", "403", "403", "302", "302", "200", "302"),
         api=False,
     ),
     Row(
@@ -340,53 +345,80 @@ ROWS = [
         lambda c, w, p: c.get(
             f"/admin/approvals/user/{User.objects.get(username='bob').pk}/password/"
         ),
-        answers("302", "302", "302", "302", "403", "403", "302", "302", "302", "200", "302"),
+        answers("302", "302", "302", "302", "403", "403", "403", "302", "302", "200", "302"),
         api=False,
     ),
     Row(
         "admin:approvals_delegation_add",
         lambda c, w, p: c.get("/admin/approvals/delegation/add/"),
-        answers("302", "302", "302", "302", "200", "403", "302", "302", "302", "200", "302"),
+        answers("302", "302", "302", "302", "200", "403", "403", "302", "302", "200", "302"),
         api=False,
     ),
     Row(
         "admin:approvals_workflow_audit_export",
         lambda c, w, p: c.get("/admin/approvals/workflow/audit-export/"),
-        answers("302", "302", "302", "302", "403", "200", "302", "302", "302", "200", "302"),
+        answers("302", "302", "302", "302", "403", "200", "200", "302", "302", "200", "302"),
+        api=False,
+    ),
+    Row(
+        "admin:approvals_workflow_operations",
+        lambda c, w, p: c.get(f"/admin/approvals/workflow/{w.workflow_id}/operations/"),
+        answers("302", "302", "302", "302", "403", "403", "200", "302", "302", "200", "302"),
+        api=False,
+    ),
+    Row(
+        "admin:approvals_workflow_operations",
+        lambda c, w, p: c.post(
+            f"/admin/approvals/workflow/{w.workflow_id}/operations/",
+            {
+                "operation": "reassign",
+                "reassign-request_id": f"op-{p}",
+                "reassign-from_user": "bob",
+                "reassign-to_user": "victor",
+                "reassign-reason": "on leave",
+            },
+        ),
+        answers("302", "302", "302", "302", "403", "403", "302!", "302", "302", "302!", "302"),
+        api=False,
+    ),
+    Row(
+        "admin:approvals_workflow_attention",
+        lambda c, w, p: c.get("/admin/approvals/workflow/attention/"),
+        answers("302", "302", "302", "302", "403", "200", "200", "302", "302", "200", "302"),
         api=False,
     ),
     Row(
         "admin:approvals_workflow_change",
         lambda c, w, p: c.get(f"/admin/approvals/workflow/{w.workflow_id}/change/"),
-        answers("302", "302", "302", "302", "403", "200", "302", "302", "302", "200", "302"),
+        answers("302", "302", "302", "302", "403", "200", "200", "302", "302", "200", "302"),
         api=False,
     ),
 ]
 
 # Every model registered in the admin, and who may open its list.
 ADMIN_LISTS = {
-    "approvals.workflowtemplate": ("200", "200"),  # (finance admin, auditor)
-    "approvals.delegation": ("200", "200"),
-    "approvals.workflow": ("403", "200"),
-    "approvals.pendingtask": ("403", "200"),
-    "approvals.timer": ("403", "200"),
-    "approvals.activityattempt": ("403", "200"),
-    "approvals.tenant": ("403", "403"),
-    "approvals.user": ("403", "403"),
-    "approvals.orggroup": ("403", "403"),
-    "approvals.apitoken": ("403", "403"),
-    "auth.group": ("403", "403"),
-    "axes.accessattempt": ("403", "403"),
-    "axes.accesslog": ("403", "403"),
-    "axes.accessfailurelog": ("403", "403"),
+    "approvals.workflowtemplate": ("200", "200", "403"),  # (finance admin, auditor, org admin)
+    "approvals.delegation": ("200", "200", "403"),
+    "approvals.workflow": ("403", "200", "200"),
+    "approvals.pendingtask": ("403", "200", "200"),
+    "approvals.timer": ("403", "200", "200"),
+    "approvals.activityattempt": ("403", "200", "200"),
+    "approvals.tenant": ("403", "403", "403"),
+    "approvals.user": ("403", "403", "403"),
+    "approvals.orggroup": ("403", "403", "403"),
+    "approvals.apitoken": ("403", "403", "403"),
+    "auth.group": ("403", "403", "403"),
+    "axes.accessattempt": ("403", "403", "403"),
+    "axes.accesslog": ("403", "403", "403"),
+    "axes.accessfailurelog": ("403", "403", "403"),
 }
-for _label, (_fin, _aud) in ADMIN_LISTS.items():
+for _label, (_fin, _aud, _org) in ADMIN_LISTS.items():
     _app, _model = _label.split(".")
     ROWS.append(
         Row(
             f"admin:{_app}_{_model}_changelist",
             (lambda url: lambda c, w, p: c.get(url))(f"/admin/{_app}/{_model}/"),
-            answers("302", "302", "302", "302", _fin, _aud, "302", "302", "302", "200", "302"),
+            answers("302", "302", "302", "302", _fin, _aud, _org, "302", "302", "200", "302"),
             api=False,
         )
     )

@@ -196,6 +196,32 @@ SENTENCES = [
         "Alice cancelled the request: withdrawn",
     ),
     (("WorkflowRolledBack", None), {}, "The request was rolled back"),
+    (
+        ("StepRetried", "victor"),
+        {"actor": "victor", "reason": "ERP is back", "step": "finance", "from_step": "manager"},
+        "Victor ran the request again from the Manager step: ERP is back",
+    ),
+    (
+        ("CompensationRetried", "victor"),
+        {"actor": "victor", "reason": "fixed", "step": "finance"},
+        "Victor retried undoing the Finance step: fixed",
+    ),
+    (
+        ("CompensationResolved", "victor"),
+        {
+            "actor": "victor",
+            "reason": "done in the ERP",
+            "step": "finance",
+            "outcome": "ROLLED_BACK",
+        },
+        "Victor marked the undo of the Finance step as done by hand (the request ends rolled "
+        "back): done in the ERP",
+    ),
+    (
+        ("TimerRearmed", "victor"),
+        {"actor": "victor", "reason": "db back", "key": "manager#1:deadline:0"},
+        "Victor re-armed a timer that had stopped: db back",
+    ),
 ]
 
 

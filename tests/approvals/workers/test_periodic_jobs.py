@@ -29,6 +29,7 @@ def test_beat_runs_every_periodic_job_under_its_task_name() -> None:
         "sweep-mail": "approvals.sweep_mail",
         "send-digests": "approvals.send_digests",
         "seal-audit": "approvals.seal_audit",
+        "hand-on-tasks": "approvals.hand_on_tasks",
     }
     assert beat["poll-timers"]["schedule"] == float(settings.APPROVALS_POLL_INTERVAL_SECONDS)
     assert beat["prune-fired-timers"]["schedule"] == float(

@@ -1,0 +1,85 @@
+"""What an organisation admin does to a workflow that needs a person, each through the
+one command path with who and why: retry a step that failed for good, retry or settle
+by hand an undo that failed, re-arm a parked timer. (Cancelling and reassigning are
+``services.workflows``' ``workflow_cancel`` and ``workflow_reassign``.)"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+
+from templates_engine import commands as cmd
+
+from .. import access
+from ..models import Timer, User, Workflow
+from ..runtime.commands import WORKFLOW_NOT_FOUND, Actor, CommandResult, WorkflowNotFound
+from ..runtime.commands import command_execute as _execute
+
+REASON_REQUIRED = "Say why: the reason is kept in the workflow's history."
+TIMER_NOT_FOUND = "No such timer."
+
+
+class ReasonRequired(ValueError):
+    pass
+
+
+def _operable(user: User, workflow_id: uuid.UUID | str, reason: str) -> Workflow:
+    if not reason.strip():
+        raise ReasonRequired(REASON_REQUIRED)
+    try:
+        wf = access.workflow_with_reading(user, workflow_id)
+    except (ValueError, TypeError, DjangoValidationError) as exc:
+        raise WorkflowNotFound(WORKFLOW_NOT_FOUND) from exc
+    if wf is None or not access.may_read_workflow(user, wf):
+        raise WorkflowNotFound(WORKFLOW_NOT_FOUND)
+    if not access.may_operate(user, wf):
+        raise access.Forbidden(access.FORBIDDEN_OPERATE)
+    return wf
+
+
+def _run(user: User, wf: Workflow, command: cmd.Command, request_id: str) -> CommandResult:
+    return _execute(
+        tenant_id=wf.tenant_id,
+        workflow_id=wf.pk,
+        command=command,
+        actor=Actor(user, "admin"),
+        request_id=request_id,
+    )
+
+
+def workflow_retry_step(
+    *, user: User, workflow_id: uuid.UUID | str, reason: str, request_id: str
+) -> CommandResult:
+    """Run a rolled-back workflow again from the step that failed for good (or the
+    earliest step the roll-back undid)."""
+    wf = _operable(user, workflow_id, reason)
+    return _run(user, wf, cmd.RetryStep(user.username, reason), request_id)
+
+
+def workflow_retry_compensation(
+    *, user: User, workflow_id: uuid.UUID | str, reason: str, request_id: str
+) -> CommandResult:
+    """One more attempt of the undo that failed (COMPENSATION_FAILED)."""
+    wf = _operable(user, workflow_id, reason)
+    return _run(user, wf, cmd.RetryCompensation(user.username, reason), request_id)
+
+
+def workflow_resolve_by_hand(
+    *, user: User, workflow_id: uuid.UUID | str, reason: str, request_id: str
+) -> CommandResult:
+    """The failed undo was done by hand: the workflow ends as the roll-back would."""
+    wf = _operable(user, workflow_id, reason)
+    return _run(user, wf, cmd.ResolveByHand(user.username, reason), request_id)
+
+
+def timer_rearm(*, user: User, timer_id: int, reason: str, request_id: str) -> CommandResult:
+    """Deliver a parked timer again now; the event says who and why."""
+    timers = Timer.objects.filter(pk=timer_id)
+    if not user.is_superuser:
+        timers = timers.filter(tenant_id=user.member_tenant_id)
+    timer = timers.first()
+    if timer is None:
+        raise WorkflowNotFound(TIMER_NOT_FOUND)
+    wf = _operable(user, timer.workflow_id, reason)
+    return _run(user, wf, cmd.RearmTimer(user.username, timer.key, reason), request_id)
