@@ -27,6 +27,10 @@ from ..runtime.commands import (
 from ..selectors.templates import workflow_template_latest
 
 TEMPLATE_NOT_FOUND = "No published workflow template with key {key!r}."
+TEMPLATE_RETIRED = (
+    "The workflow template {key!r} is retired: it takes no new workflows "
+    "(the ones already running finish)."
+)
 IDEMPOTENCY_KEY_REUSED = "This Idempotency-Key was used with a different request body."
 # Visible ASCII: a header value survives every proxy as sent; 255 is the column's length.
 IDEMPOTENCY_KEY_PATTERN = r"^[!-~]{1,255}$"
@@ -54,6 +58,10 @@ def start_body_hash(
 
 class TemplateNotFound(Exception):
     pass
+
+
+class TemplateRetired(TemplateNotFound):
+    """The workflow template exists but was retired: no new starts."""
 
 
 class IdempotencyKeyReused(Exception):
@@ -110,6 +118,8 @@ def workflow_start(
     template = workflow_template_latest(tenant_id=tenant_id, key=template_key)
     if template is None:
         raise TemplateNotFound(TEMPLATE_NOT_FOUND.format(key=template_key))
+    if template.retired_at is not None:
+        raise TemplateRetired(TEMPLATE_RETIRED.format(key=template_key))
     with transaction.atomic():
         request = None
         if idempotency_key:
