@@ -1,6 +1,7 @@
 """A readable difference between two versions of a workflow template: both
-definitions pretty-printed as JSON (keys in their written order) and compared line by
-line with difflib, so a changed deadline reads as one line out and one line in."""
+definitions pretty-printed as JSON and compared line by line with difflib, so a
+changed deadline reads as one line out and one line in. Keys are sorted: PostgreSQL's
+jsonb keeps no key order, so only sorted keys compare the same document the same."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ class DiffLine:
 
 
 def pretty(definition: Mapping[str, Any]) -> str:
-    return json.dumps(definition, indent=2, ensure_ascii=False)
+    return json.dumps(definition, indent=2, ensure_ascii=False, sort_keys=True)
 
 
 def definition_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[DiffLine]:

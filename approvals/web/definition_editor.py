@@ -313,7 +313,9 @@ def from_editor(doc: Mapping[str, Any], previous: Mapping[str, Any] | None) -> d
             for f in fields
             if isinstance(f, Mapping) and f.get("name")
         }
-        required = [f["name"] for f in fields if f.get("required") and f.get("name")]
+        wanted = [f["name"] for f in fields if f.get("required") and f.get("name")]
+        kept = [name for name in old_schema.get("required") or [] if name in wanted]
+        required = kept + [name for name in wanted if name not in kept]
         if required:
             schema["required"] = required
         out["schema"] = schema
