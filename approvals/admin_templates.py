@@ -90,7 +90,7 @@ class WorkflowTemplateForm(forms.ModelForm):
         help_text="Sample workflow data (JSON), for the preview.",
     )
 
-    tenant_id: int | None = None
+    tenant_id: int = 0  # set by get_form
     previous: dict[str, Any] | None = None
     as_json = False
 
@@ -122,24 +122,20 @@ class WorkflowTemplateForm(forms.ModelForm):
         self.fields[
             "definition"
         ].help_text = "Saving publishes the next version; workflows already running keep theirs."
-        self.fields["try_submitter"].choices = [(u, u) for u in users]
+        choice: Any = self.fields["try_submitter"]
+        choice.choices = [(u, u) for u in users]
         self.initial.setdefault("try_data", json.dumps(sample_data(base)))
 
-    def _tenant_id(self) -> int | None:
+    def _tenant_id(self) -> int:
         tenant = self.cleaned_data.get("tenant")
-        return tenant.pk if tenant is not None else self.tenant_id
+        return int(tenant.pk) if tenant is not None else self.tenant_id
 
     def clean_definition(self) -> Any:
         doc = self.cleaned_data["definition"]
         if not isinstance(doc, dict):
             raise forms.ValidationError(NOT_AN_OBJECT)
         definition = doc if self.as_json else from_editor(doc, self.previous)
-        tenant_id = self._tenant_id()
-        problems = (
-            workflow_template_problems(tenant_id=tenant_id, doc=definition)
-            if tenant_id is not None
-            else []
-        )
+        problems = workflow_template_problems(tenant_id=self._tenant_id(), doc=definition)
         if problems:
             widget = self.fields["definition"].widget
             if isinstance(widget, JSONFormWidget):
@@ -209,7 +205,7 @@ def trial_context(trial: Trial | None, definition: dict[str, Any]) -> dict[str, 
     }
 
 
-class WorkflowTemplateAdmin(GuardedModelAdmin):  # type: ignore[misc]
+class WorkflowTemplateAdmin(GuardedModelAdmin):
     """Mixed into admin.py's TenantScoped registration (see admin.py). Saving never
     edits a published version: it publishes the next one."""
 
@@ -225,7 +221,8 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):  # type: ignore[misc]
         "retired",
     ]
     list_filter = ["tenant", "key"]
-    change_form_template = "admin/approvals/workflowtemplate/change_form.html"
+    # guardian declares it an instance variable
+    change_form_template = "admin/approvals/workflowtemplate/change_form.html"  # type: ignore[misc]
 
     # -- the list -----------------------------------------------------------------------
 
@@ -442,5 +439,5 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):  # type: ignore[misc]
         return self._to(published)
 
 
-def _int(value: str | None) -> int | None:
-    return int(value) if value and value.isdigit() else None
+def _int(value: str | None) -> int:
+    return int(value) if value and value.isdigit() else 0

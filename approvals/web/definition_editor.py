@@ -239,10 +239,15 @@ def _field_to_editor(name: str, prop: Mapping[str, Any], required: bool) -> dict
     return out
 
 
+def _schema(definition: Mapping[str, Any]) -> Mapping[str, Any]:
+    schema = definition.get("schema")
+    return schema if isinstance(schema, Mapping) else {}
+
+
 def to_editor(definition: Mapping[str, Any]) -> dict[str, Any]:
     """The editor's document for ``definition``."""
     doc = {k: v for k, v in definition.items() if k != "schema"}
-    schema = definition.get("schema") if isinstance(definition.get("schema"), Mapping) else {}
+    schema = _schema(definition)
     required = set(schema.get("required", []))
     doc["fields"] = [
         _field_to_editor(name, prop, name in required)
@@ -303,7 +308,7 @@ def from_editor(doc: Mapping[str, Any], previous: Mapping[str, Any] | None) -> d
     if not doc.get("distinct_approvers"):
         out.pop("distinct_approvers", None)
     fields = doc.get("fields") or []
-    old_schema = previous.get("schema") if isinstance(previous.get("schema"), Mapping) else {}
+    old_schema = _schema(previous)
     old_props = old_schema.get("properties") or {}
     if fields or old_schema:
         schema = {k: v for k, v in old_schema.items() if k not in ("properties", "required")}
@@ -392,7 +397,7 @@ def error_map(problems: Sequence[DefinitionError], editor_doc: Mapping[str, Any]
 
 def sample_data(definition: Mapping[str, Any]) -> dict[str, Any]:
     """Data that fits the definition's schema, to start a "try it" from."""
-    schema = definition.get("schema") if isinstance(definition.get("schema"), Mapping) else {}
+    schema = _schema(definition)
     out: dict[str, Any] = {}
     for name, prop in (schema.get("properties") or {}).items():
         if not isinstance(prop, Mapping):
