@@ -91,6 +91,7 @@ class WorkflowTemplateForm(forms.ModelForm):
     )
 
     tenant_id: int = 0  # set by get_form
+    viewer = ""
     previous: dict[str, Any] | None = None
     as_json = False
 
@@ -125,6 +126,7 @@ class WorkflowTemplateForm(forms.ModelForm):
         choice: Any = self.fields["try_submitter"]
         choice.choices = [(u, u) for u in users]
         self.initial.setdefault("try_data", json.dumps(sample_data(base)))
+        self.initial.setdefault("try_submitter", self.viewer)
 
     def _tenant_id(self) -> int:
         tenant = self.cleaned_data.get("tenant")
@@ -214,7 +216,6 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
         "key",
         "version",
         "title",
-        "tenant",
         "published_at",
         "published_by",
         "running",
@@ -230,13 +231,17 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
         running = Count("workflow", filter=~Q(workflow__status__in=TERMINAL))
         return super().get_queryset(request).annotate(running_count=running)
 
-    @admin.display(description="workflows running", ordering="running_count")
+    @admin.display(description="running", ordering="running_count")
     def running(self, obj: Any) -> int:
         return int(getattr(obj, "running_count", 0))
 
     @admin.display(description="retired", boolean=True)
     def retired(self, obj: WorkflowTemplate) -> bool:
         return obj.retired_at is not None
+
+    def get_list_display(self, request: HttpRequest) -> Any:
+        user: Any = request.user
+        return [*self.list_display, "tenant"] if user.is_superuser else self.list_display
 
     # -- the form -----------------------------------------------------------------------
 
@@ -249,6 +254,7 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
             "tenant_id": obj.tenant_id if obj is not None else user.tenant_id,
             "previous": obj.definition if obj is not None else None,
             "as_json": request.GET.get(AS_JSON) == "json",
+            "viewer": user.get_username(),
         }
         return type(form.__name__, (form,), attrs)
 
