@@ -16,6 +16,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q, QuerySet
+from django.forms.fields import InvalidJSONInput
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
@@ -57,7 +58,14 @@ AS_JSON = "as"  # ?as=json: the pretty-printed JSON instead of the structured ed
 
 
 class PrettyJSONField(forms.JSONField):
-    """The definition as indented JSON, within ``json_input``'s limits."""
+    """The definition as indented JSON, within ``json_input``'s limits: too deep a
+    document would otherwise blow ``json.loads``'s recursion (a 500), and PostgreSQL
+    refuses a NUL in jsonb."""
+
+    def bound_data(self, data: Any, initial: Any) -> Any:
+        if isinstance(data, str) and json_input.nesting_depth_exceeds(data):
+            return InvalidJSONInput(data)  # shown back as typed, never parsed
+        return super().bound_data(data, initial)
 
     def prepare_value(self, value: Any) -> Any:
         if isinstance(value, dict | list):

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import isodate
@@ -222,6 +222,17 @@ def duration_from_editor(value: Any) -> Any:
     return text
 
 
+def _durations(step: Mapping[str, Any], convert: Callable[[Any], Any]) -> dict[str, Any]:
+    """A copy of ``step`` with each of its durations (reminders too) converted."""
+    out = dict(step)
+    for key in _DURATION_KEYS:
+        if key in out:
+            out[key] = convert(out[key])
+    if isinstance(out.get("reminders"), list):
+        out["reminders"] = [convert(r) for r in out["reminders"]]
+    return out
+
+
 def _field_to_editor(name: str, prop: Mapping[str, Any], required: bool) -> dict[str, Any]:
     money = prop.get("x-money")
     kind = "money" if isinstance(money, Mapping) else None
@@ -256,12 +267,7 @@ def to_editor(definition: Mapping[str, Any]) -> dict[str, Any]:
     ]
     steps = []
     for raw in definition.get("steps") or []:
-        step = dict(raw)
-        for key in _DURATION_KEYS:
-            if key in step:
-                step[key] = duration_to_editor(step[key])
-        if isinstance(step.get("reminders"), list):
-            step["reminders"] = [duration_to_editor(r) for r in step["reminders"]]
+        step = _durations(raw, duration_to_editor)
         if isinstance(step.get("compensate"), Mapping):
             step["compensate"] = step["compensate"].get("activity", "")
         steps.append(step)
@@ -332,12 +338,7 @@ def from_editor(doc: Mapping[str, Any], previous: Mapping[str, Any] | None) -> d
 def _step_from_editor(step: Any, old_steps: Mapping[Any, Any]) -> Any:
     if not isinstance(step, Mapping):
         return step
-    step = dict(step)
-    for key in _DURATION_KEYS:
-        if key in step:
-            step[key] = duration_from_editor(step[key])
-    if isinstance(step.get("reminders"), list):
-        step["reminders"] = [duration_from_editor(r) for r in step["reminders"]]
+    step = _durations(step, duration_from_editor)
     if step.get("mode") == "any":
         step.pop("mode")
     old = old_steps.get(step.get("id"))

@@ -4,6 +4,7 @@ deadlines and escalations on a time line, and writes nothing."""
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 import pytest
@@ -52,13 +53,10 @@ def test_the_time_line_of_an_expense_nobody_hurries(acme: Tenant) -> None:
 
 
 def test_delegations_and_segregation_of_duties_are_applied(acme: Tenant) -> None:
-    now = clock.now()
+    victor, ivan = (User.objects.get(username=u) for u in ("victor", "ivan"))
+    away = clock.now() - dt.timedelta(days=1), clock.now() + dt.timedelta(days=30)
     Delegation.objects.create(
-        tenant=acme,
-        user=User.objects.get(username="victor"),
-        delegate=User.objects.get(username="ivan"),
-        starts_at=now.replace(year=now.year - 1),
-        ends_at=now.replace(year=now.year + 1),
+        tenant=acme, user=victor, delegate=ivan, starts_at=away[0], ends_at=away[1]
     )
 
     trial = _try(acme, "fiona")  # fiona is in finance: she may not approve her own
