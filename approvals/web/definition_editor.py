@@ -1,6 +1,6 @@
 """The structured editor of a workflow template definition in the admin: a JSON Schema
 that django-jsonform renders as a form (steps as a list, each of its kind; the data
-fields; durations in days, hours and minutes; approvers picked from the
+fields; durations in days, hours, minutes and seconds; approvers picked from the
 organisation's groups and people), and the two conversions between that form's
 document and the definition format.
 
@@ -9,7 +9,7 @@ never meets JSON Schema or ISO 8601:
 
 - ``fields`` (a list: name, label, type, required, choices, money) stands for
   ``schema`` (``properties`` and ``required``);
-- durations are ``{"days", "hours", "minutes"}``;
+- durations are ``{"days", "hours", "minutes", "seconds"}``;
 - every field of the form is present, empty when unused; empty values are dropped.
 
 What the editor does not show (a step's retry policy, an activity's params, the start
@@ -52,6 +52,7 @@ def _duration(title: str, help_text: str = "") -> dict[str, Any]:
             "days": {"type": "integer", "minimum": 0},
             "hours": {"type": "integer", "minimum": 0},
             "minutes": {"type": "integer", "minimum": 0},
+            "seconds": {"type": "integer", "minimum": 0},
         },
     }
 
@@ -206,20 +207,25 @@ def duration_to_editor(value: Any) -> Any:
     seconds = _seconds(value)
     if seconds is None:
         return value
-    total = int(seconds // 60)
-    return {"days": total // 1440, "hours": total % 1440 // 60, "minutes": total % 60}
+    total = int(seconds)
+    return {
+        "days": total // 86400,
+        "hours": total % 86400 // 3600,
+        "minutes": total % 3600 // 60,
+        "seconds": total % 60,
+    }
 
 
 def duration_from_editor(value: Any) -> Any:
     if not isinstance(value, Mapping):
         return value
-    days, hours, minutes = (int(value.get(k) or 0) for k in ("days", "hours", "minutes"))
-    if not (days or hours or minutes):
+    days, hours, minutes, seconds = (
+        int(value.get(k) or 0) for k in ("days", "hours", "minutes", "seconds")
+    )
+    if not (days or hours or minutes or seconds):
         return None
-    text = "P" + (f"{days}D" if days else "")
-    if hours or minutes:
-        text += "T" + (f"{hours}H" if hours else "") + (f"{minutes}M" if minutes else "")
-    return text
+    time = "".join(f"{n}{unit}" for n, unit in ((hours, "H"), (minutes, "M"), (seconds, "S")) if n)
+    return "P" + (f"{days}D" if days else "") + (f"T{time}" if time else "")
 
 
 def _durations(step: Mapping[str, Any], convert: Callable[[Any], Any]) -> dict[str, Any]:
