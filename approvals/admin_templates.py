@@ -27,6 +27,7 @@ from guardian.admin import GuardedModelAdmin
 from templates_engine import TERMINAL
 
 from . import clock, json_input
+from .activities import activity_names
 from .models import OrgGroup, User, WorkflowTemplate
 from .selectors.template_trial import Trial, workflow_template_try
 from .selectors.templates import workflow_template_problems, workflow_template_versions
@@ -125,7 +126,7 @@ class WorkflowTemplateForm(forms.ModelForm):
                 .order_by("key")
                 .values_list("key", flat=True)
             )
-            schema = editor_schema(groups=groups, users=users)
+            schema = editor_schema(groups=groups, users=users, activities=activity_names())
             self.fields["definition"].widget = JSONFormWidget(schema=schema)
             self.initial["definition"] = complete(to_editor(base), schema)
         self.fields[

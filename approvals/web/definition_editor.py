@@ -89,9 +89,11 @@ def _step(kind: str, title: str, own: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def editor_schema(*, groups: Sequence[str], users: Sequence[str]) -> dict[str, Any]:
+def editor_schema(
+    *, groups: Sequence[str], users: Sequence[str], activities: Sequence[str] = ()
+) -> dict[str, Any]:
     """The JSON Schema of the editor's document, with the organisation's groups and
-    people as the approvers one may pick."""
+    people as the approvers one may pick, and the registered activities."""
     approver = _rule("Approver", groups, users, ["submitter"])
     approval = _step(
         "approval",
@@ -132,8 +134,12 @@ def editor_schema(*, groups: Sequence[str], users: Sequence[str]) -> dict[str, A
         "action",
         "Automated step",
         {
-            "activity": {"type": "string", "title": "Activity"},
-            "compensate": {"type": "string", "title": "Undone by activity"},
+            "activity": {"type": "string", "title": "Activity", "choices": ["", *activities]},
+            "compensate": {
+                "type": "string",
+                "title": "Undone by activity",
+                "choices": ["", *activities],
+            },
             "timeout": _duration("Time limit of one attempt"),
         },
     )
@@ -421,7 +427,7 @@ def sample_data(definition: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def complete(value: Any, schema: Mapping[str, Any]) -> Any:
-    """``value`` with every field ``schema`` shows present (empty when unused): the
+    """``value`` with exactly the fields ``schema`` shows (empty when unused): the
     editor draws a field only from a value that has it."""
     if "oneOf" in schema:
         options = schema["oneOf"]
@@ -433,13 +439,13 @@ def complete(value: Any, schema: Mapping[str, Any]) -> Any:
         return complete(value, chosen)
     kind = schema.get("type")
     if kind == "object":
-        value = dict(value) if isinstance(value, Mapping) else {}
-        for name, sub in (schema.get("properties") or {}).items():
-            if "const" in sub:
-                value[name] = sub["const"]
-            else:
-                value[name] = complete(value.get(name), sub)
-        return value
+        # Only the fields the form shows: the editor picks a step's kind by its set of
+        # fields, and ``from_editor`` keeps the rest from the version edited.
+        given = value if isinstance(value, Mapping) else {}
+        return {
+            name: sub["const"] if "const" in sub else complete(given.get(name), sub)
+            for name, sub in (schema.get("properties") or {}).items()
+        }
     if kind == "array":
         items = schema.get("items") or {}
         return [complete(v, items) for v in value] if isinstance(value, list) else []

@@ -74,3 +74,25 @@ def test_a_finance_admin_changes_a_deadline_and_a_threshold(
     assert (new_wf.template_version, new_wf.current_step) == (2, "vp")
     assert old_wf.template.definition["steps"][0]["deadline"] == "P2D"
     assert new_wf.template.definition["steps"][0]["deadline"] == "P1D"
+
+
+@pytest.mark.parametrize("key", [EXPENSE, "purchase-request"], ids=["expense", "purchase"])
+def test_the_editor_draws_every_step_of_each_demo_template(
+    acme: Any, live_server: Any, browser: Any, key: str
+) -> None:
+    template = WorkflowTemplate.objects.get(tenant=acme, key=key, version=1)
+    page = browser.new_context().new_page()
+    script_errors: list[str] = []
+    page.on("pageerror", lambda exc: script_errors.append(str(exc)))
+    page.goto(f"{live_server.url}/admin/login/")
+    page.fill("#id_username", "fiona")
+    page.fill("#id_password", "demo")
+    page.click("input[type=submit]")
+
+    page.goto(f"{live_server.url}/admin/approvals/workflowtemplate/{template.pk}/change/")
+
+    ids = page.locator('input[name^="rjf§steps§"][name$="§id"]')
+    expect(ids).to_have_count(len(template.definition["steps"]))
+    for i, step in enumerate(template.definition["steps"]):
+        expect(ids.nth(i)).to_have_value(step["id"])
+    assert script_errors == []
