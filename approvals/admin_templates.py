@@ -54,6 +54,7 @@ PREVIEW_NOTE = "Preview only: nothing is published until you press Save."
 NOT_AN_OBJECT = "The definition must be a JSON object."
 BAD_TRY_DATA = "The sample data must be a JSON object: {problem}"
 UNKNOWN_SUBMITTER = "Pick a submitter of this organisation."
+SAME_AS_NEWEST = "Version {version} reads as the newest version does: nothing to publish."
 STARTER = {"key": "", "title": "", "steps": []}
 AS_JSON = "as"  # ?as=json: the pretty-printed JSON instead of the structured editor
 
@@ -435,6 +436,7 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
 
     def rollback_view(self, request: HttpRequest, pk: int) -> HttpResponse:
         template = self._version(request, pk, "change")
+        newest = workflow_template_versions(tenant_id=template.tenant_id, key=template.key)[0]
         try:
             published = workflow_template_rollback(
                 template=template,
@@ -447,10 +449,13 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
                 + "; ".join(f"{p.path}: {p.problem}" for p in exc.problems),
             )
             return self._to(template)
-        messages.info(
-            request,
-            f"Published version {template.version} again as version {published.version}.",
-        )
+        if published.pk == newest.pk:
+            messages.info(request, SAME_AS_NEWEST.format(version=template.version))
+        else:
+            messages.info(
+                request,
+                f"Published version {template.version} again as version {published.version}.",
+            )
         return self._to(published)
 
 

@@ -219,3 +219,12 @@ def test_another_organisations_versions_do_not_exist(acme: Tenant, page: str) ->
 
     assert response.status_code in (302, 404)  # the change page redirects to the index
     assert b"Globex" not in response.content
+
+
+def test_rolling_back_to_what_is_already_newest_publishes_nothing(acme: Tenant) -> None:
+    response = _as("fiona").post(f"{BASE}/{_v(acme, 1).pk}/rollback/", follow=True)
+
+    assert "Version 1 reads as the newest version does: nothing to publish." in (
+        response.content.decode()
+    )
+    assert WorkflowTemplate.objects.filter(key=EXPENSE).count() == 1
