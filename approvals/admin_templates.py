@@ -20,6 +20,7 @@ from django.forms.fields import InvalidJSONInput
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
+from django.utils.html import format_html
 from django.views.decorators.http import require_POST
 from django_jsonform.widgets import JSONFormWidget
 from guardian.admin import GuardedModelAdmin
@@ -268,7 +269,18 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
         }
         return type(form.__name__, (form,), attrs)
 
+    @admin.display(description="Definition")
+    def pretty_definition(self, obj: WorkflowTemplate) -> Any:
+        return format_html('<pre class="wt-pretty">{}</pre>', pretty(obj.definition))
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        if obj is not None and not self.has_change_permission(request, obj):
+            return ["pretty_definition"]  # readers see the definition, not a form
+        return super().get_readonly_fields(request, obj)
+
     def get_fieldsets(self, request: HttpRequest, obj: Any = None) -> Any:
+        if obj is not None and not self.has_change_permission(request, obj):
+            return [(None, {"fields": ["pretty_definition"]})]
         user: Any = request.user
         main = ["tenant", "definition"] if user.is_superuser else ["definition"]
         return [

@@ -228,3 +228,12 @@ def test_rolling_back_to_what_is_already_newest_publishes_nothing(acme: Tenant) 
         response.content.decode()
     )
     assert WorkflowTemplate.objects.filter(key=EXPENSE).count() == 1
+
+
+def test_auditors_read_the_definition_pretty_printed_without_an_editor(acme: Tenant) -> None:
+    page = _as("audrey").get(f"{BASE}/{_v(acme, 1).pk}/change/").content.decode()
+
+    assert '<pre class="wt-pretty">{\n  &quot;description&quot;' in page
+    assert "data-django-jsonform" not in page
+    assert "Edit as JSON" not in page and "Roll back" not in page and "Retire" not in page
+    assert 'id="versions"' in page
