@@ -37,14 +37,21 @@ def condition_fields(source: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+# Fields the engine itself writes into the data: each action step's result.
+ENGINE_FIELDS = frozenset({"results"})
+
+
 def schema_fields(doc: Mapping[str, Any]) -> set[str] | None:
-    """The data fields the definition declares; None when any field is allowed (no
-    schema, or ``allow_undeclared_fields``)."""
+    """The data fields a condition may read: those the definition declares and those
+    the engine writes; None when any field is allowed (no schema, or
+    ``allow_undeclared_fields``)."""
     schema = doc.get("schema")
     if not isinstance(schema, Mapping) or doc.get("allow_undeclared_fields", False):
         return None
     properties = schema.get("properties")
-    return set(properties) if isinstance(properties, Mapping) else set()
+    return (
+        set(properties) | ENGINE_FIELDS if isinstance(properties, Mapping) else set(ENGINE_FIELDS)
+    )
 
 
 def _rules(rules: Any, path: str) -> Iterator[Reference]:

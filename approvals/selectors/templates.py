@@ -11,6 +11,7 @@ from django.db.models import Count, Q, QuerySet
 from templates_engine import TERMINAL, Definition, DefinitionError
 from templates_engine.references import (
     ACTIVITY,
+    ENGINE_FIELDS,
     FIELD,
     GROUP,
     USER,
@@ -92,7 +93,7 @@ def workflow_template_problems(*, tenant_id: int, doc: Mapping[str, Any]) -> lis
         elif ref.kind == ACTIVITY and get_activity(ref.name) is None:
             problems.append(DefinitionError(ref.path, UNKNOWN_ACTIVITY.format(name=ref.name)))
         elif ref.kind == FIELD and declared is not None and ref.name not in declared:
-            known = ", ".join(sorted(declared)) or "none"
+            known = ", ".join(sorted(declared - ENGINE_FIELDS)) or "none"
             problems.append(
                 DefinitionError(ref.path, UNKNOWN_FIELD.format(name=ref.name, known=known))
             )

@@ -104,6 +104,15 @@ def test_a_shape_problem_is_still_refused_with_its_path(acme: Tenant) -> None:
     assert refused.path == "$.steps[0].deadline"
 
 
+def test_a_condition_may_read_an_earlier_activity_result(acme: Tenant) -> None:
+    doc = purchase()
+    doc["steps"][3]["when"] = "data.results.reserve_budget.approved == true"
+
+    published = workflow_template_publish(tenant=acme, definition=doc)
+
+    assert published.definition["steps"][3]["when"] == doc["steps"][3]["when"]
+
+
 def test_the_demo_definitions_resolve(acme: Tenant) -> None:
     published = workflow_template_publish(tenant=acme, definition=purchase())
 
