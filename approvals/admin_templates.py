@@ -56,6 +56,7 @@ NOT_AN_OBJECT = "The definition must be a JSON object."
 BAD_TRY_DATA = "The sample data must be a JSON object: {problem}"
 UNKNOWN_SUBMITTER = "Pick a submitter of this organisation."
 SAME_AS_NEWEST = "Version {version} reads as the newest version does: nothing to publish."
+SAVING_PUBLISHES = "Saving publishes the next version; workflows already running keep theirs."
 STARTER = {"key": "", "title": "", "steps": []}
 AS_JSON = "as"  # ?as=json: the pretty-printed JSON instead of the structured editor
 
@@ -131,9 +132,7 @@ class WorkflowTemplateForm(forms.ModelForm):
             schema = editor_schema(groups=groups, users=users, activities=activity_names())
             self.fields["definition"].widget = JSONFormWidget(schema=schema)
             self.initial["definition"] = complete(to_editor(base), schema)
-        self.fields[
-            "definition"
-        ].help_text = "Saving publishes the next version; workflows already running keep theirs."
+        self.fields["definition"].help_text = SAVING_PUBLISHES
         choice: Any = self.fields["try_submitter"]
         choice.choices = [(u, u) for u in users]
         self.initial.setdefault("try_data", json.dumps(sample_data(base)))
@@ -166,9 +165,9 @@ class WorkflowTemplateForm(forms.ModelForm):
         return cleaned
 
     def _preview(self, definition: dict[str, Any]) -> dict[str, Any] | None:
-        trial, problem = self.trial(definition)
+        trial, field, problem = self.trial(definition)
         if problem:
-            self.add_error("try_data" if "data" in problem else "try_submitter", problem)
+            self.add_error(field, problem)
             return None
         return {
             "diff": definition_diff(self.previous or {}, definition),
@@ -176,29 +175,29 @@ class WorkflowTemplateForm(forms.ModelForm):
             "definition": definition,
         }
 
-    def trial(self, definition: dict[str, Any]) -> tuple[Trial | None, str]:
+    def trial(self, definition: dict[str, Any]) -> tuple[Trial | None, str, str]:
+        """The try-it run of ``definition`` with the form's sample data and submitter,
+        or the field at fault and the problem."""
         try:
             data = json_input.loads(self.cleaned_data.get("try_data") or "{}")
         except ValueError as exc:
-            return None, BAD_TRY_DATA.format(problem=exc)
+            return None, "try_data", BAD_TRY_DATA.format(problem=exc)
         if not isinstance(data, dict):
-            return None, BAD_TRY_DATA.format(problem="not an object")
+            return None, "try_data", BAD_TRY_DATA.format(problem="not an object")
         submitter = User.objects.filter(
             tenant_id=self._tenant_id(),
             is_active=True,
             username=self.cleaned_data.get("try_submitter"),
         ).first()
         if submitter is None:
-            return None, UNKNOWN_SUBMITTER
-        return (
-            workflow_template_try(
-                tenant_id=submitter.tenant_id or 0,
-                definition=definition,
-                data=data,
-                submitter=submitter,
-            ),
-            "",
+            return None, "try_submitter", UNKNOWN_SUBMITTER
+        trial = workflow_template_try(
+            tenant_id=submitter.tenant_id or 0,
+            definition=definition,
+            data=data,
+            submitter=submitter,
         )
+        return trial, "", ""
 
 
 def diff_context(lines: list[DiffLine]) -> dict[str, Any]:
@@ -416,7 +415,7 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
                 "try_data": data.get("try_data", ""),
                 "try_submitter": data.get("try_submitter", ""),
             }
-            trial, problem = form.trial(template.definition)
+            trial, _, problem = form.trial(template.definition)
             extra = {"problem": problem, **trial_context(trial, template.definition)}
         context = self._page(
             request,

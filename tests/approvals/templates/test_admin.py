@@ -152,8 +152,9 @@ def test_diff_between_two_versions(acme: Tenant) -> None:
     assert '<div class="del">-   &quot;title&quot;: &quot;Expense claim&quot;' in page
 
 
-def test_the_try_it_page_runs_a_version_and_writes_nothing(acme: Tenant) -> None:
-    client = _as("fiona")  # signing in writes a session; the run must write nothing
+@pytest.mark.parametrize("reader", ["fiona", "audrey"], ids=["finance-admin", "auditor"])
+def test_the_try_it_page_runs_a_version_and_writes_nothing(acme: Tenant, reader: str) -> None:
+    client = _as(reader)  # signing in writes a session; the run must write nothing
     before = _row_counts()
     data = {"amountPaise": 4_500_000, "currency": "INR", "department": "eng"}
 
