@@ -5,7 +5,6 @@ rows; superusers alone see every organisation."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django import forms
@@ -13,14 +12,11 @@ from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
-from django.forms.fields import InvalidJSONInput
 from django.http import HttpRequest, HttpResponse
-from guardian.admin import GuardedModelAdmin
 
-from templates_engine import Definition, DefinitionError
-
-from . import access, json_input
+from . import access
 from .admin_ops import WorkflowOperationsAdmin
+from .admin_templates import WorkflowTemplateAdmin as WorkflowTemplateAdminBase
 from .audit.admin import AuditExportAdmin
 from .models import (
     ActivityAttempt,
@@ -37,7 +33,6 @@ from .models import (
 )
 from .services.delegations import DelegationRefused, delegation_check
 from .services.directory import DeactivationRefused, handover_summary, user_deactivate
-from .services.templates import workflow_template_publish
 from .services.tokens import token_revoke
 
 
@@ -184,56 +179,11 @@ class DelegationAdmin(TenantScoped):
     list_filter = ["tenant"]
 
 
-class LimitedJSONFormField(forms.JSONField):
-    """JSON within ``json_input``'s limits: too deep a document would otherwise blow
-    ``json.loads``'s recursion (a 500), and PostgreSQL refuses a NUL in jsonb."""
-
-    def to_python(self, value: Any) -> Any:
-        if isinstance(value, str) and value.strip():
-            try:
-                json_input.loads(value)
-            except json_input.JsonInputError as exc:
-                raise forms.ValidationError(str(exc)) from exc
-            except ValueError:
-                pass  # not JSON at all: the parent says so in its own words
-        return super().to_python(value)
-
-    def bound_data(self, data: Any, initial: Any) -> Any:
-        if isinstance(data, str) and json_input.nesting_depth_exceeds(data):
-            return InvalidJSONInput(data)  # shown back as typed, never parsed
-        return super().bound_data(data, initial)
-
-
-class WorkflowTemplateForm(forms.ModelForm):
-    definition = LimitedJSONFormField()
-
-    class Meta:
-        model = WorkflowTemplate
-        fields = ["tenant", "definition"]
-
-    def clean_definition(self) -> Any:
-        doc = self.cleaned_data["definition"]
-        if isinstance(doc, str):
-            try:
-                doc = json.loads(doc)
-            except json.JSONDecodeError as exc:
-                raise forms.ValidationError(f"Not valid JSON: {exc}") from exc
-        try:
-            Definition.parse(doc)
-        except DefinitionError as exc:
-            raise forms.ValidationError(str(exc)) from exc
-        return doc
-
-
 @admin.register(WorkflowTemplate)
-class WorkflowTemplateAdmin(TenantScoped, GuardedModelAdmin):  # type: ignore[misc]
-    """Saving never edits a published version: it publishes the next one. Granting
-    object permissions (who may read a workflow template's workflows) is for
-    superusers only."""
-
-    form = WorkflowTemplateForm
-    list_display = ["key", "version", "title", "tenant", "published_at", "published_by"]
-    list_filter = ["tenant", "key"]
+class WorkflowTemplateAdmin(TenantScoped, WorkflowTemplateAdminBase):
+    """Saving never edits a published version: it publishes the next one (see
+    admin_templates.py). Granting object permissions (who may read a workflow
+    template's workflows) is for superusers only."""
 
     def obj_perms_manage_view(self, request: HttpRequest, object_pk: Any) -> HttpResponse:
         self._superuser_only(request)
@@ -255,25 +205,6 @@ class WorkflowTemplateAdmin(TenantScoped, GuardedModelAdmin):  # type: ignore[mi
     def _superuser_only(request: HttpRequest) -> None:
         if not request.user.is_superuser:
             raise PermissionDenied
-
-    def save_model(
-        self, request: HttpRequest, obj: WorkflowTemplate, form: Any, change: bool
-    ) -> None:
-        user: Any = request.user
-        tenant = form.cleaned_data["tenant"] if user.is_superuser else user.tenant
-        published = workflow_template_publish(
-            tenant=tenant,
-            definition=form.cleaned_data["definition"],
-            published_by=request.user if isinstance(request.user, User) else None,
-        )
-        obj.pk = published.pk
-        obj.refresh_from_db()
-        if change:
-            messages.info(
-                request,
-                f"Published {published.key} version {published.version}; "
-                "running workflows keep the version they started with.",
-            )
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False

@@ -85,6 +85,8 @@ INSTALLED_APPS = [
     "csp",
     # No AppConfig of its own; listed for its admin templates and `graph_transitions`.
     "django_fsm",
+    # The structured editor of workflow templates in the admin (static files only).
+    "django_jsonform",
     "approvals",
     "approvals.notifications",
 ]

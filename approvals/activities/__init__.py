@@ -9,6 +9,20 @@ name is the exception's class name, which a step's retry policy can list as
 non-retryable.
 """
 
-from .registry import REGISTRY, Activity, NonRetryableError, activity, get_activity
+from .registry import (
+    REGISTRY,
+    Activity,
+    NonRetryableError,
+    activity,
+    activity_names,
+    get_activity,
+)
 
-__all__ = ["REGISTRY", "Activity", "NonRetryableError", "activity", "get_activity"]
+__all__ = [
+    "REGISTRY",
+    "Activity",
+    "NonRetryableError",
+    "activity",
+    "activity_names",
+    "get_activity",
+]

@@ -44,6 +44,12 @@ def activity(name: str, *, queue: str = "default") -> Callable[[ActivityFn], Act
     return register
 
 
+def activity_names() -> list[str]:
+    """Every registered activity, by name: what a definition may name."""
+    _load_builtin()
+    return sorted(REGISTRY)
+
+
 def get_activity(name: str) -> Activity | None:
     _load_builtin()
     return REGISTRY.get(name)

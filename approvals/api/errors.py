@@ -17,7 +17,7 @@ from templates_engine import errors as engine_errors
 from ..access import Forbidden
 from ..runtime.commands import Busy, RequestIdReused, WorkflowNotFound
 from ..selectors.tasks import BadCursor
-from ..services.workflows import IdempotencyKeyReused, TemplateNotFound
+from ..services.workflows import IdempotencyKeyReused, TemplateNotFound, TemplateRetired
 
 
 class ApiError(Exception):
@@ -61,6 +61,8 @@ def _translate(exc: Exception) -> tuple[int, str, str, Any]:
         return _REJECTION_STATUS.get(exc.code, 409), exc.code, exc.message, None
     if isinstance(exc, WorkflowNotFound | Http404 | exceptions.NotFound):
         return 404, "NOT_FOUND", NOT_FOUND, None
+    if isinstance(exc, TemplateRetired):
+        return 422, "TEMPLATE_RETIRED", str(exc), None
     if isinstance(exc, TemplateNotFound):
         return 422, "UNKNOWN_TEMPLATE", str(exc), None
     if isinstance(exc, Forbidden):

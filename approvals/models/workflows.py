@@ -24,6 +24,12 @@ class WorkflowTemplate(models.Model):
     definition = models.JSONField()
     published_at = models.DateTimeField(auto_now_add=True)
     published_by = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL)
+    # Set on the newest version when the workflow template is retired: no new starts.
+    # Not part of the definition; publishing a next version opens it again.
+    retired_at = models.DateTimeField(null=True, blank=True)
+    retired_by = models.ForeignKey(
+        User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     class Meta:
         constraints = [

@@ -29,6 +29,10 @@ from ..runtime.commands import (
 from ..runtime.directory import VERSION_SQL
 
 TEMPLATE_NOT_FOUND = "No published workflow template with key {key!r}."
+TEMPLATE_RETIRED = (
+    "The workflow template {key!r} is retired: it takes no new workflows "
+    "(the ones already running finish)."
+)
 IDEMPOTENCY_KEY_REUSED = "This Idempotency-Key was used with a different request body."
 # Visible ASCII: a header value survives every proxy as sent; 255 is the column's length.
 IDEMPOTENCY_KEY_PATTERN = r"^[!-~]{1,255}$"
@@ -56,6 +60,10 @@ def start_body_hash(
 
 class TemplateNotFound(Exception):
     pass
+
+
+class TemplateRetired(TemplateNotFound):
+    """The workflow template exists but was retired: no new starts."""
 
 
 class IdempotencyKeyReused(Exception):
@@ -125,6 +133,10 @@ def workflow_start(
         reads.append((_CLAIM_SQL, [tenant_id, submitter.pk, idempotency_key, body_hash, now]))
     with store.pipelined():
         latest, version, *claimed = store.fetch_many(reads)
+        if not latest:
+            raise TemplateNotFound(TEMPLATE_NOT_FOUND.format(key=template_key))
+        if latest[0][3] is not None:
+            raise TemplateRetired(TEMPLATE_RETIRED.format(key=template_key))
         if idempotency_key and not claimed[0]:
             # Another start holds the key (the claim waited for it to commit).
             prior = StartRequest.objects.get(
@@ -134,9 +146,7 @@ def workflow_start(
                 raise IdempotencyKeyReused(IDEMPOTENCY_KEY_REUSED)
             assert prior.response is not None
             return StartResult.replay(prior.response)
-        if not latest:
-            raise TemplateNotFound(TEMPLATE_NOT_FOUND.format(key=template_key))
-        template = TemplateRef(*latest[0])
+        template = TemplateRef(*latest[0][:3])
         result = command_start(
             tenant_id=tenant_id,
             template=template,
@@ -162,7 +172,7 @@ def workflow_start(
 
 
 _LATEST_SQL = (
-    f"SELECT id, key, version FROM {store.table(WorkflowTemplate)}"
+    f"SELECT id, key, version, retired_at FROM {store.table(WorkflowTemplate)}"
     " WHERE tenant_id = %s AND key = %s ORDER BY version DESC LIMIT 1"
 )
 # The key's row, or nothing when another start has it (ON CONFLICT waits for that one

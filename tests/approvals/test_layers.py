@@ -57,6 +57,7 @@ LAYERS: dict[str, str] = {
     "approvals.middleware": "front",
     "approvals.lockout": "front",
     "approvals.admin_login": "front",
+    "approvals.admin_templates": "front",
     "approvals.web": "front",  # the pages' presentation: words, forms, the diagram
     # Audit: its table, the reads (export, verification, replay), the seal it writes,
     # and its doors.
@@ -128,7 +129,11 @@ ALLOWED: dict[str, set[str]] = {
 
 # The runtime modules that only read or compute, which selectors may use; the rest
 # of the runtime (commands, projections, dispatch) writes.
-RUNTIME_READERS = {"approvals.runtime.chain", "approvals.runtime.store"}
+RUNTIME_READERS = {
+    "approvals.runtime.chain",
+    "approvals.runtime.store",
+    "approvals.runtime.directory",  # the directory the engine asks; reads only
+}
 
 
 def layer_of(module: str) -> str | None:

@@ -341,6 +341,33 @@ ROWS = [
         api=False,
     ),
     Row(
+        "admin:approvals_workflowtemplate_diff",
+        lambda c, w, p: c.get(f"/admin/approvals/workflowtemplate/{w.template_pk}/diff/"),
+        answers("302", "302", "302", "302", "200", "200", "302", "302", "302", "200", "302"),
+        api=False,
+    ),
+    Row(
+        "admin:approvals_workflowtemplate_try",
+        lambda c, w, p: c.post(
+            f"/admin/approvals/workflowtemplate/{w.template_pk}/try/",
+            {"try_submitter": "alice", "try_data": "{}"},
+        ),
+        answers("302", "302", "302", "302", "200", "200", "302", "302", "302", "200", "302"),
+        api=False,
+    ),
+    Row(
+        "admin:approvals_workflowtemplate_retire",
+        lambda c, w, p: c.post(f"/admin/approvals/workflowtemplate/{w.template_pk}/retire/"),
+        answers("302", "302", "302", "302", "302", "403", "302", "302", "302", "302", "302"),
+        api=False,
+    ),
+    Row(
+        "admin:approvals_workflowtemplate_rollback",
+        lambda c, w, p: c.post(f"/admin/approvals/workflowtemplate/{w.template_pk}/rollback/"),
+        answers("302", "302", "302", "302", "302", "403", "302", "302", "302", "302", "302"),
+        api=False,
+    ),
+    Row(
         "admin:auth_user_password_change",
         lambda c, w, p: c.get(
             f"/admin/approvals/user/{User.objects.get(username='bob').pk}/password/"

@@ -17,7 +17,15 @@ from approvals.api import errors as api_errors
 from approvals.api import views as api_views
 from approvals.demo import definitions
 from approvals.middleware import BODY_TOO_LARGE
-from approvals.models import PendingTask, StartRequest, Tenant, User, Workflow, WorkflowEvent
+from approvals.models import (
+    OrgGroup,
+    PendingTask,
+    StartRequest,
+    Tenant,
+    User,
+    Workflow,
+    WorkflowEvent,
+)
 from approvals.selectors.tasks import BAD_CURSOR, CURSOR_SALT
 from approvals.services.templates import workflow_template_publish
 from approvals.services.workflows import (
@@ -97,8 +105,12 @@ def globex(acme: Any, api: Any) -> dict[str, Any]:
     tenant = Tenant.objects.create(slug="globex", name="Globex")
     gina = User.objects.create_user("gina", password="pw", tenant=tenant)
     User.objects.create_user("greg", password="pw", tenant=tenant, manager=gina)
+    for key in ("finance", "it-admins"):
+        OrgGroup.objects.create(tenant=tenant, key=key, name=key).members.add(gina)
     for doc in definitions():
-        workflow_template_publish(tenant=tenant, definition=doc)
+        # Globex's own people where the demo names Acme's (publishing checks them).
+        text = json.dumps(doc).replace('"victor"', '"gina"').replace('"cora"', '"gina"')
+        workflow_template_publish(tenant=tenant, definition=json.loads(text))
     started = start_expense(api("greg"), PENDING_AMOUNT)
     assert started.status_code == 201, started.content
     return {"tenant": tenant, "workflow_id": started.json()["workflowId"]}

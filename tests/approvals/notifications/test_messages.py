@@ -9,7 +9,7 @@ import pytest
 from django.core import mail
 
 from approvals import clock
-from approvals.models import Delegation, User, Workflow
+from approvals.models import Delegation, OrgGroup, User, Workflow
 from approvals.notifications.digest import mail_digest_send
 from approvals.notifications.format import money_format
 from approvals.notifications.messages import mail_project
@@ -140,12 +140,13 @@ def test_send_back_reject_and_cancel_tell_the_submitter(acme, api):
 
 
 def test_a_workflow_that_fails_tells_the_submitter(acme, api):
+    OrgGroup.objects.create(tenant=acme, key="ghosts", name="A group with no one in it")
     workflow_template_publish(
         tenant=acme,
         definition={
             "key": "nobody-approves",
             "title": "Nobody approves",
-            "steps": [{"id": "ghost", "kind": "approval", "approvers": [{"user": "ghost"}]}],
+            "steps": [{"id": "ghost", "kind": "approval", "approvers": [{"group": "ghosts"}]}],
         },
     )
     body = {"template": "nobody-approves", "subject": {"type": "t", "id": "1"}, "data": {}}

@@ -1,0 +1,474 @@
+"""Workflow templates in the admin, for finance admins: a structured editor (or the
+JSON, one click away), publishing checked against the organisation, the versions with
+who published each and how many workflows run on it, a diff between any two, "try it"
+on sample data, the flow as a diagram, retire and roll back.
+
+Every page asks access.py through the ModelAdmin's permissions (TenantScoped): viewing
+needs ``view`` on workflow templates, publishing, retiring and rolling back ``change``;
+every version shown is of the user's own organisation."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count, Q, QuerySet
+from django.forms.fields import InvalidJSONInput
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import URLPattern, path, reverse
+from django.utils.html import format_html
+from django.views.decorators.http import require_POST
+from django_jsonform.widgets import JSONFormWidget
+from guardian.admin import GuardedModelAdmin
+
+from templates_engine import TERMINAL
+
+from . import clock, json_input
+from .activities import activity_names
+from .models import OrgGroup, User, WorkflowTemplate
+from .selectors.template_trial import Trial, workflow_template_try
+from .selectors.templates import workflow_template_problems, workflow_template_versions
+from .services.templates import (
+    AlreadyRetired,
+    DefinitionRefused,
+    workflow_template_publish,
+    workflow_template_retire,
+    workflow_template_rollback,
+)
+from .web.definition_diff import DiffLine, definition_diff, pretty
+from .web.definition_editor import (
+    complete,
+    editor_schema,
+    error_map,
+    from_editor,
+    sample_data,
+    to_editor,
+)
+from .web.diagram import workflow_svg
+from .web.template_trial_words import trial_rows
+
+PREVIEW_NOTE = "Preview only: nothing is published until you press Save."
+NOT_AN_OBJECT = "The definition must be a JSON object."
+BAD_TRY_DATA = "The sample data must be a JSON object: {problem}"
+UNKNOWN_SUBMITTER = "Pick a submitter of this organisation."
+SAME_AS_NEWEST = "Version {version} reads as the newest version does: nothing to publish."
+SAVING_PUBLISHES = "Saving publishes the next version; workflows already running keep theirs."
+STARTER = {"key": "", "title": "", "steps": []}
+AS_JSON = "as"  # ?as=json: the pretty-printed JSON instead of the structured editor
+
+
+class PrettyJSONField(forms.JSONField):
+    """The definition as indented JSON, within ``json_input``'s limits: too deep a
+    document would otherwise blow ``json.loads``'s recursion (a 500), and PostgreSQL
+    refuses a NUL in jsonb."""
+
+    def bound_data(self, data: Any, initial: Any) -> Any:
+        if isinstance(data, str) and json_input.nesting_depth_exceeds(data):
+            return InvalidJSONInput(data)  # shown back as typed, never parsed
+        return super().bound_data(data, initial)
+
+    def prepare_value(self, value: Any) -> Any:
+        if isinstance(value, dict | list):
+            return json.dumps(value, indent=2, ensure_ascii=False)
+        return super().prepare_value(value)
+
+    def to_python(self, value: Any) -> Any:
+        if isinstance(value, str) and value.strip():
+            try:
+                json_input.loads(value)
+            except json_input.JsonInputError as exc:
+                raise forms.ValidationError(str(exc)) from exc
+            except ValueError:
+                pass  # not JSON at all: the parent says so in its own words
+        return super().to_python(value)
+
+
+class WorkflowTemplateForm(forms.ModelForm):
+    """Publishes the next version. ``tenant_id``, ``previous`` (the version edited) and
+    ``as_json`` are set by ``WorkflowTemplateAdmin.get_form``."""
+
+    definition = PrettyJSONField()
+    try_submitter = forms.ChoiceField(
+        required=False, label="Try it as", help_text="Who submits, in the preview."
+    )
+    try_data = forms.CharField(
+        required=False,
+        label="with data",
+        widget=forms.Textarea(attrs={"rows": 4, "class": "vLargeTextField"}),
+        help_text="Sample workflow data (JSON), for the preview.",
+    )
+
+    tenant_id: int = 0  # set by get_form
+    viewer = ""
+    previous: dict[str, Any] | None = None
+    as_json = False
+
+    class Meta:
+        model = WorkflowTemplate
+        fields = ["tenant", "definition"]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.preview: dict[str, Any] | None = None
+        base = self.previous or STARTER
+        users = list(
+            User.objects.filter(tenant_id=self.tenant_id, is_active=True)
+            .order_by("username")
+            .values_list("username", flat=True)
+        )
+        if self.as_json:
+            self.fields["definition"].widget = forms.Textarea(attrs={"class": "wt-json"})
+            self.initial["definition"] = base
+        else:
+            groups = list(
+                OrgGroup.objects.filter(tenant_id=self.tenant_id)
+                .order_by("key")
+                .values_list("key", flat=True)
+            )
+            schema = editor_schema(groups=groups, users=users, activities=activity_names())
+            self.fields["definition"].widget = JSONFormWidget(schema=schema)
+            self.initial["definition"] = complete(to_editor(base), schema)
+        self.fields["definition"].help_text = SAVING_PUBLISHES
+        choice: Any = self.fields["try_submitter"]
+        choice.choices = [(u, u) for u in users]
+        self.initial.setdefault("try_data", json.dumps(sample_data(base)))
+        self.initial.setdefault("try_submitter", self.viewer)
+
+    def _tenant_id(self) -> int:
+        tenant = self.cleaned_data.get("tenant")
+        return int(tenant.pk) if tenant is not None else self.tenant_id
+
+    def clean_definition(self) -> Any:
+        doc = self.cleaned_data["definition"]
+        if not isinstance(doc, dict):
+            raise forms.ValidationError(NOT_AN_OBJECT)
+        definition = doc if self.as_json else from_editor(doc, self.previous)
+        problems = workflow_template_problems(tenant_id=self._tenant_id(), doc=definition)
+        if problems:
+            widget = self.fields["definition"].widget
+            if isinstance(widget, JSONFormWidget):
+                widget.add_error(error_map(problems, doc))
+            raise forms.ValidationError([f"{p.path}: {p.problem}" for p in problems])
+        return definition
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        if "_preview" in self.data and "definition" in cleaned and not self.errors:
+            self.preview = self._preview(cleaned["definition"])
+            if self.preview is not None:
+                # Invalid on purpose, so nothing is saved; the page shows the preview.
+                self.add_error(None, PREVIEW_NOTE)
+        return cleaned
+
+    def _preview(self, definition: dict[str, Any]) -> dict[str, Any] | None:
+        trial, field, problem = self.trial(definition)
+        if problem:
+            self.add_error(field, problem)
+            return None
+        return {
+            "diff": definition_diff(self.previous or {}, definition),
+            "trial": trial,
+            "definition": definition,
+        }
+
+    def trial(self, definition: dict[str, Any]) -> tuple[Trial | None, str, str]:
+        """The try-it run of ``definition`` with the form's sample data and submitter,
+        or the field at fault and the problem."""
+        try:
+            data = json_input.loads(self.cleaned_data.get("try_data") or "{}")
+        except ValueError as exc:
+            return None, "try_data", BAD_TRY_DATA.format(problem=exc)
+        if not isinstance(data, dict):
+            return None, "try_data", BAD_TRY_DATA.format(problem="not an object")
+        submitter = User.objects.filter(
+            tenant_id=self._tenant_id(),
+            is_active=True,
+            username=self.cleaned_data.get("try_submitter"),
+        ).first()
+        if submitter is None:
+            return None, "try_submitter", UNKNOWN_SUBMITTER
+        trial = workflow_template_try(
+            tenant_id=submitter.tenant_id or 0,
+            definition=definition,
+            data=data,
+            submitter=submitter,
+        )
+        return trial, "", ""
+
+
+def diff_context(lines: list[DiffLine]) -> dict[str, Any]:
+    return {
+        "lines": lines,
+        "added": sum(1 for line in lines if line.kind == "add"),
+        "removed": sum(1 for line in lines if line.kind == "del"),
+    }
+
+
+def trial_context(trial: Trial | None, definition: dict[str, Any]) -> dict[str, Any]:
+    if trial is None:
+        return {}
+    return {
+        "trial": trial,
+        "trial_rows": trial_rows(trial, definition, clock.now()),
+    }
+
+
+class WorkflowTemplateAdmin(GuardedModelAdmin):
+    """Mixed into admin.py's TenantScoped registration (see admin.py). Saving never
+    edits a published version: it publishes the next one."""
+
+    form = WorkflowTemplateForm
+    list_display = [
+        "key",
+        "version",
+        "title",
+        "published_at",
+        "published_by",
+        "running",
+        "retired",
+    ]
+    list_filter = ["tenant", "key"]
+    # guardian declares it an instance variable
+    change_form_template = "admin/approvals/workflowtemplate/change_form.html"  # type: ignore[misc]
+
+    # -- the list -----------------------------------------------------------------------
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        running = Count("workflow", filter=~Q(workflow__status__in=TERMINAL))
+        return super().get_queryset(request).annotate(running_count=running)
+
+    @admin.display(description="running", ordering="running_count")
+    def running(self, obj: Any) -> int:
+        return int(getattr(obj, "running_count", 0))
+
+    @admin.display(description="retired", boolean=True)
+    def retired(self, obj: WorkflowTemplate) -> bool:
+        return obj.retired_at is not None
+
+    def get_list_display(self, request: HttpRequest) -> Any:
+        user: Any = request.user
+        return [*self.list_display, "tenant"] if user.is_superuser else self.list_display
+
+    # -- the form -----------------------------------------------------------------------
+
+    def get_form(
+        self, request: HttpRequest, obj: Any = None, change: bool = False, **kw: Any
+    ) -> Any:
+        user: Any = request.user
+        form = super().get_form(request, obj, change=change, **kw)
+        attrs = {
+            "tenant_id": obj.tenant_id if obj is not None else user.tenant_id,
+            "previous": obj.definition if obj is not None else None,
+            "as_json": request.GET.get(AS_JSON) == "json",
+            "viewer": user.get_username(),
+        }
+        return type(form.__name__, (form,), attrs)
+
+    @admin.display(description="Definition")
+    def pretty_definition(self, obj: WorkflowTemplate) -> Any:
+        return format_html('<pre class="wt-pretty">{}</pre>', pretty(obj.definition))
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        if obj is not None and not self.has_change_permission(request, obj):
+            return ["pretty_definition"]  # readers see the definition, not a form
+        return super().get_readonly_fields(request, obj)
+
+    def get_fieldsets(self, request: HttpRequest, obj: Any = None) -> Any:
+        if obj is not None and not self.has_change_permission(request, obj):
+            return [(None, {"fields": ["pretty_definition"]})]
+        user: Any = request.user
+        main = ["tenant", "definition"] if user.is_superuser else ["definition"]
+        return [
+            (None, {"fields": main}),
+            ("Try it", {"fields": ["try_submitter", "try_data"]}),
+        ]
+
+    def render_change_form(
+        self,
+        request: HttpRequest,
+        context: dict[str, Any],
+        add: bool = False,
+        change: bool = False,
+        form_url: str = "",
+        obj: Any = None,
+    ) -> Any:
+        form = context["adminform"].form
+        if form.preview is not None:
+            context["errors"] = None  # the note that keeps it unsaved is not an error
+            context["preview"] = form.preview
+            context.update(diff_context(form.preview["diff"]))
+            context.update(trial_context(form.preview["trial"], form.preview["definition"]))
+        if obj is not None:
+            context["versions"] = workflow_template_versions(tenant_id=obj.tenant_id, key=obj.key)
+            context["diagram"] = workflow_svg(obj.definition, data={})
+            context["newest"] = context["versions"][0].pk == obj.pk
+        context["as_json"] = form.as_json
+        return super().render_change_form(request, context, add, change, form_url, obj)
+
+    def save_model(
+        self, request: HttpRequest, obj: WorkflowTemplate, form: Any, change: bool
+    ) -> None:
+        user: Any = request.user
+        tenant = form.cleaned_data["tenant"] if user.is_superuser else user.tenant
+        published = workflow_template_publish(
+            tenant=tenant,
+            definition=form.cleaned_data["definition"],
+            published_by=request.user if isinstance(request.user, User) else None,
+        )
+        obj.pk = published.pk
+        obj.refresh_from_db()
+        messages.info(
+            request,
+            f"Published {published.key} version {published.version}; "
+            "running workflows keep the version they started with.",
+        )
+
+    def response_change(self, request: HttpRequest, obj: WorkflowTemplate) -> HttpResponse:
+        return self._to(obj)
+
+    def response_add(self, request: HttpRequest, obj: Any, post_url_continue: Any = None) -> Any:
+        return self._to(obj)
+
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        pass  # a published version has nothing related to save
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    # -- the pages of their own ---------------------------------------------------------
+
+    def get_urls(self) -> list[URLPattern]:
+        view = self.admin_site.admin_view
+        name = "approvals_workflowtemplate"
+        own = [
+            path("<int:pk>/diff/", view(self.diff_view), name=f"{name}_diff"),
+            path("<int:pk>/try/", view(self.try_view), name=f"{name}_try"),
+            path("<int:pk>/retire/", view(require_POST(self.retire_view)), name=f"{name}_retire"),
+            path(
+                "<int:pk>/rollback/",
+                view(require_POST(self.rollback_view)),
+                name=f"{name}_rollback",
+            ),
+        ]
+        return own + super().get_urls()
+
+    def _version(self, request: HttpRequest, pk: int, action: str) -> WorkflowTemplate:
+        template = self.get_queryset(request).filter(pk=pk).first()
+        if template is None:
+            raise Http404("No such workflow template version.")
+        allowed = (
+            self.has_change_permission(request, template)
+            if action == "change"
+            else self.has_view_permission(request, template)
+        )
+        if not allowed:
+            raise PermissionDenied
+        return template
+
+    def _to(self, template: WorkflowTemplate) -> HttpResponseRedirect:
+        return HttpResponseRedirect(
+            reverse("admin:approvals_workflowtemplate_change", args=[template.pk])
+        )
+
+    def _page(self, request: HttpRequest, template: WorkflowTemplate, **extra: Any) -> Any:
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "original": template,
+            "versions": workflow_template_versions(tenant_id=template.tenant_id, key=template.key),
+            **extra,
+        }
+        return context
+
+    def diff_view(self, request: HttpRequest, pk: int) -> HttpResponse:
+        template = self._version(request, pk, "view")
+        versions = workflow_template_versions(tenant_id=template.tenant_id, key=template.key)
+        by_number = {v.version: v for v in versions}
+        new = by_number.get(_int(request.GET.get("b")), template)
+        older = [v for v in versions if v.version < new.version]
+        old = by_number.get(_int(request.GET.get("a")), older[0] if older else new)
+        lines = definition_diff(old.definition, new.definition)
+        context = self._page(
+            request,
+            template,
+            title=f"{template.key}: version {old.version} against version {new.version}",
+            old=old,
+            new=new,
+            **diff_context(lines),
+        )
+        return TemplateResponse(request, "admin/approvals/workflowtemplate/diff.html", context)
+
+    def try_view(self, request: HttpRequest, pk: int) -> HttpResponse:
+        template = self._version(request, pk, "view")
+        form_class = self.get_form(request, template, change=True)
+        data = request.POST if request.method == "POST" else None
+        form = form_class(
+            data, instance=template, initial={"try_data": pretty(sample_data(template.definition))}
+        )
+        extra: dict[str, Any] = {}
+        if data is not None:
+            form.cleaned_data = {
+                "try_data": data.get("try_data", ""),
+                "try_submitter": data.get("try_submitter", ""),
+            }
+            trial, _, problem = form.trial(template.definition)
+            extra = {"problem": problem, **trial_context(trial, template.definition)}
+        context = self._page(
+            request,
+            template,
+            title=f"Try {template.key} version {template.version}",
+            form=form,
+            diagram=workflow_svg(template.definition, data={}),
+            **extra,
+        )
+        return TemplateResponse(request, "admin/approvals/workflowtemplate/try.html", context)
+
+    def retire_view(self, request: HttpRequest, pk: int) -> HttpResponse:
+        template = self._version(request, pk, "change")
+        try:
+            workflow_template_retire(
+                tenant=template.tenant,
+                key=template.key,
+                retired_by=request.user if isinstance(request.user, User) else None,
+            )
+        except AlreadyRetired as exc:
+            messages.error(request, str(exc))
+        else:
+            messages.info(
+                request,
+                f"Retired {template.key}: it takes no new workflows; the running ones "
+                "finish. Publishing a version opens it again.",
+            )
+        return self._to(template)
+
+    def rollback_view(self, request: HttpRequest, pk: int) -> HttpResponse:
+        template = self._version(request, pk, "change")
+        newest = workflow_template_versions(tenant_id=template.tenant_id, key=template.key)[0]
+        try:
+            published = workflow_template_rollback(
+                template=template,
+                published_by=request.user if isinstance(request.user, User) else None,
+            )
+        except DefinitionRefused as exc:
+            messages.error(
+                request,
+                f"Version {template.version} cannot be published again: "
+                + "; ".join(f"{p.path}: {p.problem}" for p in exc.problems),
+            )
+            return self._to(template)
+        if published.pk == newest.pk:
+            messages.info(request, SAME_AS_NEWEST.format(version=template.version))
+        else:
+            messages.info(
+                request,
+                f"Published version {template.version} again as version {published.version}.",
+            )
+        return self._to(published)
+
+
+def _int(value: str | None) -> int:
+    return int(value) if value and value.isdigit() else 0

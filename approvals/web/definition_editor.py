@@ -1,0 +1,458 @@
+"""The structured editor of a workflow template definition in the admin: a JSON Schema
+that django-jsonform renders as a form (steps as a list, each of its kind; the data
+fields; durations in days, hours, minutes and seconds; approvers picked from the
+organisation's groups and people), and the two conversions between that form's
+document and the definition format.
+
+The editor's document is the definition with three differences, so a finance person
+never meets JSON Schema or ISO 8601:
+
+- ``fields`` (a list: name, label, type, required, choices, money) stands for
+  ``schema`` (``properties`` and ``required``);
+- durations are ``{"days", "hours", "minutes", "seconds"}``;
+- every field of the form is present, empty when unused; empty values are dropped.
+
+What the editor does not show (a step's retry policy, an activity's params, the start
+policy) is kept from the version being edited, matched by step id.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import isodate
+
+from templates_engine import DefinitionError
+
+JOIN = "§"  # django-jsonform's separator of the parts of a field's path
+
+TYPES = {  # editor word -> JSON Schema type
+    "text": "string",
+    "whole number": "integer",
+    "number": "number",
+    "yes/no": "boolean",
+    "money": "integer",
+}
+_DURATION_KEYS = ("deadline", "duration", "timeout")
+_FIELD_EXTRAS = ("description", "minimum", "maximum", "maxLength")
+
+
+# -- the schema the form is drawn from ---------------------------------------------------
+
+
+def _duration(title: str, help_text: str = "") -> dict[str, Any]:
+    return {
+        "type": "object",
+        "title": title,
+        "help_text": help_text,
+        "properties": {
+            "days": {"type": "integer", "minimum": 0},
+            "hours": {"type": "integer", "minimum": 0},
+            "minutes": {"type": "integer", "minimum": 0},
+            "seconds": {"type": "integer", "minimum": 0},
+        },
+    }
+
+
+def _rule(title: str, groups: Sequence[str], users: Sequence[str], managers: Sequence[str]) -> Any:
+    return {
+        "type": "object",
+        "title": title,
+        "help_text": "Fill in one: the manager, a group, or a person.",
+        "properties": {
+            "manager": {"type": "string", "title": "Manager of", "choices": ["", *managers]},
+            "group": {"type": "string", "title": "Group", "choices": ["", *groups]},
+            "user": {"type": "string", "title": "Person", "choices": ["", *users]},
+        },
+    }
+
+
+def _step(kind: str, title: str, own: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "title": title,
+        "properties": {
+            "kind": {"type": "string", "const": kind, "readonly": True, "title": "Kind"},
+            "id": {"type": "string", "title": "Step id", "help_text": "a_short_name, unique"},
+            "title": {"type": "string", "title": "Title"},
+            "when": {
+                "type": "string",
+                "title": "Only when",
+                "help_text": "A condition on the data, e.g. data.amountPaise >= 100000 "
+                "(empty: always)",
+            },
+            **own,
+        },
+    }
+
+
+def editor_schema(
+    *, groups: Sequence[str], users: Sequence[str], activities: Sequence[str] = ()
+) -> dict[str, Any]:
+    """The JSON Schema of the editor's document, with the organisation's groups and
+    people as the approvers one may pick, and the registered activities."""
+    approver = _rule("Approver", groups, users, ["submitter"])
+    approval = _step(
+        "approval",
+        "Approval by people",
+        {
+            "approvers": {"type": "array", "title": "Approvers", "items": approver},
+            "mode": {
+                "type": "string",
+                "title": "Who must approve",
+                "choices": [
+                    {"title": "any one of them", "value": "any"},
+                    {"title": "all of them", "value": "all"},
+                    {"title": "a number of them (quorum)", "value": "quorum"},
+                ],
+                "default": "any",
+            },
+            "quorum": {"type": "integer", "title": "Quorum", "minimum": 1},
+            "deadline": _duration("Deadline", "After this, the step is escalated"),
+            "reminders": {
+                "type": "array",
+                "title": "Reminders",
+                "items": _duration("Remind after"),
+            },
+            "escalate_to": _rule("Escalate to", groups, users, ["assignee", "submitter"]),
+            "fallback": {
+                "type": "array",
+                "title": "When segregation of duties rules everyone out, ask",
+                "items": _rule("Fallback", groups, users, ["submitter"]),
+            },
+            "on_reject": {
+                "type": "string",
+                "title": "A rejection",
+                "help_text": "end, or the id of an earlier step to go back to",
+            },
+        },
+    )
+    action = _step(
+        "action",
+        "Automated step",
+        {
+            "activity": {"type": "string", "title": "Activity", "choices": ["", *activities]},
+            "compensate": {
+                "type": "string",
+                "title": "Undone by activity",
+                "choices": ["", *activities],
+            },
+            "timeout": _duration("Time limit of one attempt"),
+        },
+    )
+    wait = _step("wait", "Wait", {"duration": _duration("Wait for")})
+    signal = _step(
+        "signal",
+        "Wait for a signal",
+        {
+            "signal": {"type": "string", "title": "Signal name"},
+            "timeout": _duration("Give up after"),
+        },
+    )
+    field = {
+        "type": "object",
+        "title": "Field",
+        "properties": {
+            "name": {"type": "string", "title": "Name", "help_text": "as conditions read it"},
+            "label": {"type": "string", "title": "Label"},
+            "type": {"type": "string", "title": "Type", "choices": list(TYPES), "default": "text"},
+            "required": {"type": "boolean", "title": "Required"},
+            "choices": {"type": "array", "title": "Choices", "items": {"type": "string"}},
+            "currency_field": {
+                "type": "string",
+                "title": "Currency field (money only)",
+                "help_text": "Money is kept in minor units (paise, cents)",
+            },
+            "description": {"type": "string", "title": "Help text"},
+            "minimum": {"type": "number", "title": "At least"},
+            "maximum": {"type": "number", "title": "At most"},
+        },
+    }
+    return {
+        "type": "object",
+        "title": "Workflow template",
+        "properties": {
+            "key": {"type": "string", "title": "Key", "help_text": "lower-case-with-dashes"},
+            "title": {"type": "string", "title": "Title"},
+            "description": {"type": "string", "title": "Description", "widget": "textarea"},
+            "distinct_approvers": {
+                "type": "boolean",
+                "title": "Four eyes: no one approves two steps of the same workflow",
+            },
+            "fields": {"type": "array", "title": "Data fields", "items": field},
+            "steps": {
+                "type": "array",
+                "title": "Steps (in order)",
+                "items": {"oneOf": [approval, action, wait, signal]},
+            },
+        },
+    }
+
+
+# -- definition -> editor ------------------------------------------------------------------
+
+
+def _seconds(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            parsed = isodate.parse_duration(value)
+        except (isodate.ISO8601Error, ValueError):
+            return None
+        return parsed.total_seconds() if isinstance(parsed, dt.timedelta) else None
+    return None
+
+
+def duration_to_editor(value: Any) -> Any:
+    seconds = _seconds(value)
+    if seconds is None:
+        return value
+    total = int(seconds)
+    return {
+        "days": total // 86400,
+        "hours": total % 86400 // 3600,
+        "minutes": total % 3600 // 60,
+        "seconds": total % 60,
+    }
+
+
+def duration_from_editor(value: Any) -> Any:
+    if not isinstance(value, Mapping):
+        return value
+    days, hours, minutes, seconds = (
+        int(value.get(k) or 0) for k in ("days", "hours", "minutes", "seconds")
+    )
+    if not (days or hours or minutes or seconds):
+        return None
+    time = "".join(f"{n}{unit}" for n, unit in ((hours, "H"), (minutes, "M"), (seconds, "S")) if n)
+    return "P" + (f"{days}D" if days else "") + (f"T{time}" if time else "")
+
+
+def _durations(step: Mapping[str, Any], convert: Callable[[Any], Any]) -> dict[str, Any]:
+    """A copy of ``step`` with each of its durations (reminders too) converted."""
+    out = dict(step)
+    for key in _DURATION_KEYS:
+        if key in out:
+            out[key] = convert(out[key])
+    if isinstance(out.get("reminders"), list):
+        out["reminders"] = [convert(r) for r in out["reminders"]]
+    return out
+
+
+def _field_to_editor(name: str, prop: Mapping[str, Any], required: bool) -> dict[str, Any]:
+    money = prop.get("x-money")
+    kind = "money" if isinstance(money, Mapping) else None
+    if kind is None:
+        kind = next((w for w, t in TYPES.items() if t == prop.get("type")), "text")
+    out: dict[str, Any] = {
+        "name": name,
+        "label": prop.get("title", ""),
+        "type": kind,
+        "required": required,
+        "choices": list(prop.get("enum", [])),
+        "currency_field": money.get("currency", "") if isinstance(money, Mapping) else "",
+    }
+    out.update({k: prop[k] for k in ("description", "minimum", "maximum") if k in prop})
+    return out
+
+
+def _schema(definition: Mapping[str, Any]) -> Mapping[str, Any]:
+    schema = definition.get("schema")
+    return schema if isinstance(schema, Mapping) else {}
+
+
+def to_editor(definition: Mapping[str, Any]) -> dict[str, Any]:
+    """The editor's document for ``definition``."""
+    doc = {k: v for k, v in definition.items() if k != "schema"}
+    schema = _schema(definition)
+    required = set(schema.get("required", []))
+    doc["fields"] = [
+        _field_to_editor(name, prop, name in required)
+        for name, prop in (schema.get("properties") or {}).items()
+        if isinstance(prop, Mapping)
+    ]
+    steps = []
+    for raw in definition.get("steps") or []:
+        step = _durations(raw, duration_to_editor)
+        if isinstance(step.get("compensate"), Mapping):
+            step["compensate"] = step["compensate"].get("activity", "")
+        steps.append(step)
+    doc["steps"] = steps
+    return doc
+
+
+# -- editor -> definition ------------------------------------------------------------------
+
+
+def _prune(value: Any) -> Any:
+    """Drop the form's empty values: "", None, empty lists and objects."""
+    if isinstance(value, Mapping):
+        out = {k: _prune(v) for k, v in value.items()}
+        return {k: v for k, v in out.items() if v not in ("", None, [], {})}
+    if isinstance(value, list):
+        return [v for v in (_prune(x) for x in value) if v not in ("", None, {})]
+    return value
+
+
+def _field_from_editor(field: Mapping[str, Any], before: Mapping[str, Any]) -> dict[str, Any]:
+    kind = field.get("type") or "text"
+    prop: dict[str, Any] = {k: v for k, v in before.items() if k not in ("x-money", "enum")}
+    prop["type"] = TYPES.get(kind, "string")
+    for src, dst in (("label", "title"), ("choices", "enum"), *((k, k) for k in _FIELD_EXTRAS)):
+        if field.get(src) not in (None, "", []):
+            prop[dst] = field[src]
+        elif src in ("label", "choices", "description", "minimum", "maximum"):
+            prop.pop(dst, None)
+    if kind == "money":
+        prop["x-money"] = {"currency": field.get("currency_field") or "currency"}
+    return prop
+
+
+def from_editor(doc: Mapping[str, Any], previous: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The definition the editor's document ``doc`` stands for; what the editor does
+    not show is taken from ``previous`` (the version edited)."""
+    previous = previous or {}
+    doc = _prune(doc)
+    out: dict[str, Any] = {
+        k: v for k, v in previous.items() if k not in ("schema", "steps", "title", "description")
+    }
+    out.update({k: v for k, v in doc.items() if k not in ("fields", "steps")})
+    if not doc.get("distinct_approvers"):
+        out.pop("distinct_approvers", None)
+    fields = doc.get("fields") or []
+    old_schema = _schema(previous)
+    old_props = old_schema.get("properties") or {}
+    if fields or old_schema:
+        schema = {k: v for k, v in old_schema.items() if k not in ("properties", "required")}
+        schema["type"] = "object"
+        schema["properties"] = {
+            f["name"]: _field_from_editor(f, old_props.get(f["name"], {}))
+            for f in fields
+            if isinstance(f, Mapping) and f.get("name")
+        }
+        wanted = [f["name"] for f in fields if f.get("required") and f.get("name")]
+        kept = [name for name in old_schema.get("required") or [] if name in wanted]
+        required = kept + [name for name in wanted if name not in kept]
+        if required:
+            schema["required"] = required
+        out["schema"] = schema
+    old_steps = {s.get("id"): s for s in previous.get("steps") or [] if isinstance(s, Mapping)}
+    out["steps"] = [_step_from_editor(s, old_steps) for s in doc.get("steps") or []]
+    return out
+
+
+def _step_from_editor(step: Any, old_steps: Mapping[Any, Any]) -> Any:
+    if not isinstance(step, Mapping):
+        return step
+    step = _durations(step, duration_from_editor)
+    if step.get("mode") == "any":
+        step.pop("mode")
+    old = old_steps.get(step.get("id"))
+    if isinstance(old, Mapping) and old.get("kind") == step.get("kind"):
+        shown = _SHOWN.get(str(step.get("kind")), set())
+        for key, value in old.items():
+            if key not in shown and key not in step:
+                step[key] = value
+        if isinstance(old.get("compensate"), Mapping) and "compensate" in step:
+            step["compensate"] = {**old["compensate"], "activity": step["compensate"]}
+    return _prune(step)
+
+
+_COMMON = {"kind", "id", "title", "when"}
+_SHOWN = {
+    "approval": _COMMON
+    | {"approvers", "mode", "quorum", "deadline", "reminders", "escalate_to", "fallback"}
+    | {"on_reject"},
+    "action": _COMMON | {"activity", "compensate", "timeout"},
+    "wait": _COMMON | {"duration"},
+    "signal": _COMMON | {"signal", "timeout"},
+}
+
+
+# -- errors at the field -------------------------------------------------------------------
+
+_PART = re.compile(r"\.([A-Za-z_][A-Za-z0-9_-]*)|\[(\d+)\]")
+
+
+def error_key(path: str, editor_doc: Mapping[str, Any]) -> str:
+    """django-jsonform's key of the editor field a definition path points at
+    (``$.steps[2].approvers[0].group`` -> ``steps§2§approvers§0§group``); a path into
+    the data schema points at that field of ``fields``. Unknown paths: the whole form."""
+    parts: list[str] = [a or b for a, b in _PART.findall(path)]
+    if parts[:2] == ["schema", "properties"] and len(parts) >= 3:
+        names = [f.get("name") for f in editor_doc.get("fields") or [] if isinstance(f, Mapping)]
+        if parts[2] in names:
+            return JOIN.join(["fields", str(names.index(parts[2]))])
+        return "fields"
+    if parts and parts[0] == "schema":
+        return "fields"
+    if len(parts) >= 4 and parts[0] == "steps" and parts[2] == "compensate":
+        parts = parts[:3]  # the editor shows the undo activity as one field
+    if len(parts) >= 4 and parts[2] in ("reminders",) and len(parts) > 4:
+        parts = parts[:4]
+    return JOIN.join(parts)
+
+
+def error_map(problems: Sequence[DefinitionError], editor_doc: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, list[str]] = {}
+    for problem in problems:
+        out.setdefault(error_key(problem.path, editor_doc), []).append(
+            f"{problem.problem} ({problem.path})"
+        )
+    return out
+
+
+def sample_data(definition: Mapping[str, Any]) -> dict[str, Any]:
+    """Data that fits the definition's schema, to start a "try it" from."""
+    schema = _schema(definition)
+    out: dict[str, Any] = {}
+    for name, prop in (schema.get("properties") or {}).items():
+        if not isinstance(prop, Mapping):
+            continue
+        if prop.get("enum"):
+            out[name] = prop["enum"][0]
+        elif prop.get("type") in ("integer", "number"):
+            out[name] = max(prop.get("minimum", 0), 100000)
+        elif prop.get("type") == "boolean":
+            out[name] = False
+        elif prop.get("type") == "string":
+            out[name] = "example"[: prop.get("maxLength", 7)]
+    return out
+
+
+def complete(value: Any, schema: Mapping[str, Any]) -> Any:
+    """``value`` with exactly the fields ``schema`` shows (empty when unused): the
+    editor draws a field only from a value that has it."""
+    if "oneOf" in schema:
+        options = schema["oneOf"]
+        kind = value.get("kind") if isinstance(value, Mapping) else None
+        chosen = next(
+            (o for o in options if o.get("properties", {}).get("kind", {}).get("const") == kind),
+            options[0],
+        )
+        return complete(value, chosen)
+    kind = schema.get("type")
+    if kind == "object":
+        # Only the fields the form shows: the editor picks a step's kind by its set of
+        # fields, and ``from_editor`` keeps the rest from the version edited.
+        given = value if isinstance(value, Mapping) else {}
+        return {
+            name: sub["const"] if "const" in sub else complete(given.get(name), sub)
+            for name, sub in (schema.get("properties") or {}).items()
+        }
+    if kind == "array":
+        items = schema.get("items") or {}
+        return [complete(v, items) for v in value] if isinstance(value, list) else []
+    if value is not None:
+        return value
+    if kind == "boolean":
+        return False
+    if kind in ("integer", "number"):
+        return None
+    return schema.get("default", "")

@@ -1,0 +1,94 @@
+"""A "try it" run of a workflow template in words: one row per moment, with when it
+happens (after the start, and on the calendar), the step, and what happens."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..selectors.template_trial import Trial, TrialEntry
+from .present import step_title, when
+
+_OUTCOMES = {
+    "WorkflowCompleted": "Finished: approved",
+    "WorkflowRejected": "Finished: rejected",
+    "WorkflowRolledBack": "Finished: failed and rolled back",
+}
+
+
+@dataclass(frozen=True)
+class TrialRow:
+    after: str
+    at: str
+    step: str
+    what: str
+    css: str
+
+
+def after_words(seconds: float) -> str:
+    """``2 days 4 hours`` after the start; ``at once`` for none."""
+    minutes = int(seconds // 60)
+    days, hours, mins = minutes // 1440, minutes % 1440 // 60, minutes % 60
+    parts = [
+        f"{n} {unit}{'' if n == 1 else 's'}"
+        for n, unit in ((days, "day"), (hours, "hour"), (mins, "minute"))
+        if n
+    ]
+    return " ".join(parts) if parts else "at once"
+
+
+def _people(entry: TrialEntry) -> str:
+    names = list(entry.people)
+    if len(names) <= 1:
+        return "".join(names) or "no one"
+    return ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _what(entry: TrialEntry) -> str:  # noqa: PLR0911 - one sentence per kind
+    mode = {"all": "all must approve", "quorum": "a quorum must approve"}
+    match entry.kind:
+        case "started":
+            return f"Submitted by {_people(entry)}"
+        case "skipped":
+            return "Skipped: its condition is not met"
+        case "asked":
+            return f"Asks {_people(entry)}" + (
+                f" ({mode[entry.note]})" if entry.note in mode else ""
+            )
+        case "excluded":
+            return f"Not asked (segregation of duties): {entry.note}"
+        case "reminder":
+            return f"Reminds {_people(entry)}"
+        case "escalated":
+            return f"Deadline passed: escalated to {_people(entry)}"
+        case "approved":
+            return f"Approved by {_people(entry)} (assumed)"
+        case "activity":
+            return f"Runs {entry.note} (assumed to succeed)"
+        case "waiting":
+            return "Waits"
+        case "signal":
+            return f"Waits for the signal {entry.note} (assumed to arrive at once)"
+        case "failed":
+            return f"Fails: {entry.note}"
+        case "finished":
+            return _OUTCOMES.get(entry.note, entry.note)
+    return entry.kind
+
+
+def trial_rows(trial: Trial, raw_definition: Mapping[str, Any], start: dt.datetime) -> list[Any]:
+    rows = []
+    for entry in trial.entries:
+        css = {"skipped": "skipped", "reminder": "chase", "escalated": "chase"}.get(entry.kind, "")
+        rows.append(
+            TrialRow(
+                after=after_words(entry.at),
+                at=when(start + dt.timedelta(seconds=entry.at)),
+                step=step_title(raw_definition, entry.step),
+                what=_what(entry),
+                css=css,
+            )
+        )
+    return rows

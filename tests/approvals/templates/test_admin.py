@@ -1,0 +1,240 @@
+"""The workflow template pages of the admin, as a finance admin uses them: the
+structured editor publishes the next version (or refuses at the field, publishing
+nothing), the preview shows the diff and a try-it run without saving, the versions
+can be compared, tried, retired and rolled back; auditors read and change nothing;
+another organisation's versions do not exist."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+from django.apps import apps
+from django.test import Client
+
+from approvals.models import OrgGroup, Tenant, User, WorkflowTemplate
+from approvals.web.definition_editor import JOIN, complete, editor_schema, to_editor
+
+from ..helpers import EXPENSE, start_expense
+
+pytestmark = pytest.mark.django_db
+
+BASE = "/admin/approvals/workflowtemplate"
+
+
+def _as(username: str) -> Client:
+    client = Client()
+    client.force_login(User.objects.get(username=username))
+    return client
+
+
+def _v(acme: Tenant, version: int) -> WorkflowTemplate:
+    return WorkflowTemplate.objects.get(tenant=acme, key=EXPENSE, version=version)
+
+
+def _editor_doc(template: WorkflowTemplate) -> dict[str, Any]:
+    """What the structured editor posts for ``template``, untouched."""
+    groups = list(OrgGroup.objects.filter(tenant=template.tenant).values_list("key", flat=True))
+    users = list(User.objects.filter(tenant=template.tenant).values_list("username", flat=True))
+    return complete(to_editor(template.definition), editor_schema(groups=groups, users=users))
+
+
+def _post(client: Client, template: WorkflowTemplate, doc: Any, **extra: str) -> Any:
+    body = {
+        "definition": json.dumps(doc),
+        "try_submitter": "alice",
+        "try_data": json.dumps({"amountPaise": 4_500_000, "currency": "INR", "department": "x"}),
+        **extra,
+    }
+    return client.post(f"{BASE}/{template.pk}/change/", body)
+
+
+def _row_counts() -> dict[str, int]:
+    return {m._meta.label: m._default_manager.count() for m in apps.get_models()}
+
+
+def test_the_change_page_shows_editor_versions_and_diagram(acme: Tenant) -> None:
+    page = _as("fiona").get(f"{BASE}/{_v(acme, 1).pk}/change/").content.decode()
+
+    assert "data-django-jsonform" in page
+    assert 'id="versions"' in page and "version 1</a> (newest)" in page
+    assert '<svg class="diagram"' in page
+    assert "Retire (no new workflows)" in page
+
+
+def test_saving_the_editor_publishes_the_next_version(acme: Tenant) -> None:
+    doc = _editor_doc(_v(acme, 1))
+    doc["steps"][0]["deadline"] = {"days": 3, "hours": 0, "minutes": 0}
+
+    response = _post(_as("fiona"), _v(acme, 1), doc, _save="Save")
+
+    v2 = _v(acme, 2)
+    assert response.status_code == 302
+    assert response["Location"] == f"{BASE}/{v2.pk}/change/"
+    assert v2.published_by == User.objects.get(username="fiona")
+    assert v2.definition["steps"][0]["deadline"] == "P3D"
+    # everything the editor did not touch is as it was
+    before = _v(acme, 1).definition
+    assert v2.definition["schema"] == before["schema"]
+    assert v2.definition["steps"][1:] == before["steps"][1:]
+
+
+def test_a_misspelt_group_is_refused_at_the_field_and_nothing_is_published(
+    acme: Tenant,
+) -> None:
+    doc = _editor_doc(_v(acme, 1))
+    doc["steps"][2]["approvers"][0]["group"] = "finanse"
+
+    response = _post(_as("fiona"), _v(acme, 1), doc, _save="Save")
+
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "$.steps[2].approvers[0].group: there is no group &#x27;finanse&#x27;" in page
+    # the editor's own error map points at the field
+    widget = response.context["adminform"].form.fields["definition"].widget
+    assert JOIN.join(["steps", "2", "approvers", "0", "group"]) in widget.error_map
+    assert not WorkflowTemplate.objects.filter(key=EXPENSE, version=2).exists()
+
+
+def test_the_json_is_one_click_away_and_checked_the_same(acme: Tenant) -> None:
+    client = _as("fiona")
+    page = client.get(f"{BASE}/{_v(acme, 1).pk}/change/?as=json").content.decode()
+    assert 'class="wt-json"' in page and "\n  &quot;steps&quot;: [" in page  # pretty-printed
+
+    doc = dict(_v(acme, 1).definition)
+    doc["steps"] = [*doc["steps"], {"id": "pay", "kind": "action", "activity": "pay_out"}]
+    response = client.post(
+        f"{BASE}/{_v(acme, 1).pk}/change/?as=json",
+        {"definition": json.dumps(doc), "try_submitter": "alice", "try_data": "{}"},
+    )
+
+    assert response.status_code == 200
+    assert (
+        "$.steps[3].activity: there is no activity &#x27;pay_out&#x27;" in response.content.decode()
+    )
+    assert not WorkflowTemplate.objects.filter(key=EXPENSE, version=2).exists()
+
+
+def test_preview_shows_the_diff_and_the_try_it_run_and_saves_nothing(acme: Tenant) -> None:
+    doc = _editor_doc(_v(acme, 1))
+    doc["steps"][1]["when"] = "data.amountPaise > 4000000"
+    client = _as("fiona")
+    before = _row_counts()
+
+    response = _post(client, _v(acme, 1), doc, _preview="Preview")
+
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "Preview only: nothing is published" in page
+    when = "&quot;when&quot;: &quot;data.amountPaise &gt; {}&quot;"
+    assert re.search(r'<div class="del">-\s+' + when.format(10000000), page)
+    assert re.search(r'<div class="add">\+\s+' + when.format(4000000), page)
+    assert "1 line in, 1 line out." in page
+    # the VP step now runs for Rs 45,000.00: victor took the manager step over when
+    # its deadline passed, so four eyes rule him out and the VP step's fallback is asked
+    assert "<td>VP</td><td>Asks cora</td>" in page
+    assert "Please correct" not in page
+    assert _row_counts() == before
+
+
+def test_diff_between_two_versions(acme: Tenant) -> None:
+    doc = dict(_v(acme, 1).definition)
+    doc["title"] = "Expense claims"
+    from approvals.services.templates import workflow_template_publish
+
+    workflow_template_publish(tenant=acme, definition=doc)
+
+    page = _as("fiona").get(f"{BASE}/{_v(acme, 2).pk}/diff/?a=1&b=2").content.decode()
+
+    assert '<div class="add">+   &quot;title&quot;: &quot;Expense claims&quot;' in page
+    assert '<div class="del">-   &quot;title&quot;: &quot;Expense claim&quot;' in page
+
+
+@pytest.mark.parametrize("reader", ["fiona", "audrey"], ids=["finance-admin", "auditor"])
+def test_the_try_it_page_runs_a_version_and_writes_nothing(acme: Tenant, reader: str) -> None:
+    client = _as(reader)  # signing in writes a session; the run must write nothing
+    before = _row_counts()
+    data = {"amountPaise": 4_500_000, "currency": "INR", "department": "eng"}
+
+    response = client.post(
+        f"{BASE}/{_v(acme, 1).pk}/try/",
+        {"try_submitter": "alice", "try_data": json.dumps(data)},
+    )
+
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert "Asks bob" in page and "Reminds bob" in page
+    assert "Deadline passed: escalated to victor" in page
+    assert "Finished: approved" in page
+    assert _row_counts() == before
+
+
+def test_the_try_it_page_refuses_bad_data_clearly(acme: Tenant) -> None:
+    response = _as("fiona").post(
+        f"{BASE}/{_v(acme, 1).pk}/try/", {"try_submitter": "alice", "try_data": "[1, 2"}
+    )
+
+    assert "The sample data must be a JSON object" in response.content.decode()
+
+
+def test_retire_then_roll_back_from_the_admin(acme: Tenant, api: Any) -> None:
+    client = _as("fiona")
+    v1 = _v(acme, 1)
+
+    retired = client.post(f"{BASE}/{v1.pk}/retire/")
+    assert retired.status_code == 302
+    assert _v(acme, 1).retired_at is not None
+    assert start_expense(api("alice"), 4_500_000).status_code == 422
+
+    rolled = client.post(f"{BASE}/{v1.pk}/rollback/")
+    v2 = _v(acme, 2)
+    assert rolled["Location"] == f"{BASE}/{v2.pk}/change/"
+    assert v2.definition == v1.definition and v2.retired_at is None
+    assert start_expense(api("alice"), 4_500_000).status_code == 201
+
+
+@pytest.mark.parametrize("action", ["retire", "rollback"], ids=["retire", "rollback"])
+def test_auditors_cannot_retire_or_roll_back(acme: Tenant, action: str) -> None:
+    response = _as("audrey").post(f"{BASE}/{_v(acme, 1).pk}/{action}/")
+
+    assert response.status_code == 403
+    assert WorkflowTemplate.objects.filter(key=EXPENSE).count() == 1
+    assert _v(acme, 1).retired_at is None
+
+
+def test_retire_is_a_post(acme: Tenant) -> None:
+    assert _as("fiona").get(f"{BASE}/{_v(acme, 1).pk}/retire/").status_code == 405
+    assert _v(acme, 1).retired_at is None
+
+
+@pytest.mark.parametrize("page", ["diff/", "try/", "change/"], ids=["diff", "try", "change"])
+def test_another_organisations_versions_do_not_exist(acme: Tenant, page: str) -> None:
+    globex = Tenant.objects.create(slug="globex", name="Globex")
+    other = WorkflowTemplate.objects.create(
+        tenant=globex, key="x", version=1, title="x", definition={"key": "x", "steps": []}
+    )
+
+    response = _as("fiona").get(f"{BASE}/{other.pk}/{page}")
+
+    assert response.status_code in (302, 404)  # the change page redirects to the index
+    assert b"Globex" not in response.content
+
+
+def test_rolling_back_to_what_is_already_newest_publishes_nothing(acme: Tenant) -> None:
+    response = _as("fiona").post(f"{BASE}/{_v(acme, 1).pk}/rollback/", follow=True)
+
+    assert "Version 1 reads as the newest version does: nothing to publish." in (
+        response.content.decode()
+    )
+    assert WorkflowTemplate.objects.filter(key=EXPENSE).count() == 1
+
+
+def test_auditors_read_the_definition_pretty_printed_without_an_editor(acme: Tenant) -> None:
+    page = _as("audrey").get(f"{BASE}/{_v(acme, 1).pk}/change/").content.decode()
+
+    assert '<pre class="wt-pretty">{\n  &quot;description&quot;' in page
+    assert "data-django-jsonform" not in page
+    assert "Edit as JSON" not in page and "Roll back" not in page and "Retire" not in page
+    assert 'id="versions"' in page

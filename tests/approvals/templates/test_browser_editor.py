@@ -1,0 +1,98 @@
+"""A finance admin edits a workflow template in a real headless Chromium: she changes
+a deadline and a threshold in the structured editor, sees what changes and a try-it
+run, publishes; a workflow started afterwards follows the new rule while one started
+before keeps the old."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from approvals.models import Workflow, WorkflowTemplate
+
+from ..browser import CHROMIUM
+from ..helpers import EXPENSE, decide, start_expense
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Chromium is not installed"),
+]
+
+AMOUNT = 4_500_000  # Rs 45,000.00: below the VP's threshold of version 1, above version 2's
+FIELD = "rjf§steps§{step}§{name}"
+
+
+def test_a_finance_admin_changes_a_deadline_and_a_threshold(
+    acme: Any, live_server: Any, browser: Any, api: Any
+) -> None:
+    # given a workflow running on version 1
+    old = start_expense(api("alice"), AMOUNT, subject="E-old").json()["workflowId"]
+    v1 = WorkflowTemplate.objects.get(tenant=acme, key=EXPENSE, version=1)
+    page = browser.new_context().new_page()
+    page.goto(f"{live_server.url}/admin/login/")
+    page.fill("#id_username", "fiona")
+    page.fill("#id_password", "demo")
+    page.click("input[type=submit]")
+    page.goto(f"{live_server.url}/admin/approvals/workflowtemplate/{v1.pk}/change/")
+
+    # when she gives the manager one day instead of two and lowers the VP's threshold
+    deadline = page.locator(f'input[name="{FIELD.format(step=0, name="deadline§days")}"]')
+    expect(deadline).to_have_value("2")
+    deadline.fill("1")
+    threshold = page.locator(f'input[name="{FIELD.format(step=1, name="when")}"]')
+    expect(threshold).to_have_value("data.amountPaise > 10000000")
+    threshold.fill("data.amountPaise > 4000000")
+    page.select_option("#id_try_submitter", "alice")
+    page.fill("#id_try_data", f'{{"amountPaise": {AMOUNT}, "currency": "INR", "department": "x"}}')
+    page.click("input[name=_preview]")
+
+    # then she sees what changes and what a Rs 45,000.00 claim would do, unpublished
+    expect(page.locator("#preview")).to_contain_text("Preview only: nothing is published")
+    diff = page.locator("#diff")
+    expect(diff.locator(".del")).to_contain_text(['"P2D"', '"data.amountPaise > 10000000"'])
+    expect(diff.locator(".add")).to_contain_text(['"P1D"', '"data.amountPaise > 4000000"'])
+    trial = page.locator("#trial")
+    expect(trial.locator("tr", has_text="Manager").first).to_contain_text("Asks bob")
+    expect(trial.locator("tr", has_text="Deadline passed").first).to_contain_text("1 day")
+    expect(trial.locator("tr", has_text="VP").first).not_to_contain_text("Skipped")
+    assert WorkflowTemplate.objects.filter(key=EXPENSE).count() == 1
+
+    # when she publishes
+    page.click("input[name=_save]")
+    expect(page.locator(".messagelist")).to_contain_text("Published expense-approval version 2")
+    expect(page.locator("#versions")).to_contain_text("version 2")
+
+    # then a new workflow follows the new rule and the old one keeps the old
+    new = start_expense(api("alice"), AMOUNT, subject="E-new").json()["workflowId"]
+    assert decide(api("bob"), old, "approve", "old-1").status_code == 200
+    assert decide(api("bob"), new, "approve", "new-1").status_code == 200
+    old_wf, new_wf = Workflow.objects.get(pk=old), Workflow.objects.get(pk=new)
+    assert (old_wf.template_version, old_wf.current_step) == (1, "finance")
+    assert (new_wf.template_version, new_wf.current_step) == (2, "vp")
+    assert old_wf.template.definition["steps"][0]["deadline"] == "P2D"
+    assert new_wf.template.definition["steps"][0]["deadline"] == "P1D"
+
+
+@pytest.mark.parametrize("key", [EXPENSE, "purchase-request"], ids=["expense", "purchase"])
+def test_the_editor_draws_every_step_of_each_demo_template(
+    acme: Any, live_server: Any, browser: Any, key: str
+) -> None:
+    template = WorkflowTemplate.objects.get(tenant=acme, key=key, version=1)
+    page = browser.new_context().new_page()
+    script_errors: list[str] = []
+    page.on("pageerror", lambda exc: script_errors.append(str(exc)))
+    page.goto(f"{live_server.url}/admin/login/")
+    page.fill("#id_username", "fiona")
+    page.fill("#id_password", "demo")
+    page.click("input[type=submit]")
+
+    page.goto(f"{live_server.url}/admin/approvals/workflowtemplate/{template.pk}/change/")
+
+    ids = page.locator('input[name^="rjf§steps§"][name$="§id"]')
+    expect(ids).to_have_count(len(template.definition["steps"]))
+    for i, step in enumerate(template.definition["steps"]):
+        expect(ids.nth(i)).to_have_value(step["id"])
+    assert script_errors == []

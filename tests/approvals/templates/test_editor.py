@@ -1,0 +1,93 @@
+"""The structured editor's document and the definition format convert both ways
+without loss: saving the editor untouched publishes nothing new."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from approvals.web.definition_editor import (
+    JOIN,
+    complete,
+    duration_from_editor,
+    duration_to_editor,
+    editor_schema,
+    error_key,
+    from_editor,
+    to_editor,
+)
+
+DEMO = sorted((Path(__file__).resolve().parents[3] / "approvals" / "demo").glob("*.json"))
+SCHEMA = editor_schema(groups=["finance", "it-admins"], users=["victor", "cora"])
+
+
+def _as_posted(definition: dict[str, Any]) -> Any:
+    """What the editor posts back for ``definition`` untouched (through JSON, as sent)."""
+    return json.loads(json.dumps(complete(to_editor(definition), SCHEMA)))
+
+
+@pytest.mark.parametrize("path", DEMO, ids=[p.stem for p in DEMO])
+def test_an_untouched_editor_gives_back_the_same_definition(path: Path) -> None:
+    definition = json.loads(path.read_text())
+
+    assert from_editor(_as_posted(definition), definition) == definition
+
+
+def test_an_edited_deadline_and_a_new_reminder() -> None:
+    definition = json.loads(DEMO[0].read_text())
+    doc = _as_posted(definition)
+    doc["steps"][0]["deadline"] = {"days": 1, "hours": 12, "minutes": 0, "seconds": 0}
+    doc["steps"][0]["reminders"].append({"days": 0, "hours": 0, "minutes": 30, "seconds": 0})
+
+    step = from_editor(doc, definition)["steps"][0]
+
+    assert step["deadline"] == "P1DT12H"
+    assert step["reminders"] == ["P1D", "PT30M"]
+
+
+@pytest.mark.parametrize(
+    ("value", "editor", "back"),
+    [
+        ("P2D", {"days": 2, "hours": 0, "minutes": 0, "seconds": 0}, "P2D"),
+        ("PT90M", {"days": 0, "hours": 1, "minutes": 30, "seconds": 0}, "PT1H30M"),
+        (3630, {"days": 0, "hours": 1, "minutes": 0, "seconds": 30}, "PT1H30S"),
+    ],
+    ids=["days", "minutes", "seconds"],
+)
+def test_durations_in_days_hours_minutes_and_seconds(
+    value: Any, editor: dict[str, int], back: str
+) -> None:
+    assert duration_to_editor(value) == editor
+    assert duration_from_editor(editor) == back
+
+
+def test_a_money_field_keeps_its_currency_and_limits() -> None:
+    definition = json.loads(DEMO[0].read_text())
+    doc = _as_posted(definition)
+    amount = next(f for f in doc["fields"] if f["name"] == "amountPaise")
+    assert (amount["type"], amount["currency_field"]) == ("money", "currency")
+    amount["maximum"] = 500
+
+    prop = from_editor(doc, definition)["schema"]["properties"]["amountPaise"]
+
+    assert prop["x-money"] == {"currency": "currency"}
+    assert (prop["type"], prop["minimum"], prop["maximum"]) == ("integer", 1, 500)
+
+
+@pytest.mark.parametrize(
+    ("path", "key"),
+    [
+        ("$.steps[2].approvers[0].group", JOIN.join(["steps", "2", "approvers", "0", "group"])),
+        ("$.steps[1].when", JOIN.join(["steps", "1", "when"])),
+        ("$.steps[2].compensate.activity", JOIN.join(["steps", "2", "compensate"])),
+        ("$.schema.properties.currency.enum", JOIN.join(["fields", "1"])),
+    ],
+    ids=["approver", "condition", "compensation", "data-field"],
+)
+def test_errors_land_on_the_editor_field(path: str, key: str) -> None:
+    doc = {"fields": [{"name": "amountPaise"}, {"name": "currency"}]}
+
+    assert error_key(path, doc) == key
