@@ -81,6 +81,9 @@ class StartResponse(serializers.Serializer):
     templateVersion = serializers.IntegerField(source="template_version")
     status = serializers.CharField()
     version = serializers.IntegerField()
+    existing = serializers.BooleanField(
+        help_text="True when the start policy use_existing answered with a running workflow."
+    )
 
 
 class DecisionRequest(serializers.Serializer):
@@ -239,6 +242,13 @@ class ErrorBody(serializers.Serializer):
     code = serializers.CharField()
     message = serializers.CharField()
     requestId = serializers.CharField()
+    workflowId = serializers.UUIDField(
+        required=False,
+        help_text=(
+            "With WORKFLOW_ALREADY_RUNNING and WORKFLOW_ALREADY_FINISHED: the workflow "
+            "that holds the subject."
+        ),
+    )
 
 
 class ErrorResponse(serializers.Serializer):

@@ -10,7 +10,7 @@ from django.contrib.auth import authenticate
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import AllowAny, BasePermission
 from rest_framework.request import Request
@@ -170,7 +170,16 @@ class WorkflowCollectionView(APIView):
     @extend_schema(
         request=s.StartRequestBody,
         parameters=[IDEMPOTENCY_KEY],
-        responses={201: s.StartResponse},
+        responses={
+            201: s.StartResponse,
+            200: OpenApiResponse(
+                s.StartResponse,
+                description=(
+                    "The start policy use_existing: the workflow already running for the "
+                    "subject (existing: true)"
+                ),
+            ),
+        },
         summary="Start a workflow",
     )
     def post(self, request: Request) -> Response:
@@ -189,7 +198,7 @@ class WorkflowCollectionView(APIView):
             idempotency_key=key,
             scope=_scope(request),
         )
-        response = Response(s.StartResponse(result).data, status=201)
+        response = Response(s.StartResponse(result).data, status=200 if result.existing else 201)
         response["Location"] = f"/api/workflows/{result.workflow_id}"
         if result.replayed:
             response["Idempotent-Replayed"] = "true"

@@ -13,13 +13,18 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, transaction
 
 from templates_engine import commands as cmd
+from templates_engine import start_policy as policy
+from templates_engine.start_policy import StartPolicy
 
 from .. import access
 from ..definitions import definition_for
-from ..models import StartRequest, User, Workflow
+from ..models import StartRequest, User, Workflow, WorkflowTemplate
+from ..models.workflows import ACTIVE_STATUSES
 from ..runtime.commands import (
+    BUSY,
     WORKFLOW_NOT_FOUND,
     Actor,
+    Busy,
     CommandResult,
     WorkflowNotFound,
     command_execute,
@@ -31,6 +36,16 @@ IDEMPOTENCY_KEY_REUSED = "This Idempotency-Key was used with a different request
 # Visible ASCII: a header value survives every proxy as sent; 255 is the column's length.
 IDEMPOTENCY_KEY_PATTERN = r"^[!-~]{1,255}$"
 IDEMPOTENCY_KEY_INVALID = "Idempotency-Key must be 1 to 255 visible ASCII characters (no spaces)."
+WORKFLOW_ALREADY_RUNNING = (
+    "A {template} workflow for {subject_type} {subject_id} is already running: {workflow_id}."
+)
+WORKFLOW_ALREADY_FINISHED = (
+    "A {template} workflow for {subject_type} {subject_id} has already run ({workflow_id}); "
+    "this workflow template starts one per subject."
+)
+# Inserts that lose a race for a subject and then find its winner already finished
+# (a start that completes at once) try again; two rounds are enough in practice.
+MAX_SUBJECT_RETRIES = 3
 
 
 def idempotency_key_valid(key: str) -> bool:
@@ -60,6 +75,23 @@ class IdempotencyKeyReused(Exception):
     pass
 
 
+class SubjectTaken(Exception):
+    """The template's start policy refuses a start for this subject; ``workflow_id``
+    names the workflow that holds it (running, or finished)."""
+
+    def __init__(self, message: str, workflow_id: uuid.UUID) -> None:
+        super().__init__(message)
+        self.workflow_id = workflow_id
+
+
+class WorkflowAlreadyRunning(SubjectTaken):
+    pass
+
+
+class WorkflowAlreadyFinished(SubjectTaken):
+    pass
+
+
 @dataclass(frozen=True)
 class StartResult:
     workflow_id: uuid.UUID
@@ -67,6 +99,8 @@ class StartResult:
     status: str
     version: int
     replayed: bool = False
+    # The start policy ``use_existing`` answered with a workflow already running.
+    existing: bool = False
 
     def recorded(self) -> dict[str, Any]:
         """What an Idempotency-Key's row keeps of the first start, to replay it."""
@@ -75,6 +109,7 @@ class StartResult:
             "templateVersion": self.template_version,
             "status": self.status,
             "version": self.version,
+            "existing": self.existing,
         }
 
     @classmethod
@@ -85,6 +120,17 @@ class StartResult:
             status=recorded["status"],
             version=recorded["version"],
             replayed=True,
+            existing=recorded.get("existing", False),
+        )
+
+    @classmethod
+    def of_existing(cls, wf: Workflow) -> StartResult:
+        return cls(
+            workflow_id=wf.pk,
+            template_version=wf.template_version,
+            status=wf.public_status,
+            version=wf.version,
+            existing=True,
         )
 
 
@@ -135,33 +181,122 @@ def workflow_start(
                     raise IdempotencyKeyReused(IDEMPOTENCY_KEY_REUSED) from None
                 assert prior.response is not None
                 return StartResult.replay(prior.response)
-        wf = Workflow.objects.create(
-            tenant_id=tenant_id,
+        started = _start_for_subject(
+            submitter=submitter,
             template=template,
-            template_key=template.key,
-            template_version=template.version,
             subject_type=subject_type,
             subject_id=subject_id,
             data=data,
-            submitter=submitter,
-        )
-        result = command_execute(
-            tenant_id=tenant_id,
-            workflow_id=wf.pk,
-            command=cmd.Start(data, submitter.username),
-            actor=Actor(submitter, "submitter"),
-        )
-        started = StartResult(
-            workflow_id=wf.pk,
-            template_version=template.version,
-            status=result.status,
-            version=result.version,
         )
         if request is not None:
-            request.workflow = wf
+            request.workflow_id = started.workflow_id
             request.response = started.recorded()
             request.save(update_fields=["workflow", "response"])
     return started
+
+
+def _start_for_subject(
+    *,
+    submitter: User,
+    template: WorkflowTemplate,
+    subject_type: str,
+    subject_id: str,
+    data: dict[str, Any],
+) -> StartResult:
+    """Start a workflow as the template's start policy allows for its subject.
+
+    The policy is checked by a query first (the clear answer) and held by the partial
+    unique index ``workflow_subject_running`` (the race): of two starts inserting at
+    once the second waits for the first's commit, fails, and is answered as if it had
+    come after it."""
+    rule = definition_for(template.pk).start_policy
+    subject = _SubjectOf(template, subject_type, subject_id)
+    for _ in range(MAX_SUBJECT_RETRIES):
+        answer = _policy_answer(rule, subject)
+        if answer is not None:
+            return answer
+        try:
+            with transaction.atomic():
+                return _start_new(submitter, template, subject, data, rule)
+        except IntegrityError as exc:
+            if "workflow_subject_running" not in str(exc):
+                raise
+    raise Busy(BUSY)
+
+
+@dataclass(frozen=True)
+class _SubjectOf:
+    template: WorkflowTemplate
+    type: str
+    id: str
+
+    def workflows(self) -> Any:
+        return Workflow.objects.filter(
+            tenant_id=self.template.tenant_id,
+            template_key=self.template.key,
+            subject_type=self.type,
+            subject_id=self.id,
+        )
+
+    def message(self, text: str, workflow_id: uuid.UUID) -> str:
+        return text.format(
+            template=self.template.key,
+            subject_type=self.type,
+            subject_id=self.id,
+            workflow_id=workflow_id,
+        )
+
+
+def _policy_answer(rule: StartPolicy, subject: _SubjectOf) -> StartResult | None:
+    """The answer the policy gives without starting, or None to start a new one."""
+    if rule.while_running != policy.ALLOW:
+        running = subject.workflows().filter(status__in=ACTIVE_STATUSES).order_by("created_at")
+        wf = running.first()
+        if wf is not None:
+            if rule.while_running == policy.USE_EXISTING:
+                return StartResult.of_existing(wf)
+            raise WorkflowAlreadyRunning(subject.message(WORKFLOW_ALREADY_RUNNING, wf.pk), wf.pk)
+    if rule.after_finished == policy.REJECT:
+        finished = subject.workflows().exclude(status__in=ACTIVE_STATUSES)
+        done = finished.order_by("-created_at").first()
+        if done is not None:
+            raise WorkflowAlreadyFinished(
+                subject.message(WORKFLOW_ALREADY_FINISHED, done.pk), done.pk
+            )
+    return None
+
+
+def _start_new(
+    submitter: User,
+    template: WorkflowTemplate,
+    subject: _SubjectOf,
+    data: dict[str, Any],
+    rule: StartPolicy,
+) -> StartResult:
+    assert submitter.tenant_id is not None
+    wf = Workflow.objects.create(
+        tenant_id=submitter.tenant_id,
+        template=template,
+        template_key=template.key,
+        template_version=template.version,
+        subject_type=subject.type,
+        subject_id=subject.id,
+        subject_exclusive=rule.while_running != policy.ALLOW,
+        data=data,
+        submitter=submitter,
+    )
+    result = command_execute(
+        tenant_id=submitter.tenant_id,
+        workflow_id=wf.pk,
+        command=cmd.Start(data, submitter.username),
+        actor=Actor(submitter, "submitter"),
+    )
+    return StartResult(
+        workflow_id=wf.pk,
+        template_version=template.version,
+        status=result.status,
+        version=result.version,
+    )
 
 
 def workflow_decide(
