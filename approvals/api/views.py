@@ -27,6 +27,7 @@ from ..selectors.workflows import (
     workflow_assignees,
     workflow_get,
     workflow_history,
+    workflow_now,
     workflow_search,
 )
 from ..services.tokens import token_issue, token_revoke
@@ -237,15 +238,20 @@ class WorkflowDetailView(APIView):
     @extend_schema(
         parameters=[WORKFLOW_ID],
         responses={200: s.WorkflowDetail},
-        summary="A workflow: state, pinned template version and full history",
+        summary=(
+            "A workflow: state, open steps with assignees and due times, the next timer, "
+            "the running activity's attempts, pinned template version and full history"
+        ),
     )
     def get(self, request: Request, workflow_id: str) -> Response:
         wf = workflow_get(user=_user(request), workflow_id=_workflow_uuid(workflow_id))
         if wf is None:
             raise ApiError(404, "NOT_FOUND", NOT_FOUND)
+        history = workflow_history(workflow=wf)
         context = {
             "assignees": workflow_assignees(workflow=wf),
-            "history": workflow_history(workflow=wf),
+            "history": history,
+            "now": workflow_now(workflow=wf, history=history),
         }
         return Response(s.WorkflowDetail(wf, context=context).data)
 
