@@ -7,8 +7,29 @@
 the systems called so they can drop repeats. Raising fails the attempt; the error
 name is the exception's class name, which a step's retry policy can list as
 non-retryable.
+
+A long activity takes ``context`` and calls ``context.heartbeat(details)`` as it goes;
+a step with ``heartbeat_timeout`` fails the attempt with ``HeartbeatTimeout`` when the
+heartbeats stop, and the next attempt finds the last details in
+``context.heartbeat_details``, to resume where it was.
 """
 
-from .registry import REGISTRY, Activity, NonRetryableError, activity, get_activity
+from .registry import (
+    REGISTRY,
+    Activity,
+    ActivityContext,
+    AttemptAbandoned,
+    NonRetryableError,
+    activity,
+    get_activity,
+)
 
-__all__ = ["REGISTRY", "Activity", "NonRetryableError", "activity", "get_activity"]
+__all__ = [
+    "REGISTRY",
+    "Activity",
+    "ActivityContext",
+    "AttemptAbandoned",
+    "NonRetryableError",
+    "activity",
+    "get_activity",
+]
