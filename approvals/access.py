@@ -271,6 +271,7 @@ ADMIN_RIGHTS: dict[str, dict[str, frozenset[str]]] = {
     Role.FINANCE_ADMIN: {
         "workflowtemplate": frozenset({"view", "add", "change"}),
         "delegation": frozenset({"view", "add", "change", "delete"}),
+        "startschedule": frozenset({"view", "add", "change", "delete"}),
     },
     Role.AUDITOR: {
         model: frozenset({"view"})
@@ -282,6 +283,7 @@ ADMIN_RIGHTS: dict[str, dict[str, frozenset[str]]] = {
             "timer",
             "activityattempt",
             "delegation",
+            "startschedule",
         )
     },
 }

@@ -3,6 +3,7 @@
 from ..audit.models import ChainSeal
 from .directory import Delegation, OrgGroup, Tenant, User
 from .projections import ActivityAttempt, PendingTask, Timer, WorkflowParticipant
+from .schedules import StartSchedule
 from .tokens import ApiToken
 from .workflows import StartRequest, Workflow, WorkflowEvent, WorkflowStatus, WorkflowTemplate
 
@@ -14,6 +15,7 @@ __all__ = [
     "OrgGroup",
     "PendingTask",
     "StartRequest",
+    "StartSchedule",
     "Tenant",
     "Timer",
     "User",

@@ -13,6 +13,7 @@ from django.db import close_old_connections
 
 from ..audit.seal import seal_all
 from ..notifications.tasks import send_digests, sweep_mail
+from ..services.schedules import schedules_start_due
 from .activities import attempt_run, attempt_sweep
 from .timers import timer_drain, timer_prune
 
@@ -46,6 +47,12 @@ def seal_audit() -> int:
     return len(seal_all())
 
 
+@shared_task(name="approvals.start_scheduled", ignore_result=True)
+def start_scheduled() -> int:
+    """Start the due periods of the organisations' start schedules."""
+    return len(schedules_start_due())
+
+
 PERIODIC_TASKS: dict[str, Callable[[], Any]] = {
     task.name: task
     for task in (
@@ -55,5 +62,6 @@ PERIODIC_TASKS: dict[str, Callable[[], Any]] = {
         sweep_mail,
         send_digests,
         seal_audit,
+        start_scheduled,
     )
 }
