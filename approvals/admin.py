@@ -21,6 +21,7 @@ from templates_engine import Definition, DefinitionError
 
 from . import access, json_input
 from .audit.admin import AuditExportAdmin
+from .cron import Cron, CronInvalid
 from .models import (
     ActivityAttempt,
     ApiToken,
@@ -37,7 +38,7 @@ from .models import (
 )
 from .selectors.templates import workflow_template_latest
 from .services.delegations import DelegationRefused, delegation_check
-from .services.schedules import schedule_plan
+from .services.schedules import schedule_cron, schedule_plan
 from .services.templates import workflow_template_publish
 from .services.tokens import token_revoke
 
@@ -278,6 +279,16 @@ class StartScheduleForm(forms.ModelForm):
             "enabled",
         ]
 
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        cron, zone = cleaned.get("cron"), cleaned.get("timezone")
+        if cron and zone:
+            try:
+                Cron.parse(cron, zone)
+            except CronInvalid as exc:
+                self.add_error("timezone" if exc.field == "timezone" else "cron", str(exc))
+        return cleaned
+
     def clean_data(self) -> Any:
         value = self.cleaned_data.get("data")
         if value in (None, ""):
@@ -310,7 +321,7 @@ class StartScheduleAdmin(TenantScoped):
     def next_start(self, obj: StartSchedule) -> str:
         if not obj.enabled or obj.next_due_at is None:
             return "Not scheduled"
-        local = obj.next_due_at.astimezone(obj.parsed().zone)
+        local = obj.next_due_at.astimezone(schedule_cron(obj).zone)
         return f"{local:%a %d %b %Y, %H:%M} ({obj.timezone})"
 
     def save_model(self, request: HttpRequest, obj: StartSchedule, form: Any, change: bool) -> None:

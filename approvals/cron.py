@@ -19,7 +19,11 @@ _FIELDS = ("minute", "hour", "day_of_month", "month_of_year", "day_of_week")
 
 
 class CronInvalid(ValueError):
-    pass
+    """``field`` is the schedule's field at fault: ``cron`` or ``timezone``."""
+
+    def __init__(self, message: str, field: str = "cron") -> None:
+        super().__init__(message)
+        self.field = field
 
 
 @dataclass(frozen=True)
@@ -51,7 +55,7 @@ class Cron:
         try:
             zone = ZoneInfo(timezone)
         except (ZoneInfoNotFoundError, ValueError) as exc:
-            raise CronInvalid(TIMEZONE_UNKNOWN.format(name=timezone)) from exc
+            raise CronInvalid(TIMEZONE_UNKNOWN.format(name=timezone), "timezone") from exc
         # crontab expands each field into the set of its values (celery-types does not
         # declare these attributes).
         values = {name: frozenset(getattr(spec, name)) for name in _FIELDS}

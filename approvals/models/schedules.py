@@ -4,10 +4,8 @@ organisation's finance admins in the admin."""
 
 from __future__ import annotations
 
-from django.core.exceptions import ValidationError
 from django.db import models
 
-from ..cron import Cron, CronInvalid
 from .directory import Tenant, User
 from .workflows import Workflow
 
@@ -22,7 +20,9 @@ class StartSchedule(models.Model):
     tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="schedules")
     name = models.CharField(max_length=200)
     template_key = models.SlugField(
-        max_length=64, help_text="The workflow template to start (its newest version)."
+        "workflow template",
+        max_length=64,
+        help_text="The workflow template to start (its newest version).",
     )
     subject_type = models.CharField(max_length=64)
     subject_id = models.CharField(
@@ -40,14 +40,14 @@ class StartSchedule(models.Model):
         help_text="minute hour day-of-month month day-of-week; 0 9 1 1,4,7,10 * is 09:00 "
         "on the first day of each quarter.",
     )
-    timezone = models.CharField(max_length=64, default="Asia/Kolkata")
+    timezone = models.CharField("time zone", max_length=64, default="Asia/Kolkata")
     enabled = models.BooleanField(default=True)
     next_due_at = models.DateTimeField(null=True, blank=True, editable=False)
-    last_due_at = models.DateTimeField(null=True, blank=True, editable=False)
+    last_due_at = models.DateTimeField("last period started", null=True, blank=True, editable=False)
     last_workflow = models.ForeignKey(
         Workflow, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    last_error = models.TextField(blank=True, editable=False)
+    last_error = models.TextField("last start refused", blank=True, editable=False)
 
     class Meta:
         indexes = [
@@ -58,15 +58,3 @@ class StartSchedule(models.Model):
 
     def __str__(self) -> str:
         return self.name
-
-    def parsed(self) -> Cron:
-        return Cron.parse(self.cron, self.timezone)
-
-    def clean(self) -> None:
-        try:
-            self.parsed()
-        except CronInvalid as exc:
-            field = "timezone" if "time zone" in str(exc) else "cron"
-            raise ValidationError({field: str(exc)}) from exc
-        if not isinstance(self.data, dict):
-            raise ValidationError({"data": "Give a JSON object."})

@@ -19,7 +19,7 @@ from django.db import transaction
 from templates_engine import CommandRejected
 
 from .. import access, clock
-from ..cron import CronInvalid
+from ..cron import Cron, CronInvalid
 from ..models import StartSchedule
 from ..models.schedules import SUBJECT_DUE
 from ..runtime.commands import Busy
@@ -59,16 +59,21 @@ def schedule_key(*, schedule_id: int, due_at: dt.datetime) -> str:
     return f"schedule:{schedule_id}:{due_at.astimezone(dt.UTC):%Y-%m-%dT%H:%MZ}"
 
 
+def schedule_cron(schedule: StartSchedule) -> Cron:
+    """The schedule's cron expression read in its time zone. Raises CronInvalid."""
+    return Cron.parse(schedule.cron, schedule.timezone)
+
+
 def schedule_plan(*, schedule: StartSchedule, now: dt.datetime | None = None) -> None:
     """Set the next period to start after ``now`` (a new or changed schedule). Raises
     CronInvalid."""
-    schedule.next_due_at = schedule.parsed().next_after(now or clock.now())
+    schedule.next_due_at = schedule_cron(schedule).next_after(now or clock.now())
 
 
 def schedule_start(*, schedule: StartSchedule, due_at: dt.datetime) -> StartResult:
     """Start the period of ``schedule`` due at ``due_at``, once (see the module doc).
     Raises what ``workflow_start`` raises."""
-    local = due_at.astimezone(schedule.parsed().zone)
+    local = due_at.astimezone(schedule_cron(schedule).zone)
     subject_id = schedule.subject_id.replace(SUBJECT_DUE, f"{local:%Y-%m-%dT%H:%M}")
     return workflow_start(
         submitter=schedule.submitter,
@@ -107,7 +112,7 @@ def schedules_start_due(
 
 def _fire(schedule: StartSchedule, now: dt.datetime) -> ScheduledStart | None:
     try:
-        cron = schedule.parsed()
+        cron = schedule_cron(schedule)
     except CronInvalid as exc:
         schedule.enabled, schedule.last_error = False, str(exc)
         schedule.save(update_fields=["enabled", "last_error"])

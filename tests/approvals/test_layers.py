@@ -41,6 +41,7 @@ LAYERS: dict[str, str] = {
     "approvals.request_ids": "base",
     "approvals.decisions": "base",
     "approvals.activities": "base",  # the registry of activity functions
+    "approvals.cron": "base",  # cron expressions of start schedules
     "approvals.runtime": "runtime",
     "approvals.access": "access",
     "approvals.selectors": "selectors",
