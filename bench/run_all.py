@@ -33,6 +33,7 @@ BENCHES: list[tuple[str, list[str]]] = [
     ("timers.py", []),
     ("activities.py", []),
     ("audit_export.py", []),
+    ("long_history.py", []),
     ("profile_decisions.py", []),
 ]
 COMMAND = (
