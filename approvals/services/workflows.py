@@ -148,6 +148,9 @@ def workflow_start(
 
     With an ``idempotency_key`` a repeat returns the first response; concurrent
     repeats create one workflow (the second waits on the key's unique index).
+    The template's start policy decides what a start for a subject that has a running
+    or a finished workflow does: raises WorkflowAlreadyRunning or
+    WorkflowAlreadyFinished, or answers with the running one (``existing``).
     Raises access.Forbidden when the submitter (or the token's ``scope``) may not.
     """
     tenant_id = submitter.tenant_id
