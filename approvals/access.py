@@ -326,6 +326,7 @@ ADMIN_RIGHTS: dict[str, dict[str, frozenset[str]]] = {
     Role.FINANCE_ADMIN: {
         "workflowtemplate": frozenset({"view", "add", "change"}),
         "delegation": frozenset({"view", "add", "change", "delete"}),
+        "startschedule": frozenset({"view", "add", "change", "delete"}),
     },
     # Organisation admins read the work and act on it only through the operations
     # pages (admin_ops), which go through the command path; never by editing rows.
@@ -343,6 +344,7 @@ ADMIN_RIGHTS: dict[str, dict[str, frozenset[str]]] = {
             "timer",
             "activityattempt",
             "delegation",
+            "startschedule",
         )
     },
 }

@@ -16,14 +16,17 @@ from django.http import HttpRequest, HttpResponse
 
 from . import access
 from .admin_ops import WorkflowOperationsAdmin
+from .admin_templates import PrettyJSONField
 from .admin_templates import WorkflowTemplateAdmin as WorkflowTemplateAdminBase
 from .audit.admin import AuditExportAdmin
+from .cron import Cron, CronInvalid
 from .models import (
     ActivityAttempt,
     ApiToken,
     Delegation,
     OrgGroup,
     PendingTask,
+    StartSchedule,
     Tenant,
     Timer,
     User,
@@ -31,8 +34,10 @@ from .models import (
     WorkflowEvent,
     WorkflowTemplate,
 )
+from .selectors.templates import workflow_template_latest
 from .services.delegations import DelegationRefused, delegation_check
 from .services.directory import DeactivationRefused, handover_summary, user_deactivate
+from .services.schedules import schedule_cron, schedule_plan
 from .services.tokens import token_revoke
 
 
@@ -208,6 +213,87 @@ class WorkflowTemplateAdmin(TenantScoped, WorkflowTemplateAdminBase):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+SCHEDULE_TEMPLATE_UNKNOWN = "Your organisation has no published workflow template {key!r}."
+
+
+class StartScheduleForm(forms.ModelForm):
+    data = PrettyJSONField(  # type: ignore[assignment]
+        required=False, help_text="The data every start gets, as a JSON object."
+    )
+
+    class Meta:
+        model = StartSchedule
+        fields = [
+            "tenant",
+            "name",
+            "template_key",
+            "subject_type",
+            "subject_id",
+            "data",
+            "submitter",
+            "cron",
+            "timezone",
+            "enabled",
+        ]
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        cron, zone = cleaned.get("cron"), cleaned.get("timezone")
+        if cron and zone:
+            try:
+                Cron.parse(cron, zone)
+            except CronInvalid as exc:
+                self.add_error("timezone" if exc.field == "timezone" else "cron", str(exc))
+        return cleaned
+
+    def clean_data(self) -> Any:
+        value = self.cleaned_data.get("data")
+        if value in (None, ""):
+            return {}
+        if not isinstance(value, dict):
+            raise forms.ValidationError("Give a JSON object.")
+        return value
+
+
+@admin.register(StartSchedule)
+class StartScheduleAdmin(TenantScoped):
+    """A workflow template started on a schedule. The next start is planned on save;
+    each period starts once (``services.schedules``)."""
+
+    form = StartScheduleForm
+    list_display = [
+        "name",
+        "template_key",
+        "cron",
+        "next_start",
+        "enabled",
+        "last_due_at",
+        "last_workflow",
+        "last_error",
+    ]
+    list_filter = ["tenant", "enabled", "template_key"]
+    readonly_fields = ["next_start", "last_due_at", "last_workflow", "last_error"]
+
+    @admin.display(description="Next start")
+    def next_start(self, obj: StartSchedule) -> str:
+        if not obj.enabled or obj.next_due_at is None:
+            return "Not scheduled"
+        local = obj.next_due_at.astimezone(schedule_cron(obj).zone)
+        return f"{local:%a %d %b %Y, %H:%M} ({obj.timezone})"
+
+    def save_model(self, request: HttpRequest, obj: StartSchedule, form: Any, change: bool) -> None:
+        user: Any = request.user
+        tenant_id = obj.tenant_id if user.is_superuser else user.tenant_id
+        if workflow_template_latest(tenant_id=tenant_id, key=obj.template_key) is None:
+            # Checked here, where the organisation is known; the form has no tenant field
+            # for organisation staff. The row is saved disabled, and the message says why.
+            obj.enabled = False
+            messages.warning(request, SCHEDULE_TEMPLATE_UNKNOWN.format(key=obj.template_key))
+        if not change or {"cron", "timezone", "enabled"} & set(form.changed_data):
+            schedule_plan(schedule=obj)
+        super().save_model(request, obj, form, change)
 
 
 class EventInline(admin.TabularInline):

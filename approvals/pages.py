@@ -40,6 +40,7 @@ from .services.delegations import DelegationRefused, delegation_set
 from .services.workflows import (
     IDEMPOTENCY_KEY_INVALID,
     IdempotencyKeyReused,
+    SubjectTaken,
     TemplateNotFound,
     idempotency_key_valid,
     workflow_decide,
@@ -379,6 +380,7 @@ def workflow_new(request: HttpRequest) -> HttpResponse:
                 CommandRejected,
                 TemplateNotFound,
                 IdempotencyKeyReused,
+                SubjectTaken,
                 access.Forbidden,
             ) as exc:
                 form.add_error(None, str(exc))
@@ -390,7 +392,8 @@ def workflow_new(request: HttpRequest) -> HttpResponse:
                 if wf is not None:
                     step = present.step_title(_raw(wf.template), wf.current_step)
                     then = present.next_phrase(status=wf.status, step_title=step)
-                    messages.success(request, f"Submitted {_subject(wf)}. {then}")
+                    done = "Already running:" if result.existing else "Submitted"
+                    messages.success(request, f"{done} {_subject(wf)}. {then}")
                 return HttpResponseRedirect(reverse("workflow", args=[wid]))
     return render(
         request,

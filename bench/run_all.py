@@ -35,6 +35,7 @@ BENCHES: list[tuple[str, list[str]]] = [
     ("activities.py", []),
     ("audit_export.py", []),
     ("mail_drain.py", []),
+    ("long_history.py", []),
     ("profile_decisions.py", []),
 ]
 COMMAND = (

@@ -17,7 +17,13 @@ from templates_engine import errors as engine_errors
 from ..access import Forbidden
 from ..runtime.commands import Busy, RequestIdReused, WorkflowNotFound
 from ..selectors.tasks import BadCursor
-from ..services.workflows import IdempotencyKeyReused, TemplateNotFound, TemplateRetired
+from ..services.workflows import (
+    IdempotencyKeyReused,
+    SubjectTaken,
+    TemplateNotFound,
+    TemplateRetired,
+    WorkflowAlreadyRunning,
+)
 
 
 class ApiError(Exception):
@@ -69,6 +75,10 @@ def _translate(exc: Exception) -> tuple[int, str, str, Any]:
         return 403, "FORBIDDEN", exc.message, None
     if isinstance(exc, RequestIdReused):
         return 422, "REQUEST_ID_REUSED", str(exc), None
+    if isinstance(exc, SubjectTaken):
+        running = isinstance(exc, WorkflowAlreadyRunning)
+        code = "WORKFLOW_ALREADY_RUNNING" if running else "WORKFLOW_ALREADY_FINISHED"
+        return 409, code, str(exc), None
     if isinstance(exc, IdempotencyKeyReused):
         return 422, "IDEMPOTENCY_KEY_REUSED", str(exc), None
     if isinstance(exc, BadCursor):
@@ -114,7 +124,11 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     except Exception:
         return None  # a real bug: let Django's 500 handling see it
     request = context.get("request")
-    response = Response(envelope(status, code, message, request_id_of(request)), status=status)
+    body = envelope(status, code, message, request_id_of(request))
+    if isinstance(exc, SubjectTaken):
+        # The workflow that holds the subject, to read or to wait for.
+        body["error"]["workflowId"] = str(exc.workflow_id)
+    response = Response(body, status=status)
     auth_header = getattr(exc, "auth_header", None)
     if auth_header:
         response["WWW-Authenticate"] = auth_header

@@ -41,6 +41,32 @@ JSON_OBJECT_SCHEMA: dict[str, Any] = {
     "propertyNames": {"pattern": NO_NUL},
 }
 
+# The error envelope (approvals.api.errors.envelope; serializers.ErrorResponse names
+# the same fields, and a test holds the two together).
+ERROR_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["error"],
+    "properties": {
+        "error": {
+            "type": "object",
+            "required": ["code", "message", "requestId"],
+            "properties": {
+                "code": {"type": "string", "description": "What went wrong, for programs"},
+                "message": {"type": "string", "description": "What went wrong, for people"},
+                "requestId": {"type": "string"},
+                "workflowId": {
+                    "type": "string",
+                    "format": "uuid",
+                    "description": (
+                        "With WORKFLOW_ALREADY_RUNNING and WORKFLOW_ALREADY_FINISHED: the "
+                        "workflow that holds the subject"
+                    ),
+                },
+            },
+        }
+    },
+}
+
 _DESCRIPTIONS = {
     400: "Malformed or invalid request",
     401: "Not signed in, or the credentials are wrong",
@@ -71,8 +97,25 @@ def _error_statuses(path: str, method: str) -> set[int]:
             # already used for another command (REQUEST_ID_REUSED).
             statuses.update((*_COMMANDS, 422))
     if path.endswith("/workflows") and method == "post":
-        statuses.update((422, 503))
+        statuses.update((409, 422, 503))
     return statuses
+
+
+# Answers whose meaning differs by operation: (path suffix, method, status).
+_SPECIFIC = {
+    ("/workflows", "post", 409): (
+        "The workflow template's start policy refuses a start for this subject: "
+        "WORKFLOW_ALREADY_RUNNING (one is running) or WORKFLOW_ALREADY_FINISHED (one has "
+        "finished); error.workflowId names it"
+    ),
+}
+
+
+def _description(path: str, method: str, status: int) -> str:
+    for (suffix, verb, code), text in _SPECIFIC.items():
+        if path.endswith(suffix) and method == verb and status == code:
+            return text
+    return _DESCRIPTIONS[status]
 
 
 def add_error_responses(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
@@ -86,6 +129,7 @@ def add_error_responses(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]
             component["additionalProperties"] = JSON_VALUE_REF
             component["propertyNames"] = {"pattern": NO_NUL}
     schemas[JSON_VALUE_COMPONENT] = JSON_VALUE_SCHEMA
+    schemas.setdefault(ERROR_COMPONENT, ERROR_SCHEMA)
     error_ref = {"$ref": f"#/components/schemas/{ERROR_COMPONENT}"}
     for path, operations in result.get("paths", {}).items():
         for method, operation in operations.items():
@@ -96,7 +140,7 @@ def add_error_responses(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]
                 responses.setdefault(
                     str(status),
                     {
-                        "description": _DESCRIPTIONS[status],
+                        "description": _description(path, method, status),
                         "content": {"application/json": {"schema": error_ref}},
                     },
                 )

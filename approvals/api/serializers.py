@@ -81,6 +81,9 @@ class StartResponse(serializers.Serializer):
     templateVersion = serializers.IntegerField(source="template_version")
     status = serializers.CharField()
     version = serializers.IntegerField()
+    existing = serializers.BooleanField(
+        help_text="True when the start policy use_existing answered with a running workflow."
+    )
 
 
 class DecisionRequest(serializers.Serializer):
@@ -213,15 +216,91 @@ class WorkflowSummary(serializers.Serializer):
     createdAt = Timestamp(source="created_at")
 
 
+class OpenAssignmentOut(serializers.Serializer):
+    """One person an open step waits for (a ``selectors.workflows.OpenAssignment``)."""
+
+    user = serializers.CharField()
+    onBehalfOf = serializers.CharField(source="on_behalf_of", allow_null=True)
+    dueAt = Timestamp(source="due_at")
+    since = Timestamp()
+
+
+class OpenStepOut(serializers.Serializer):
+    """An approval step waiting for decisions (a ``selectors.workflows.OpenStep``)."""
+
+    step = serializers.CharField()
+    assignees = OpenAssignmentOut(many=True)
+
+
+class TimerOut(serializers.Serializer):
+    """The next durable wake-up (a ``Timer``): a deadline, a reminder, a wait, a signal's
+    time-out or an activity's heartbeat deadline."""
+
+    kind = serializers.CharField()
+    step = serializers.CharField()
+    fireAt = Timestamp(source="fire_at")
+
+
+class NullableTimestamp(Timestamp):
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(allow_null=True, **kwargs)
+
+    def to_representation(self, value: Any) -> Any:
+        return None if value is None else super().to_representation(value)
+
+
+class AttemptOut(serializers.Serializer):
+    """One attempt of the running activity's round (a ``selectors.workflows.AttemptView``):
+    ``outcome`` is ``ok``, the error's name or ``abandoned``, null while it runs."""
+
+    attempt = serializers.IntegerField()
+    notBefore = Timestamp(source="not_before")
+    startedAt = NullableTimestamp(source="started_at")
+    leaseUntil = NullableTimestamp(source="lease_until")
+    finishedAt = NullableTimestamp(source="finished_at")
+    outcome = serializers.CharField(allow_null=True)
+    error = serializers.CharField(allow_null=True)
+    message = serializers.CharField(allow_null=True, allow_blank=True)
+
+
+class RunningActivityOut(serializers.Serializer):
+    """The action step (or undo) the workflow waits on, with this round's attempts."""
+
+    step = serializers.CharField()
+    activity = serializers.CharField()
+    undo = serializers.BooleanField()
+    round = serializers.IntegerField()
+    idempotencyKey = serializers.CharField(source="idempotency_key")
+    attempts = AttemptOut(many=True)
+
+
 class WorkflowDetail(WorkflowSummary):
     """A workflow with its state and history. Render with the context ``assignees``
-    (``workflow_assignees``) and ``history`` (``workflow_history``)."""
+    (``workflow_assignees``), ``history`` (``workflow_history``) and ``now``
+    (``workflow_now``: open steps, next timer, running activity)."""
 
     engineStatus = serializers.CharField(source="status")
     data = serializers.DictField()  # type: ignore[assignment]
     assignees = serializers.SerializerMethodField()
     version = serializers.IntegerField()
+    openSteps = serializers.SerializerMethodField()
+    nextTimer = serializers.SerializerMethodField()
+    activity = serializers.SerializerMethodField()
     history = serializers.SerializerMethodField()
+
+    @extend_schema_field(OpenStepOut(many=True))
+    def get_openSteps(self, workflow: Any) -> Any:
+        return OpenStepOut(self.context["now"].open_steps, many=True).data
+
+    @extend_schema_field(TimerOut(allow_null=True))
+    def get_nextTimer(self, workflow: Any) -> Any:
+        timer = self.context["now"].next_timer
+        return None if timer is None else TimerOut(timer).data
+
+    @extend_schema_field(RunningActivityOut(allow_null=True))
+    def get_activity(self, workflow: Any) -> Any:
+        running = self.context["now"].activity
+        return None if running is None else RunningActivityOut(running).data
 
     @extend_schema_field(Assignee(many=True))
     def get_assignees(self, workflow: Any) -> Any:
@@ -247,6 +326,13 @@ class ErrorBody(serializers.Serializer):
     code = serializers.CharField()
     message = serializers.CharField()
     requestId = serializers.CharField()
+    workflowId = serializers.UUIDField(
+        required=False,
+        help_text=(
+            "With WORKFLOW_ALREADY_RUNNING and WORKFLOW_ALREADY_FINISHED: the workflow "
+            "that holds the subject."
+        ),
+    )
 
 
 class ErrorResponse(serializers.Serializer):

@@ -12,7 +12,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django_filters.utils import translate_validation
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import AllowAny, BasePermission
 from rest_framework.request import Request
@@ -25,7 +25,12 @@ from ..lockout import lockout_response
 from ..models import ApiToken, User, Workflow
 from ..runtime.commands import CommandResult
 from ..selectors.tasks import BAD_CURSOR, BadCursor, task_list_for_user
-from ..selectors.workflows import workflow_assignees, workflow_get, workflow_history
+from ..selectors.workflows import (
+    workflow_assignees,
+    workflow_get,
+    workflow_history,
+    workflow_now,
+)
 from ..services.directory import DeactivationRefused, UserNotFound, user_deactivate_by_name
 from ..services.tokens import token_issue, token_revoke
 from ..services.workflows import (
@@ -180,7 +185,16 @@ class WorkflowCollectionView(APIView):
     @extend_schema(
         request=s.StartRequestBody,
         parameters=[IDEMPOTENCY_KEY],
-        responses={201: s.StartResponse},
+        responses={
+            201: s.StartResponse,
+            200: OpenApiResponse(
+                s.StartResponse,
+                description=(
+                    "The start policy use_existing: the workflow already running for the "
+                    "subject (existing: true)"
+                ),
+            ),
+        },
         summary="Start a workflow",
     )
     def post(self, request: Request) -> Response:
@@ -199,7 +213,7 @@ class WorkflowCollectionView(APIView):
             idempotency_key=key,
             scope=_scope(request),
         )
-        response = Response(s.StartResponse(result).data, status=201)
+        response = Response(s.StartResponse(result).data, status=200 if result.existing else 201)
         response["Location"] = f"/api/workflows/{result.workflow_id}"
         if result.replayed:
             response["Idempotent-Replayed"] = "true"
@@ -230,15 +244,20 @@ class WorkflowDetailView(APIView):
     @extend_schema(
         parameters=[WORKFLOW_ID],
         responses={200: s.WorkflowDetail},
-        summary="A workflow: state, pinned template version and full history",
+        summary=(
+            "A workflow: state, open steps with assignees and due times, the next timer, "
+            "the running activity's attempts, pinned template version and full history"
+        ),
     )
     def get(self, request: Request, workflow_id: str) -> Response:
         wf = workflow_get(user=_user(request), workflow_id=_workflow_uuid(workflow_id))
         if wf is None:
             raise ApiError(404, "NOT_FOUND", NOT_FOUND)
+        history = workflow_history(workflow=wf)
         context = {
             "assignees": workflow_assignees(workflow=wf),
-            "history": workflow_history(workflow=wf),
+            "history": history,
+            "now": workflow_now(workflow=wf, history=history),
         }
         return Response(s.WorkflowDetail(wf, context=context).data)
 

@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('approvals', '0007_activity_rounds'),
+        ('approvals', '0009_heartbeats_and_start_schedules'),
     ]
 
     operations = [

@@ -3,6 +3,7 @@
 from ..audit.models import ChainSeal
 from .directory import Delegation, DirectoryVersion, OrgGroup, Tenant, User
 from .projections import ActivityAttempt, PendingTask, Timer, WorkflowParticipant
+from .schedules import StartSchedule
 from .tokens import ApiToken
 from .workflows import StartRequest, Workflow, WorkflowEvent, WorkflowStatus, WorkflowTemplate
 
@@ -15,6 +16,7 @@ __all__ = [
     "OrgGroup",
     "PendingTask",
     "StartRequest",
+    "StartSchedule",
     "Tenant",
     "Timer",
     "User",

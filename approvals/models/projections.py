@@ -78,6 +78,12 @@ class ActivityAttempt(models.Model):
     dispatched_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     outcome = models.CharField(max_length=32, blank=True)
+    # Heartbeats: how long the attempt may go without one (None: the step sets no
+    # heartbeat_timeout), when it gave the last, and the last details it gave (on a
+    # new attempt: those the attempt before left, handed to the activity to resume).
+    heartbeat_timeout_seconds = models.FloatField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_details = models.JSONField(null=True, blank=True)
 
     class Meta:
         constraints = [

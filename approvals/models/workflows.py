@@ -8,7 +8,7 @@ from typing import Any
 from django.db import models
 from django_fsm import FSMField, transition
 
-from templates_engine.state import STATUSES
+from templates_engine.state import STATUSES, TERMINAL
 
 from .directory import Tenant, User
 
@@ -50,6 +50,9 @@ WorkflowStatus = models.TextChoices(  # type: ignore[call-overload]
 
 S = WorkflowStatus
 
+# A workflow holds its subject from its start until it reaches one of these.
+ACTIVE_STATUSES = tuple(status for status in STATUSES if status not in TERMINAL)
+
 
 class Workflow(models.Model):
     """A running or finished workflow. ``version`` is the number of events so far;
@@ -71,6 +74,9 @@ class Workflow(models.Model):
     current_step = models.CharField(max_length=64, blank=True)
     version = models.PositiveIntegerField(default=0)
     snapshot = models.JSONField(default=dict)
+    # Started under a start policy that allows one running workflow per subject: the
+    # partial unique index ``workflow_subject_running`` holds it to one.
+    subject_exclusive = models.BooleanField(default=False, db_default=False)
     last_hash = models.CharField(max_length=64, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -81,6 +87,16 @@ class Workflow(models.Model):
             models.Index(fields=["tenant", "template_key", "-created_at"]),
             models.Index(fields=["tenant", "subject_type", "subject_id"]),
             models.Index(fields=["tenant", "submitter", "-created_at"]),
+        ]
+        constraints = [
+            # The database's answer to two starts racing for one subject: the second
+            # insert waits for the first transaction and then fails, on PostgreSQL and
+            # SQLite alike. A workflow leaves the index when it finishes.
+            models.UniqueConstraint(
+                fields=["tenant", "template_key", "subject_type", "subject_id"],
+                condition=models.Q(subject_exclusive=True, status__in=ACTIVE_STATUSES),
+                name="workflow_subject_running",
+            )
         ]
 
     # Transitions mirror the engine's status machine; the command path calls the one

@@ -200,10 +200,13 @@ def command_start(
     data: dict[str, Any],
     submitter: User,
     directory_version: int | None,
+    exclusive: bool = False,
 ) -> CommandResult:
     """Start a workflow: the new row, its first events and their projections, written
     in the caller's transaction (nothing to lock: nobody else knows the id yet, and no
-    history to read). Raises CommandRejected when the data does not fit the schema."""
+    history to read). ``exclusive`` claims the subject while the workflow runs (the
+    partial unique index ``workflow_subject_running``, see the start policies). Raises
+    CommandRejected when the data does not fit the schema."""
     now = clock.now()
     wf = Workflow(
         tenant_id=tenant_id,
@@ -214,6 +217,7 @@ def command_start(
         subject_id=subject_id,
         data=data,
         submitter=submitter,
+        subject_exclusive=exclusive,
         created_at=now,
         updated_at=now,
     )

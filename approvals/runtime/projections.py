@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from django.conf import settings
 
@@ -14,6 +15,7 @@ from templates_engine import RUNNING, State
 from templates_engine import commands as cmd
 from templates_engine import events as ev
 from templates_engine.keys import activity_key
+from templates_engine.state import PendingActivity
 
 from .. import clock
 from ..models import ActivityAttempt, PendingTask, Timer, Workflow, WorkflowParticipant
@@ -35,9 +37,35 @@ def project(
     _project_participants(wf, events, directory)
     _project_tasks(wf, old, new, now, directory)
     _project_timers(wf, old, new, command, now)
-    _project_activity(wf, old, new, command, now)
+    _project_activity(wf, old, new, now, events)
     project_operations(wf, events, now)
     mail_project_command(wf, old, new, events, now, directory)
+
+
+def _attempt_rows(wf: Workflow, a: PendingActivity) -> Any:
+    """The open outbox row of the attempt ``a``."""
+    return ActivityAttempt.objects.filter(
+        workflow_id=wf.pk,
+        step=a.step,
+        undo=a.undo,
+        round=a.round,
+        attempt=a.attempt,
+        finished_at__isnull=True,
+    )
+
+
+def _outcome(a: PendingActivity, events: Sequence[ev.Event]) -> str:
+    """How the attempt ``a`` ended, read from the events that ended it: ``ok``, the
+    error's name (``Timeout``, ``HeartbeatTimeout`` when a heartbeat timer fired, the
+    exception's class), or ``abandoned`` (cancelled, or the workflow moved on)."""
+    for e in events:
+        if isinstance(e, ev.ActivitySucceeded | ev.ActivityFailed) and (
+            e.step,
+            e.attempt,
+            e.undo,
+        ) == (a.step, a.attempt, a.undo):
+            return "ok" if isinstance(e, ev.ActivitySucceeded) else e.error
+    return "abandoned"
 
 
 def people_named(events: Iterable[ev.Event]) -> set[str]:
@@ -157,26 +185,23 @@ def _project_timers(
 
 
 def _project_activity(
-    wf: Workflow, old: State, new: State, command: cmd.Command, now: dt.datetime
+    wf: Workflow,
+    old: State,
+    new: State,
+    now: dt.datetime,
+    events: Sequence[ev.Event],
 ) -> None:
     if old.activity == new.activity:
+        if new.activity is not None and any(isinstance(e, ev.ActivityHeartbeat) for e in events):
+            _attempt_rows(wf, new.activity).update(
+                heartbeat_at=now,
+                heartbeat_details=new.heartbeat.details if new.heartbeat else None,
+            )
         return
     if old.activity is not None:
-        a = old.activity
-        if isinstance(command, cmd.ActivityCompleted):
-            outcome = "ok"
-        elif isinstance(command, cmd.ActivityFailed):
-            outcome = command.error
-        else:
-            outcome = "abandoned"
-        ActivityAttempt.objects.filter(
-            workflow_id=wf.pk,
-            step=a.step,
-            undo=a.undo,
-            round=a.round,
-            attempt=a.attempt,
-            finished_at__isnull=True,
-        ).update(finished_at=now, outcome=outcome[:32])
+        _attempt_rows(wf, old.activity).update(
+            finished_at=now, outcome=_outcome(old.activity, events)[:32]
+        )
     if new.activity is None:
         return
     a = new.activity
@@ -192,6 +217,8 @@ def _project_activity(
         idempotency_key=activity_key(str(wf.pk), a.step, a.undo, a.round),
         not_before=clock.from_epoch(a.not_before),
         timeout_seconds=a.timeout,
+        heartbeat_timeout_seconds=a.heartbeat_timeout,
+        heartbeat_details=new.heartbeat.details if new.heartbeat else None,
     )
     if attempt.not_before <= now:
         dispatch.attempts_dispatch_on_commit(attempt_ids=[attempt.pk])

@@ -12,7 +12,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from templates_engine.snapshot import state_from_dict
 
 from .. import access
-from ..models import User, Workflow, WorkflowEvent
+from ..models import ActivityAttempt, PendingTask, Timer, User, Workflow, WorkflowEvent
 
 
 def workflow_get(*, user: User, workflow_id: uuid.UUID | str) -> Workflow | None:
@@ -68,6 +68,130 @@ def workflow_assignees(*, workflow: Workflow) -> list[dict[str, str | None]]:
         if state.step and state.status == "RUNNING"
         else []
     )
+
+
+@dataclass(frozen=True)
+class OpenAssignment:
+    user: str
+    on_behalf_of: str | None
+    due_at: dt.datetime
+    since: dt.datetime
+
+
+@dataclass(frozen=True)
+class OpenStep:
+    step: str
+    assignees: list[OpenAssignment]
+
+
+@dataclass(frozen=True)
+class AttemptView:
+    attempt: int
+    not_before: dt.datetime
+    started_at: dt.datetime | None
+    lease_until: dt.datetime | None
+    finished_at: dt.datetime | None
+    outcome: str | None
+    error: str | None
+    message: str | None
+
+
+@dataclass(frozen=True)
+class RunningActivity:
+    step: str
+    activity: str
+    undo: bool
+    round: int
+    idempotency_key: str
+    attempts: list[AttemptView]
+
+
+@dataclass(frozen=True)
+class WorkflowNow:
+    """What a caller needs to act on a workflow without reading its history: who must
+    decide what by when, what wakes it next, and how its running activity is doing."""
+
+    open_steps: list[OpenStep]
+    next_timer: Timer | None
+    activity: RunningActivity | None
+
+
+def workflow_now(*, workflow: Workflow, history: list[HistoryEntry]) -> WorkflowNow:
+    """Read from the projections (tasks, timers, the activity outbox); the attempts'
+    error messages come from ``history`` (``workflow_history``), already at hand."""
+    return WorkflowNow(
+        open_steps=_open_steps(workflow),
+        next_timer=Timer.objects.filter(
+            workflow_id=workflow.pk, fired_at__isnull=True, dead_at__isnull=True
+        )
+        .order_by("fire_at", "pk")
+        .first(),
+        activity=_running_activity(workflow, history),
+    )
+
+
+def _open_steps(workflow: Workflow) -> list[OpenStep]:
+    tasks = (
+        PendingTask.objects.filter(workflow_id=workflow.pk)
+        .order_by("step", "due_at", "assignee__username")
+        .values_list("step", "assignee__username", "on_behalf_of", "due_at", "created_at")
+    )
+    steps: dict[str, list[OpenAssignment]] = {}
+    for step, user, behalf, due_at, since in tasks:
+        steps.setdefault(step, []).append(OpenAssignment(user, behalf or None, due_at, since))
+    return [OpenStep(step, assignees) for step, assignees in steps.items()]
+
+
+def _running_activity(workflow: Workflow, history: list[HistoryEntry]) -> RunningActivity | None:
+    state = state_from_dict(workflow.snapshot) if workflow.snapshot else None
+    pending = state.activity if state is not None else None
+    if pending is None:
+        return None
+    rows = list(
+        ActivityAttempt.objects.filter(
+            workflow_id=workflow.pk, step=pending.step, undo=pending.undo, round=pending.round
+        ).order_by("attempt")
+    )
+    errors = _round_errors(history, pending.step, pending.undo, pending.round)
+    return RunningActivity(
+        step=pending.step,
+        activity=pending.activity,
+        undo=pending.undo,
+        round=pending.round,
+        idempotency_key=rows[0].idempotency_key if rows else "",
+        attempts=[
+            AttemptView(
+                attempt=row.attempt,
+                not_before=row.not_before,
+                started_at=row.dispatched_at,
+                lease_until=row.lease_until,
+                finished_at=row.finished_at,
+                outcome=row.outcome or None,
+                error=errors.get(row.attempt, (None, None))[0],
+                message=errors.get(row.attempt, (None, None))[1],
+            )
+            for row in rows
+        ],
+    )
+
+
+def _round_errors(
+    history: list[HistoryEntry], step: str, undo: bool, round_: int
+) -> dict[int, tuple[str, str]]:
+    """attempt -> (error, message) of one round: the failures after the round's first
+    ActivityScheduled (a round's attempts follow each other; the next round of the
+    step starts with its own ActivityScheduled)."""
+    errors: dict[int, tuple[str, str]] = {}
+    in_round = False
+    for entry in history:
+        p = entry.payload
+        if p.get("step") != step or bool(p.get("undo", False)) != undo:
+            continue
+        if entry.type == "ActivityScheduled":
+            in_round = p.get("round", 1) == round_
+        elif entry.type == "ActivityFailed" and in_round:
+            errors[p["attempt"]] = (p["error"], p.get("message", ""))
+    return errors
 
 
 def workflows_submitted(*, user: User, limit: int = 100) -> list[Workflow]:

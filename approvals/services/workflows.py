@@ -10,16 +10,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import IntegrityError
 
 from templates_engine import commands as cmd
+from templates_engine import start_policy as policy
+from templates_engine.start_policy import StartPolicy
 
 from .. import access, clock
 from ..definitions import definition_for
 from ..models import StartRequest, User, Workflow, WorkflowTemplate
+from ..models.workflows import ACTIVE_STATUSES
 from ..runtime import store
 from ..runtime.commands import (
+    BUSY,
     WORKFLOW_NOT_FOUND,
     Actor,
+    Busy,
     CommandResult,
     TemplateRef,
     WorkflowNotFound,
@@ -37,6 +43,16 @@ IDEMPOTENCY_KEY_REUSED = "This Idempotency-Key was used with a different request
 # Visible ASCII: a header value survives every proxy as sent; 255 is the column's length.
 IDEMPOTENCY_KEY_PATTERN = r"^[!-~]{1,255}$"
 IDEMPOTENCY_KEY_INVALID = "Idempotency-Key must be 1 to 255 visible ASCII characters (no spaces)."
+WORKFLOW_ALREADY_RUNNING = (
+    "A {template} workflow for {subject_type} {subject_id} is already running: {workflow_id}."
+)
+WORKFLOW_ALREADY_FINISHED = (
+    "A {template} workflow for {subject_type} {subject_id} has already run ({workflow_id}); "
+    "this workflow template starts one per subject."
+)
+# Inserts that lose a race for a subject and then find its winner already finished
+# (a start that completes at once) try again; two rounds are enough in practice.
+MAX_SUBJECT_RETRIES = 3
 
 
 def idempotency_key_valid(key: str) -> bool:
@@ -70,6 +86,23 @@ class IdempotencyKeyReused(Exception):
     pass
 
 
+class SubjectTaken(Exception):
+    """The template's start policy refuses a start for this subject; ``workflow_id``
+    names the workflow that holds it (running, or finished)."""
+
+    def __init__(self, message: str, workflow_id: uuid.UUID) -> None:
+        super().__init__(message)
+        self.workflow_id = workflow_id
+
+
+class WorkflowAlreadyRunning(SubjectTaken):
+    pass
+
+
+class WorkflowAlreadyFinished(SubjectTaken):
+    pass
+
+
 @dataclass(frozen=True)
 class StartResult:
     workflow_id: uuid.UUID
@@ -77,6 +110,8 @@ class StartResult:
     status: str
     version: int
     replayed: bool = False
+    # The start policy ``use_existing`` answered with a workflow already running.
+    existing: bool = False
 
     def recorded(self) -> dict[str, Any]:
         """What an Idempotency-Key's row keeps of the first start, to replay it."""
@@ -85,6 +120,7 @@ class StartResult:
             "templateVersion": self.template_version,
             "status": self.status,
             "version": self.version,
+            "existing": self.existing,
         }
 
     @classmethod
@@ -95,6 +131,17 @@ class StartResult:
             status=recorded["status"],
             version=recorded["version"],
             replayed=True,
+            existing=recorded.get("existing", False),
+        )
+
+    @classmethod
+    def of_existing(cls, wf: Workflow) -> StartResult:
+        return cls(
+            workflow_id=wf.pk,
+            template_version=wf.template_version,
+            status=wf.public_status,
+            version=wf.version,
+            existing=True,
         )
 
 
@@ -112,68 +159,137 @@ def workflow_start(
 
     With an ``idempotency_key`` a repeat returns the first response; concurrent
     repeats create one workflow (the second waits on the key's unique index).
-    Raises access.Forbidden when the submitter (or the token's ``scope``) may not.
+    The template's start policy decides what a start for a subject that has a running
+    or a finished workflow does: raises WorkflowAlreadyRunning or
+    WorkflowAlreadyFinished, or answers with the running one (``existing``). The
+    policy is read in the first round trip (the clear answer) and held by the partial
+    unique index ``workflow_subject_running`` (the race: of two starts inserting at
+    once the second fails at COMMIT and is tried again, to be answered as if it had
+    come after the first). Raises access.Forbidden when the submitter (or the
+    token's ``scope``) may not.
 
-    Two round trips on PostgreSQL: BEGIN, the key's claim, the template and the
-    directory version together; the workflow, its events, projections and COMMIT
-    together.
+    Two round trips on PostgreSQL: BEGIN, the template, the subject's workflows, the
+    key's claim and the directory version together; the workflow, its events,
+    projections and COMMIT together.
     """
-    tenant_id = submitter.member_tenant_id
     access.check_may_start(submitter, template_key, scope)
-    body_hash = ""
-    reads: list[tuple[str, list[Any]]] = [
-        (_LATEST_SQL, [tenant_id, template_key]),
-        (VERSION_SQL, []),
-    ]
-    if idempotency_key:
-        body_hash = start_body_hash(
-            template_key=template_key, subject_type=subject_type, subject_id=subject_id, data=data
-        )
-        now = store.param(StartRequest, "created_at", clock.now())
-        reads.append((_CLAIM_SQL, [tenant_id, submitter.pk, idempotency_key, body_hash, now]))
-    with store.pipelined():
-        latest, version, *claimed = store.fetch_many(reads)
-        if not latest:
-            raise TemplateNotFound(TEMPLATE_NOT_FOUND.format(key=template_key))
-        if latest[0][3] is not None:
-            raise TemplateRetired(TEMPLATE_RETIRED.format(key=template_key))
-        if idempotency_key and not claimed[0]:
-            # Another start holds the key (the claim waited for it to commit).
-            prior = StartRequest.objects.get(
-                tenant_id=tenant_id, user=submitter, key=idempotency_key
+    start = _Start(submitter, template_key, subject_type, subject_id, data, idempotency_key)
+    for _ in range(MAX_SUBJECT_RETRIES):
+        try:
+            return start.run()
+        except IntegrityError as exc:
+            if "workflow_subject_running" not in str(exc):
+                raise
+    raise Busy(BUSY)
+
+
+@dataclass(frozen=True)
+class _Start:
+    submitter: User
+    template_key: str
+    subject_type: str
+    subject_id: str
+    data: dict[str, Any]
+    idempotency_key: str | None
+
+    def run(self) -> StartResult:
+        tenant_id = self.submitter.member_tenant_id
+        key = self.idempotency_key
+        subject = [tenant_id, self.template_key, self.subject_type, self.subject_id]
+        reads: list[tuple[str, list[Any]]] = [
+            (_LATEST_SQL, [tenant_id, self.template_key]),
+            (VERSION_SQL, []),
+            (_SUBJECT_SQL, [*_ACTIVE, *subject, *_ACTIVE, *subject]),
+        ]
+        body_hash = ""
+        if key:
+            body_hash = start_body_hash(
+                template_key=self.template_key,
+                subject_type=self.subject_type,
+                subject_id=self.subject_id,
+                data=self.data,
             )
-            if prior.body_hash != body_hash:
-                raise IdempotencyKeyReused(IDEMPOTENCY_KEY_REUSED)
-            assert prior.response is not None
-            return StartResult.replay(prior.response)
-        template = TemplateRef(*latest[0][:3])
-        result = command_start(
-            tenant_id=tenant_id,
-            template=template,
-            subject_type=subject_type,
-            subject_id=subject_id,
-            data=data,
-            submitter=submitter,
-            directory_version=version[0][0] if version else None,
-        )
-        started = StartResult(
-            workflow_id=result.workflow_id,
-            template_version=template.version,
-            status=result.status,
-            version=result.version,
-        )
-        if idempotency_key:
-            store.update(
-                StartRequest,
-                claimed[0][0][0],
-                {"workflow": result.workflow_id, "response": started.recorded()},
+            now = store.param(StartRequest, "created_at", clock.now())
+            reads.append((_CLAIM_SQL, [tenant_id, self.submitter.pk, key, body_hash, now]))
+        with store.pipelined():
+            latest, version, workflows, *claimed = store.fetch_many(reads)
+            if not latest:
+                raise TemplateNotFound(TEMPLATE_NOT_FOUND.format(key=self.template_key))
+            if latest[0][3] is not None:
+                raise TemplateRetired(TEMPLATE_RETIRED.format(key=self.template_key))
+            if key and not claimed[0]:
+                # Another start holds the key (the claim waited for it to commit).
+                prior = StartRequest.objects.get(tenant_id=tenant_id, user=self.submitter, key=key)
+                if prior.body_hash != body_hash:
+                    raise IdempotencyKeyReused(IDEMPOTENCY_KEY_REUSED)
+                assert prior.response is not None
+                return StartResult.replay(prior.response)
+            template = TemplateRef(*latest[0][:3])
+            rule = definition_for(template.id).start_policy
+            running, finished = workflows[0]
+            started = self._policy_answer(rule, running, finished)
+            if started is None:
+                result = command_start(
+                    tenant_id=tenant_id,
+                    template=template,
+                    subject_type=self.subject_type,
+                    subject_id=self.subject_id,
+                    data=self.data,
+                    submitter=self.submitter,
+                    directory_version=version[0][0] if version else None,
+                    exclusive=rule.while_running != policy.ALLOW,
+                )
+                started = StartResult(
+                    workflow_id=result.workflow_id,
+                    template_version=template.version,
+                    status=result.status,
+                    version=result.version,
+                )
+            if key:
+                store.update(
+                    StartRequest,
+                    claimed[0][0][0],
+                    {"workflow": started.workflow_id, "response": started.recorded()},
+                )
+        return started
+
+    def _policy_answer(self, rule: StartPolicy, running: Any, finished: Any) -> StartResult | None:
+        """The answer the policy gives without starting, or None to start a new one."""
+        if rule.while_running != policy.ALLOW and running is not None:
+            if rule.while_running == policy.USE_EXISTING:
+                return StartResult.of_existing(Workflow.objects.get(pk=running))
+            raise WorkflowAlreadyRunning(self._message(WORKFLOW_ALREADY_RUNNING, running), running)
+        if rule.after_finished == policy.REJECT and finished is not None:
+            raise WorkflowAlreadyFinished(
+                self._message(WORKFLOW_ALREADY_FINISHED, finished), finished
             )
-    return started
+        return None
+
+    def _message(self, text: str, workflow_id: Any) -> str:
+        return text.format(
+            template=self.template_key,
+            subject_type=self.subject_type,
+            subject_id=self.subject_id,
+            workflow_id=workflow_id,
+        )
 
 
 _LATEST_SQL = (
     f"SELECT id, key, version, retired_at FROM {store.table(WorkflowTemplate)}"
     " WHERE tenant_id = %s AND key = %s ORDER BY version DESC LIMIT 1"
+)
+# The subject's first running workflow and its last finished one, of this template.
+_ACTIVE = list(ACTIVE_STATUSES)
+_IN_ACTIVE = ", ".join(["%s"] * len(_ACTIVE))
+_OF_SUBJECT = (
+    f" FROM {store.table(Workflow)} WHERE tenant_id = %s AND template_key = %s"
+    " AND subject_type = %s AND subject_id = %s"
+)
+_SUBJECT_SQL = (
+    f"SELECT (SELECT id{_OF_SUBJECT.replace('WHERE', f'WHERE status IN ({_IN_ACTIVE}) AND')}"
+    " ORDER BY created_at LIMIT 1),"
+    f" (SELECT id{_OF_SUBJECT.replace('WHERE', f'WHERE status NOT IN ({_IN_ACTIVE}) AND')}"
+    " ORDER BY created_at DESC LIMIT 1)"
 )
 # The key's row, or nothing when another start has it (ON CONFLICT waits for that one
 # to commit or roll back, so concurrent repeats make one workflow).

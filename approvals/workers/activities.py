@@ -7,6 +7,13 @@
 * ``attempt_sweep`` re-dispatches attempts whose message was lost and records an
   expired lease as a failed attempt with the error ``Timeout``.
 
+An activity that takes ``context`` may heartbeat: each heartbeat goes through the
+command path (``Heartbeat``), which moves the attempt's heartbeat timer (a durable
+timer row) to ``now + heartbeat_timeout``; if the worker dies, the timer poller fires
+it and the attempt fails with ``HeartbeatTimeout`` long before its lease of the
+step's whole ``timeout`` runs out. The next attempt's context carries the last
+heartbeat's details.
+
 An outcome is recorded under the request id ``#attempt:<id>``, so whichever of the
 worker and the sweeper records first wins and the other is a duplicate.
 """
@@ -27,7 +34,7 @@ from templates_engine import TIMEOUT
 from templates_engine import commands as cmd
 
 from .. import clock, metrics
-from ..activities import get_activity
+from ..activities import ActivityContext, AttemptAbandoned, get_activity
 from ..definitions import definition_for
 from ..models import ActivityAttempt, Workflow
 from ..runtime.commands import CommandResult, command_execute
@@ -130,10 +137,18 @@ def attempt_run(*, attempt_id: int) -> CommandResult | None:
         )
     else:
         try:
-            result = spec(attempt.idempotency_key, dict(data or {}), _params(attempt, template_id))
+            result = spec(
+                attempt.idempotency_key,
+                dict(data or {}),
+                _params(attempt, template_id),
+                _context(attempt),
+            )
             outcome = cmd.ActivityCompleted(
                 attempt.step, attempt.attempt, attempt.undo, _jsonable(result), attempt.round
             )
+        except AttemptAbandoned:
+            log.info("attempt %s was abandoned by its workflow; stopped", attempt.pk)
+            return None
         except Exception as exc:  # an activity's failure is data for the retry policy
             outcome = cmd.ActivityFailed(
                 attempt.step,
@@ -152,6 +167,39 @@ def attempt_run(*, attempt_id: int) -> CommandResult | None:
         command=outcome,
         request_id=outcome_request_id(attempt.pk),
     )
+
+
+# A heartbeat is an event in the workflow's history: at most one per this share of the
+# heartbeat timeout (a third leaves two more chances before the timer fires), and one
+# per this many seconds when the step sets no heartbeat timeout.
+_HEARTBEAT_SHARE = 1 / 3
+_HEARTBEAT_INTERVAL_WITHOUT_TIMEOUT = 30.0
+
+
+def _context(attempt: ActivityAttempt) -> ActivityContext:
+    timeout = attempt.heartbeat_timeout_seconds
+    return ActivityContext(
+        attempt=attempt.attempt,
+        round=attempt.round,
+        heartbeat_details=attempt.heartbeat_details,
+        send=lambda details: attempt_heartbeat(attempt=attempt, details=details),
+        min_interval=(
+            timeout * _HEARTBEAT_SHARE if timeout else _HEARTBEAT_INTERVAL_WITHOUT_TIMEOUT
+        ),
+    )
+
+
+def attempt_heartbeat(*, attempt: ActivityAttempt, details: Any = None) -> bool:
+    """Record a heartbeat of ``attempt`` through the command path. False when the
+    workflow no longer waits for it (it failed meanwhile, or the workflow ended)."""
+    command_execute(
+        tenant_id=attempt.tenant_id,
+        workflow_id=attempt.workflow_id,
+        command=cmd.Heartbeat(
+            attempt.step, attempt.attempt, _jsonable(details), attempt.undo, attempt.round
+        ),
+    )
+    return ActivityAttempt.objects.filter(pk=attempt.pk, finished_at__isnull=True).exists()
 
 
 def _params(attempt: ActivityAttempt, template_id: int) -> Mapping[str, Any]:

@@ -26,6 +26,9 @@ PERIODIC_JOBS: tuple[PeriodicJob, ...] = (
         "sweep-activities", "approvals.sweep_activities", "APPROVALS_SWEEP_INTERVAL_SECONDS", 5
     ),
     PeriodicJob(
+        "start-scheduled", "approvals.start_scheduled", "APPROVALS_SCHEDULE_INTERVAL_SECONDS", 30
+    ),
+    PeriodicJob(
         "prune-fired-timers",
         "approvals.prune_fired_timers",
         "APPROVALS_PRUNE_INTERVAL_SECONDS",

@@ -14,6 +14,7 @@ from django.db import close_old_connections
 from ..audit.seal import seal_all
 from ..notifications.tasks import send_digests, sweep_mail
 from ..services.directory import stragglers_hand_on
+from ..services.schedules import schedules_start_due
 from .activities import attempt_run, attempt_sweep
 from .timers import timer_drain, timer_prune
 
@@ -53,6 +54,12 @@ def hand_on_tasks() -> int:
     return stragglers_hand_on()
 
 
+@shared_task(name="approvals.start_scheduled", ignore_result=True)
+def start_scheduled() -> int:
+    """Start the due periods of the organisations' start schedules."""
+    return len(schedules_start_due())
+
+
 PERIODIC_TASKS: dict[str, Callable[[], Any]] = {
     task.name: task
     for task in (
@@ -63,5 +70,6 @@ PERIODIC_TASKS: dict[str, Callable[[], Any]] = {
         send_digests,
         seal_audit,
         hand_on_tasks,
+        start_scheduled,
     )
 }

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 EXPENSE = "expense-approval"
 
 
 def start_expense(
-    client: Any, amount: int, *, key: str | None = None, subject: str = "E-1", **data: Any
+    client: Any, amount: int, *, key: str | None = None, subject: str | None = None, **data: Any
 ) -> Any:
+    """Start an expense; without a ``subject`` each start is for an expense of its own
+    (the template's start policy refuses a second running one for the same subject),
+    but repeats of one Idempotency-Key ``key`` send one body."""
+    subject = subject or (f"E-{key}" if key else f"E-{uuid.uuid4().hex[:12]}")
     body = {
         "template": EXPENSE,
         "subject": {"type": "expense", "id": subject},

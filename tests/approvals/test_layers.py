@@ -42,6 +42,7 @@ LAYERS: dict[str, str] = {
     "approvals.decisions": "base",
     "approvals.zones": "base",
     "approvals.activities": "base",  # the registry of activity functions
+    "approvals.cron": "base",  # cron expressions of start schedules
     "approvals.runtime": "runtime",
     "approvals.access": "access",
     "approvals.selectors": "selectors",

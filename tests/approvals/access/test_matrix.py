@@ -382,6 +382,12 @@ ROWS = [
         api=False,
     ),
     Row(
+        "admin:approvals_startschedule_add",
+        lambda c, w, p: c.get("/admin/approvals/startschedule/add/"),
+        answers("302", "302", "302", "302", "200", "403", "302", "302", "302", "200", "302"),
+        api=False,
+    ),
+    Row(
         "admin:approvals_workflow_audit_export",
         lambda c, w, p: c.get("/admin/approvals/workflow/audit-export/"),
         answers("302", "302", "302", "302", "403", "200", "200", "302", "302", "200", "302"),
@@ -426,6 +432,7 @@ ROWS = [
 ADMIN_LISTS = {
     "approvals.workflowtemplate": ("200", "200", "403"),  # (finance admin, auditor, org admin)
     "approvals.delegation": ("200", "200", "403"),
+    "approvals.startschedule": ("200", "200", "403"),
     "approvals.workflow": ("403", "200", "200"),
     "approvals.pendingtask": ("403", "200", "200"),
     "approvals.timer": ("403", "200", "200"),

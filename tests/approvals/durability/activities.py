@@ -101,3 +101,24 @@ def durable_effect(key: str, data: dict[str, Any]) -> dict[str, Any]:
     new = _record(key)
     hold(r, "after")
     return {"key": key, "new": new}
+
+
+HEARTBEAT_ITEMS = 6
+# The item before which ``durable_heartbeats`` waits on the hold ``beating``.
+HEARTBEAT_HOLD_AT = 3
+
+
+@activity("durable_heartbeats", queue=QUEUE)
+def durable_heartbeats(key: str, data: dict[str, Any], *, context: Any) -> dict[str, Any]:
+    """Works through ``HEARTBEAT_ITEMS`` items, heartbeating ``{"done": n}`` after each,
+    and starts from the ``done`` the attempt before left. Each attempt pushes
+    ``<attempt>:<first item>`` onto ``durability:resumed:<key>``."""
+    r = broker()
+    first = int((context.heartbeat_details or {}).get("done", 0))
+    r.rpush(f"durability:resumed:{key}", f"{context.attempt}:{first}")
+    for item in range(first, HEARTBEAT_ITEMS):
+        if item == HEARTBEAT_HOLD_AT:
+            hold(r, "beating")
+        context.heartbeat({"done": item + 1})
+        time.sleep(0.05)
+    return {"done": HEARTBEAT_ITEMS}

@@ -25,6 +25,7 @@ def test_beat_runs_every_periodic_job_under_its_task_name() -> None:
     assert {name: entry["task"] for name, entry in beat.items()} == {
         "poll-timers": "approvals.poll_timers",
         "sweep-activities": "approvals.sweep_activities",
+        "start-scheduled": "approvals.start_scheduled",
         "prune-fired-timers": "approvals.prune_fired_timers",
         "sweep-mail": "approvals.sweep_mail",
         "send-digests": "approvals.send_digests",
