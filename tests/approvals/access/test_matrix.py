@@ -343,7 +343,7 @@ ROWS = [
     Row(
         "admin:approvals_workflowtemplate_diff",
         lambda c, w, p: c.get(f"/admin/approvals/workflowtemplate/{w.template_pk}/diff/"),
-        answers("302", "302", "302", "302", "200", "200", "302", "302", "302", "200", "302"),
+        answers("302", "302", "302", "302", "200", "200", "403", "302", "302", "200", "302"),
         api=False,
     ),
     Row(
@@ -352,19 +352,19 @@ ROWS = [
             f"/admin/approvals/workflowtemplate/{w.template_pk}/try/",
             {"try_submitter": "alice", "try_data": "{}"},
         ),
-        answers("302", "302", "302", "302", "200", "200", "302", "302", "302", "200", "302"),
+        answers("302", "302", "302", "302", "200", "200", "403", "302", "302", "200", "302"),
         api=False,
     ),
     Row(
         "admin:approvals_workflowtemplate_retire",
         lambda c, w, p: c.post(f"/admin/approvals/workflowtemplate/{w.template_pk}/retire/"),
-        answers("302", "302", "302", "302", "302", "403", "302", "302", "302", "302", "302"),
+        answers("302", "302", "302", "302", "302", "403", "403", "302", "302", "302", "302"),
         api=False,
     ),
     Row(
         "admin:approvals_workflowtemplate_rollback",
         lambda c, w, p: c.post(f"/admin/approvals/workflowtemplate/{w.template_pk}/rollback/"),
-        answers("302", "302", "302", "302", "302", "403", "302", "302", "302", "302", "302"),
+        answers("302", "302", "302", "302", "302", "403", "403", "302", "302", "302", "302"),
         api=False,
     ),
     Row(
@@ -384,7 +384,7 @@ ROWS = [
     Row(
         "admin:approvals_startschedule_add",
         lambda c, w, p: c.get("/admin/approvals/startschedule/add/"),
-        answers("302", "302", "302", "302", "200", "403", "302", "302", "302", "200", "302"),
+        answers("302", "302", "302", "302", "200", "403", "403", "302", "302", "200", "302"),
         api=False,
     ),
     Row(
