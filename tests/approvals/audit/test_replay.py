@@ -60,3 +60,29 @@ def test_a_snapshot_that_does_not_match_its_history_is_reported(acme: Any, api: 
     assert not any(ids[1] in line for line in lines)
     found, checked = replay_verify(tenant=acme)
     assert checked == 3 and {d.workflow_id for d in found} == {ids[0], ids[2]}
+
+
+def test_a_snapshot_of_an_older_shape_is_checked_on_what_it_holds(acme: Any, api: Any) -> None:
+    ids = run_expenses(api, 2)
+    # As an older release stored them: an earlier snapshot version, without the fields
+    # added since (the next command would rewrite it); the second one also altered.
+    with connection.cursor() as c:
+        for wid, step in ((ids[0], None), (ids[1], "finance_x")):
+            c.execute(
+                "UPDATE approvals_workflow SET snapshot = (snapshot - 'failed_step')"
+                " || jsonb_build_object('snapshot_version', 3) WHERE id = %s",
+                [wid],
+            )
+            if step:
+                c.execute(
+                    "UPDATE approvals_workflow"
+                    " SET snapshot = jsonb_set(snapshot, '{step}', to_jsonb(%s::text))"
+                    " WHERE id = %s",
+                    [step, wid],
+                )
+
+    found, checked = replay_verify()
+
+    assert checked == 2
+    assert [str(d) for d in found if d.workflow_id == ids[0]] == []
+    assert [(d.workflow_id, ".step" in d.what) for d in found] == [(ids[1], True)]
