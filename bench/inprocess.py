@@ -138,9 +138,22 @@ _PEER_LINE = re.compile(r"^\s+(start|decisions_all|decisions)\s+([\d.]+) ops/s")
 
 def _peer(n: int) -> dict[str, float]:
     """The peer's starts/s and decisions/s, one process and two."""
+    # The peer is its own Django project: none of our settings may leak into it.
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("DJANGO_", "DATABASE", "APPROVALS_", "CELERY_", "SECRET_KEY"))
+    }
     proc = subprocess.run(
-        ["bash", str(PEER), str(n)], capture_output=True, text=True, timeout=900, check=True
+        ["bash", str(PEER), str(n)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+        env=env,
     )
+    if proc.returncode != 0:
+        raise SystemExit(f"the peer failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
     figures: dict[str, float] = {}
     procs = 1
     for line in proc.stdout.splitlines():

@@ -13,10 +13,10 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Iterable, Iterator, Sequence
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from django.db.models import Field, Model
 from psycopg.pq import TransactionStatus
 
@@ -48,8 +48,20 @@ def _quote(name: str | None) -> str:
     return connection.ops.quote_name(name)
 
 
-def _prep(fields: Sequence[Field[Any, Any]], values: Sequence[Any]) -> list[Any]:
-    return [f.get_db_prep_save(v, connection) for f, v in zip(fields, values, strict=True)]
+def _prep(fields: Sequence[Field[Any, Any]], values: Sequence[Any], db: Any) -> list[Any]:
+    return [f.get_db_prep_save(v, db) for f, v in zip(fields, values, strict=True)]
+
+
+@lru_cache(maxsize=512)
+def _insert_sql(model: type[Model], names: tuple[str, ...], rows: int, ignore: bool) -> str:
+    table, named = _fields(model, names)
+    fields = [*named, *_defaulted(model, names)]
+    columns = ", ".join(_quote(f.column) for f in fields)
+    one = "(" + ", ".join(["%s"] * len(fields)) + ")"
+    sql = f"INSERT INTO {_quote(table)} ({columns}) VALUES {', '.join([one] * rows)}"
+    if ignore:
+        sql += " ON CONFLICT DO NOTHING"  # PostgreSQL and SQLite 3.24+
+    return sql
 
 
 def insert(
@@ -60,22 +72,20 @@ def insert(
     on_conflict_ignore: bool = False,
 ) -> None:
     """INSERT the rows (values in the order of ``names``) in one statement; with
-    ``on_conflict_ignore`` rows that would break a unique constraint are skipped."""
+    ``on_conflict_ignore`` rows that would break a unique constraint are skipped.
+    The statement's text is built once per shape."""
     rows = list(rows)
     if not rows:
         return
-    table, named = _fields(model, names)
+    db = connections[DEFAULT_DB_ALIAS]  # the proxy's lookup, once rather than per value
+    _, named = _fields(model, names)
     defaulted = _defaulted(model, names)
     fields = [*named, *defaulted]
-    columns = ", ".join(_quote(f.column) for f in fields)
-    one = "(" + ", ".join(["%s"] * len(fields)) + ")"
     params: list[Any] = []
     for row in rows:
-        params.extend(_prep(fields, [*row, *(f.get_default() for f in defaulted)]))
-    sql = f"INSERT INTO {_quote(table)} ({columns}) VALUES {', '.join([one] * len(rows))}"
-    if on_conflict_ignore:
-        sql += " ON CONFLICT DO NOTHING"  # PostgreSQL and SQLite 3.24+
-    with connection.cursor() as cursor:
+        params.extend(_prep(fields, [*row, *(f.get_default() for f in defaulted)], db))
+    sql = _insert_sql(model, names, len(rows), on_conflict_ignore)
+    with db.cursor() as cursor:
         cursor.execute(sql, params)
 
 
@@ -87,7 +97,10 @@ def update(model: type[Model], pk: Any, values: dict[str, Any]) -> None:
     assert pk_field is not None
     assignments = ", ".join(f"{_quote(f.column)} = %s" for f in fields)
     sql = f"UPDATE {_quote(table)} SET {assignments} WHERE {_quote(pk_field.column)} = %s"
-    params = [*_prep(fields, list(values.values())), pk_field.get_db_prep_value(pk, connection)]
+    params = [
+        *_prep(fields, list(values.values()), connection),
+        pk_field.get_db_prep_value(pk, connection),
+    ]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
 
