@@ -184,11 +184,6 @@ def fetch_many(queries: Sequence[tuple[str, Sequence[Any]]]) -> list[list[tuple[
             cursor.close()
 
 
-def pipeline_active() -> bool:
-    raw = connection.connection
-    return raw is not None and getattr(raw, "_pipeline", None) is not None
-
-
 @contextlib.contextmanager
 def pipelined() -> Iterator[None]:
     """A transaction whose statements are sent without waiting for each answer.
@@ -204,7 +199,8 @@ def pipelined() -> Iterator[None]:
     Inside the block a failed statement is reported when its result is read or at
     COMMIT, and it aborts the transaction: nothing inside may catch a database error
     and carry on (no savepoint recovery). Anywhere else (SQLite, or already inside a
-    transaction, as in tests and the embedded start path) this is ``atomic()``.
+    transaction: tests, or a use-case that groups several commands, such as a
+    deactivation handing on every task) this is ``atomic()``.
     """
     if connection.vendor != "postgresql" or connection.in_atomic_block:
         with transaction.atomic():
