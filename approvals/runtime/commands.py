@@ -178,8 +178,25 @@ def _execute_locked(
         metrics.DUPLICATES.labels(command.type).inc()
         return CommandResult(wf.pk, recorded["status"], recorded["version"], duplicate=True)
     definition = definition_for(wf.template_id)
-    state = load_state(wf, definition)
     directory = TenantDirectory(tenant_id, version_rows[0][0] if version_rows else None)
+    state = load_state(wf, definition)
+    return _decide_and_write(
+        wf, definition, state, command, actor, request_id, fingerprint, now, directory
+    )
+
+
+def _decide_and_write(
+    wf: Workflow,
+    definition: Definition,
+    state: State,
+    command: cmd.Command,
+    actor: Actor,
+    request_id: str | None,
+    fingerprint: str,
+    now: Any,
+    directory: TenantDirectory,
+) -> CommandResult:
+    """Decide, append the events, project them: the part every command shares."""
     ctx = Context(now=now.timestamp(), rng=random.Random(), directory=directory)
     events = decide(definition, state, command, ctx)
     new_state = state
@@ -222,18 +239,17 @@ def command_start(
         updated_at=now,
     )
     definition = definition_for(template.id)
-    state = replay(definition, ())
-    directory = TenantDirectory(tenant_id, directory_version)
-    ctx = Context(now=now.timestamp(), rng=random.Random(), directory=directory)
-    command = cmd.Start(data, submitter.username)
-    events = decide(definition, state, command, ctx)
-    new_state = state
-    for event in events:
-        new_state = evolve(new_state, event)
-    actor = Actor(submitter, "submitter")
-    _append(wf, events, new_state, actor, None, "", now, directory)
-    project(wf, state, new_state, command, now, directory, events)
-    return CommandResult(wf.pk, wf.public_status, wf.version)
+    return _decide_and_write(
+        wf,
+        definition,
+        replay(definition, ()),
+        cmd.Start(data, submitter.username),
+        Actor(submitter, "submitter"),
+        None,
+        "",
+        now,
+        TenantDirectory(tenant_id, directory_version),
+    )
 
 
 @dataclass(frozen=True)
