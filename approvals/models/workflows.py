@@ -85,7 +85,12 @@ class Workflow(models.Model):
         indexes = [
             models.Index(fields=["tenant", "status", "-created_at"]),
             models.Index(fields=["tenant", "template_key", "-created_at"]),
-            models.Index(fields=["tenant", "subject_type", "subject_id"]),
+            # A subject's workflows of one template, oldest first: the start policy's
+            # lookup reads one entry of it, however many workflows the tenant has.
+            models.Index(
+                fields=["tenant", "subject_type", "subject_id", "template_key", "created_at"],
+                name="workflow_subject",
+            ),
             models.Index(fields=["tenant", "submitter", "-created_at"]),
         ]
         constraints = [

@@ -168,7 +168,7 @@ def _due(notice: Notice, recipient: Contact) -> str:
     return zones.moment(at, zones.zone_of(recipient) or dt.UTC)
 
 
-def render(
+def facts(
     *,
     wf: Workflow,
     notice: Notice,
@@ -176,8 +176,9 @@ def render(
     people: dict[str, Contact],
     title: str,
     submitter: Contact | None,
-) -> tuple[str, str, str]:
-    """Subject, text body and HTML body of one mail."""
+) -> tuple[str, dict[str, Any]]:
+    """The subject of one mail and the facts its bodies are rendered from (plain JSON:
+    the row keeps them, and the sender renders outside the command's transaction)."""
     amount = amount_of(wf.data)
     what = f"{title} {amount}".strip() if amount else title
     requester = _name(submitter)
@@ -216,9 +217,14 @@ def render(
         "link_days": settings.APPROVALS_LINK_MAX_AGE_SECONDS // 86400,
         "settings_url": settings.APPROVALS_BASE_URL + reverse("notification-settings"),
     }
+    return subject[:300], ctx
+
+
+def render_bodies(ctx: dict[str, Any]) -> tuple[str, str]:
+    """The text and HTML bodies of a mail from its stored facts."""
     text = render_to_string("approvals/mail/message.txt", ctx)
     html = render_to_string("approvals/mail/message.html", ctx)
-    return subject[:300], text, html
+    return text, html
 
 
 def mail_project(
@@ -254,7 +260,7 @@ def mail_project(
         if user is None or not user.is_active or not user.email:
             continue  # nobody to write to; the inbox still shows the task
         digest = user.mode == NotificationMode.DIGEST
-        subject, text, html = render(
+        subject, ctx = facts(
             wf=wf,
             notice=n,
             recipient=user,
@@ -272,8 +278,7 @@ def mail_project(
                 digest,
                 user.email,
                 subject,
-                text,
-                html,
+                ctx,
                 message_id(workflow_id=wf.pk, seq=n.seq, user_id=user.pk),
                 now,
                 now,
@@ -295,8 +300,7 @@ _MAIL_COLUMNS = (
     "digest",
     "to_address",
     "subject",
-    "text_body",
-    "html_body",
+    "context",
     "message_id",
     "next_attempt_at",
     "created_at",

@@ -33,7 +33,11 @@ class MailStatus(models.TextChoices):
 class MailMessage(models.Model):
     """One mail to one person about one event. The row is the truth: UNIQUE (workflow,
     event seq, recipient) makes a second projection of the same event a no-op, and
-    ``status`` says whether it has left. ``digest`` rows wait for the daily digest."""
+    ``status`` says whether it has left. ``digest`` rows wait for the daily digest.
+
+    The command that writes the row stores its subject and the facts of the mail
+    (``context``: names, amount, due time in the recipient's zone, signed links); the
+    sender renders the bodies from them and keeps the bodies it sent."""
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     workflow = models.ForeignKey(Workflow, on_delete=models.CASCADE, related_name="+")
@@ -43,8 +47,9 @@ class MailMessage(models.Model):
     digest = models.BooleanField(default=False)
     to_address = models.EmailField()
     subject = models.CharField(max_length=300)
-    text_body = models.TextField()
-    html_body = models.TextField()
+    context = models.JSONField(default=dict, blank=True)
+    text_body = models.TextField(blank=True, default="")
+    html_body = models.TextField(blank=True, default="")
     message_id = models.CharField(max_length=255, unique=True)
     status = models.CharField(max_length=16, choices=MailStatus.choices, default="pending")
     attempts = models.PositiveIntegerField(default=0)
@@ -76,6 +81,14 @@ class MailMessage(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} to {self.to_address} ({self.status})"
+
+    def bodies(self) -> tuple[str, str]:
+        """The text and HTML bodies: those sent, or rendered now from the stored facts."""
+        if self.text_body:
+            return self.text_body, self.html_body
+        from .messages import render_bodies
+
+        return render_bodies(self.context)
 
 
 class NotificationMode(models.TextChoices):

@@ -117,6 +117,7 @@ def backoff(attempt: int) -> float:
 
 
 def email_of(row: MailMessage, connection: Any = None) -> EmailMultiAlternatives:
+    row.text_body, row.html_body = row.bodies()
     msg = EmailMultiAlternatives(
         subject=row.subject,
         body=row.text_body,
@@ -154,8 +155,14 @@ def mail_send(*, ids: list[int] | None = None, limit: int | None = None) -> dict
                 retry_in = delay if retry_in is None else min(retry_in, delay)
             continue
         # Right after the server accepted it: the only duplicate window is before this.
+        # The row keeps the bodies it sent.
         MailMessage.objects.filter(pk=row.pk).update(
-            status=MailStatus.SENT, sent_at=clock.now(), lease_until=None, last_error=""
+            status=MailStatus.SENT,
+            sent_at=clock.now(),
+            lease_until=None,
+            last_error="",
+            text_body=row.text_body,
+            html_body=row.html_body,
         )
         metrics.MAIL_SENT.inc()
         sent += 1

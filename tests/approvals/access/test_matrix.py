@@ -85,7 +85,7 @@ def _page_decide(c: Any, w: World, persona: str) -> Any:
 def _bobs_link(w: World) -> str:
     """The Approve link of the mail bob got for the task."""
     row = MailMessage.objects.get(workflow_id=w.workflow_id, recipient__username="bob")
-    return re.search(r"^Approve: https?://[^/]+(/\S+)$", row.text_body, re.M).group(1)  # type: ignore[union-attr]
+    return re.search(r"^Approve: https?://[^/]+(/\S+)$", row.bodies()[0], re.M).group(1)  # type: ignore[union-attr]
 
 
 ROWS = [

@@ -22,7 +22,7 @@ LINK = re.compile(r"^(Approve|Reject): http://127\.0\.0\.1:8000(/mail/links/\S+)
 
 def links_for(wid: str, username: str) -> dict[str, str]:
     row = MailMessage.objects.filter(workflow_id=wid, recipient__username=username).latest("pk")
-    return {caption.lower(): path for caption, path in LINK.findall(row.text_body)}
+    return {caption.lower(): path for caption, path in LINK.findall(row.bodies()[0])}
 
 
 def version(wid: str) -> int:

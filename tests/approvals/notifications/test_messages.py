@@ -61,11 +61,12 @@ def test_a_new_task_mails_the_assignee_with_amount_requester_and_links(acme, api
     assert (row.recipient.username, row.kind, row.status) == ("bob", "task_assigned", "pending")
     assert row.to_address == "bob@acme.example"
     assert row.subject == "Please approve: Expense claim Rs 45,000.00 from Alice"
-    first_line = row.text_body.splitlines()[0]
+    text, html = row.bodies()
+    first_line = text.splitlines()[0]
     assert "Rs 45,000.00" in first_line and "Alice" in first_line
-    assert "Rs 45,000.00" in row.html_body and "Alice" in row.html_body
-    assert row.text_body.count("/mail/links/") == 2
-    assert "Approve: http" in row.text_body and "Reject: http" in row.text_body
+    assert "Rs 45,000.00" in html and "Alice" in html
+    assert text.count("/mail/links/") == 2
+    assert "Approve: http" in text and "Reject: http" in text
     assert row.message_id == f"<wf-{wid}-{row.event_seq}-{row.recipient_id}@approvals.127.0.0.1>"
 
 
@@ -83,7 +84,7 @@ def test_each_step_and_the_outcome_tell_the_right_people_once(acme, api):
     ]
     outcome = only(wid, "outcome_approved")
     assert outcome.subject == "Approved: your Expense claim Rs 45,000.00"
-    assert "/mail/links/" not in outcome.text_body  # nothing to decide
+    assert "/mail/links/" not in outcome.bodies()[0]  # nothing to decide
     # one row per event and recipient, whatever the number of projections
     wf = Workflow.objects.get(pk=wid)
     from approvals.models import WorkflowEvent
@@ -101,7 +102,7 @@ def test_reminder_and_escalation(acme, api):
     reminder = only(wid, "reminder")
     assert reminder.recipient.username == "bob"
     assert reminder.subject.startswith("Reminder: Expense claim Rs 45,000.00 from Alice")
-    assert reminder.text_body.count("/mail/links/") == 2
+    assert reminder.bodies()[0].count("/mail/links/") == 2
 
     with clock.shifted(2 * DAY + dt.timedelta(seconds=1)):
         assert timer_drain() == 1
@@ -109,9 +110,9 @@ def test_reminder_and_escalation(acme, api):
     away = only(wid, "escalated_away")
     assert to_victor.recipient.username == "victor" and away.recipient.username == "bob"
     assert to_victor.event_seq == away.event_seq
-    assert "now waits for you" in to_victor.text_body.splitlines()[0]
-    assert "passed on to Victor" in away.text_body.splitlines()[0]
-    assert "/mail/links/" not in away.text_body
+    assert "now waits for you" in to_victor.bodies()[0].splitlines()[0]
+    assert "passed on to Victor" in away.bodies()[0].splitlines()[0]
+    assert "/mail/links/" not in away.bodies()[0]
 
 
 def test_send_back_reject_and_cancel_tell_the_submitter(acme, api):
@@ -122,8 +123,8 @@ def test_send_back_reject_and_cancel_tell_the_submitter(acme, api):
     row = only(sent_back, "sent_back")
     assert row.recipient.username == "alice"
     assert row.subject == "Sent back: your Expense claim Rs 45,000.00"
-    assert "Bob sent your Expense claim Rs 45,000.00 back" in row.text_body.splitlines()[0]
-    assert '"Add receipts"' in row.text_body
+    assert "Bob sent your Expense claim Rs 45,000.00 back" in row.bodies()[0].splitlines()[0]
+    assert '"Add receipts"' in row.bodies()[0]
 
     rejected = start_expense(api("alice"), 4_500_000, subject="E-rj").json()["workflowId"]
     decide(api("bob"), rejected, "reject", "rj")
@@ -205,3 +206,22 @@ def test_the_digest_collects_a_persons_rows_into_one_mail(acme, api):
     assert "Rs 45,000.00" in digest.body and "Rs 2,00,000.00" in digest.body
     assert f"/workflows/{first}" in digest.body and f"/workflows/{second}" in digest.body
     assert set(digest_rows.values_list("status", flat=True)) == {"sent"}
+
+
+def test_the_command_stores_the_facts_and_the_sender_keeps_the_bodies_it_sent(acme, api):
+    wid = start_expense(api("alice"), 4_500_000).json()["workflowId"]
+    row = only(wid, "task_assigned")
+    # Rendering waits for the sender: the command's transaction holds only the facts.
+    assert (row.text_body, row.html_body) == ("", "")
+    assert row.context["amount"] == "Rs 45,000.00" and row.context["requester"] == "Alice"
+    text, html = row.bodies()
+
+    mail.outbox.clear()
+    assert mail_send(ids=[row.pk])["sent"] == 1
+
+    [sent] = mail.outbox
+    row.refresh_from_db()
+    assert row.status == "sent"
+    assert sent.body == row.text_body == text
+    assert sent.alternatives[0].content == row.html_body == html
+    assert row.bodies() == (text, html)  # what was sent, not rendered again
