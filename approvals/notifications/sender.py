@@ -14,8 +14,12 @@ whose message was lost (broker down, worker killed), so nothing waits forever.
 
 from __future__ import annotations
 
+import atexit
 import datetime as dt
 import logging
+import os
+import queue
+import threading
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -46,17 +50,27 @@ def mail_dispatch(*, ids: list[int]) -> None:
 def mail_dispatch_for(*, workflow_id: Any, seqs: list[int]) -> None:
     """Hand the immediate rows of these events to a sender, which looks them up: the
     command that wrote them, just committed, spends no query on it."""
-    _hand_over(workflow_id=str(workflow_id), seqs=list(seqs))
+    if settings.APPROVALS_EMBEDDED_WORKER:
+        _hand_over(workflow_id=str(workflow_id), seqs=list(seqs))
+    else:
+        _courier.put((str(workflow_id), list(seqs)))
 
 
-def mail_ids_for(*, workflow_id: Any, seqs: list[int]) -> list[int]:
+def mail_ids_for(
+    *, workflow_id: Any = None, seqs: list[int] | None = None, events: Any = None
+) -> list[int]:
+    """The pending immediate rows of the events ``seqs`` of one workflow, or of each
+    ``(workflow_id, seqs)`` in ``events``."""
+    pairs = list(events or []) + ([(workflow_id, seqs or [])] if workflow_id else [])
+    if not pairs:
+        return []
+    of_events = Q()
+    for wf, wf_seqs in pairs:
+        of_events |= Q(workflow_id=wf, event_seq__in=list(wf_seqs))
     return list(
-        MailMessage.objects.filter(
-            workflow_id=workflow_id,
-            event_seq__in=seqs,
-            status=MailStatus.PENDING,
-            digest=False,
-        ).values_list("pk", flat=True)
+        MailMessage.objects.filter(of_events, status=MailStatus.PENDING, digest=False)
+        .order_by("pk")
+        .values_list("pk", flat=True)
     )
 
 
@@ -73,6 +87,77 @@ def _hand_over(**rows: Any) -> None:
         send_mail.apply_async(kwargs=rows)
     except Exception:
         log.exception("could not hand mail rows %s to the broker; the sweeper will", rows)
+
+
+class _Courier:
+    """Carries committed commands' mail events to the broker from one thread per
+    process, several in one message: a command pays for a queue put, not for a broker
+    publish. The thread takes the first waiting item, lingers
+    APPROVALS_MAIL_HANDOVER_LINGER_MS for others and sends them together. What a killed
+    process still held is found by the sweeper, as with a broker that is down; a process
+    that exits normally sends what it holds first."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pid = 0
+        self._queue: queue.SimpleQueue[tuple[str, list[int]] | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._stopping = threading.Event()  # cuts a linger short
+
+    def put(self, item: tuple[str, list[int]]) -> None:
+        if self._pid != os.getpid():  # first use, or a forked child: its own thread
+            self._start()
+        self._queue.put(item)
+
+    def _start(self) -> None:
+        with self._lock:
+            if self._pid == os.getpid():
+                return
+            self._queue = queue.SimpleQueue()
+            self._stopping = threading.Event()
+            self._thread = threading.Thread(target=self._run, name="mail-courier", daemon=True)
+            self._thread.start()
+            self._pid = os.getpid()
+
+    def _run(self) -> None:
+        while True:
+            first = self._queue.get()
+            if first is None:
+                return
+            linger = settings.APPROVALS_MAIL_HANDOVER_LINGER_MS / 1000
+            if linger > 0:
+                self._stopping.wait(linger)
+            if not self._send([first, *self._waiting()]):
+                return
+
+    def _waiting(self) -> list[tuple[str, list[int]] | None]:
+        items: list[tuple[str, list[int]] | None] = []
+        while True:
+            try:
+                items.append(self._queue.get_nowait())
+            except queue.Empty:
+                return items
+
+    def _send(self, items: list[tuple[str, list[int]] | None]) -> bool:
+        """Send the events among ``items``; False once the stop mark was among them."""
+        events = [item for item in items if item is not None]
+        if events:
+            _hand_over(events=events)
+        return len(events) == len(items)
+
+    def flush(self) -> None:
+        """Send what waits and stop the thread (at exit; ``put`` starts a new one)."""
+        thread = self._thread
+        if thread is None or self._pid != os.getpid() or not thread.is_alive():
+            return
+        self._queue.put(None)
+        self._stopping.set()
+        thread.join(timeout=5)
+        self._thread, self._pid = None, 0
+
+
+_courier = _Courier()
+atexit.register(_courier.flush)
 
 
 def _send_embedded(**rows: Any) -> None:

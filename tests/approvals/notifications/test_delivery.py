@@ -5,7 +5,10 @@ again. Slow: ``pytest -m "not slow"`` skips these locally; ``make test`` runs th
 
 from __future__ import annotations
 
+import base64
+import json
 import os
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -17,7 +20,7 @@ import redis
 
 from approvals.models import User
 from approvals.notifications.models import MailMessage
-from approvals.notifications.sender import mail_sweep
+from approvals.notifications.sender import _courier, mail_sweep
 from approvals.notifications.tasks import send_mail
 from approvals.services.workflows import workflow_start
 
@@ -137,3 +140,58 @@ def test_a_worker_killed_mid_batch_then_restarted_sends_each_message_once(
 
     assert sink.counts() == {mid: 1 for mid in expected}
     assert sorted(MailMessage.objects.values_list("attempts", flat=True)) == [1] * 5 + [2]
+
+
+def _queued_mail_events(client: redis.Redis) -> list[list[tuple[str, int]]]:
+    """The ``(workflow, seq)`` pairs of each send_mail message waiting in the broker."""
+    messages = []
+    for raw in client.lrange("default", 0, -1):
+        envelope = json.loads(raw)
+        assert envelope["headers"]["task"] == "approvals.send_mail"
+        _, kwargs, _ = json.loads(base64.b64decode(envelope["body"]))
+        messages.append([(wf, seq) for wf, seqs in kwargs["events"] for seq in seqs])
+    return messages
+
+
+def test_commands_hand_their_mail_to_the_broker_together(
+    acme: Any, broker: redis.Redis, settings: Any
+) -> None:
+    settings.APPROVALS_MAIL_HANDOVER_LINGER_MS = 300  # all ten land in one linger or two
+    start_expenses(10)
+    _courier.flush()
+
+    messages = _queued_mail_events(broker)
+    handed = [pair for message in messages for pair in message]
+    rows = MailMessage.objects.values_list("workflow_id", "event_seq")
+    assert sorted(handed) == sorted((str(wf), seq) for wf, seq in rows)
+    assert len(handed) == 10 and len(messages) < 10
+
+
+def test_a_process_that_exits_hands_over_what_it_holds(acme: Any, broker: redis.Redis) -> None:
+    # A long linger: only the exit hook can have sent the message before the exit.
+    script = (
+        "import django; django.setup()\n"
+        "from tests.approvals.notifications.test_delivery import start_expenses\n"
+        "start_expenses(1)\n"
+    )
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url(),
+        "CELERY_BROKER_URL": BROKER_URL,
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "APPROVALS_EMBEDDED_WORKER": "false",
+        "APPROVALS_MAIL_HANDOVER_LINGER_MS": "60000",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        env=env,
+        cwd=HERE.parents[2],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+
+    [row] = MailMessage.objects.all()
+    assert _queued_mail_events(broker) == [[(str(row.workflow_id), row.event_seq)]]
