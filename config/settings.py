@@ -47,6 +47,14 @@ def env_int(name: str, default: int) -> int:
         raise ImproperlyConfigured(f"{name} must be an integer, got {raw!r}") from exc
 
 
+def env_int_or_off(name: str, default: int | None) -> int | None:
+    """An integer, or None when the variable says ``off``."""
+    raw = os.environ.get(name)
+    if raw is not None and raw.strip().lower() == "off":
+        return None
+    return env_int(name, default) if default is not None else None
+
+
 def env_list(name: str, default: str) -> list[str]:
     return [item.strip() for item in env_str(name, default).split(",") if item.strip()]
 
@@ -147,6 +155,10 @@ else:
     _db["CONN_HEALTH_CHECKS"] = env_bool("DATABASE_CONN_HEALTH_CHECKS", True)
 
 DATABASES = {"default": _db}
+# The command path's statements are prepared on the server once one has run this many
+# times on a connection (approvals/runtime/store.py). "off": never (a pooler that
+# cannot keep prepared statements, such as PgBouncer in transaction mode before 1.21).
+APPROVALS_DB_PREPARE_THRESHOLD = env_int_or_off("APPROVALS_DB_PREPARE_THRESHOLD", 5)
 
 # --- Authentication -------------------------------------------------------------------
 

@@ -12,7 +12,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.template.loader import render_to_string
 from django.urls import reverse
 
 from approvals import zones
@@ -218,13 +217,6 @@ def facts(
         "settings_url": settings.APPROVALS_BASE_URL + reverse("notification-settings"),
     }
     return subject[:300], ctx
-
-
-def render_bodies(ctx: dict[str, Any]) -> tuple[str, str]:
-    """The text and HTML bodies of a mail from its stored facts."""
-    text = render_to_string("approvals/mail/message.txt", ctx)
-    html = render_to_string("approvals/mail/message.html", ctx)
-    return text, html
 
 
 def mail_project(

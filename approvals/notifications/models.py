@@ -7,6 +7,8 @@ from django.db import models
 
 from approvals.models import Tenant, User, Workflow
 
+from .bodies import render_bodies
+
 
 class MailKind(models.TextChoices):
     TASK_ASSIGNED = "task_assigned"
@@ -86,8 +88,6 @@ class MailMessage(models.Model):
         """The text and HTML bodies: those sent, or rendered now from the stored facts."""
         if self.text_body:
             return self.text_body, self.html_body
-        from .messages import render_bodies
-
         return render_bodies(self.context)
 
 

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from functools import cache, lru_cache
 from typing import Any
 
+from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from django.db.models import Field, Model
 from psycopg.pq import TransactionStatus
@@ -202,16 +203,21 @@ def pipelined() -> Iterator[None]:
     transaction: tests, or a use-case that groups several commands, such as a
     deactivation handing on every task) this is ``atomic()``.
     """
-    if connection.vendor != "postgresql" or connection.in_atomic_block:
+    if connection.vendor != "postgresql":
         with transaction.atomic():
             yield
         return
     connection.ensure_connection()
     raw = connection.connection
-    assert raw is not None and raw.autocommit, "outside a transaction, autocommit is on"
+    assert raw is not None
+    if connection.in_atomic_block:
+        with transaction.atomic(), _prepared(raw):
+            yield
+        return
+    assert raw.autocommit, "outside a transaction, autocommit is on"
     committed = False
     try:
-        with connection.wrap_database_errors, raw.pipeline():
+        with connection.wrap_database_errors, raw.pipeline(), _prepared(raw):
             _enter_atomic()
             with connection.cursor() as cursor:
                 cursor.execute("BEGIN")
@@ -239,6 +245,29 @@ def pipelined() -> Iterator[None]:
     if committed:
         connection.run_on_commit = hooks
         connection.run_and_clear_commit_hooks()
+
+
+@contextlib.contextmanager
+def _prepared(raw: Any) -> Iterator[None]:
+    """Statements of the block bound on the server, and prepared once one has run
+    APPROVALS_DB_PREPARE_THRESHOLD times on the connection: the command path repeats a
+    dozen statements on every command, and parsing and planning each anew cost the
+    server more than running them. Elsewhere Django's client-side binding stays (it
+    never prepares). None turns preparing off, for a pooler that cannot keep prepared
+    statements (PgBouncer in transaction mode before 1.21)."""
+    threshold = settings.APPROVALS_DB_PREPARE_THRESHOLD
+    if threshold is None:
+        yield
+        return
+    from django.db.backends.postgresql.base import ServerBindingCursor
+
+    previous = raw.cursor_factory
+    raw.cursor_factory = ServerBindingCursor
+    raw.prepare_threshold = threshold
+    try:
+        yield
+    finally:
+        raw.cursor_factory = previous
 
 
 def _enter_atomic() -> None:

@@ -75,6 +75,7 @@ LAYERS: dict[str, str] = {
     "approvals.notifications": "base",  # the package's __init__
     "approvals.notifications.models": "models",
     "approvals.notifications.format": "base",
+    "approvals.notifications.bodies": "base",
     "approvals.notifications.metrics": "base",
     "approvals.notifications.links": "base",
     "approvals.notifications.messages": "runtime",
