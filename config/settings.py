@@ -385,4 +385,7 @@ LOGGING = {
         "console": {"class": "logging.StreamHandler", "formatter": "plain"},
     },
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    # A routing rule that fails is reported as a ConditionError with CEL's reason;
+    # the library's own "Internal error" line for it would only repeat it.
+    "loggers": {"celpy": {"level": "CRITICAL"}},
 }

@@ -111,6 +111,7 @@ def _on_timer(b: Builder, c: cmd.TimerFired) -> None:
     timer = next((t for t in b.state.timers if t.key == c.key), None)
     if timer is None:
         return  # cancelled by a decision, or fired already
+    b.emit(ev.TimerFired(timer.step, timer.key, timer.kind))
     b.definition.step(timer.step).on_timer(b, timer.kind, timer.key)
 
 

@@ -158,6 +158,18 @@ class TaskReassigned(Event):
 
 @_event
 @dataclass(frozen=True, slots=True)
+class TimerFired(Event):
+    """A timer the workflow held came due; the events after it say what that did. A
+    timer already cancelled or fired records nothing."""
+
+    type: ClassVar[str] = "TimerFired"
+    step: str
+    key: str
+    kind: str
+
+
+@_event
+@dataclass(frozen=True, slots=True)
 class ReminderSent(Event):
     type: ClassVar[str] = "ReminderSent"
     step: str

@@ -226,6 +226,10 @@ def _drop_timer(s: State, key: str) -> tuple[Timer, ...]:
     return tuple(t for t in s.timers if t.key != key)
 
 
+def _timer_fired(s: State, e: ev.TimerFired) -> State:
+    return replace(s, timers=_drop_timer(s, e.key))
+
+
 def _reminder(s: State, e: ev.ReminderSent) -> State:
     return replace(s, timers=_drop_timer(s, e.timer))
 
@@ -381,6 +385,7 @@ _EVOLVERS: dict[type[ev.Event], Callable[[State, Any], State]] = {
     ev.ApprovalRequested: _approval_requested,
     ev.DecisionRecorded: _decision,
     ev.TaskReassigned: _reassigned,
+    ev.TimerFired: _timer_fired,
     ev.ReminderSent: _reminder,
     ev.Escalated: _escalated,
     ev.StepCompleted: _step_completed,

@@ -8,8 +8,23 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from django.contrib.auth.hashers import PBKDF2PasswordHasher
 
 _counter = itertools.count(1)
+
+
+class QuickHasher(PBKDF2PasswordHasher):
+    """PBKDF2 with few rounds. A hash carries its round count, so the servers and
+    workers tests start verify these with Django's own hasher; a test that creates
+    people no longer spends a second on each password."""
+
+    iterations = 1000
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    from django.conf import settings
+
+    settings.PASSWORD_HASHERS = ["tests.conftest.QuickHasher", *settings.PASSWORD_HASHERS]
 
 
 @pytest.fixture

@@ -7,8 +7,11 @@ from typing import Any
 from django.template.loader import render_to_string
 
 
-def render_bodies(facts: dict[str, Any]) -> tuple[str, str]:
-    """The text and HTML bodies of one mail."""
-    text = render_to_string("approvals/mail/message.txt", facts)
-    html = render_to_string("approvals/mail/message.html", facts)
+def mail_bodies(row: Any) -> tuple[str, str]:
+    """The text and HTML bodies of an outbox row: those sent, or rendered now from the
+    facts it keeps."""
+    if row.text_body:
+        return row.text_body, row.html_body
+    text = render_to_string("approvals/mail/message.txt", row.context)
+    html = render_to_string("approvals/mail/message.html", row.context)
     return text, html

@@ -7,8 +7,6 @@ from django.db import models
 
 from approvals.models import Tenant, User, Workflow
 
-from .bodies import render_bodies
-
 
 class MailKind(models.TextChoices):
     TASK_ASSIGNED = "task_assigned"
@@ -83,12 +81,6 @@ class MailMessage(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} to {self.to_address} ({self.status})"
-
-    def bodies(self) -> tuple[str, str]:
-        """The text and HTML bodies: those sent, or rendered now from the stored facts."""
-        if self.text_body:
-            return self.text_body, self.html_body
-        return render_bodies(self.context)
 
 
 class NotificationMode(models.TextChoices):

@@ -32,6 +32,7 @@ from django.db.models import Q
 from approvals import clock
 
 from . import metrics
+from .bodies import mail_bodies
 from .models import MailMessage, MailStatus
 
 log = logging.getLogger(__name__)
@@ -202,7 +203,7 @@ def backoff(attempt: int) -> float:
 
 
 def email_of(row: MailMessage, connection: Any = None) -> EmailMultiAlternatives:
-    row.text_body, row.html_body = row.bodies()
+    row.text_body, row.html_body = mail_bodies(row)
     msg = EmailMultiAlternatives(
         subject=row.subject,
         body=row.text_body,

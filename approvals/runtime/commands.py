@@ -101,6 +101,7 @@ class CommandResult:
     status: str
     version: int
     duplicate: bool = False
+    recorded: int = 0  # events this command appended (none: it changed nothing)
 
 
 Authorize = Callable[[Workflow], None]
@@ -204,8 +205,8 @@ def _decide_and_write(
         new_state = evolve(new_state, event)
     if events:
         _append(wf, events, new_state, actor, request_id, fingerprint, now, directory)
-    project(wf, state, new_state, command, now, directory, events)
-    return CommandResult(wf.pk, wf.public_status, wf.version)
+    project(wf, state, new_state, now, directory, events)
+    return CommandResult(wf.pk, wf.public_status, wf.version, recorded=len(events))
 
 
 def command_start(

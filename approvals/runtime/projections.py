@@ -12,7 +12,6 @@ from typing import Any
 from django.conf import settings
 
 from templates_engine import RUNNING, State
-from templates_engine import commands as cmd
 from templates_engine import events as ev
 from templates_engine.keys import activity_key
 from templates_engine.state import PendingActivity
@@ -29,14 +28,15 @@ def project(
     wf: Workflow,
     old: State,
     new: State,
-    command: cmd.Command,
     now: dt.datetime,
     directory: TenantDirectory,
     events: Sequence[ev.Event] = (),
 ) -> None:
+    """Every read model from the events alone (and the states before and after them),
+    so the live path and a rebuild from history apply the same rules."""
     _project_participants(wf, events, directory)
     _project_tasks(wf, old, new, now, directory)
-    _project_timers(wf, old, new, command, now)
+    _project_timers(wf, old, new, now, events)
     _project_activity(wf, old, new, now, events)
     project_operations(wf, events, now)
     mail_project_command(wf, old, new, events, now, directory)
@@ -149,23 +149,22 @@ def _project_tasks(
 
 
 def _project_timers(
-    wf: Workflow, old: State, new: State, command: cmd.Command, now: dt.datetime
+    wf: Workflow, old: State, new: State, now: dt.datetime, events: Sequence[ev.Event]
 ) -> None:
-    wf_id = store.uuid_param(Workflow, wf.pk)
-    if isinstance(command, cmd.TimerFired):
-        # Marked fired even when stale (cancelled meanwhile): it is done with.
-        store.execute(
-            f"UPDATE {store.table(Timer)} SET fired_at = %s"
-            " WHERE workflow_id = %s AND key = %s AND fired_at IS NULL",
-            [store.param(Timer, "fired_at", now), wf_id, command.key],
-        )
+    """The timer rows: fired ones marked (the events say which), the ones the workflow
+    no longer holds deleted, new ones inserted."""
     if old.timers == new.timers:
         return
+    wf_id = store.uuid_param(Workflow, wf.pk)
+    fired = sorted({e.key for e in events if isinstance(e, ev.TimerFired)})
+    if fired:
+        store.execute(
+            f"UPDATE {store.table(Timer)} SET fired_at = %s WHERE workflow_id = %s"
+            f" AND fired_at IS NULL AND key IN ({', '.join(['%s'] * len(fired))})",
+            [store.param(Timer, "fired_at", now), wf_id, *fired],
+        )
     old_keys = {t.key for t in old.timers}
-    new_keys = {t.key for t in new.timers}
-    cancelled = old_keys - new_keys
-    if isinstance(command, cmd.TimerFired):
-        cancelled.discard(command.key)
+    cancelled = old_keys - {t.key for t in new.timers} - set(fired)
     if cancelled:
         keys = sorted(cancelled)
         store.execute(

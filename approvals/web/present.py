@@ -331,6 +331,16 @@ def _exclusion(why: str, ctx: Context) -> str:
     return humanise(why).lower()
 
 
+# What a timer coming due meant, by its kind (the events after it say what it did).
+_TIMER_CAME_DUE = {
+    "reminder": "The time to remind about the {step} step came",
+    "deadline": "The deadline of the {step} step passed",
+    "wait": "The wait of the {step} step ended",
+    "signal_timeout": "The {step} step stopped waiting for its signal",
+    "heartbeat": "The automated task of the {step} step stopped reporting progress",
+}
+
+
 def sentence(
     kind: str,
     payload: Mapping[str, Any],
@@ -390,6 +400,10 @@ def sentence(
         if why == "escalated":
             return f"The {step} step was escalated from {frm} to {to}"
         return f"{by} reassigned the {step} step from {frm} to {to}"
+    if kind == "TimerFired":
+        return _TIMER_CAME_DUE.get(p.get("kind", ""), "A timer of the {step} step went off").format(
+            step=step
+        )
     if kind == "ReminderSent":
         reminded = [ctx.who(u) for u in p.get("users") or []]
         were = "were" if len(reminded) > 1 else "was"

@@ -52,9 +52,13 @@ def _fire_batch(batch: int) -> tuple[int, int]:
     # Workflow order gives every batch the same lock order.
     for tenant_id, pk, workflow_id, key in sorted(claimed, key=lambda r: r[2]):
         try:
-            command_execute(
+            done = command_execute(
                 tenant_id=tenant_id, workflow_id=workflow_id, command=cmd.TimerFired(key)
             )
+            if not done.recorded:
+                # The workflow no longer held it (cancelled or fired meanwhile): the
+                # row is done with, and no event will say so.
+                Timer.objects.filter(pk=pk, fired_at__isnull=True).update(fired_at=now)
             fired += 1
         except Exception as exc:
             # Left claimed: it is due again once the claim lapses, until it is parked.

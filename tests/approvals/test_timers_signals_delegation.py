@@ -44,11 +44,16 @@ def test_reminder_after_a_day_and_escalation_to_the_managers_manager_at_the_dead
     with clock.shifted(DAY - dt.timedelta(seconds=1)):
         assert timer_drain() == 0
 
-    # when a day passes, bob is reminded
+    # when a day passes, bob is reminded; the event that says the timer fired comes
+    # first, and its row is marked fired in the same transaction
     with clock.shifted(DAY + dt.timedelta(seconds=1)):
         assert timer_drain() == 1
     reminder = WorkflowEvent.objects.get(workflow_id=wid, type="ReminderSent")
     assert reminder.payload["users"] == ["bob"]
+    fired = WorkflowEvent.objects.get(workflow_id=wid, type="TimerFired")
+    assert (fired.seq, fired.payload["kind"]) == (reminder.seq - 1, "reminder")
+    row = Timer.objects.get(workflow_id=wid, key=fired.payload["key"])
+    assert row.fired_at is not None
 
     # when the deadline passes, the task moves to bob's manager, victor
     with clock.shifted(2 * DAY + dt.timedelta(seconds=1)):
@@ -78,6 +83,30 @@ def test_a_decision_cancels_the_steps_timers(acme, api):
             workflow_id=wid, type=kind, payload__step="manager"
         ).exists()
     assert "ApprovalRequested" in _types(wid)
+
+
+def test_a_timer_row_the_workflow_no_longer_holds_is_marked_fired_without_an_event(acme, api):
+    # given a due row for a timer the workflow does not hold (its state never had it)
+    wid = start_expense(api("alice"), 4_500_000).json()["workflowId"]
+    version = Workflow.objects.get(pk=wid).version
+    stray = Timer.objects.create(
+        tenant=acme,
+        workflow_id=wid,
+        key="manager#9:reminder:0",
+        step="manager",
+        kind="reminder",
+        fire_at=clock.now(),
+    )
+
+    # when the poller fires it
+    assert timer_drain() == 1
+
+    # then nothing happened to the workflow, and the row is not fired again
+    stray.refresh_from_db()
+    assert stray.fired_at is not None
+    assert Workflow.objects.get(pk=wid).version == version
+    assert "TimerFired" not in _types(wid)
+    assert timer_drain() == 0
 
 
 def _signal_template(acme) -> None:

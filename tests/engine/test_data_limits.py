@@ -9,7 +9,7 @@ import pytest
 
 from templates_engine import CommandRejected, Definition, StaticDirectory
 from templates_engine import errors as engine_errors
-from templates_engine.expressions import Condition, DataNotEvaluable
+from templates_engine.expressions import Condition, ConditionError, DataNotEvaluable
 from templates_engine.testing import FakeClock, InMemoryEngine
 
 DOC = {
@@ -81,3 +81,19 @@ def test_allow_undeclared_fields_must_be_a_boolean():
         Definition.parse({**DOC, "allow_undeclared_fields": "yes"})
 
     assert "allow_undeclared_fields" in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("source", "data", "reason"),
+    [
+        ("data.amount > 10", {}, "no such member in mapping: 'amount'"),
+        ("data.a / data.b > 1", {"a": 1, "b": 0}, "divide by zero"),
+        ("data.x.y == 1", {"x": None}, "does not support field selection"),
+        ("data.amount > 10", {"amount": "ten"}, "no matching overload"),
+    ],
+)
+def test_a_rule_that_fails_says_why(source: str, data: dict[str, object], reason: str) -> None:
+    # The rule runs transpiled to Python; its failure still names CEL's reason.
+    with pytest.raises(ConditionError) as failed:
+        Condition(source, "$.when").evaluate(data, "alice")
+    assert str(failed.value).startswith(repr(source)) and reason in str(failed.value)

@@ -168,6 +168,7 @@ SAMPLES: list[ev.Event] = [
     ev.ApprovalRequested("manager", ASSIGNED, 2, "all", 1_764_172_800.0, (TIMER,)),
     ev.DecisionRecorded("manager", "dave", "approve", 0, "bob", "fine"),
     ev.TaskReassigned("manager", "bob", "zoe", "bob", "delegated", False, "away"),
+    ev.TimerFired("manager", "manager#1:reminder:0", "reminder"),
     ev.ReminderSent("manager", "manager#1:reminder:0", ("bob", "fiona")),
     ev.Escalated("manager", TIMER.key, (ev.Assignment("carol", 0),), True),
     ev.StepCompleted("reserve", compensate=True),

@@ -355,6 +355,8 @@ def test_a_heartbeat_moves_the_attempts_timer_and_the_old_timer_firing_is_stale(
     state, failed = _apply(defn, state, cmd.TimerFired(second[0].timer.key), 155.0)
 
     # then
+    fired, failed = failed[0], failed[1:]
+    assert fired == ev.TimerFired("work", second[0].timer.key, "heartbeat")
     assert isinstance(failed[0], ev.ActivityFailed)
     assert failed[0].error == HEARTBEAT_TIMEOUT
     assert isinstance(failed[1], ev.ActivityScheduled)

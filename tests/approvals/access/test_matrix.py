@@ -24,6 +24,7 @@ from rest_framework.test import APIClient
 
 from approvals import clock
 from approvals.models import Delegation, Tenant, User, WorkflowEvent, WorkflowTemplate
+from approvals.notifications.bodies import mail_bodies
 from approvals.notifications.models import MailMessage
 from approvals.services.templates import workflow_template_publish
 from approvals.services.tokens import token_issue
@@ -85,7 +86,7 @@ def _page_decide(c: Any, w: World, persona: str) -> Any:
 def _bobs_link(w: World) -> str:
     """The Approve link of the mail bob got for the task."""
     row = MailMessage.objects.get(workflow_id=w.workflow_id, recipient__username="bob")
-    return re.search(r"^Approve: https?://[^/]+(/\S+)$", row.bodies()[0], re.M).group(1)  # type: ignore[union-attr]
+    return re.search(r"^Approve: https?://[^/]+(/\S+)$", mail_bodies(row)[0], re.M).group(1)  # type: ignore[union-attr]
 
 
 ROWS = [

@@ -13,6 +13,7 @@ from django.db import connection
 from django.test import Client
 
 from approvals.models import User, Workflow, WorkflowEvent
+from approvals.notifications.bodies import mail_bodies
 from approvals.notifications.models import LinkUse, MailMessage
 
 from ..helpers import decide, start_expense
@@ -22,7 +23,7 @@ LINK = re.compile(r"^(Approve|Reject): http://127\.0\.0\.1:8000(/mail/links/\S+)
 
 def links_for(wid: str, username: str) -> dict[str, str]:
     row = MailMessage.objects.filter(workflow_id=wid, recipient__username=username).latest("pk")
-    return {caption.lower(): path for caption, path in LINK.findall(row.bodies()[0])}
+    return {caption.lower(): path for caption, path in LINK.findall(mail_bodies(row)[0])}
 
 
 def version(wid: str) -> int:

@@ -113,8 +113,8 @@ def test_an_overdue_step_says_so_and_a_send_back_names_the_submitter() -> None:
     ) == ("Rolled back")
 
 
-def _say(kind: str, by: str | None = None, behalf: str | None = None, **p: Any) -> str:
-    return present.sentence(kind, p, actor=by, on_behalf_of=behalf, ctx=CTX)
+def _say(event_type: str, by: str | None = None, behalf: str | None = None, **p: Any) -> str:
+    return present.sentence(event_type, p, actor=by, on_behalf_of=behalf, ctx=CTX)
 
 
 SENTENCES = [
@@ -149,6 +149,16 @@ SENTENCES = [
         ("TaskReassigned", "bob"),
         {"step": "manager", "from_user": "bob", "to_user": "ivan", "reason": "delegated"},
         "Bob handed the Manager step to Ivan",
+    ),
+    (
+        ("TimerFired", None),
+        {"step": "manager", "key": "manager#1:deadline:0", "kind": "deadline"},
+        "The deadline of the Manager step passed",
+    ),
+    (
+        ("TimerFired", None),
+        {"step": "manager", "key": "manager#1:reminder:0", "kind": "reminder"},
+        "The time to remind about the Manager step came",
     ),
     (
         ("ReminderSent", None),
