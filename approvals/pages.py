@@ -100,7 +100,9 @@ def _subject(wf: Workflow) -> str:
 def inbox(request: HttpRequest) -> HttpResponse:
     user = _member(request)
     try:
-        page = task_list_for_user(user=user, limit=25, cursor=request.GET.get("cursor"))
+        page = task_list_for_user(
+            user=user, limit=25, cursor=request.GET.get("cursor"), detailed=True
+        )
     except BadCursor:
         return HttpResponseRedirect(reverse("inbox"))
     names = _names(user, [t.on_behalf_of for t in page.tasks])
