@@ -2,13 +2,14 @@
 
     .venv/bin/python bench/mail_drain.py [--messages 5000] [--batch 50] [--senders 1 4]
 
-Fills the outbox with N copies of a real task mail (the projection's subject, text and
-HTML of a started expense), then drains it the way the workers do: the pending ids cut
-into batches of ``--batch`` (APPROVALS_MAIL_BATCH), each batch one ``mail_send(ids=...)``
-call (what one ``approvals.send_mail`` task runs), ``--senders`` of them at once. Each
-run goes through Django's SMTP backend to a local aiosmtpd sink in its own process
-(which counts what it accepted by Message-ID), and once through the locmem backend, the
-outbox's own cost without a network. Prints messages/s, p50/p95 per batch, the senders'
+Fills the outbox with N copies of a real task mail (the projection's subject and the
+facts the sender renders its text and HTML from, of a started expense), then drains it
+the way the workers do: the pending ids cut into batches of ``--batch``
+(APPROVALS_MAIL_BATCH), each batch one ``mail_send(ids=...)`` call (what one
+``approvals.send_mail`` task runs), ``--senders`` of them at once. Each run goes through
+Django's SMTP backend to a local aiosmtpd sink in its own process (which counts what it
+accepted by Message-ID), and once through the locmem backend, the outbox's own cost
+without a network. Prints messages/s, p50/p95 per batch, the senders'
 peak memory, and checks every message arrived once.
 """
 
@@ -127,8 +128,7 @@ def fill(model: Any, n: int, run: str) -> list[int]:
             digest=False,
             to_address=model.to_address,
             subject=model.subject,
-            text_body=model.text_body,
-            html_body=model.html_body,
+            context=model.context,
             message_id=f"{MESSAGE_ID_PREFIX}{run}-{i}@approvals.bench>",
             status=MailStatus.PENDING,
             next_attempt_at=now,
@@ -224,6 +224,7 @@ def main() -> None:
     setup_django()
     from django.conf import settings
 
+    from approvals.notifications.bodies import mail_bodies
     from approvals.notifications.models import MailMessage, MailStatus
 
     users = seed()
@@ -272,7 +273,7 @@ def main() -> None:
         MailMessage.objects.filter(pk__in=ids).delete()
     report.table(
         f"Draining {args.messages:,} pending task mails (plain text + HTML, "
-        f"{len(model.text_body) + len(model.html_body):,} bytes of body each)",
+        f"{sum(map(len, mail_bodies(model))):,} bytes of body each, rendered by the sender)",
         [
             "backend",
             "senders",

@@ -207,8 +207,8 @@ def _http_layer(filename: str) -> str:
     f = filename.replace("\\", "/")
     for needle, name in [
         ("/approvals/runtime/", "command path (approvals/runtime)"),
-        ("/approvals/notifications/", "mail projection (rows rendered in the transaction)"),
-        ("/django/template/", "mail templates (Django template engine)"),
+        ("/approvals/notifications/", "mail projection (facts written in the transaction)"),
+        ("/django/template/", "Django template engine"),
         ("/approvals/api/", "API views and serializers (approvals/api)"),
         ("/rest_framework/", "Django REST framework"),
         ("/drf_spectacular/", "Django REST framework"),

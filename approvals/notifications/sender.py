@@ -16,18 +16,19 @@ from __future__ import annotations
 
 import atexit
 import datetime as dt
+import functools
 import logging
 import os
 import queue
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives, get_connection
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 
 from approvals import clock
 
@@ -178,12 +179,29 @@ def _due(now: dt.datetime) -> Q:
     )
 
 
-def _claim(ids: Iterable[int] | None) -> MailMessage | None:
+def _claim(ids: Iterator[int] | None) -> MailMessage | None:
+    """Lease the next due row: the next of ``ids`` still due, or the longest due.
+
+    Given ids are tried one primary key at a time: with a large backlog pending, a
+    query on all of them together was planned through the due-rows index and read the
+    whole backlog for every claim."""
+    if ids is None:
+        return _lease(lambda now: MailMessage.objects.filter(_due(now)))
+    for pk in ids:
+        row = _lease(functools.partial(_due_one, pk))
+        if row is not None:
+            return row
+    return None
+
+
+def _due_one(pk: int, now: dt.datetime) -> QuerySet[MailMessage]:
+    return MailMessage.objects.filter(_due(now), pk=pk)
+
+
+def _lease(due: Callable[[dt.datetime], QuerySet[MailMessage]]) -> MailMessage | None:
     now = clock.now()
     with transaction.atomic():
-        qs = MailMessage.objects.filter(_due(now))
-        if ids is not None:
-            qs = qs.filter(pk__in=list(ids))
+        qs = due(now)
         row = qs.order_by("next_attempt_at", "pk").select_for_update(skip_locked=True).first()
         if row is None:
             return None
@@ -223,8 +241,9 @@ def mail_send(*, ids: list[int] | None = None, limit: int | None = None) -> dict
     sent = failed = retried = 0
     retry_in: float | None = None
     connection = None
+    remaining = iter(ids) if ids is not None else None
     for _ in range(limit):
-        row = _claim(ids)
+        row = _claim(remaining)
         if row is None:
             break
         if connection is None:

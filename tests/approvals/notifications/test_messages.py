@@ -226,3 +226,24 @@ def test_the_command_stores_the_facts_and_the_sender_keeps_the_bodies_it_sent(ac
     assert sent.body == row.text_body == text
     assert sent.alternatives[0].content == row.html_body == html
     assert mail_bodies(row) == (text, html)  # what was sent, not rendered again
+
+
+def test_sending_given_rows_sends_those_still_due_and_no_other(acme, api):
+    r1, r2, r3 = (
+        only(
+            start_expense(api("alice"), 4_500_000, subject=f"E-{i}").json()["workflowId"],
+            "task_assigned",
+        )
+        for i in range(3)
+    )
+    MailMessage.objects.filter(pk=r2.pk).update(status="sent")
+    mail.outbox.clear()
+
+    done = mail_send(ids=[r2.pk, r3.pk])
+
+    assert (done["sent"], [m.extra_headers["Message-ID"] for m in mail.outbox]) == (
+        1,
+        [r3.message_id],
+    )
+    assert MailMessage.objects.get(pk=r1.pk).status == "pending"  # not asked for
+    assert MailMessage.objects.get(pk=r2.pk).attempts == 0  # already sent: not claimed
