@@ -49,6 +49,10 @@ def data_problems(data: object) -> list[str]:
     return sorted(problems)
 
 
+def _is_name(value: object) -> bool:
+    return getattr(value, "type", None) == "IDENT"
+
+
 class Condition:
     """A compiled CEL boolean expression."""
 
@@ -59,11 +63,17 @@ class Condition:
             raise DefinitionError(path, "must be a non-empty CEL expression")
         try:
             self._ast = _ENV.compile(source)
-            self._program = _ENV.program(self._ast)
         except Exception as exc:  # celpy raises several parser error types
             text = str(exc).strip()
             first_line = text.splitlines()[0] if text else type(exc).__name__
             raise DefinitionError(path, f"condition does not compile: {first_line}") from exc
+        # The program is Python transpiled from the tree: a name that Python keeps for
+        # itself (``__class__``) would reach the evaluator's own objects.
+        if hidden := sorted(
+            {str(t) for t in self._ast.scan_values(_is_name) if str(t).startswith("__")}
+        ):
+            raise DefinitionError(path, f"condition uses a name CEL does not offer: {hidden[0]}")
+        self._program = _ENV.program(self._ast)
         self.source = source
 
     def evaluate(self, data: Mapping[str, Any], submitter: str | None) -> bool:

@@ -9,6 +9,7 @@ import pytest
 
 from templates_engine import CommandRejected, Definition, StaticDirectory
 from templates_engine import errors as engine_errors
+from templates_engine.errors import DefinitionError
 from templates_engine.expressions import Condition, ConditionError, DataNotEvaluable
 from templates_engine.testing import FakeClock, InMemoryEngine
 
@@ -97,3 +98,18 @@ def test_a_rule_that_fails_says_why(source: str, data: dict[str, object], reason
     with pytest.raises(ConditionError) as failed:
         Condition(source, "$.when").evaluate(data, "alice")
     assert str(failed.value).startswith(repr(source)) and reason in str(failed.value)
+
+
+@pytest.mark.parametrize(
+    "source", ["__class__ == null", "data.__class__ == null", '__import__("os") == null']
+)
+def test_a_rule_naming_what_python_keeps_for_itself_is_refused(source: str) -> None:
+    # Rules run as transpiled Python: a dunder name would reach the evaluator's objects.
+    with pytest.raises(DefinitionError, match="condition uses a name CEL does not offer"):
+        Condition(source, "$.when")
+
+
+def test_a_field_with_underscores_is_still_a_field() -> None:
+    assert Condition("data.amount_paise > 10 && data._tag == 'x'", "$.when").evaluate(
+        {"amount_paise": 11, "_tag": "x"}, "alice"
+    )
