@@ -141,10 +141,14 @@ class _Courier:
                 return items
 
     def _send(self, items: list[tuple[str, list[int]] | None]) -> bool:
-        """Send the events among ``items``; False once the stop mark was among them."""
+        """Send the events among ``items``; False once the stop mark was among them.
+        Nothing may end the thread early: the sweeper sends what a failure left."""
         events = [item for item in items if item is not None]
         if events:
-            _hand_over(events=events)
+            try:
+                _hand_over(events=events)
+            except Exception:
+                log.exception("could not hand mail events to a sender; the sweeper will")
         return len(events) == len(items)
 
     def flush(self) -> None:
