@@ -491,11 +491,24 @@ def _operation(kind: str, p: Mapping[str, Any], ctx: Context) -> str:
     return "re-armed a timer that had stopped"
 
 
+# Events that already say which timer came due: the TimerFired line before them would
+# only repeat it ("Bob was reminded ...", "... was overdue and taken over by ...").
+_SAY_THEIR_TIMER = frozenset({"ReminderSent", "Escalated"})
+
+
 def timeline(entries: Iterable[Any], ctx: Context) -> list[Line]:
     """Sentences for ``workflow_history`` entries (seq, type, actor, on_behalf_of, at,
     comment, payload)."""
     lines = []
-    for e in entries:
+    entries = list(entries)
+    for e, after in zip(entries, [*entries[1:], None], strict=True):
+        if (
+            e.type == "TimerFired"
+            and after is not None
+            and after.type in _SAY_THEIR_TIMER
+            and after.payload.get("timer") == e.payload.get("key")
+        ):
+            continue
         text = sentence(e.type, e.payload, actor=e.actor, on_behalf_of=e.on_behalf_of, ctx=ctx)
         lines.append(Line(e.type, text, e.at, when(e.at), e.comment or ""))
     return lines

@@ -265,6 +265,29 @@ def test_the_timeline_gives_the_time_with_its_zone_and_the_comment() -> None:
     assert present.usernames_in([entry]) == {"bob"}
 
 
+def _entry(event_type: str, **payload: Any) -> SimpleNamespace:
+    return SimpleNamespace(
+        type=event_type, actor=None, on_behalf_of=None, at=AT, comment="", payload=payload
+    )
+
+
+def test_a_timer_reads_as_one_line_when_what_it_did_names_it() -> None:
+    reminder = "manager#1:reminder:0"
+    wait = "pause#1:wait:0"
+    history = [
+        _entry("TimerFired", step="manager", key=reminder, kind="reminder"),
+        _entry("ReminderSent", step="manager", timer=reminder, users=["bob"]),
+        _entry("TimerFired", step="manager", key=wait, kind="wait"),
+        _entry("StepCompleted", step="manager"),
+    ]
+
+    lines = [line.text for line in present.timeline(history, CTX)]
+
+    assert lines[0] == "Bob was reminded of the Manager step"
+    assert lines[1] == "The wait of the Manager step ended"  # said nowhere else
+    assert len(lines) == 3
+
+
 def test_the_diagram_marks_the_position_and_puts_conditions_on_edges() -> None:
     svg = workflow_svg(EXPENSE, data=DATA, current="finance", done={"manager"}, skipped={"vp"})
     assert svg.startswith("<svg") and "<script" not in svg
