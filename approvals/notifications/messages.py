@@ -1,7 +1,8 @@
-"""The mail projection: which events tell whom what, rendered into outbox rows in the
-command's transaction. A function of the events (and of the state before them, itself a
-fold of earlier events): projecting the same events again writes nothing new, because
-each row is unique on (workflow, event seq, recipient)."""
+"""The mail projection: which events tell whom what, written as outbox rows (a subject
+and the facts the sender renders the bodies from) in the command's transaction. A
+function of the events (and of the state before them, itself a fold of earlier events):
+projecting the same events again writes nothing new, because each row is unique on
+(workflow, event seq, recipient)."""
 
 from __future__ import annotations
 
