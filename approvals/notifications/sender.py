@@ -16,19 +16,18 @@ from __future__ import annotations
 
 import atexit
 import datetime as dt
-import functools
 import logging
 import os
 import queue
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives, get_connection
 from django.db import transaction
-from django.db.models import Q, QuerySet
+from django.db.models import Q
 
 from approvals import clock
 
@@ -52,18 +51,16 @@ def mail_dispatch(*, ids: list[int]) -> None:
 def mail_dispatch_for(*, workflow_id: Any, seqs: list[int]) -> None:
     """Hand the immediate rows of these events to a sender, which looks them up: the
     command that wrote them, just committed, spends no query on it."""
+    item = (str(workflow_id), list(seqs))
     if settings.APPROVALS_EMBEDDED_WORKER:
-        _hand_over(workflow_id=str(workflow_id), seqs=list(seqs))
+        _hand_over(events=[item])
     else:
-        _courier.put((str(workflow_id), list(seqs)))
+        _courier.put(item)
 
 
-def mail_ids_for(
-    *, workflow_id: Any = None, seqs: list[int] | None = None, events: Any = None
-) -> list[int]:
-    """The pending immediate rows of the events ``seqs`` of one workflow, or of each
-    ``(workflow_id, seqs)`` in ``events``."""
-    pairs = list(events or []) + ([(workflow_id, seqs or [])] if workflow_id else [])
+def mail_ids_for(*, events: Iterable[tuple[Any, list[int]]]) -> list[int]:
+    """The pending immediate rows of each ``(workflow_id, seqs)`` in ``events``."""
+    pairs = list(events)
     if not pairs:
         return []
     of_events = Q()
@@ -190,22 +187,19 @@ def _claim(ids: Iterator[int] | None) -> MailMessage | None:
     query on all of them together was planned through the due-rows index and read the
     whole backlog for every claim."""
     if ids is None:
-        return _lease(lambda now: MailMessage.objects.filter(_due(now)))
+        return _lease(Q())
     for pk in ids:
-        row = _lease(functools.partial(_due_one, pk))
+        row = _lease(Q(pk=pk))
         if row is not None:
             return row
     return None
 
 
-def _due_one(pk: int, now: dt.datetime) -> QuerySet[MailMessage]:
-    return MailMessage.objects.filter(_due(now), pk=pk)
-
-
-def _lease(due: Callable[[dt.datetime], QuerySet[MailMessage]]) -> MailMessage | None:
+def _lease(which: Q) -> MailMessage | None:
+    """Lease the longest due row among ``which``."""
     now = clock.now()
     with transaction.atomic():
-        qs = due(now)
+        qs = MailMessage.objects.filter(_due(now), which)
         row = qs.order_by("next_attempt_at", "pk").select_for_update(skip_locked=True).first()
         if row is None:
             return None

@@ -19,11 +19,14 @@ def send_mail(
     seqs: list[int] | None = None,
     events: list[tuple[str, list[int]]] | None = None,
 ) -> dict[str, Any]:
-    """Send the rows ``ids``, or the immediate rows of a workflow's events ``seqs``, or
-    of each ``(workflow_id, seqs)`` in ``events``."""
+    """Send the rows ``ids``, or the immediate rows of each ``(workflow_id, seqs)`` in
+    ``events``. ``workflow_id`` and ``seqs`` name one workflow's events: the form of
+    messages queued before several commands shared one."""
     close_old_connections()  # the worker reuses connections; drop one that broke
     if ids is None:
-        ids = mail_ids_for(workflow_id=workflow_id, seqs=seqs, events=events)
+        if workflow_id is not None:
+            events = [*(events or []), (workflow_id, seqs or [])]
+        ids = mail_ids_for(events=events or [])
     batch = settings.APPROVALS_MAIL_BATCH
     if len(ids) > batch:  # more than one sender's share: other workers take the rest
         mail_dispatch(ids=ids[batch:])
