@@ -1,10 +1,52 @@
-"""A mail's bodies, rendered from the facts its outbox row keeps (``messages.facts``)."""
+"""A mail's bodies, rendered from the facts its outbox row keeps (``messages.facts``).
+
+The facts are plain JSON written in the command's transaction; what costs (signing the
+one-click links, reversing URLs) is done here, by the sender, outside it. A link is
+minted when its mail is rendered, so its age counts from the mail that carries it.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.template.loader import render_to_string
+from django.urls import reverse
+
+from . import links
+
+_ACTIONS = (("approve", "Approve"), ("reject", "Reject"))
+
+
+def mail_context(facts: dict[str, Any]) -> dict[str, Any]:
+    """The template context of a mail: its facts, with the links they grant minted and
+    the page addresses added. Facts kept before the links were minted here already
+    carry them (``actions``, ``workflow_url``) and are used as they are."""
+    ctx = dict(facts)
+    base = settings.APPROVALS_BASE_URL
+    if "workflow" in ctx:
+        ctx["workflow_url"] = base + reverse("workflow", args=[ctx["workflow"]])
+    ctx.setdefault("settings_url", base + reverse("notification-settings"))
+    ctx.setdefault("link_days", settings.APPROVALS_LINK_MAX_AGE_SECONDS // 86400)
+    grant = ctx.get("link")
+    if grant:
+        ctx["actions"] = [
+            {
+                "caption": caption,
+                "url": links.link_url(
+                    links.link_token(
+                        workflow_id=ctx["workflow"],
+                        step=grant["step"],
+                        round=grant["round"],
+                        user_id=grant["user"],
+                        decision=decision,
+                    )
+                ),
+            }
+            for decision, caption in _ACTIONS
+        ]
+    ctx.setdefault("actions", [])
+    return ctx
 
 
 def mail_bodies(row: Any) -> tuple[str, str]:
@@ -12,6 +54,7 @@ def mail_bodies(row: Any) -> tuple[str, str]:
     facts it keeps."""
     if row.text_body:
         return row.text_body, row.html_body
-    text = render_to_string("approvals/mail/message.txt", row.context)
-    html = render_to_string("approvals/mail/message.html", row.context)
+    ctx = mail_context(row.context)
+    text = render_to_string("approvals/mail/message.txt", ctx)
+    html = render_to_string("approvals/mail/message.html", ctx)
     return text, html

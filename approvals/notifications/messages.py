@@ -13,7 +13,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.urls import reverse
 
 from approvals import zones
 from approvals.definitions import definition_for
@@ -24,7 +23,6 @@ from approvals.runtime.dispatch import mail_dispatch_on_commit
 from templates_engine import State
 from templates_engine import events as ev
 
-from . import links
 from .format import amount_of
 from .models import TASK_KINDS, MailKind, MailMessage, NotificationMode
 
@@ -189,17 +187,11 @@ def facts(
     subject = f"{label}: {what} from {requester}"
     if notice.kind in (MailKind.SENT_BACK,) or notice.kind.startswith("outcome_"):
         subject = f"{label}: your {what}"
-    actions = []
+    # The links themselves are minted when the mail is rendered (bodies.py): the
+    # row keeps what they grant, so a link's age counts from the mail that carries it.
+    link = None
     if notice.kind in TASK_KINDS and notice.round:
-        for decision, caption in (("approve", "Approve"), ("reject", "Reject")):
-            token = links.link_token(
-                workflow_id=str(wf.pk),
-                step=notice.step,
-                round=notice.round,
-                user_id=recipient.pk,
-                decision=decision,
-            )
-            actions.append({"caption": caption, "url": links.link_url(token)})
+        link = {"step": notice.step, "round": notice.round, "user": recipient.pk}
     ctx = {
         "recipient": _name(recipient),
         "subject": subject,
@@ -212,10 +204,8 @@ def facts(
         "other": other,
         "comment": notice.comment,
         "due": _due(notice, recipient),
-        "actions": actions,
-        "workflow_url": settings.APPROVALS_BASE_URL + reverse("workflow", args=[wf.pk]),
-        "link_days": settings.APPROVALS_LINK_MAX_AGE_SECONDS // 86400,
-        "settings_url": settings.APPROVALS_BASE_URL + reverse("notification-settings"),
+        "workflow": str(wf.pk),
+        "link": link,
     }
     return subject[:300], ctx
 

@@ -4,6 +4,8 @@ in currency units and the requester in the subject and the first line."""
 from __future__ import annotations
 
 import datetime as dt
+import json
+import re
 
 import pytest
 from django.core import mail
@@ -25,6 +27,7 @@ from ..helpers import decide, start_expense
 
 pytestmark = pytest.mark.django_db
 DAY = dt.timedelta(days=1)
+TOKEN = re.compile(r"/mail/links/([^\s\"<]+)")
 
 
 def rows(wid: str) -> list[tuple[int, str, str]]:
@@ -215,7 +218,15 @@ def test_the_command_stores_the_facts_and_the_sender_keeps_the_bodies_it_sent(ac
     # Rendering waits for the sender: the command's transaction holds only the facts.
     assert (row.text_body, row.html_body) == ("", "")
     assert row.context["amount"] == "Rs 45,000.00" and row.context["requester"] == "Alice"
+    # No link is signed in the transaction: the row keeps what the links grant.
+    assert "/mail/links/" not in json.dumps(row.context)
+    assert row.context["link"] == {
+        "step": "manager",
+        "round": row.event_seq,
+        "user": row.recipient_id,
+    }
     text, html = mail_bodies(row)
+    assert text.count("/mail/links/") == 2
 
     mail.outbox.clear()
     assert mail_send(ids=[row.pk])["sent"] == 1
@@ -223,9 +234,28 @@ def test_the_command_stores_the_facts_and_the_sender_keeps_the_bodies_it_sent(ac
     [sent] = mail.outbox
     row.refresh_from_db()
     assert row.status == "sent"
-    assert sent.body == row.text_body == text
-    assert sent.alternatives[0].content == row.html_body == html
-    assert mail_bodies(row) == (text, html)  # what was sent, not rendered again
+    assert sent.body == row.text_body and sent.alternatives[0].content == row.html_body
+    # The same mail, with links of its own (each rendering signs fresh ones).
+    assert TOKEN.sub("T", sent.body) == TOKEN.sub("T", text)
+    assert TOKEN.sub("T", row.html_body) == TOKEN.sub("T", html)
+    assert TOKEN.findall(sent.body) != TOKEN.findall(text)
+    assert mail_bodies(row) == (row.text_body, row.html_body)  # what was sent, not rendered again
+
+
+def test_a_row_kept_before_links_were_signed_at_sending_renders_its_own(acme, api):
+    wid = start_expense(api("alice"), 4_500_000).json()["workflowId"]
+    row = only(wid, "task_assigned")
+    facts = dict(row.context)
+    del facts["link"], facts["workflow"]
+    facts |= {
+        "actions": [{"caption": "Approve", "url": "https://approvals.example/mail/links/old/"}],
+        "workflow_url": "https://approvals.example/workflows/old/",
+    }
+    row.context = facts
+    text, _ = mail_bodies(row)
+    assert "https://approvals.example/mail/links/old/" in text
+    assert "https://approvals.example/workflows/old/" in text
+    assert text.count("/mail/links/") == 1
 
 
 def test_sending_given_rows_sends_those_still_due_and_no_other(acme, api):
