@@ -12,9 +12,12 @@ from .workflows import Workflow
 class PendingTask(models.Model):
     """One open task in someone's inbox."""
 
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
+    # tenant and workflow lead the indexes below (task_inbox, task_unique)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, db_index=False)
     assignee = models.ForeignKey(User, on_delete=models.CASCADE, related_name="tasks")
-    workflow = models.ForeignKey(Workflow, on_delete=models.CASCADE, related_name="tasks")
+    workflow = models.ForeignKey(
+        Workflow, on_delete=models.CASCADE, related_name="tasks", db_index=False
+    )
     step = models.CharField(max_length=64)
     on_behalf_of = models.CharField(max_length=150, blank=True)
     due_at = models.DateTimeField()
@@ -34,7 +37,10 @@ class Timer(models.Model):
     """A durable wake-up. Fired once: the fire and its events commit together."""
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
-    workflow = models.ForeignKey(Workflow, on_delete=models.CASCADE, related_name="timers")
+    # (workflow, key) is indexed by the unique constraint ``timer_key``
+    workflow = models.ForeignKey(
+        Workflow, on_delete=models.CASCADE, related_name="timers", db_index=False
+    )
     key = models.CharField(max_length=128)
     step = models.CharField(max_length=64)
     kind = models.CharField(max_length=32)
@@ -106,8 +112,11 @@ class WorkflowParticipant(models.Model):
     read rule for people who are neither auditors nor organisation admins is "you are
     a participant" (approvals.access), answered by one indexed lookup."""
 
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
-    workflow = models.ForeignKey(Workflow, on_delete=models.CASCADE, related_name="participants")
+    # tenant and workflow lead the indexes below (participant_user, participant_unique)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, db_index=False)
+    workflow = models.ForeignKey(
+        Workflow, on_delete=models.CASCADE, related_name="participants", db_index=False
+    )
     user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="participations")
 
     class Meta:

@@ -40,7 +40,10 @@ class MailMessage(models.Model):
     sender renders the bodies from them and keeps the bodies it sent."""
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
-    workflow = models.ForeignKey(Workflow, on_delete=models.CASCADE, related_name="+")
+    # (workflow, event_seq, recipient) is indexed by ``mail_event_recipient``
+    workflow = models.ForeignKey(
+        Workflow, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
     event_seq = models.PositiveIntegerField()
     recipient = models.ForeignKey(User, on_delete=models.CASCADE, related_name="+")
     kind = models.CharField(max_length=32, choices=MailKind.choices)
@@ -50,7 +53,7 @@ class MailMessage(models.Model):
     context = models.JSONField(default=dict, blank=True)
     text_body = models.TextField(blank=True, default="")
     html_body = models.TextField(blank=True, default="")
-    message_id = models.CharField(max_length=255, unique=True)
+    message_id = models.CharField(max_length=255)  # unique: ``mail_message_id`` below
     status = models.CharField(max_length=16, choices=MailStatus.choices, default="pending")
     attempts = models.PositiveIntegerField(default=0)
     next_attempt_at = models.DateTimeField()
@@ -61,9 +64,11 @@ class MailMessage(models.Model):
 
     class Meta:
         constraints = [
+            # a plain unique index: ``unique=True`` would add a second one for LIKE
+            models.UniqueConstraint(fields=["message_id"], name="mail_message_id"),
             models.UniqueConstraint(
                 fields=["workflow", "event_seq", "recipient"], name="mail_event_recipient"
-            )
+            ),
         ]
         indexes = [
             # The sender's and the sweeper's scan: due rows still to send.
