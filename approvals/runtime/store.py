@@ -11,14 +11,16 @@ renamed column cannot drift from the model.
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import json
+import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from functools import cache, lru_cache
 from typing import Any
 
 from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
-from django.db.models import Field, Model
+from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transaction
+from django.db.models import Field, ForeignKey, Model
 from psycopg.pq import TransactionStatus
 
 IDLE = TransactionStatus.IDLE
@@ -51,7 +53,46 @@ def _quote(name: str | None) -> str:
 
 
 def _prep(fields: Sequence[Field[Any, Any]], values: Sequence[Any], db: Any) -> list[Any]:
-    return [f.get_db_prep_save(v, db) for f, v in zip(fields, values, strict=True)]
+    """The values as the fields save them. On PostgreSQL a value already of the type
+    its field keeps takes the field's last step only (an int its typed wrapper, the
+    others nothing), which is all the field's conversion would do to it; any other
+    value goes through the field."""
+    out = []
+    for f, v in zip(fields, values, strict=True):
+        fast = _fast(f) if _PG else None
+        if fast is not None:
+            kind, wrap = fast
+            if v is None and f.null:
+                out.append(None)
+                continue
+            if type(v) is kind and (kind is not dt.datetime or v.tzinfo is not None):
+                out.append(wrap(v) if wrap is not None else v)
+                continue
+        out.append(f.get_db_prep_save(v, db))
+    return out
+
+
+@cache
+def _fast(field: Field[Any, Any]) -> tuple[type, Any] | None:
+    """The Python type whose values ``field`` stores as they are on PostgreSQL (an
+    aware datetime, an int, a str, a bool, a uuid) and the wrapper Django's backend
+    puts on them (psycopg's Int4 and kin for integer fields), or None: convert every
+    value through the field."""
+    target = field.target_field if isinstance(field, ForeignKey) else field
+    for kinds, kind in _KEPT:
+        if isinstance(target, kinds):
+            wraps = getattr(connection.ops, "integerfield_type_map", {})
+            return kind, wraps.get(target.get_internal_type()) if kind is int else None
+    return None
+
+
+_KEPT: tuple[tuple[Any, type], ...] = (
+    (models.DateTimeField, dt.datetime),
+    (models.IntegerField, int),  # AutoField and BigAutoField included
+    ((models.CharField, models.TextField), str),
+    (models.BooleanField, bool),
+    (models.UUIDField, uuid.UUID),
+)
 
 
 @lru_cache(maxsize=512)

@@ -1,0 +1,84 @@
+"""The command path's plain SQL (approvals/runtime/store.py): the values it binds are the
+values the fields would save, and the statements go through Django's cursor whenever
+something watches them."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+import zoneinfo
+
+import pytest
+from django.db import IntegrityError, connection
+from django.db.models import Field
+from django.test.utils import CaptureQueriesContext
+
+from approvals.models import PendingTask, Timer, Workflow, WorkflowEvent
+from approvals.notifications.models import MailMessage
+from approvals.runtime import store
+
+from .helpers import start_expense
+
+pytestmark = pytest.mark.django_db
+
+AWARE = dt.datetime(2026, 3, 1, 9, 30, tzinfo=zoneinfo.ZoneInfo("Asia/Kolkata"))
+NAIVE = dt.datetime(2026, 3, 1, 9, 30)
+
+
+def field(model: type, name: str) -> Field:  # type: ignore[type-arg]
+    return model._meta.get_field(name)  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize(
+    ("model", "name", "value"),
+    [
+        (PendingTask, "due_at", AWARE),
+        (PendingTask, "step", "manager"),
+        (PendingTask, "step", 12),  # not a str: the field converts it
+        (PendingTask, "assignee", 7),
+        (PendingTask, "assignee", "7"),
+        (Timer, "fired_at", None),
+        (Timer, "key", "deadline:manager"),
+        (WorkflowEvent, "seq", 3),
+        (WorkflowEvent, "seq", True),  # a bool is not an int here
+        (WorkflowEvent, "on_behalf_of", None),
+        (WorkflowEvent, "request_id", None),
+        (Workflow, "id", uuid.UUID(int=5)),
+        (Workflow, "id", str(uuid.UUID(int=5))),
+        (Workflow, "subject_exclusive", False),
+        (MailMessage, "digest", True),
+    ],
+)
+def test_a_value_is_bound_as_its_field_would_save_it(model, name, value) -> None:
+    f = field(model, name)
+    [bound] = store._prep([f], [value], connection)
+    saved = f.get_db_prep_save(value, connection)
+    assert (type(bound), bound) == (type(saved), saved)
+
+
+def test_a_naive_datetime_and_json_still_go_through_their_fields() -> None:
+    due = field(PendingTask, "due_at")
+    payload = field(WorkflowEvent, "payload")
+    with pytest.warns(RuntimeWarning, match="naive datetime"):
+        [naive] = store._prep([due], [NAIVE], connection)
+    assert naive.tzinfo is not None  # made aware by the field, not passed raw
+    [doc] = store._prep([payload], [{"a": 1}], connection)
+    assert doc is not None and not isinstance(doc, dict)  # adapted for the JSON column
+
+
+def test_statements_are_logged_when_django_watches_and_errors_are_djangos(acme, api) -> None:
+    wid = start_expense(api("alice"), 4_500_000).json()["workflowId"]
+    sql = f"SELECT count(*) FROM {store.table(PendingTask)} WHERE workflow_id = %s"
+    with CaptureQueriesContext(connection) as watched:
+        assert store.fetch(sql, [uuid.UUID(wid)]) == [(1,)]
+    assert [q["sql"] for q in watched.captured_queries if "count(*)" in q["sql"]]
+
+    assert not connection.queries_logged
+    assert store.fetch(sql, [uuid.UUID(wid)]) == [(1,)]  # psycopg's cursor, same answer
+    task = PendingTask.objects.get(workflow_id=wid)
+    with pytest.raises(IntegrityError):  # Django's, so the command path's retry sees it
+        store.insert(
+            PendingTask,
+            ("tenant", "assignee", "workflow", "step", "on_behalf_of", "due_at", "created_at"),
+            [(task.tenant_id, task.assignee_id, task.workflow_id, task.step, "", AWARE, AWARE)],
+        )
