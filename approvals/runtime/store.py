@@ -57,7 +57,7 @@ def _prep(fields: Sequence[Field[Any, Any]], values: Sequence[Any], db: Any) -> 
     its field keeps takes the field's last step only (an int its typed wrapper, the
     others nothing), which is all the field's conversion would do to it; any other
     value goes through the field."""
-    out = []
+    out: list[Any] = []
     for f, v in zip(fields, values, strict=True):
         fast = _fast(f) if _PG else None
         if fast is not None:
@@ -65,7 +65,7 @@ def _prep(fields: Sequence[Field[Any, Any]], values: Sequence[Any], db: Any) -> 
             if v is None and f.null:
                 out.append(None)
                 continue
-            if type(v) is kind and (kind is not dt.datetime or v.tzinfo is not None):
+            if type(v) is kind and (kind is not dt.datetime or getattr(v, "tzinfo", None)):
                 out.append(wrap(v) if wrap is not None else v)
                 continue
         out.append(f.get_db_prep_save(v, db))
