@@ -13,6 +13,16 @@ from templates_engine.state import STATUSES, TERMINAL
 from .directory import Tenant, User
 
 
+def tenant_of_workflow(on_delete: Any, **kwargs: Any) -> models.ForeignKey[Tenant, Tenant]:
+    """The tenant column of a row that belongs to a workflow: the workflow's tenant,
+    copied so that the row's indexes can start with it. The database checks it on the
+    workflow, not again here: a constraint would lock the tenant's one row in every
+    command's transaction (each insert's check takes a share lock on it, which writes
+    the row and makes concurrent commands queue on it). Django still applies
+    ``on_delete``."""
+    return models.ForeignKey(Tenant, on_delete=on_delete, db_constraint=False, **kwargs)
+
+
 class WorkflowTemplate(models.Model):
     """One published version of a workflow template definition. Never edited: saving a
     change publishes the next version (see ``workflow_template_publish``)."""
@@ -155,7 +165,7 @@ class WorkflowEvent(models.Model):
     """One event of a workflow's history. Append-only: on PostgreSQL a trigger refuses
     UPDATE and DELETE. ``hash`` chains each event to the one before it."""
 
-    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT)
+    tenant = tenant_of_workflow(models.PROTECT)
     # (workflow, seq) is indexed by the unique constraint ``event_seq``
     workflow = models.ForeignKey(
         Workflow, on_delete=models.PROTECT, related_name="events", db_index=False

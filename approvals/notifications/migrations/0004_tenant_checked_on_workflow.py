@@ -1,0 +1,21 @@
+"""A row that belongs to a workflow has the workflow's tenant; the database checks it on
+the workflow (see ``tenant_of_workflow``), so the copies lose their own constraint."""
+
+import django.db.models.deletion
+from django.db import migrations, models
+
+
+class Migration(migrations.Migration):
+
+    dependencies = [
+        ('approvals', '0016_tenant_checked_on_workflow'),
+        ('notifications', '0003_fewer_indexes'),
+    ]
+
+    operations = [
+        migrations.AlterField(
+            model_name='mailmessage',
+            name='tenant',
+            field=models.ForeignKey(db_constraint=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='approvals.tenant'),
+        ),
+    ]
