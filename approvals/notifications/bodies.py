@@ -7,11 +7,14 @@ minted when its mail is rendered, so its age counts from the mail that carries i
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 from django.conf import settings
 from django.template.loader import render_to_string
 from django.urls import reverse
+
+from approvals import zones
 
 from . import links
 
@@ -46,7 +49,18 @@ def mail_context(facts: dict[str, Any]) -> dict[str, Any]:
             for decision, caption in _ACTIONS
         ]
     ctx.setdefault("actions", [])
+    if "due" not in ctx:
+        ctx["due"] = _due(ctx.get("due_at"), ctx.get("zone") or "")
     return ctx
+
+
+def _due(due_at: float | None, zone: str) -> str:
+    """The task's due time in the recipient's chosen zone (UTC when they chose none:
+    a mail has no browser to ask)."""
+    if not due_at:
+        return ""
+    at = dt.datetime.fromtimestamp(due_at, tz=dt.UTC)
+    return zones.moment(at, zones.zone_named(zone or None) or dt.UTC)
 
 
 def mail_bodies(row: Any) -> tuple[str, str]:

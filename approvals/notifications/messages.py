@@ -6,7 +6,6 @@ projecting the same events again writes nothing new, because each row is unique 
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,7 +13,6 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 
-from approvals import zones
 from approvals.definitions import definition_for
 from approvals.models import Workflow, WorkflowEvent
 from approvals.runtime import store
@@ -156,16 +154,6 @@ _HEADLINES = {
 }
 
 
-def _due(notice: Notice, recipient: Contact) -> str:
-    """The task's due time in the recipient's chosen zone (UTC when they chose none:
-    a mail has no browser to ask)."""
-    due_at = notice.extra.get("due_at")
-    if not due_at:
-        return ""
-    at = dt.datetime.fromtimestamp(due_at, tz=dt.UTC)
-    return zones.moment(at, zones.zone_of(recipient) or dt.UTC)
-
-
 def facts(
     *,
     wf: Workflow,
@@ -203,7 +191,8 @@ def facts(
         "step": _step_label(notice.step),
         "other": other,
         "comment": notice.comment,
-        "due": _due(notice, recipient),
+        "due_at": notice.extra.get("due_at"),  # shown in the recipient's zone
+        "zone": recipient.time_zone,
         "workflow": str(wf.pk),
         "link": link,
     }

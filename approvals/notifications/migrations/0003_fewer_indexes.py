@@ -6,18 +6,7 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
-
-def rename(old, new):
-    """Rename the unique constraint on PostgreSQL. SQLite keeps it inline in the
-    table under no name of its own: it goes on holding the values unique."""
-
-    def run(apps, schema_editor):
-        if schema_editor.connection.vendor == "postgresql":
-            schema_editor.execute(
-                f'ALTER TABLE "notifications_mailmessage" RENAME CONSTRAINT "{old}" TO "{new}"'
-            )
-
-    return run
+from approvals.migration_ops import postgres_sql
 
 
 class Migration(migrations.Migration):
@@ -36,9 +25,12 @@ class Migration(migrations.Migration):
                     'CREATE INDEX "notifications_mailmessage_message_id_d6391bc6_like"'
                     ' ON "notifications_mailmessage" (message_id varchar_pattern_ops)',
                 ),
-                migrations.RunPython(
-                    rename("notifications_mailmessage_message_id_key", "mail_message_id"),
-                    rename("mail_message_id", "notifications_mailmessage_message_id_key"),
+                # SQLite keeps the unique constraint inline in the table, unnamed
+                postgres_sql(
+                    'ALTER TABLE "notifications_mailmessage" RENAME CONSTRAINT'
+                    ' "notifications_mailmessage_message_id_key" TO "mail_message_id"',
+                    'ALTER TABLE "notifications_mailmessage" RENAME CONSTRAINT'
+                    ' "mail_message_id" TO "notifications_mailmessage_message_id_key"',
                 ),
                 migrations.RunSQL(
                     'DROP INDEX IF EXISTS "notifications_mailmessage_workflow_id_056d1300"',
