@@ -23,10 +23,10 @@ def postgres_sql(sql: str, reverse_sql: str) -> migrations.RunPython:
     return migrations.RunPython(forwards, backwards)
 
 
-def drop_tenant_constraint(table: str, name: str) -> migrations.RunPython:
-    """Drop the foreign-key constraint ``name`` of ``table``'s tenant column."""
+def drop_foreign_key(table: str, name: str, column: str, target: str) -> migrations.RunPython:
+    """Drop the foreign-key constraint ``name`` of ``table.column`` (to ``target``'s id)."""
     return postgres_sql(
         f'ALTER TABLE "{table}" DROP CONSTRAINT IF EXISTS "{name}"',
-        f'ALTER TABLE "{table}" ADD CONSTRAINT "{name}" FOREIGN KEY ("tenant_id")'
-        ' REFERENCES "approvals_tenant" ("id") DEFERRABLE INITIALLY DEFERRED',
+        f'ALTER TABLE "{table}" ADD CONSTRAINT "{name}" FOREIGN KEY ("{column}")'
+        f' REFERENCES "{target}" ("id") DEFERRABLE INITIALLY DEFERRED',
     )

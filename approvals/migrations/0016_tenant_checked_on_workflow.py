@@ -1,10 +1,10 @@
-"""A row that belongs to a workflow has the workflow's tenant; the database checks it on
-the workflow (see ``tenant_of_workflow``), so the copies lose their own constraint."""
+"""The tenant column of the rows every command writes keeps no database constraint (see
+``approvals.models.workflows.shared_row``). PostgreSQL only: SQLite takes no such lock."""
 
 import django.db.models.deletion
 from django.db import migrations, models
 
-from approvals.migration_ops import drop_tenant_constraint
+from approvals.migration_ops import drop_foreign_key
 
 
 class Migration(migrations.Migration):
@@ -16,17 +16,17 @@ class Migration(migrations.Migration):
     operations = [
         migrations.SeparateDatabaseAndState(
             database_operations=[
-                drop_tenant_constraint(
-                    "approvals_pendingtask", "approvals_pendingtask_tenant_id_e0869a58_fk_approvals_tenant_id"
+                drop_foreign_key(
+                    "approvals_pendingtask", "approvals_pendingtask_tenant_id_e0869a58_fk_approvals_tenant_id", "tenant_id", "approvals_tenant"
                 ),
-                drop_tenant_constraint(
-                    "approvals_timer", "approvals_timer_tenant_id_4f3db2cc_fk_approvals_tenant_id"
+                drop_foreign_key(
+                    "approvals_timer", "approvals_timer_tenant_id_4f3db2cc_fk_approvals_tenant_id", "tenant_id", "approvals_tenant"
                 ),
-                drop_tenant_constraint(
-                    "approvals_workflowevent", "approvals_workflowev_tenant_id_08665c97_fk_approvals"
+                drop_foreign_key(
+                    "approvals_workflowevent", "approvals_workflowev_tenant_id_08665c97_fk_approvals", "tenant_id", "approvals_tenant"
                 ),
-                drop_tenant_constraint(
-                    "approvals_workflowparticipant", "approvals_workflowpa_tenant_id_03ed2a34_fk_approvals"
+                drop_foreign_key(
+                    "approvals_workflowparticipant", "approvals_workflowpa_tenant_id_03ed2a34_fk_approvals", "tenant_id", "approvals_tenant"
                 ),
             ],
             state_operations=[

@@ -6,14 +6,14 @@ from __future__ import annotations
 from django.db import models
 
 from .directory import Tenant, User
-from .workflows import Workflow, tenant_of_workflow
+from .workflows import Workflow, shared_row
 
 
 class PendingTask(models.Model):
     """One open task in someone's inbox."""
 
     # tenant and workflow lead the indexes below (task_inbox, task_unique)
-    tenant = tenant_of_workflow(models.CASCADE, db_index=False)
+    tenant = shared_row(Tenant, models.CASCADE, db_index=False)
     assignee = models.ForeignKey(User, on_delete=models.CASCADE, related_name="tasks")
     workflow = models.ForeignKey(
         Workflow, on_delete=models.CASCADE, related_name="tasks", db_index=False
@@ -36,7 +36,7 @@ class PendingTask(models.Model):
 class Timer(models.Model):
     """A durable wake-up. Fired once: the fire and its events commit together."""
 
-    tenant = tenant_of_workflow(models.CASCADE)
+    tenant = shared_row(Tenant, models.CASCADE)
     # (workflow, key) is indexed by the unique constraint ``timer_key``
     workflow = models.ForeignKey(
         Workflow, on_delete=models.CASCADE, related_name="timers", db_index=False
@@ -113,7 +113,7 @@ class WorkflowParticipant(models.Model):
     a participant" (approvals.access), answered by one indexed lookup."""
 
     # tenant and workflow lead the indexes below (participant_user, participant_unique)
-    tenant = tenant_of_workflow(models.CASCADE, db_index=False)
+    tenant = shared_row(Tenant, models.CASCADE, db_index=False)
     workflow = models.ForeignKey(
         Workflow, on_delete=models.CASCADE, related_name="participants", db_index=False
     )

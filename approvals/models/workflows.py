@@ -13,14 +13,14 @@ from templates_engine.state import STATUSES, TERMINAL
 from .directory import Tenant, User
 
 
-def tenant_of_workflow(on_delete: Any, **kwargs: Any) -> models.ForeignKey[Tenant, Tenant]:
-    """The tenant column of a row that belongs to a workflow: the workflow's tenant,
-    copied so that the row's indexes can start with it. The database checks it on the
-    workflow, not again here: a constraint would lock the tenant's one row in every
-    command's transaction (each insert's check takes a share lock on it, which writes
-    the row and makes concurrent commands queue on it). Django still applies
-    ``on_delete``."""
-    return models.ForeignKey(Tenant, on_delete=on_delete, db_constraint=False, **kwargs)
+def shared_row(to: Any, on_delete: Any, **kwargs: Any) -> models.ForeignKey[Any, Any]:
+    """A reference to a row that every command of a tenant shares: the tenant, the
+    template version its workflows run. No database constraint: checking one takes a
+    share lock on that one row in every command's transaction, each lock writes the
+    row, and concurrent commands queue on it (two processes starting workflows ran no
+    faster than one; bench/inprocess.py). Nothing deletes these rows (Django still
+    applies ``on_delete``), and the command path writes ids it has just read."""
+    return models.ForeignKey(to, on_delete=on_delete, db_constraint=False, **kwargs)
 
 
 class WorkflowTemplate(models.Model):
@@ -71,10 +71,8 @@ class Workflow(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     # No index of their own where a composite index below starts with the column: every
     # index is written on every insert, and the command path inserts on every command.
-    tenant = models.ForeignKey(
-        Tenant, on_delete=models.PROTECT, related_name="workflows", db_index=False
-    )
-    template = models.ForeignKey(WorkflowTemplate, on_delete=models.PROTECT)
+    tenant = shared_row(Tenant, models.PROTECT, related_name="workflows", db_index=False)
+    template = shared_row(WorkflowTemplate, models.PROTECT)
     template_key = models.SlugField(max_length=64, db_index=False)
     template_version = models.PositiveIntegerField()
     subject_type = models.CharField(max_length=64)
@@ -165,7 +163,7 @@ class WorkflowEvent(models.Model):
     """One event of a workflow's history. Append-only: on PostgreSQL a trigger refuses
     UPDATE and DELETE. ``hash`` chains each event to the one before it."""
 
-    tenant = tenant_of_workflow(models.PROTECT)
+    tenant = shared_row(Tenant, models.PROTECT)
     # (workflow, seq) is indexed by the unique constraint ``event_seq``
     workflow = models.ForeignKey(
         Workflow, on_delete=models.PROTECT, related_name="events", db_index=False

@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.db import models
 
 from approvals.models import Tenant, User, Workflow
-from approvals.models.workflows import tenant_of_workflow
+from approvals.models.workflows import shared_row
 
 
 class MailKind(models.TextChoices):
@@ -40,7 +40,7 @@ class MailMessage(models.Model):
     (``context``: names, amount, due time in the recipient's zone, signed links); the
     sender renders the bodies from them and keeps the bodies it sent."""
 
-    tenant = tenant_of_workflow(models.CASCADE, related_name="+")
+    tenant = shared_row(Tenant, models.CASCADE, related_name="+")
     # (workflow, event_seq, recipient) is indexed by ``mail_event_recipient``
     workflow = models.ForeignKey(
         Workflow, on_delete=models.CASCADE, related_name="+", db_index=False

@@ -10,10 +10,18 @@ import zoneinfo
 
 import pytest
 from django.db import IntegrityError, connection
-from django.db.models import Field
+from django.db.models import Field, ProtectedError
 from django.test.utils import CaptureQueriesContext
 
-from approvals.models import PendingTask, Timer, Workflow, WorkflowEvent
+from approvals.models import (
+    PendingTask,
+    Tenant,
+    Timer,
+    Workflow,
+    WorkflowEvent,
+    WorkflowParticipant,
+    WorkflowTemplate,
+)
 from approvals.notifications.models import MailMessage
 from approvals.runtime import store
 
@@ -82,3 +90,42 @@ def test_statements_are_logged_when_django_watches_and_errors_are_djangos(acme, 
             ("tenant", "assignee", "workflow", "step", "on_behalf_of", "due_at", "created_at"),
             [(task.tenant_id, task.assignee_id, task.workflow_id, task.step, "", AWARE, AWARE)],
         )
+
+
+# Tables every command writes, and the rows every command of a tenant shares.
+COMMAND_TABLES = [
+    Workflow,
+    WorkflowEvent,
+    PendingTask,
+    Timer,
+    MailMessage,
+    WorkflowParticipant,
+]
+
+
+def test_no_row_a_command_writes_is_checked_against_a_shared_row() -> None:
+    # A constraint's check locks the tenant's (or the template's) one row in every
+    # command's transaction; see approvals.models.workflows.shared_row.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT conrelid::regclass::text, confrelid::regclass::text FROM pg_constraint"
+            " WHERE contype = 'f' AND conrelid::regclass::text = ANY(%s)",
+            [[m._meta.db_table for m in COMMAND_TABLES]],
+        )
+        references = {(table, target) for table, target in cursor.fetchall()}
+    shared = {Tenant._meta.db_table, WorkflowTemplate._meta.db_table}
+    assert not {(t, target) for t, target in references if target in shared}
+    # The rest are still checked: the event's workflow and actor, the task's assignee.
+    assert ("approvals_workflowevent", "approvals_workflow") in references
+    assert ("approvals_workflowevent", "approvals_user") in references
+    assert ("approvals_pendingtask", "approvals_user") in references
+
+
+def test_django_still_refuses_to_delete_a_shared_row_in_use(acme, api) -> None:
+    start_expense(api("alice"), 4_500_000)
+    template = WorkflowTemplate.objects.get(tenant=acme, key="expense-approval")
+    with pytest.raises(ProtectedError):
+        template.delete()
+    with pytest.raises(ProtectedError):
+        Tenant.objects.get(pk=acme.pk).delete()
+    assert Workflow.objects.filter(template=template).count() == 1

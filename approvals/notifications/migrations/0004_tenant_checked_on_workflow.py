@@ -1,10 +1,10 @@
-"""A row that belongs to a workflow has the workflow's tenant; the database checks it on
-the workflow (see ``tenant_of_workflow``), so the copies lose their own constraint."""
+"""The tenant column of the rows every command writes keeps no database constraint (see
+``approvals.models.workflows.shared_row``). PostgreSQL only: SQLite takes no such lock."""
 
 import django.db.models.deletion
 from django.db import migrations, models
 
-from approvals.migration_ops import drop_tenant_constraint
+from approvals.migration_ops import drop_foreign_key
 
 
 class Migration(migrations.Migration):
@@ -17,8 +17,8 @@ class Migration(migrations.Migration):
     operations = [
         migrations.SeparateDatabaseAndState(
             database_operations=[
-                drop_tenant_constraint(
-                    "notifications_mailmessage", "notifications_mailme_tenant_id_9c6c0117_fk_approvals"
+                drop_foreign_key(
+                    "notifications_mailmessage", "notifications_mailme_tenant_id_9c6c0117_fk_approvals", "tenant_id", "approvals_tenant"
                 ),
             ],
             state_operations=[
