@@ -4,7 +4,7 @@
 import django.db.models.deletion
 from django.db import migrations, models
 
-from approvals.migration_ops import drop_foreign_key
+from approvals.migrations._ops import drop_foreign_key
 
 
 class Migration(migrations.Migration):

@@ -6,7 +6,7 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
-from approvals.migration_ops import postgres_sql
+from approvals.migrations._ops import postgres_sql
 
 
 class Migration(migrations.Migration):

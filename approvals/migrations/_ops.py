@@ -1,4 +1,4 @@
-"""Operations the migrations share."""
+"""Operations the migrations share (a name Django's migration loader skips)."""
 
 from __future__ import annotations
 
