@@ -153,9 +153,11 @@ def execute(sql: str, params: Sequence[Any]) -> int:
 
 
 def fetch(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
-    cursor = _run(connections[DEFAULT_DB_ALIAS], sql, params)
+    db = connections[DEFAULT_DB_ALIAS]
+    cursor = _run(db, sql, params)
     try:
-        return list(cursor.fetchall())
+        with db.wrap_database_errors:
+            return list(cursor.fetchall())
     finally:
         cursor.close()
 
@@ -175,8 +177,8 @@ def _run(db: Any, sql: str, params: Sequence[Any]) -> Any:
         cursor.execute(sql, params)
         return cursor
     db.validate_no_broken_transaction()
-    cursor = db.connection.cursor()
-    with db.wrap_database_errors:
+    with db.wrap_database_errors:  # a closed connection fails here, and is marked
+        cursor = db.connection.cursor()
         cursor.execute(sql, params)
     return cursor
 
