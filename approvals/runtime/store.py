@@ -153,11 +153,9 @@ def execute(sql: str, params: Sequence[Any]) -> int:
 
 
 def fetch(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
-    db = connections[DEFAULT_DB_ALIAS]
-    cursor = _run(db, sql, params)
+    cursor = _run(connections[DEFAULT_DB_ALIAS], sql, params)
     try:
-        with db.wrap_database_errors:
-            return list(cursor.fetchall())
+        return list(cursor.fetchall())
     finally:
         cursor.close()
 
@@ -177,8 +175,8 @@ def _run(db: Any, sql: str, params: Sequence[Any]) -> Any:
         cursor.execute(sql, params)
         return cursor
     db.validate_no_broken_transaction()
-    with db.wrap_database_errors:  # a closed connection fails here, and is marked
-        cursor = db.connection.cursor()
+    cursor = db.connection.cursor()
+    with db.wrap_database_errors:
         cursor.execute(sql, params)
     return cursor
 
