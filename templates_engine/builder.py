@@ -38,10 +38,13 @@ class Builder:
         """Enter the first step from ``index`` on whose condition holds, or complete."""
         steps = self.definition.steps
         data, submitter = self.state.data, self.state.submitter
+        names = None  # the data in CEL's types, converted for the first condition
         for step in steps[index:]:
             if step.when is not None:
                 try:
-                    go = step.when.evaluate(data, submitter)
+                    if names is None:
+                        names = step.when.activation(data, submitter)
+                    go = step.when.evaluate_in(names)
                 except DataNotEvaluable as exc:
                     # the input's fault, not the definition's: refuse the command whole
                     raise CommandRejected(errors.INVALID_DATA, str(exc)) from exc

@@ -79,12 +79,20 @@ class Condition:
     def evaluate(self, data: Mapping[str, Any], submitter: str | None) -> bool:
         """Evaluate against the workflow data; raise ConditionError if it cannot, and
         DataNotEvaluable if the data has values CEL cannot hold."""
+        return self.evaluate_in(self.activation(data, submitter))
+
+    def activation(self, data: Mapping[str, Any], submitter: str | None) -> dict[str, Any]:
+        """The names a condition sees, in CEL's types: converted once, they serve every
+        condition evaluated on the same data. Raises DataNotEvaluable."""
         try:
             cel_data = celpy.json_to_cel(dict(data))
         except (ValueError, OverflowError, TypeError) as exc:
             problems = "; ".join(data_problems(data)) or str(exc)
             raise DataNotEvaluable(f"{self.source!r}: {problems}") from exc
-        activation = {"data": cel_data, "submitter": celpy.celtypes.StringType(submitter or "")}
+        return {"data": cel_data, "submitter": celpy.celtypes.StringType(submitter or "")}
+
+    def evaluate_in(self, activation: dict[str, Any]) -> bool:
+        """Evaluate with names from ``activation``; raise ConditionError if it cannot."""
         try:
             result = self._program.evaluate(activation)
         except Exception as exc:

@@ -15,10 +15,9 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 
 from approvals import zones
+from approvals.decisions import DECISION_LABELS
 
 from . import links
-
-_ACTIONS = (("approve", "Approve"), ("reject", "Reject"))
 
 
 def mail_context(facts: dict[str, Any]) -> dict[str, Any]:
@@ -29,7 +28,8 @@ def mail_context(facts: dict[str, Any]) -> dict[str, Any]:
     base = settings.APPROVALS_BASE_URL
     if "workflow" in ctx:
         ctx["workflow_url"] = base + reverse("workflow", args=[ctx["workflow"]])
-    ctx.setdefault("settings_url", base + reverse("notification-settings"))
+    if "settings_url" not in ctx:
+        ctx["settings_url"] = base + reverse("notification-settings")
     ctx.setdefault("link_days", settings.APPROVALS_LINK_MAX_AGE_SECONDS // 86400)
     grant = ctx.get("link")
     if grant:
@@ -46,7 +46,8 @@ def mail_context(facts: dict[str, Any]) -> dict[str, Any]:
                     )
                 ),
             }
-            for decision, caption in _ACTIONS
+            for decision in links.DECISIONS
+            for caption in [DECISION_LABELS[decision]]
         ]
     ctx.setdefault("actions", [])
     if "due" not in ctx:

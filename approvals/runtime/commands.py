@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import random
 import uuid
 from collections.abc import Callable
@@ -53,6 +54,13 @@ from .directory import VERSION_SQL, TenantDirectory
 from .projections import project
 
 MAX_CONFLICT_RETRIES = 3
+
+# The randomness of retry jitter (the delays it picks are recorded in the events). One
+# generator per process, seeded from the OS, and again in each forked child, so that
+# sibling workers do not jitter alike; seeding a new one per command cost more than
+# deciding the command.
+_RNG = random.Random()
+os.register_at_fork(after_in_child=_RNG.seed)
 
 WORKFLOW_NOT_FOUND = "No such workflow."
 BUSY = "The workflow is busy; try again."
@@ -198,7 +206,7 @@ def _decide_and_write(
     directory: TenantDirectory,
 ) -> CommandResult:
     """Decide, append the events, project them: the part every command shares."""
-    ctx = Context(now=now.timestamp(), rng=random.Random(), directory=directory)
+    ctx = Context(now=now.timestamp(), rng=_RNG, directory=directory)
     events = decide(definition, state, command, ctx)
     new_state = state
     for event in events:

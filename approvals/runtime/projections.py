@@ -124,7 +124,8 @@ def _project_tasks(
     else:
         gone, added = list(before), after
     if not same_step:
-        store.execute(f"DELETE FROM {store.table(PendingTask)} WHERE workflow_id = %s", [wf_id])
+        if before:  # a start, or a step entered from none, left no rows to remove
+            store.execute(f"DELETE FROM {store.table(PendingTask)} WHERE workflow_id = %s", [wf_id])
     elif gone_ids := sorted(directory.user_ids_any(gone).values()):
         marks = ", ".join(["%s"] * len(gone_ids))
         store.execute(

@@ -21,10 +21,21 @@ from typing import Any
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transaction
 from django.db.models import Field, ForeignKey, Model
+from psycopg import _queries as psycopg_queries
 from psycopg.pq import TransactionStatus
 
 IDLE = TransactionStatus.IDLE
 _PG = connection.vendor == "postgresql"  # psycopg's cursor takes Django's %s marks
+
+# psycopg parses a statement's %s marks once and keeps the result, except for a
+# statement with more than 50 parameters, which it takes for a one-off built by an ORM.
+# The command path's statements come in a few shapes built once each (``_insert_sql``),
+# and appending four events binds 56 parameters: parsed anew on every decision, that
+# cost more than binding them. The limit is psycopg's module setting.
+PSYCOPG_CACHED_PARAMS = 400
+psycopg_queries.MAX_CACHED_STATEMENT_PARAMS = max(
+    psycopg_queries.MAX_CACHED_STATEMENT_PARAMS, PSYCOPG_CACHED_PARAMS
+)
 
 
 @cache
@@ -160,7 +171,7 @@ def fetch(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         cursor.close()
 
 
-def _run(db: Any, sql: str, params: Sequence[Any]) -> Any:
+def _run(db: Any, sql: str, params: Sequence[Any] | None) -> Any:
     """Execute one statement of the command path; returns the cursor (close it).
 
     When nothing watches the connection's statements (Django logs none: DEBUG is off
@@ -183,7 +194,8 @@ def _run(db: Any, sql: str, params: Sequence[Any]) -> Any:
 
 def param(model: type[Model], name: str, value: Any) -> Any:
     """``value`` as the database stores the field ``name`` (datetimes on SQLite)."""
-    return model._meta.get_field(name).get_db_prep_value(value, connection)  # type: ignore[union-attr]
+    field = model._meta.get_field(name)
+    return field.get_db_prep_value(value, connections[DEFAULT_DB_ALIAS])  # type: ignore[union-attr]
 
 
 def table(model: type[Model]) -> str:
@@ -194,7 +206,7 @@ def uuid_param(model: type[Model], value: Any) -> Any:
     """A primary-key value as the database stores it (a uuid, or hex on SQLite)."""
     pk_field = model._meta.pk
     assert pk_field is not None
-    return pk_field.get_db_prep_value(value, connection)
+    return pk_field.get_db_prep_value(value, connections[DEFAULT_DB_ALIAS])
 
 
 def columns(model: type[Model], alias: str) -> str:
@@ -216,12 +228,13 @@ def instance(model: type[Model], row: Sequence[Any]) -> Any:
     """A model instance from a row of ``columns(model, ...)``, converted as the ORM
     converts (JSON, and on SQLite dates and uuids)."""
     names, converters = _converters(model)
+    db = connections[DEFAULT_DB_ALIAS]
     values = []
     for value, (col, convert) in zip(row, converters, strict=True):
         for fn in convert:
-            value = fn(value, col, connection)
+            value = fn(value, col, db)
         values.append(value)
-    return model.from_db(connection.alias, names, values)
+    return model.from_db(db.alias, names, values)
 
 
 def json_value(value: Any) -> Any:
@@ -265,48 +278,49 @@ def pipelined() -> Iterator[None]:
     transaction: tests, or a use-case that groups several commands, such as a
     deactivation handing on every task) this is ``atomic()``.
     """
-    if connection.vendor != "postgresql":
+    if not _PG:
         with transaction.atomic():
             yield
         return
-    connection.ensure_connection()
-    raw = connection.connection
+    # The connection itself, not Django's proxy: every attribute read through the proxy
+    # costs a thread-local lookup, and the block reads and sets a dozen.
+    db = connections[DEFAULT_DB_ALIAS]
+    db.ensure_connection()
+    raw = db.connection
     assert raw is not None
-    if connection.in_atomic_block:
+    if db.in_atomic_block:
         with transaction.atomic(), _prepared(raw):
             yield
         return
     assert raw.autocommit, "outside a transaction, autocommit is on"
     committed = False
     try:
-        with connection.wrap_database_errors, raw.pipeline(), _prepared(raw):
-            _enter_atomic()
-            with connection.cursor() as cursor:
-                cursor.execute("BEGIN")
+        with db.wrap_database_errors, raw.pipeline(), _prepared(raw):
+            _enter_atomic(db)
+            _run(db, "BEGIN", None).close()
             try:
                 yield
             except BaseException:
                 # A refusal: ROLLBACK travels with the pipeline's last sync. (After a
                 # failed statement the pipeline takes nothing more: rolled back below.)
-                with contextlib.suppress(Exception), connection.cursor() as cursor:
-                    cursor.execute("ROLLBACK")
+                with contextlib.suppress(Exception):
+                    _run(db, "ROLLBACK", None).close()
                 raise
-            if connection.needs_rollback:
+            if db.needs_rollback:
                 raise transaction.TransactionManagementError(
                     "a statement failed inside a pipelined transaction"
                 )
-            with connection.cursor() as cursor:
-                cursor.execute("COMMIT")
+            _run(db, "COMMIT", None).close()
         committed = True  # the pipeline's end waited for COMMIT's answer
     except BaseException:
-        _rollback(raw)
+        _rollback(db, raw)
         raise
     finally:
-        hooks = connection.run_on_commit
-        _leave_atomic()
+        hooks = db.run_on_commit
+        _leave_atomic(db)
     if committed:
-        connection.run_on_commit = hooks
-        connection.run_and_clear_commit_hooks()
+        db.run_on_commit = hooks
+        db.run_and_clear_commit_hooks()
 
 
 @contextlib.contextmanager
@@ -332,25 +346,25 @@ def _prepared(raw: Any) -> Iterator[None]:
         raw.cursor_factory = previous
 
 
-def _enter_atomic() -> None:
-    connection.commit_on_exit = True
-    connection.needs_rollback = False
-    connection.autocommit = False  # Django's view; psycopg's stays on (we send BEGIN)
-    connection.in_atomic_block = True
+def _enter_atomic(db: Any) -> None:
+    db.commit_on_exit = True
+    db.needs_rollback = False
+    db.autocommit = False  # Django's view; psycopg's stays on (we send BEGIN)
+    db.in_atomic_block = True
 
 
-def _leave_atomic() -> None:
-    connection.in_atomic_block = False
-    connection.autocommit = True
-    connection.needs_rollback = False
-    connection.savepoint_ids = []
-    connection.atomic_blocks = []
-    connection.run_on_commit = []
+def _leave_atomic(db: Any) -> None:
+    db.in_atomic_block = False
+    db.autocommit = True
+    db.needs_rollback = False
+    db.savepoint_ids = []
+    db.atomic_blocks = []
+    db.run_on_commit = []
 
 
-def _rollback(raw: Any) -> None:
+def _rollback(db: Any, raw: Any) -> None:
     try:
         if raw.info.transaction_status != IDLE:
             raw.execute("ROLLBACK")
     except Exception:  # the connection is unusable: Django reconnects next time
-        connection.close()
+        db.close()

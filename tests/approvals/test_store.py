@@ -129,3 +129,21 @@ def test_django_still_refuses_to_delete_a_shared_row_in_use(acme, api) -> None:
     with pytest.raises(ProtectedError):
         Tenant.objects.get(pk=acme.pk).delete()
     assert Workflow.objects.filter(template=template).count() == 1
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="psycopg's parse cache")
+def test_a_statement_with_many_parameters_is_parsed_once() -> None:
+    """psycopg keeps its parse of a statement's marks only up to a number of parameters;
+    appending four events binds 56, so the store raises that number."""
+    from psycopg import _queries
+
+    marks = store.PSYCOPG_CACHED_PARAMS
+    sql = "SELECT " + " + ".join(["%s"] * 60)
+    with store.pipelined():
+        assert store.fetch(sql, list(range(60))) == [(sum(range(60)),)]
+    before = _queries._query2pg.cache_info()
+    with store.pipelined():
+        assert store.fetch(sql, [1] * 60) == [(60,)]
+    after = _queries._query2pg.cache_info()
+    assert after.hits > before.hits and after.misses == before.misses
+    assert _queries.MAX_CACHED_STATEMENT_PARAMS >= marks > 56
