@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable
+from typing import Any
 
 from django.conf import settings
+from django.db import connections
 from django.http import HttpRequest, HttpResponse
 from django.utils.cache import patch_cache_control
 
@@ -57,3 +60,37 @@ class NoStoreMiddleware:
         if request.path.startswith("/api/") or (user is not None and user.is_authenticated):
             patch_cache_control(response, private=True, no_store=True)
         return response
+
+
+class ConnectionCheckMiddleware:
+    """Checks a reused database connection (Django's ``CONN_HEALTH_CHECKS``, a ``SELECT 1``
+    round trip) only when it has been idle, not before every request.
+
+    The check spares the first request after a database restart an error. A connection
+    that served a request less than APPROVALS_DB_CHECK_AFTER_IDLE_MS ago was
+    working then, and a restart takes longer than that; under load that is every
+    request, which saves each one a round trip. A request that met a broken connection
+    still has it closed at its end (Django's ``close_old_connections``), so the next
+    one opens a new connection."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        now = time.monotonic()
+        idle = settings.APPROVALS_DB_CHECK_AFTER_IDLE_MS / 1000
+        for db in _opened():
+            used_at = getattr(db, "approvals_used_at", None)
+            if db.connection is not None and used_at is not None and now - used_at < idle:
+                db.health_check_done = True
+        try:
+            return self.get_response(request)
+        finally:
+            done = time.monotonic()
+            for db in _opened():
+                db.approvals_used_at = done if db.connection is not None else None
+
+
+def _opened() -> list[Any]:
+    """The database connections this thread has set up."""
+    return list(connections.all(initialized_only=True))

@@ -100,6 +100,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "approvals.middleware.ConnectionCheckMiddleware",
     "approvals.middleware.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
@@ -149,12 +150,16 @@ if _db["ENGINE"] == "django.db.backends.sqlite3":
     _db["OPTIONS"] = {**_SQLITE_OPTIONS, **_db.get("OPTIONS", {})}
 else:
     _db["CONN_MAX_AGE"] = env_int("DATABASE_CONN_MAX_AGE", 60)
-    # A health check is a `SELECT 1` round trip at the start of every request; it spares
-    # the first request after a database restart an error. Off, an HTTP decision costs
-    # three round trips (the token, then the command's two) instead of four.
+    # A health check is a `SELECT 1` round trip before a request uses a kept connection;
+    # it spares the first request after a database restart an error. A connection that
+    # served a request within APPROVALS_DB_CHECK_AFTER_IDLE_MS is not checked (below).
     _db["CONN_HEALTH_CHECKS"] = env_bool("DATABASE_CONN_HEALTH_CHECKS", True)
 
 DATABASES = {"default": _db}
+# ... but a connection is checked only once idle this long (milliseconds; see
+# approvals.middleware.ConnectionCheckMiddleware): one that served a request a moment
+# ago is not checked again before the next.
+APPROVALS_DB_CHECK_AFTER_IDLE_MS = env_int("APPROVALS_DB_CHECK_AFTER_IDLE_MS", 1000)
 # The command path's statements are prepared on the server once one has run this many
 # times on a connection (approvals/runtime/store.py). "off": never (a pooler that
 # cannot keep prepared statements, such as PgBouncer in transaction mode before 1.21).

@@ -177,18 +177,23 @@ def _run(db: Any, sql: str, params: Sequence[Any] | None) -> Any:
     When nothing watches the connection's statements (Django logs none: DEBUG is off
     and no test captures them, and no execute wrapper is installed), the statement
     goes to psycopg's cursor directly: Django's cursor wrapper costs more Python per
-    statement than psycopg's execute itself, a dozen times per command. Errors are
+    statement than psycopg's execute itself, a dozen times per command. What Django's
+    cursor does first is done here too: the connection's health check when one is due
+    (``CONN_HEALTH_CHECKS``), and a connection is opened when there is none. Errors are
     still raised as Django's (``wrap_database_errors``), so callers catch
     ``django.db.IntegrityError`` either way.
     """
-    if db.queries_logged or db.execute_wrappers or db.connection is None or not _PG:
-        cursor = db.cursor()
-        cursor.execute(sql, params)
-        return cursor
-    db.validate_no_broken_transaction()
-    cursor = db.connection.cursor()
-    with db.wrap_database_errors:
-        cursor.execute(sql, params)
+    if _PG and not (db.queries_logged or db.execute_wrappers):
+        db.close_if_health_check_failed()
+        raw = db.connection
+        if raw is not None:
+            db.validate_no_broken_transaction()
+            cursor = raw.cursor()
+            with db.wrap_database_errors:
+                cursor.execute(sql, params)
+            return cursor
+    cursor = db.cursor()
+    cursor.execute(sql, params)
     return cursor
 
 
@@ -250,10 +255,14 @@ def fetch_many(queries: Sequence[tuple[str, Sequence[Any]]]) -> list[list[tuple[
     travel to the server together and come back together: one round trip."""
     db = connections[DEFAULT_DB_ALIAS]
     cursors = []
-    for sql, params in queries:
-        cursors.append(_run(db, sql, params))
     try:
+        for sql, params in queries:
+            cursors.append(_run(db, sql, params))
         with db.wrap_database_errors:
+            # A sync asks for every answer at once. Fetching cursor by cursor would ask
+            # again whenever the server's answers arrived in parts: a second trip.
+            if (pipeline := getattr(db, "approvals_pipeline", None)) is not None:
+                pipeline.sync()
             return [list(cursor.fetchall()) for cursor in cursors]
     finally:
         for cursor in cursors:
@@ -284,7 +293,8 @@ def pipelined() -> Iterator[None]:
         return
     # The connection itself, not Django's proxy: every attribute read through the proxy
     # costs a thread-local lookup, and the block reads and sets a dozen.
-    db = connections[DEFAULT_DB_ALIAS]
+    db: Any = connections[DEFAULT_DB_ALIAS]
+    db.close_if_health_check_failed()  # before the pipeline, where SELECT 1 would not wait
     db.ensure_connection()
     raw = db.connection
     assert raw is not None
@@ -295,7 +305,8 @@ def pipelined() -> Iterator[None]:
     assert raw.autocommit, "outside a transaction, autocommit is on"
     committed = False
     try:
-        with db.wrap_database_errors, raw.pipeline(), _prepared(raw):
+        with db.wrap_database_errors, raw.pipeline() as pipeline, _prepared(raw):
+            db.approvals_pipeline = pipeline
             _enter_atomic(db)
             _run(db, "BEGIN", None).close()
             try:
@@ -316,6 +327,7 @@ def pipelined() -> Iterator[None]:
         _rollback(db, raw)
         raise
     finally:
+        db.approvals_pipeline = None
         hooks = db.run_on_commit
         _leave_atomic(db)
     if committed:

@@ -147,3 +147,42 @@ def test_a_statement_with_many_parameters_is_parsed_once() -> None:
     after = _queries._query2pg.cache_info()
     assert after.hits > before.hits and after.misses == before.misses
     assert _queries.MAX_CACHED_STATEMENT_PARAMS >= marks > 56
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="a server that drops us")
+def test_a_command_after_the_server_dropped_the_connection_checks_it_and_reconnects(
+    acme,
+) -> None:
+    """The direct path does what Django's cursor does first: a request's first statement
+    checks a kept connection (CONN_HEALTH_CHECKS), so a connection the server dropped
+    (a restart, an idle timeout) is replaced rather than failing the command."""
+    import psycopg
+
+    from approvals.models import User
+    from approvals.services.workflows import workflow_start
+
+    alice = User.objects.get(username="alice")
+    assert connection.health_check_enabled  # CONN_HEALTH_CHECKS, on by default
+
+    def start(subject: str) -> str:
+        return workflow_start(
+            submitter=alice,
+            template_key="expense-approval",
+            subject_type="expense",
+            subject_id=subject,
+            data={"amountPaise": 4_500_000, "currency": "INR", "department": "R&D"},
+        ).status
+
+    assert start("hc-before") == "PENDING_MANAGER"
+    raw = connection.connection
+    assert raw is not None
+    s = connection.settings_dict
+    with psycopg.connect(
+        host=s["HOST"] or "127.0.0.1", port=s["PORT"] or 5432, user=s["USER"], dbname=s["NAME"]
+    ) as other:
+        other.execute("SELECT pg_terminate_backend(%s)", [raw.info.backend_pid])
+    connection.health_check_done = False  # a new request, as close_old_connections leaves it
+    assert start("hc-after") == "PENDING_MANAGER"
+    assert connection.connection is not raw
+    assert Workflow.objects.filter(subject_id__in=["hc-before", "hc-after"]).count() == 2

@@ -115,3 +115,26 @@ def test_a_decision_over_http_costs_three_with_the_token_lookup(
     # the token, its user and their roles in one lookup; then the command's two
     assert trips(relay, lambda: answers.append(decide(bob, second, "approve", "h-1"))) == 3
     assert answers[0].status_code == 200, answers[0].content
+
+
+def test_the_connection_health_check_runs_only_after_the_connection_sat_idle(
+    relay: RoundTripCounter, api: Callable[[str], Any]
+) -> None:
+    """In production each request starts with Django's ``close_old_connections``, which
+    asks for a health check (``SELECT 1``) of a kept connection; the test client skips
+    that, so the test asks for it as it would. A connection that served a request a
+    moment ago is not checked; one idle for longer than the setting is."""
+    alice, bob = api("alice"), api("bob")
+    ids = [start_expense(alice, 4_500_000, subject=f"hc-{i}").json()["workflowId"] for i in "abc"]
+
+    def decision(workflow_id: str, request_id: str) -> int:
+        connection.health_check_done = False  # what close_old_connections does
+        answers: list[Any] = []
+        n = trips(relay, lambda: answers.append(decide(bob, workflow_id, "approve", request_id)))
+        assert answers[0].status_code == 200, answers[0].content
+        return n
+
+    decision(ids[0], "hc-warm")  # fills the per-process caches
+    assert decision(ids[1], "hc-busy") == 3  # the token, then the command's two
+    connection.approvals_used_at -= 5.0  # type: ignore[attr-defined]  # idle for 5 s
+    assert decision(ids[2], "hc-idle") == 4  # SELECT 1 first
