@@ -7,7 +7,8 @@ missing and replays instead.
 
 from __future__ import annotations
 
-from dataclasses import asdict
+import copy
+from dataclasses import fields, is_dataclass
 from typing import Any
 
 from .events import Assignment, Timer
@@ -19,9 +20,35 @@ SNAPSHOT_VERSION = 4
 
 
 def state_to_dict(state: State) -> dict[str, Any]:
-    doc = asdict(state)
+    """The state as plain values: what ``dataclasses.asdict`` gives, built without its
+    generic walk (a snapshot is written with every command)."""
+    doc = _plain(state)
     doc["snapshot_version"] = SNAPSHOT_VERSION
     return doc
+
+
+_AS_IS = (str, int, float, bool, type(None))
+_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as ``asdict`` converts it: dataclasses to dicts, tuples, lists and dicts
+    rebuilt around converted items, anything else deep-copied."""
+    kind = type(value)
+    if kind in _AS_IS:
+        return value
+    if kind is tuple:
+        return tuple(_plain(v) for v in value)
+    if kind is list:
+        return [_plain(v) for v in value]
+    if kind is dict:
+        return {_plain(k): _plain(v) for k, v in value.items()}
+    names = _NAMES.get(kind)
+    if names is None and is_dataclass(value):
+        names = _NAMES[kind] = tuple(f.name for f in fields(value))
+    if names is not None:
+        return {name: _plain(getattr(value, name)) for name in names}
+    return copy.deepcopy(value)
 
 
 def state_from_dict(doc: dict[str, Any]) -> State | None:

@@ -7,6 +7,7 @@ or to an event's shape that would replay an old history differently fails here.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 from pathlib import Path
@@ -27,6 +28,7 @@ from templates_engine import (
 )
 from templates_engine import commands as cmd
 from templates_engine import events as ev
+from templates_engine.snapshot import SNAPSHOT_VERSION, state_to_dict
 
 HISTORIES = sorted((Path(__file__).parent / "histories").glob("*.json"))
 
@@ -244,3 +246,27 @@ def test_the_recorded_send_back_history_undid_each_round_once_newest_first() -> 
 
     assert [(e.step, e.round) for e in undos] == [("reserve", 2), ("reserve", 1)]
     assert replay(Definition.parse(doc["definition"]), events).compensations == ()
+
+
+@pytest.mark.parametrize("path", HISTORIES, ids=lambda p: p.stem)
+def test_every_state_along_a_history_snapshots_as_asdict_would(path: Path) -> None:
+    """``state_to_dict`` walks the state by hand; it gives what ``dataclasses.asdict``
+    gives, tuples kept as tuples, for every state a recorded history passes through."""
+    doc = _load(path)
+    state = replay(Definition.parse(doc["definition"]), ())
+    nested = {"lines": [{"amount": 1, "tags": ["a"]}], "limits": (1, 2)}
+    for stored in doc["events"]:
+        state = evolve(state, ev.event_from_dict(stored))
+        for probe in (state, dataclasses.replace(state, data={**state.data, **nested})):
+            got = state_to_dict(probe)
+            assert got == {**dataclasses.asdict(probe), "snapshot_version": SNAPSHOT_VERSION}
+            assert _types(got) == _types(dataclasses.asdict(probe) | {"snapshot_version": 0})
+            assert got["data"] is not probe.data  # a copy, as asdict makes
+
+
+def _types(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _types(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return (type(value).__name__, [_types(v) for v in value])
+    return type(value).__name__
