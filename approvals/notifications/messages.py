@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 
 from approvals.definitions import definition_for
-from approvals.models import Workflow, WorkflowEvent
+from approvals.models import Workflow
 from approvals.runtime import store
 from approvals.runtime.directory import Contact, TenantDirectory
 from approvals.runtime.dispatch import mail_dispatch_on_commit
@@ -40,8 +40,6 @@ _TOLD = (
     ev.SentBack,
     *_OUTCOMES,
 )
-# Events that hand a person a task: the round a link is bound to.
-_TASK_EVENTS = ("ApprovalRequested", "TaskReassigned", "Escalated")
 
 
 @dataclass
@@ -93,7 +91,10 @@ def notices_of(
             else:
                 holders |= new
         elif isinstance(e, ev.ReminderSent):
-            out += [Notice(seq, u, MailKind.REMINDER, e.step) for u in e.users]
+            # A reminder only goes to who holds the step's current round, so its links
+            # may be bound to the reminder itself: they stop working, as the first mail's
+            # do, once a later round begins (notifications.links).
+            out += [Notice(seq, u, MailKind.REMINDER, e.step, seq) for u in e.users]
         elif isinstance(e, ev.SentBack) and e.to_step is None and submitter:
             by = last_decision.actor if last_decision else ""
             comment = last_decision.comment if last_decision else ""
@@ -105,21 +106,6 @@ def notices_of(
             comment = last_decision.comment if last_decision else ""
             out.append(Notice(seq, submitter, _OUTCOMES[type(e)], "", 0, by, comment))
     return out
-
-
-def _rounds_for_reminders(wf: Workflow, notices: list[Notice]) -> None:
-    """A reminder's links are bound to the event that gave the person the task."""
-    wanted = [n for n in notices if n.kind == MailKind.REMINDER]
-    if not wanted:
-        return
-    rows = WorkflowEvent.objects.filter(workflow_id=wf.pk, type__in=_TASK_EVENTS).order_by("-seq")
-    payloads = list(rows.values_list("seq", "payload")[:50])
-    for n in wanted:
-        for seq, p in payloads:
-            users = {a["user"] for a in p.get("assignments", ())} | {p.get("to_user")}
-            if n.username in users and p.get("step") == n.step:
-                n.round = seq
-                break
 
 
 def _name(user: Any) -> str:
@@ -224,7 +210,6 @@ def mail_project(
         names.add(submitter)
     people = directory.contacts(names)
     submitter_contact = people.get(submitter) if submitter else None
-    _rounds_for_reminders(wf, notices)
     title = definition_for(wf.template_id).title
     rows = []
     for n in notices:

@@ -19,9 +19,11 @@ import pytest
 from django.db import connection
 
 from approvals import access
-from approvals.models import User, WorkflowEvent
-from approvals.runtime.commands import CommandRejected, WorkflowNotFound
+from approvals.models import Timer, User, WorkflowEvent
+from approvals.notifications.models import MailMessage
+from approvals.runtime.commands import CommandRejected, WorkflowNotFound, command_execute
 from approvals.services.workflows import workflow_decide, workflow_start
+from templates_engine import commands as cmd
 
 from ..helpers import decide, start_expense
 
@@ -81,6 +83,21 @@ def test_a_start_and_a_decision_cost_two_round_trips(relay: RoundTripCounter) ->
     decision = {"user": bob, "workflow_id": ids[0], "decision": "approve", "request_id": "r-1"}
     assert trips(relay, lambda: workflow_decide(**decision)) == 2
     assert WorkflowEvent.objects.filter(workflow_id=ids[0], request_id="r-1").count() == 1
+
+
+def test_a_reminder_timer_firing_costs_two_round_trips(relay: RoundTripCounter) -> None:
+    """The reminder's event, its mail (links bound to the reminder, no history read)
+    and the timer rows travel like any command's."""
+    alice = User.objects.get(username="alice")
+    wf = start(alice)
+    reminder = Timer.objects.get(workflow_id=wf, kind="reminder")
+    warm = Timer.objects.get(workflow_id=start(alice), kind="reminder")
+    fire = {"tenant_id": warm.tenant_id, "command": cmd.TimerFired(warm.key)}
+    command_execute(workflow_id=warm.workflow_id, **fire)  # per-process caches
+
+    fire = {"tenant_id": reminder.tenant_id, "command": cmd.TimerFired(reminder.key)}
+    assert trips(relay, lambda: command_execute(workflow_id=wf, **fire)) == 2
+    assert MailMessage.objects.filter(workflow_id=wf, kind="reminder").count() == 1
 
 
 def test_refusals_cost_at_most_two_round_trips(relay: RoundTripCounter) -> None:

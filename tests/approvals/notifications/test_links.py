@@ -206,3 +206,37 @@ def test_two_confirmations_at_once_record_one_decision(acme, api):
     assert sorted(codes) == [200, 409]
     assert decisions(wid) == [("bob", "approve")]
     assert LinkUse.objects.count() == 1
+
+
+@pytest.mark.django_db
+class TestReminderLinks:
+    """A reminder's links are bound to the reminder: they work while its round lasts and
+    are refused, recording nothing, once the step has moved on."""
+
+    @pytest.fixture
+    def reminded(self, waiting: tuple[str, dict[str, str]]) -> tuple[str, dict[str, str]]:
+        import datetime as dt
+
+        from approvals import clock
+        from approvals.workers.timers import timer_drain
+
+        wid, _ = waiting
+        with clock.shifted(dt.timedelta(days=1, seconds=1)):
+            assert timer_drain() == 1
+        row = MailMessage.objects.get(workflow_id=wid, kind="reminder")
+        assert row.recipient.username == "bob"
+        return wid, links_for(wid, "bob")
+
+    def test_a_reminders_approve_link_records_the_decision(self, reminded, client):
+        wid, links = reminded
+        done = client.post(links["approve"], {"comment": "Seen the reminder"})
+        assert done.status_code == 200, done.content[:400]
+        assert decisions(wid) == [("bob", "approve")]
+        assert Workflow.objects.get(pk=wid).current_step == "finance"
+
+    def test_a_reminders_link_is_refused_once_the_step_moved_on(self, reminded, client, api):
+        wid, links = reminded
+        assert decide(api("bob"), wid, "send_back", "sb-1", comment="Receipts?").status_code == 200
+        before = version(wid)
+        answer = client.post(links["approve"])
+        assert_refused(answer, 409, "moved on since the e-mail was sent", wid, before)
