@@ -214,14 +214,24 @@ def uuid_param(model: type[Model], value: Any) -> Any:
     return pk_field.get_db_prep_value(value, connections[DEFAULT_DB_ALIAS])
 
 
-def columns(model: type[Model], alias: str) -> str:
-    """The model's columns, in field order, for a SELECT read by ``instance``."""
-    return ", ".join(f"{alias}.{_quote(f.column)}" for f in model._meta.concrete_fields)
+def columns(model: type[Model], alias: str, names: tuple[str, ...] | None = None) -> str:
+    """The model's columns (or those of the fields ``names``), in order, for a SELECT
+    read by ``instance``."""
+    return ", ".join(f"{alias}.{_quote(f.column)}" for f in _concrete(model, names))
 
 
 @cache
-def _converters(model: type[Model]) -> tuple[tuple[str, ...], list[tuple[Any, list[Any]]]]:
-    fields = model._meta.concrete_fields
+def _concrete(model: type[Model], names: tuple[str, ...] | None) -> list[Field[Any, Any]]:
+    if names is None:
+        return list(model._meta.concrete_fields)
+    return [model._meta.get_field(name) for name in names]  # type: ignore[misc]
+
+
+@cache
+def _converters(
+    model: type[Model], names: tuple[str, ...] | None
+) -> tuple[tuple[str, ...], list[tuple[Any, list[Any]]]]:
+    fields = _concrete(model, names)
     cols = [f.get_col(model._meta.db_table) for f in fields]
     converters = [
         (c, connection.ops.get_db_converters(c) + c.get_db_converters(connection)) for c in cols
@@ -229,17 +239,18 @@ def _converters(model: type[Model]) -> tuple[tuple[str, ...], list[tuple[Any, li
     return tuple(f.attname for f in fields), converters
 
 
-def instance(model: type[Model], row: Sequence[Any]) -> Any:
-    """A model instance from a row of ``columns(model, ...)``, converted as the ORM
-    converts (JSON, and on SQLite dates and uuids)."""
-    names, converters = _converters(model)
+def instance(model: type[Model], row: Sequence[Any], names: tuple[str, ...] | None = None) -> Any:
+    """A model instance from a row of ``columns(model, ..., names)``, converted as the
+    ORM converts (JSON, and on SQLite dates and uuids). With ``names``, the other fields
+    are deferred, as ``QuerySet.only`` leaves them."""
+    attnames, converters = _converters(model, names)
     db = connections[DEFAULT_DB_ALIAS]
     values = []
     for value, (col, convert) in zip(row, converters, strict=True):
         for fn in convert:
             value = fn(value, col, db)
         values.append(value)
-    return model.from_db(db.alias, names, values)
+    return model.from_db(db.alias, attnames, values)
 
 
 def json_value(value: Any) -> Any:
