@@ -164,9 +164,11 @@ def execute(sql: str, params: Sequence[Any]) -> int:
 
 
 def fetch(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
-    cursor = _run(connections[DEFAULT_DB_ALIAS], sql, params)
+    db = connections[DEFAULT_DB_ALIAS]
+    cursor = _run(db, sql, params)
     try:
-        return list(cursor.fetchall())
+        with db.wrap_database_errors:
+            return list(cursor.fetchall())
     finally:
         cursor.close()
 
@@ -377,6 +379,11 @@ def _enter_atomic(db: Any) -> None:
 
 
 def _leave_atomic(db: Any) -> None:
+    if db.closed_in_transaction:
+        # The connection was closed inside the block (it broke, and the ROLLBACK could
+        # not be sent): drop it, as Django's atomic does on leaving its outermost block,
+        # or every later close() would skip it and every command would meet it again.
+        db.connection = None
     db.in_atomic_block = False
     db.autocommit = True
     db.needs_rollback = False

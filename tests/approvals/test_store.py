@@ -157,8 +157,6 @@ def test_a_command_after_the_server_dropped_the_connection_checks_it_and_reconne
     """The direct path does what Django's cursor does first: a request's first statement
     checks a kept connection (CONN_HEALTH_CHECKS), so a connection the server dropped
     (a restart, an idle timeout) is replaced rather than failing the command."""
-    import psycopg
-
     from approvals.models import User
     from approvals.services.workflows import workflow_start
 
@@ -177,12 +175,53 @@ def test_a_command_after_the_server_dropped_the_connection_checks_it_and_reconne
     assert start("hc-before") == "PENDING_MANAGER"
     raw = connection.connection
     assert raw is not None
-    s = connection.settings_dict
-    with psycopg.connect(
-        host=s["HOST"] or "127.0.0.1", port=s["PORT"] or 5432, user=s["USER"], dbname=s["NAME"]
-    ) as other:
-        other.execute("SELECT pg_terminate_backend(%s)", [raw.info.backend_pid])
+    terminate(raw.info.backend_pid)
     connection.health_check_done = False  # a new request, as close_old_connections leaves it
     assert start("hc-after") == "PENDING_MANAGER"
     assert connection.connection is not raw
     assert Workflow.objects.filter(subject_id__in=["hc-before", "hc-after"]).count() == 2
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="a server that drops us")
+def test_a_connection_lost_inside_a_command_is_replaced_for_the_next_one(acme) -> None:
+    """The server drops the connection in the middle of a pipelined command: the command
+    fails with Django's error, and the next one gets a new connection instead of meeting
+    the dead one for ever (a scheduler loop did, after a PostgreSQL restart)."""
+    from django.db import OperationalError
+
+    from approvals.models import User
+    from approvals.services.workflows import workflow_start
+
+    alice = User.objects.get(username="alice")
+
+    def start(subject: str) -> str:
+        return workflow_start(
+            submitter=alice,
+            template_key="expense-approval",
+            subject_type="expense",
+            subject_id=subject,
+            data={"amountPaise": 4_500_000, "currency": "INR", "department": "R&D"},
+        ).status
+
+    assert start("lost-before") == "PENDING_MANAGER"
+    raw = connection.connection
+    assert raw is not None
+    with pytest.raises(OperationalError), store.pipelined():
+        terminate(raw.info.backend_pid)
+        store.fetch("SELECT 1", [])
+    assert not connection.in_atomic_block
+    assert start("lost-after") == "PENDING_MANAGER"
+    assert connection.connection is not raw
+    assert Workflow.objects.filter(subject_id__startswith="lost-").count() == 2
+
+
+def terminate(backend_pid: int) -> None:
+    """End a server process from a connection of its own, as a restart would."""
+    import psycopg
+
+    s = connection.settings_dict
+    with psycopg.connect(
+        host=s["HOST"] or "127.0.0.1", port=s["PORT"] or 5432, user=s["USER"], dbname=s["NAME"]
+    ) as other:
+        other.execute("SELECT pg_terminate_backend(%s)", [backend_pid])
