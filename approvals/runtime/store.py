@@ -272,8 +272,8 @@ def fetch_many(queries: Sequence[tuple[str, Sequence[Any]]]) -> list[list[tuple[
         for sql, params in queries:
             cursors.append(_run(db, sql, params))
         with db.wrap_database_errors:
-            # A sync asks for every answer at once. Fetching cursor by cursor would ask
-            # again whenever the server's answers arrived in parts: a second trip.
+            # One sync asks for every answer at once; fetching cursor by cursor sends
+            # a flush request for each cursor whose answer has not arrived yet.
             if (pipeline := getattr(db, "approvals_pipeline", None)) is not None:
                 pipeline.sync()
             return [list(cursor.fetchall()) for cursor in cursors]
