@@ -35,7 +35,7 @@ def mail_context(facts: dict[str, Any]) -> dict[str, Any]:
     if grant:
         ctx["actions"] = [
             {
-                "caption": caption,
+                "caption": DECISION_LABELS[decision],
                 "url": links.link_url(
                     links.link_token(
                         workflow_id=ctx["workflow"],
@@ -47,7 +47,6 @@ def mail_context(facts: dict[str, Any]) -> dict[str, Any]:
                 ),
             }
             for decision in links.DECISIONS
-            for caption in [DECISION_LABELS[decision]]
         ]
     ctx.setdefault("actions", [])
     if "due" not in ctx:

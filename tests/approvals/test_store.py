@@ -157,20 +157,7 @@ def test_a_command_after_the_server_dropped_the_connection_checks_it_and_reconne
     """The direct path does what Django's cursor does first: a request's first statement
     checks a kept connection (CONN_HEALTH_CHECKS), so a connection the server dropped
     (a restart, an idle timeout) is replaced rather than failing the command."""
-    from approvals.models import User
-    from approvals.services.workflows import workflow_start
-
-    alice = User.objects.get(username="alice")
     assert connection.health_check_enabled  # CONN_HEALTH_CHECKS, on by default
-
-    def start(subject: str) -> str:
-        return workflow_start(
-            submitter=alice,
-            template_key="expense-approval",
-            subject_type="expense",
-            subject_id=subject,
-            data={"amountPaise": 4_500_000, "currency": "INR", "department": "R&D"},
-        ).status
 
     assert start("hc-before") == "PENDING_MANAGER"
     raw = connection.connection
@@ -190,20 +177,6 @@ def test_a_connection_lost_inside_a_command_is_replaced_for_the_next_one(acme) -
     the dead one for ever (a scheduler loop did, after a PostgreSQL restart)."""
     from django.db import OperationalError
 
-    from approvals.models import User
-    from approvals.services.workflows import workflow_start
-
-    alice = User.objects.get(username="alice")
-
-    def start(subject: str) -> str:
-        return workflow_start(
-            submitter=alice,
-            template_key="expense-approval",
-            subject_type="expense",
-            subject_id=subject,
-            data={"amountPaise": 4_500_000, "currency": "INR", "department": "R&D"},
-        ).status
-
     assert start("lost-before") == "PENDING_MANAGER"
     raw = connection.connection
     assert raw is not None
@@ -214,6 +187,20 @@ def test_a_connection_lost_inside_a_command_is_replaced_for_the_next_one(acme) -
     assert start("lost-after") == "PENDING_MANAGER"
     assert connection.connection is not raw
     assert Workflow.objects.filter(subject_id__startswith="lost-").count() == 2
+
+
+def start(subject: str) -> str:
+    """Alice's expense of Rs 45,000 started in-process; its status."""
+    from approvals.models import User
+    from approvals.services.workflows import workflow_start
+
+    return workflow_start(
+        submitter=User.objects.get(username="alice"),
+        template_key="expense-approval",
+        subject_type="expense",
+        subject_id=subject,
+        data={"amountPaise": 4_500_000, "currency": "INR", "department": "R&D"},
+    ).status
 
 
 def terminate(backend_pid: int) -> None:
