@@ -302,6 +302,8 @@ APPROVALS_PRUNE_INTERVAL_SECONDS = env_int("APPROVALS_PRUNE_INTERVAL_SECONDS", 3
 # How often the start schedules (admin: Start schedules) are checked for a due period.
 APPROVALS_SCHEDULE_INTERVAL_SECONDS = env_int("APPROVALS_SCHEDULE_INTERVAL_SECONDS", 30)
 APPROVALS_TIMER_BATCH = env_int("APPROVALS_TIMER_BATCH", 200)
+# Due timers of this many workflows fire in one transaction (1: each alone).
+APPROVALS_TIMER_GROUP = env_int("APPROVALS_TIMER_GROUP", 20)
 # Fired timer rows are deleted after this many days (the events keep the record).
 APPROVALS_FIRED_TIMER_RETENTION_DAYS = env_int("APPROVALS_FIRED_TIMER_RETENTION_DAYS", 7)
 # A task whose step has no deadline is still due: this long after it is assigned.

@@ -30,9 +30,10 @@ _PG = connection.vendor == "postgresql"  # psycopg's cursor takes Django's %s ma
 # psycopg parses a statement's %s marks once and keeps the result, except for a
 # statement with more than 50 parameters, which it takes for a one-off built by an ORM.
 # The command path's statements come in a few shapes built once each (``_insert_sql``),
-# and appending four events binds 56 parameters: parsed anew on every decision, that
-# cost more than binding them. The limit is psycopg's module setting.
-PSYCOPG_CACHED_PARAMS = 400
+# and appending four events binds 56 parameters (a timer poller's group of workflows,
+# some 600 in one INSERT): parsed anew on every decision, that cost more than binding
+# them. The limit is psycopg's module setting.
+PSYCOPG_CACHED_PARAMS = 1000
 psycopg_queries.MAX_CACHED_STATEMENT_PARAMS = max(
     psycopg_queries.MAX_CACHED_STATEMENT_PARAMS, PSYCOPG_CACHED_PARAMS
 )
@@ -127,7 +128,8 @@ def insert(
 ) -> None:
     """INSERT the rows (values in the order of ``names``) in one statement; with
     ``on_conflict_ignore`` rows that would break a unique constraint are skipped.
-    The statement's text is built once per shape."""
+    The statement's text is built once per shape. Inside ``gathered_writes`` the rows
+    wait for the block's end, where each table's rows go in one statement."""
     rows = list(rows)
     if not rows:
         return
@@ -138,20 +140,89 @@ def insert(
     params: list[Any] = []
     for row in rows:
         params.extend(_prep(fields, [*row, *(f.get_default() for f in defaulted)], db))
+    gathered = getattr(db, "approvals_gathered", None)
+    if gathered is not None:
+        waiting = gathered.setdefault((model, names, on_conflict_ignore), [0, []])
+        waiting[0] += len(rows)
+        waiting[1].extend(params)
+        return
     _run(db, _insert_sql(model, names, len(rows), on_conflict_ignore), params).close()
 
 
+@contextlib.contextmanager
+def gathered_writes() -> Iterator[None]:
+    """Hold back the ``insert`` and ``update`` calls of the block and send them at its
+    end, one statement per table and column set, in the order each was first asked
+    for: the timer poller's group of workflows sends one INSERT of events, one UPDATE
+    of workflows, one INSERT of mails, instead of one of each per workflow. Nothing
+    inside may read, update or delete a row it inserted or updated (foreign keys are
+    checked at COMMIT, as Django declares them on PostgreSQL). If the block raises,
+    the rows are dropped with it."""
+    db: Any = connections[DEFAULT_DB_ALIAS]
+    if getattr(db, "approvals_gathered", None) is not None:
+        yield  # an outer block sends them
+        return
+    gathered: dict[tuple[type[Model], tuple[str, ...], Any], list[Any]] = {}
+    db.approvals_gathered = gathered
+    try:
+        yield
+    finally:
+        db.approvals_gathered = None
+    for (model, names, kind), (count, params) in gathered.items():
+        sql = (
+            _update_many_sql(model, names, count)
+            if kind is _UPDATE
+            else _insert_sql(model, names, count, kind)
+        )
+        _run(db, sql, params).close()
+
+
 def update(model: type[Model], pk: Any, values: dict[str, Any]) -> None:
-    """UPDATE one row by primary key."""
+    """UPDATE one row by primary key. Inside ``gathered_writes`` (on PostgreSQL) the
+    row waits for the block's end, where the rows of each column set go in one UPDATE."""
     names = tuple(values)
+    _, fields = _fields(model, names)
+    pk_field = model._meta.pk
+    assert pk_field is not None
+    db = connections[DEFAULT_DB_ALIAS]
+    params = [*_prep(fields, list(values.values()), db), pk_field.get_db_prep_value(pk, db)]
+    gathered = getattr(db, "approvals_gathered", None)
+    if gathered is not None and _PG:
+        waiting = gathered.setdefault((model, names, _UPDATE), [0, []])
+        waiting[0] += 1
+        waiting[1].extend(params)
+        return
+    _run(db, _update_sql(model, names), params).close()
+
+
+_UPDATE = "update"  # a gathered UPDATE's key (an INSERT's says whether it ignores conflicts)
+
+
+@lru_cache(maxsize=64)
+def _update_many_sql(model: type[Model], names: tuple[str, ...], rows: int) -> str:
+    """One UPDATE of ``rows`` rows by primary key, each with its own values (PostgreSQL:
+    ``UPDATE ... FROM (VALUES ...)``, the values cast to their columns' types)."""
+    table, fields = _fields(model, names)
+    pk_field = model._meta.pk
+    assert pk_field is not None
+    typed = [*fields, pk_field]
+    one = "(" + ", ".join(f"CAST(%s AS {f.db_type(connection)})" for f in typed) + ")"
+    labels = ", ".join(f"c{i}" for i in range(len(typed)))
+    assignments = ", ".join(f"{_quote(f.column)} = v.c{i}" for i, f in enumerate(fields))
+    return (
+        f"UPDATE {_quote(table)} AS t SET {assignments}"
+        f" FROM (VALUES {', '.join([one] * rows)}) AS v ({labels})"
+        f" WHERE t.{_quote(pk_field.column)} = v.c{len(fields)}"
+    )
+
+
+@lru_cache(maxsize=128)
+def _update_sql(model: type[Model], names: tuple[str, ...]) -> str:
     table, fields = _fields(model, names)
     pk_field = model._meta.pk
     assert pk_field is not None
     assignments = ", ".join(f"{_quote(f.column)} = %s" for f in fields)
-    sql = f"UPDATE {_quote(table)} SET {assignments} WHERE {_quote(pk_field.column)} = %s"
-    db = connections[DEFAULT_DB_ALIAS]
-    params = [*_prep(fields, list(values.values()), db), pk_field.get_db_prep_value(pk, db)]
-    _run(db, sql, params).close()
+    return f"UPDATE {_quote(table)} SET {assignments} WHERE {_quote(pk_field.column)} = %s"
 
 
 def execute(sql: str, params: Sequence[Any]) -> int:

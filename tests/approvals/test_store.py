@@ -14,6 +14,7 @@ from django.db.models import Field, ProtectedError
 from django.test.utils import CaptureQueriesContext
 
 from approvals.models import (
+    OrgGroup,
     PendingTask,
     Tenant,
     Timer,
@@ -212,3 +213,36 @@ def terminate(backend_pid: int) -> None:
         host=s["HOST"] or "127.0.0.1", port=s["PORT"] or 5432, user=s["USER"], dbname=s["NAME"]
     ) as other:
         other.execute("SELECT pg_terminate_backend(%s)", [backend_pid])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_gathered_writes_wait_for_the_blocks_end_and_go_with_a_failure(acme) -> None:
+    names = ("tenant", "key", "name")
+    with store.pipelined(), store.gathered_writes():
+        store.insert(OrgGroup, names, [(acme.pk, "g-1", "One")])
+        store.insert(OrgGroup, names, [(acme.pk, "g-2", "Two")])
+        # not yet sent: the block's own reads do not see them
+        seen = f"SELECT count(*) FROM {store.table(OrgGroup)} WHERE key LIKE %s"
+        assert store.fetch(seen, ["g-%"]) == [(0,)]
+    assert set(OrgGroup.objects.filter(key__startswith="g-").values_list("name", flat=True)) == {
+        "One",
+        "Two",
+    }
+
+    with pytest.raises(RuntimeError), store.pipelined(), store.gathered_writes():
+        store.insert(OrgGroup, names, [(acme.pk, "g-3", "Three")])
+        raise RuntimeError("refused")
+    assert not OrgGroup.objects.filter(key="g-3").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="UPDATE ... FROM (VALUES ...)")
+def test_gathered_updates_go_in_one_statement_each_row_its_own_values(acme) -> None:
+    a, b = (OrgGroup.objects.create(tenant=acme, key=k, name=k) for k in ("u-1", "u-2"))
+    with CaptureQueriesContext(connection) as sent, store.pipelined(), store.gathered_writes():
+        store.update(OrgGroup, a.pk, {"name": "Finance", "key": "finance-2"})
+        store.update(OrgGroup, b.pk, {"name": "Legal", "key": "legal-2"})
+    updates = [q["sql"] for q in sent.captured_queries if q["sql"].startswith("UPDATE")]
+    assert len(updates) == 1
+    rows = OrgGroup.objects.filter(pk__in=[a.pk, b.pk]).order_by("pk")
+    assert list(rows.values_list("key", "name")) == [("finance-2", "Finance"), ("legal-2", "Legal")]

@@ -21,7 +21,12 @@ from django.db import connection
 from approvals import access
 from approvals.models import Timer, User, WorkflowEvent
 from approvals.notifications.models import MailMessage
-from approvals.runtime.commands import CommandRejected, WorkflowNotFound, command_execute
+from approvals.runtime.commands import (
+    CommandRejected,
+    WorkflowNotFound,
+    command_execute,
+    command_execute_many,
+)
 from approvals.services.workflows import workflow_decide, workflow_start
 from templates_engine import commands as cmd
 
@@ -107,6 +112,22 @@ def test_a_reminder_timer_firing_costs_two_round_trips(relay: RoundTripCounter) 
     fire = {"tenant_id": reminder.tenant_id, "command": cmd.TimerFired(reminder.key)}
     assert trips(relay, lambda: command_execute(workflow_id=wf, **fire)) == 2
     assert MailMessage.objects.filter(workflow_id=wf, kind="reminder").count() == 1
+
+
+def test_a_group_of_reminders_costs_two_round_trips_in_all(relay: RoundTripCounter) -> None:
+    """The poller's group: five workflows locked in one statement, their events,
+    mails and timer rows sent with one COMMIT."""
+    alice = User.objects.get(username="alice")
+    warm = Timer.objects.get(workflow_id=start(alice), kind="reminder")
+    command_execute(
+        tenant_id=warm.tenant_id, workflow_id=warm.workflow_id, command=cmd.TimerFired(warm.key)
+    )
+    wids = [start(alice) for _ in range(5)]
+    reminders = Timer.objects.filter(workflow_id__in=wids, kind="reminder")
+    group = [(t.tenant_id, t.workflow_id, cmd.TimerFired(t.key)) for t in reminders]
+
+    assert trips(relay, lambda: command_execute_many(group)) == 2
+    assert MailMessage.objects.filter(workflow_id__in=wids, kind="reminder").count() == 5
 
 
 def test_refusals_cost_at_most_two_round_trips(relay: RoundTripCounter) -> None:
