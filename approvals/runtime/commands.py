@@ -140,7 +140,7 @@ def command_execute(
     pk = _workflow_pk(workflow_id)
     for _ in range(MAX_CONFLICT_RETRIES):
         try:
-            with store.pipelined():
+            with store.pipelined(), store.gathered_writes():
                 return _execute_locked(tenant_id, pk, command, actor, request_id, authorize)
         except IntegrityError as exc:
             if "event_seq" not in str(exc) and "event_request_id" not in str(exc):
@@ -171,7 +171,7 @@ def command_execute_many(
     if not items:
         return []
     now = clock.now()
-    with store.pipelined():
+    with store.pipelined(), store.gathered_writes():
         params = [store.uuid_param(Workflow, pk) for pk in sorted(pks)]
         found, version_rows = store.fetch_many(
             [(_lock_many_sql(len(params)), params), (VERSION_SQL, [])]
@@ -184,30 +184,29 @@ def command_execute_many(
                 setattr(wf, name, False)
             locked[wf.pk] = wf
         results: list[CommandResult | Exception] = []
-        with store.gathered_writes():  # one statement per table for the whole group
-            for (tenant_id, _, command), pk in zip(items, pks, strict=True):
-                wf = locked.get(pk)
-                if wf is None or wf.tenant_id != tenant_id:
-                    results.append(WorkflowNotFound(WORKFLOW_NOT_FOUND))
-                    continue
-                definition = definition_for(wf.template_id)
-                directory = TenantDirectory(tenant_id, version)
-                try:
-                    results.append(
-                        _decide_and_write(
-                            wf,
-                            definition,
-                            load_state(wf, definition),
-                            command,
-                            SYSTEM,
-                            None,
-                            "",
-                            now,
-                            directory,
-                        )
+        for (tenant_id, _, command), pk in zip(items, pks, strict=True):
+            wf = locked.get(pk)
+            if wf is None or wf.tenant_id != tenant_id:
+                results.append(WorkflowNotFound(WORKFLOW_NOT_FOUND))
+                continue
+            definition = definition_for(wf.template_id)
+            directory = TenantDirectory(tenant_id, version)
+            try:
+                results.append(
+                    _decide_and_write(
+                        wf,
+                        definition,
+                        load_state(wf, definition),
+                        command,
+                        SYSTEM,
+                        None,
+                        "",
+                        now,
+                        directory,
                     )
-                except CommandRejected as exc:  # decided before anything was written
-                    results.append(exc)
+                )
+            except CommandRejected as exc:  # decided before anything was written
+                results.append(exc)
     return results
 
 

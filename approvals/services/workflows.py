@@ -211,7 +211,7 @@ class _Start:
             )
             now = store.param(StartRequest, "created_at", clock.now())
             reads.append((_CLAIM_SQL, [tenant_id, self.submitter.pk, key, body_hash, now]))
-        with store.pipelined():
+        with store.pipelined(), store.gathered_writes():
             latest, version, workflows, *claimed = store.fetch_many(reads)
             if not latest:
                 raise TemplateNotFound(TEMPLATE_NOT_FOUND.format(key=self.template_key))
