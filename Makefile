@@ -52,4 +52,5 @@ run: venv
 	$(RUN_ENV) $(PYTHON) manage.py serve 127.0.0.1:8000
 
 bench: venv services
+	bash scripts/ensure_wrk.sh
 	$(SERVICE_ENV) $(PYTHON) bench/run_all.py

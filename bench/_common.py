@@ -11,6 +11,8 @@ import http.client
 import itertools
 import json
 import os
+import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -447,6 +449,81 @@ def closed_loop(
         for s in cs:
             statuses[s] = statuses.get(s, 0) + 1
     return LoadResult([x for ls in lats for x in ls], statuses, statuses.get(-1, 0), elapsed)
+
+
+WRK_SCRIPT = ROOT / "bench" / "wrk" / "api.lua"
+OUT = ROOT / "bench" / "out"
+
+
+@dataclass
+class WrkResult:
+    """What wrk measured: statuses, and latency percentiles in ms (send to answer)."""
+
+    requests: int
+    statuses: dict[int, int]
+    elapsed: float
+    latency: dict[str, float]  # n, p50, p95, p99, max, as summarize_ms gives them
+    exhausted: int  # decide mode: requests sent after this thread's ids ran out
+    socket_errors: int
+    cpu: float  # wrk's own CPU, cores busy
+
+    @property
+    def ok(self) -> int:
+        return sum(n for s, n in self.statuses.items() if 200 <= s < 300)
+
+    @property
+    def throughput(self) -> float:
+        return self.ok / self.elapsed if self.elapsed else 0.0
+
+
+def wrk_load(
+    port: int,
+    mode: str,
+    *,
+    token: str,
+    connections: int = 8,
+    duration: float = 10.0,
+    threads: int = 2,
+    **env: str,
+) -> WrkResult:
+    """Saturate the server with wrk (C, a small share of the CPU the server needs) for
+    ``duration`` seconds: ``connections`` keep-alive connections, each sending its next
+    request when the last is answered. ``mode`` and ``env`` as bench/wrk/api.lua reads
+    them (decide: WRK_IDS, a file of workflow ids; start: WRK_RUN, WRK_SUBJECT_TYPE,
+    WRK_DATA; get: WRK_PATH)."""
+    if not shutil.which("wrk"):
+        sys.exit("wrk is missing: run scripts/ensure_wrk.sh (make bench does)")
+    OUT.mkdir(exist_ok=True)
+    out = OUT / f"wrk-{os.getpid()}-{mode}.json"
+    out.unlink(missing_ok=True)
+    variables = {
+        "WRK_MODE": mode,
+        "WRK_TOKEN": token,
+        "WRK_OUT": str(out),
+        "WRK_THREADS": str(threads),
+        **{f"WRK_{k.upper()}": v for k, v in env.items()},
+    }
+    argv = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{duration:.0f}s", "-s", str(WRK_SCRIPT)]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(
+        [*argv, f"http://127.0.0.1:{port}"],
+        env={**os.environ, **variables},
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    got = json.loads(out.read_text())
+    out.unlink()
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return WrkResult(
+        requests=got["requests"],
+        statuses={int(k): v for k, v in got["statuses"].items()},
+        elapsed=got["seconds"],
+        latency={"n": got["requests"], **{k: got[k] for k in ("p50", "p95", "p99", "max")}},
+        exhausted=got["exhausted"],
+        socket_errors=got["socket_errors"],
+        cpu=cpu / got["seconds"],
+    )
 
 
 def cpu_seconds_of(pids: list[int]) -> float:

@@ -2,10 +2,11 @@
 
     .venv/bin/python bench/http_decisions.py [--workers 4] [--clients 8]
 
-Phases: warm-up; starts at a fixed rate (50/s); more starts back to back to fill the
-pool of workflows waiting on bob; decisions at a fixed rate (200/s); decisions with
-C clients back to back (saturation). Fixed-rate phases are open loop: each request has
-an intended send time and its latency counts from then.
+Phases: warm-up; starts at a fixed rate (50/s); starts saturated; a top-up of the pool
+of workflows waiting on bob; decisions at a fixed rate (200/s); decisions saturated.
+Fixed-rate phases are open loop (Python threads): each request has an intended send
+time and its latency counts from then. Saturated phases are wrk (bench/wrk/api.lua)
+with C keep-alive connections, each sending its next request when the last is answered.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import argparse
 import itertools
 import json
 import sys
-import time
 import uuid
 from pathlib import Path
 
@@ -31,6 +31,7 @@ from _common import (  # noqa: E402
     setup_django,
     summarize_ms,
     verdict,
+    wrk_load,
 )
 
 SUBJECT_TYPE = "bench-http"
@@ -116,7 +117,8 @@ def main() -> None:
         report.note(
             f"gunicorn: {args.workers} {args.worker_class} workers"
             + (f" x {args.threads} threads" if args.threads > 1 else "")
-            + "; load generator: Python threads in one process on the same machine"
+            + "; saturated runs: wrk (2 threads) on the same machine; fixed-rate runs:"
+            " Python threads, each request timed from its intended send time"
         )
 
         # Warm-up: every worker imports, connects and fills its caches.
@@ -132,14 +134,24 @@ def main() -> None:
         starts = open_loop(start_one, rate=args.start_rate, duration=args.start_seconds)
         st = summarize_ms(starts.latencies)
 
-        # Fill the pool of workflows waiting on bob, back to back (saturated starts).
-        need = int(args.rate * args.rate_seconds) + int(SAT_TARGET * 1.2 * args.sat_seconds)
-        have = len(pending_for_bob(org["bob"]))
-        missing = max(0, need - have)
-        fill = None
+        # (d) starts back to back: wrk, C connections (they also fill the pool).
+        start_sat = wrk_load(
+            port,
+            "start",
+            token=alice_token,
+            connections=args.clients,
+            duration=args.sat_seconds,
+            run=f"{run_id}-sat",
+            subject_type=SUBJECT_TYPE,
+            data=json.dumps(expense_data(0)),
+        )
+
+        # Top up the pool of workflows waiting on bob (not measured).
+        need = int(args.rate * args.rate_seconds) + int(SAT_TARGET * 1.5 * args.sat_seconds)
+        missing = max(0, need - len(pending_for_bob(org["bob"])))
         if missing:
             per_client = -(-missing // args.clients)
-            fill = closed_loop(
+            closed_loop(
                 lambda c, n: start_one() if n < per_client else None,
                 clients=args.clients,
                 duration=600,
@@ -155,30 +167,39 @@ def main() -> None:
         )
         fx = summarize_ms(fixed.latencies)
 
-        # (a) saturation: C clients, each on its own workflows.
-        slices = [pool[c :: args.clients] for c in range(args.clients)]
+        # (a) saturation: wrk, C connections, each thread on its own workflows.
+        ids_file = ROOT / "bench" / "out" / f"http-ids-{run_id}"
+        ids_file.parent.mkdir(exist_ok=True)
+        ids_file.write_text("\n".join(pool) + "\n")
         pids = [server.proc.pid, *server.worker_pids()]
-        cpu0, client0 = cpu_seconds_of(pids), time.process_time()
-        sat = closed_loop(
-            lambda c, n: decide_on(slices[c][n]) if n < len(slices[c]) else None,
-            clients=args.clients,
+        cpu0 = cpu_seconds_of(pids)
+        sat = wrk_load(
+            port,
+            "decide",
+            token=bob_token,
+            connections=args.clients,
             duration=args.sat_seconds,
+            ids=str(ids_file),
         )
         server_cpu = (cpu_seconds_of(pids) - cpu0) / sat.elapsed
-        client_cpu = (time.process_time() - client0) / sat.elapsed
-        sa = summarize_ms(sat.latencies)
+        ids_file.unlink()
+        sa = sat.latency
         rss = server.rss_mib()
 
     def codes(r: object) -> str:
         return json.dumps(r.statuses, sort_keys=True)
 
+    if sat.exhausted:
+        report.note(
+            f"the pool ran out: {sat.exhausted} requests of the saturated run were not decisions"
+        )
     report.table(
         "Decisions (POST /api/workflows/{id}/decisions, approve, unique requestIds)",
         LOAD_COLUMNS,
         [
             [
-                f"saturated, {args.clients} clients, {args.sat_seconds:.0f} s",
-                sat.count,
+                f"saturated (wrk), {args.clients} connections, {args.sat_seconds:.0f} s",
+                sat.requests,
                 sat.throughput,
                 sa["p50"],
                 sa["p95"],
@@ -216,22 +237,21 @@ def main() -> None:
             verdict(st["p95"] <= START_P95_TARGET),
         ],
     ]
-    if fill is not None:
-        fl = summarize_ms(fill.latencies)
-        rows.append(
-            [
-                f"saturated, {args.clients} clients (filling the pool)",
-                fill.count,
-                fill.throughput,
-                fl["p50"],
-                fl["p95"],
-                fl["p99"],
-                fl["max"],
-                codes(fill),
-                f">= {START_SAT_TARGET:.0f}/s",
-                verdict(fill.throughput >= START_SAT_TARGET),
-            ]
-        )
+    ss = start_sat.latency
+    rows.append(
+        [
+            f"saturated (wrk), {args.clients} connections, {args.sat_seconds:.0f} s",
+            start_sat.requests,
+            start_sat.throughput,
+            ss["p50"],
+            ss["p95"],
+            ss["p99"],
+            ss["max"],
+            codes(start_sat),
+            f">= {START_SAT_TARGET:.0f}/s",
+            verdict(start_sat.throughput >= START_SAT_TARGET),
+        ]
+    )
     report.table(
         "Starts (POST /api/workflows, expense Rs 45,000: pending the manager)",
         LOAD_COLUMNS,
@@ -242,7 +262,7 @@ def main() -> None:
         ["measure", "value"],
         [
             ["gunicorn CPU (cores busy, of 2)", server_cpu],
-            ["load generator CPU (cores busy)", client_cpu],
+            ["wrk CPU (cores busy)", sat.cpu],
             ["late starts in the 100/s run (sent > 5 ms after due)", fixed.late_starts],
             ["gunicorn master RSS, MiB", rss["master"]],
             ["worker RSS mean, MiB", rss["worker_mean"]],
