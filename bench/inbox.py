@@ -95,12 +95,16 @@ def fill(cur: object, *, bob_id: int, alice_id: int, template_id: int, version: 
             "n": WORKFLOWS,
         },
     )
+    # The planner needs to know what was just inserted (or it loops over the users
+    # once per task).
+    c.execute("ANALYZE approvals_user, approvals_workflow")  # type: ignore[attr-defined]
     # Workflow n has five assignees: bob (slot 0 of the first 10,000 workflows) or one of
-    # the 20,000 other users, five consecutive ones so that they are distinct. Due
-    # dates spread over 30 days.
+    # the 20,000 other users, five consecutive ones so that they are distinct (joined by
+    # rank: indexing an array of 20,000 ids detoasted it for every row). Due dates
+    # spread over 30 days.
     c.execute(  # type: ignore[attr-defined]
         """
-        WITH u AS (SELECT array_agg(id ORDER BY id) AS ids FROM approvals_user
+        WITH u AS (SELECT id, row_number() OVER (ORDER BY id) - 1 AS i FROM approvals_user
                    WHERE username LIKE %(prefix)s),
              w AS (SELECT id, subject_id::int AS n FROM approvals_workflow
                    WHERE tenant_id = %(tenant)s AND subject_type = %(subject)s)
@@ -109,10 +113,10 @@ def fill(cur: object, *, bob_id: int, alice_id: int, template_id: int, version: 
         SELECT 'manager', '',
                now() + ((w.n * 7919 + k * 104729) %% 2592000) * interval '1 second',
                now() - w.n * interval '10 seconds',
-               CASE WHEN k = 0 AND w.n <= %(bob_tasks)s THEN %(bob)s
-                    ELSE u.ids[1 + ((w.n * %(per)s + k) %% cardinality(u.ids))] END,
+               CASE WHEN k = 0 AND w.n <= %(bob_tasks)s THEN %(bob)s ELSE u.id END,
                %(tenant)s, w.id
-        FROM w CROSS JOIN generate_series(0, %(per)s - 1) k CROSS JOIN u
+        FROM w CROSS JOIN generate_series(0, %(per)s - 1) k
+        JOIN u ON u.i = (w.n * %(per)s + k) %% (SELECT count(*) FROM u)
         """,
         {
             "prefix": USER_PREFIX + "%",
