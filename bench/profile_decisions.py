@@ -42,7 +42,7 @@ def main() -> None:
 
     org = seed()
     alice, bob = org["alice"], org["bob"]
-    report = Report("profile", "Where the time goes: decisions in-process")
+    report = Report("profile_decisions", "Where the time goes: decisions in-process")
 
     def pending() -> list[str]:
         return [

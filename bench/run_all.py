@@ -144,9 +144,10 @@ def write_markdown(
         f"- Invoked as: `{shlex.join([sys.executable, *sys.argv])}`",
         "- Database: `approvals_bench` on the local PostgreSQL (created and migrated by "
         "run_all.py; the test database is never touched)",
-        "- Load generator: Python threads (`http.client`, keep-alive) on the same machine "
-        "as gunicorn and PostgreSQL; fixed-rate runs are open loop and count latency from "
-        "each request's intended send time (no coordinated omission).",
+        "- Load generators, on the same machine as gunicorn and PostgreSQL: saturated runs "
+        "are wrk (`bench/wrk/api.lua`, keep-alive connections); fixed-rate runs are Python "
+        "threads (`http.client`), open loop, counting latency from each request's intended "
+        "send time (no coordinated omission).",
         f"- Load average (1/5/15 min) at the end: {load_average()}. The machine is shared: "
         "figures taken while other processes were busy are lower than the hardware allows.",
         "",
@@ -157,24 +158,8 @@ def write_markdown(
     ]
     if failures:
         lines += ["## Failed", "", *[f"- {f}" for f in failures], ""]
-    profile = None
     for doc in results:
-        if doc["name"] == "profile":
-            profile = doc
-            continue
         lines += _section(doc, level=2)
-    if profile is not None:
-        lines += [
-            "## Where the time goes",
-            "",
-            f"_{profile['seconds']:.0f} s; load average before: {profile['load_before']}_",
-            "",
-        ]
-        for t in profile["tables"]:
-            lines += [f"**{t['title']}**", "", md_table(t["columns"], t["rows"]), ""]
-        lines += [*profile["markdown"], ""]
-        lines += [WHAT_WOULD_MOVE_IT, ""]
-        lines += [f"- {n}" for n in profile["notes"]]
     (ROOT / "BENCHMARKS.md").write_text("\n".join(lines).rstrip() + "\n")
 
 
@@ -195,11 +180,7 @@ def splice_markdown(results: list[dict[str, Any]], failures: list[str]) -> None:
         if at is not None:
             sections[at] = new
         else:
-            tail = next(
-                (i for i, sec in enumerate(sections) if sec and sec[0] == "## Where the time goes"),
-                len(sections),
-            )
-            sections.insert(tail, new)
+            sections.append(new)
     if failures:
         print("not written into BENCHMARKS.md: " + "; ".join(failures), file=sys.stderr)
     text = "\n".join(line for sec in sections for line in sec)
@@ -224,20 +205,6 @@ def _section(doc: dict[str, Any], *, level: int) -> list[str]:
     for block in doc["markdown"]:
         out += [block, ""]
     return out
-
-
-WHAT_WOULD_MOVE_IT = (
-    "What would move it: a decision is about a dozen SQL round trips in one "
-    "transaction (lock, request-id check, two directory look-ups, the event insert, the "
-    "workflow update, and the inbox and timer projections), so on a busy machine most "
-    "of the time is waiting on PostgreSQL; fewer round trips (caching the directory's "
-    "group members and delegations per request, folding the delete-then-insert of "
-    "tasks and timers into one statement each) would move the wall time most. Of the "
-    "CPU, the largest single item is CEL evaluation of the `when` conditions "
-    "(celpy walks the lark parse tree on every call, about 0.25 ms per condition): "
-    "evaluating simple comparisons without the tree walk, or caching a condition's "
-    "result per data version, would remove most of the engine's share."
-)
 
 
 if __name__ == "__main__":
