@@ -28,7 +28,7 @@ $(VENV)/.installed: requirements.txt | $(PYTHON)
 
 services:
 	bash scripts/ensure_services.sh
-	bash scripts/ensure_browser.sh
+	bash scripts/ensure_debian_package.sh /usr/bin/chromium chromium
 
 lint: venv
 	$(BIN)/ruff check .
@@ -52,5 +52,5 @@ run: venv
 	$(RUN_ENV) $(PYTHON) manage.py serve 127.0.0.1:8000
 
 bench: venv services
-	bash scripts/ensure_wrk.sh
+	bash scripts/ensure_debian_package.sh /usr/bin/wrk wrk
 	$(SERVICE_ENV) $(PYTHON) bench/run_all.py

@@ -349,8 +349,23 @@ def request(
     raise AssertionError("unreachable")
 
 
+class _Answered:
+    """What a load run says about its answers: the 2xx count and the rate of them."""
+
+    statuses: dict[int, int]
+    elapsed: float
+
+    @property
+    def ok(self) -> int:
+        return sum(n for s, n in self.statuses.items() if 200 <= s < 300)
+
+    @property
+    def throughput(self) -> float:
+        return self.ok / self.elapsed if self.elapsed else 0.0
+
+
 @dataclass
-class LoadResult:
+class LoadResult(_Answered):
     latencies: list[float]  # seconds, from the intended send time
     statuses: dict[int, int]
     errors: int
@@ -360,14 +375,6 @@ class LoadResult:
     @property
     def count(self) -> int:
         return len(self.latencies)
-
-    @property
-    def ok(self) -> int:
-        return sum(n for s, n in self.statuses.items() if 200 <= s < 300)
-
-    @property
-    def throughput(self) -> float:
-        return self.ok / self.elapsed if self.elapsed else 0.0
 
 
 def open_loop(
@@ -456,7 +463,7 @@ OUT = ROOT / "bench" / "out"
 
 
 @dataclass
-class WrkResult:
+class WrkResult(_Answered):
     """What wrk measured: statuses, and latency percentiles in ms (send to answer)."""
 
     requests: int
@@ -466,14 +473,6 @@ class WrkResult:
     exhausted: int  # decide mode: requests sent after this thread's ids ran out
     socket_errors: int
     cpu: float  # wrk's own CPU, cores busy
-
-    @property
-    def ok(self) -> int:
-        return sum(n for s, n in self.statuses.items() if 200 <= s < 300)
-
-    @property
-    def throughput(self) -> float:
-        return self.ok / self.elapsed if self.elapsed else 0.0
 
 
 def wrk_load(
@@ -492,7 +491,7 @@ def wrk_load(
     them (decide: WRK_IDS, a file of workflow ids; start: WRK_RUN, WRK_SUBJECT_TYPE,
     WRK_DATA; get: WRK_PATH)."""
     if not shutil.which("wrk"):
-        sys.exit("wrk is missing: run scripts/ensure_wrk.sh (make bench does)")
+        sys.exit("wrk is missing: install Debian's wrk package (make bench does)")
     OUT.mkdir(exist_ok=True)
     out = OUT / f"wrk-{os.getpid()}-{mode}.json"
     out.unlink(missing_ok=True)

@@ -146,13 +146,22 @@ def insert(
     params: list[Any] = []
     for row in rows:
         params.extend(_prep(fields, [*row, *(f.get_default() for f in defaulted)], db))
+    if not _held(db, (model, names, on_conflict_ignore), len(rows), params):
+        _run(db, _insert_sql(model, names, len(rows), on_conflict_ignore), params).close()
+
+
+def _held(
+    db: Any, key: tuple[type[Model], tuple[str, ...], Any], rows: int, params: list[Any]
+) -> bool:
+    """Inside ``gathered_writes``: add the rows to those held under ``key`` (table,
+    columns, kind of write) and say so; outside, False: the caller sends them now."""
     gathered = getattr(db, "approvals_gathered", None)
-    if gathered is not None:
-        waiting = gathered.setdefault((model, names, on_conflict_ignore), [0, []])
-        waiting[0] += len(rows)
-        waiting[1].extend(params)
-        return
-    _run(db, _insert_sql(model, names, len(rows), on_conflict_ignore), params).close()
+    if gathered is None:
+        return False
+    waiting = gathered.setdefault(key, [0, []])
+    waiting[0] += rows
+    waiting[1].extend(params)
+    return True
 
 
 @contextlib.contextmanager
@@ -205,13 +214,9 @@ def update(model: type[Model], pk: Any, values: dict[str, Any]) -> None:
     assert pk_field is not None
     db = connections[DEFAULT_DB_ALIAS]
     params = [*_prep(fields, list(values.values()), db), pk_field.get_db_prep_value(pk, db)]
-    gathered = getattr(db, "approvals_gathered", None)
-    if gathered is not None and _PG:
-        waiting = gathered.setdefault((model, names, _UPDATE), [0, []])
-        waiting[0] += 1
-        waiting[1].extend(params)
-        return
-    _run(db, _update_sql(model, names), params).close()
+    # Held on PostgreSQL only: SQLite's UPDATE takes no FROM (VALUES ...) of typed rows.
+    if not (_PG and _held(db, (model, names, _UPDATE), 1, params)):
+        _run(db, _update_sql(model, names), params).close()
 
 
 _UPDATE = "update"  # a gathered UPDATE's key (an INSERT's says whether it ignores conflicts)
