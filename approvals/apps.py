@@ -1,6 +1,7 @@
 from typing import Any
 
 from django.apps import AppConfig
+from django.db.backends.signals import connection_created
 from django.db.models.signals import post_migrate
 
 
@@ -21,10 +22,13 @@ class ApprovalsConfig(AppConfig):
         from . import checks  # noqa: F401  (registers the system checks)
         from .notifications.sender import mail_dispatch_for
         from .runtime.dispatch import attempts_dispatcher_set, mail_dispatcher_set
+        from .runtime.loaders import fast_timestamps
         from .services.tokens import connect_signals
         from .workers.activities import attempt_dispatch
 
         connect_signals()
+        # Timestamps parsed by psycopg's C loader (runtime/loaders.py).
+        connection_created.connect(fast_timestamps, dispatch_uid="approvals-fast-timestamps")
         post_migrate.connect(_directory_version_row, sender=self)
         # The runtime hands due activity attempts to the workers through this hook,
         # so that it never imports them.

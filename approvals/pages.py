@@ -28,7 +28,7 @@ from .models import Delegation, User, Workflow, WorkflowTemplate
 from .request_ids import request_id_valid
 from .runtime.commands import Busy, RequestIdReused, WorkflowNotFound
 from .selectors.people import colleagues_matching
-from .selectors.tasks import BadCursor, task_list_for_user
+from .selectors.tasks import BadCursor, task_list_detailed_for_user
 from .selectors.templates import workflow_templates_latest
 from .selectors.workflows import (
     workflow_assignees,
@@ -100,9 +100,7 @@ def _subject(wf: Workflow) -> str:
 def inbox(request: HttpRequest) -> HttpResponse:
     user = _member(request)
     try:
-        page = task_list_for_user(
-            user=user, limit=25, cursor=request.GET.get("cursor"), detailed=True
-        )
+        page = task_list_detailed_for_user(user=user, limit=25, cursor=request.GET.get("cursor"))
     except BadCursor:
         return HttpResponseRedirect(reverse("inbox"))
     names = _names(user, [t.on_behalf_of for t in page.tasks])

@@ -46,6 +46,7 @@ from ..services.workflows import (
 from ..web.search import SearchFilterBackend, WorkflowSearch
 from . import serializers as s
 from .errors import NOT_FOUND, ApiError, json_error
+from .rendering import compiled
 
 INVALID_CREDENTIALS = "The username or password is wrong."
 NOT_A_TOKEN = "Sign out by sending the token to revoke: Authorization: Bearer <token>."
@@ -117,7 +118,7 @@ def _query(request: Request) -> dict[str, str]:
 
 
 def _decision_body(result: CommandResult) -> Any:
-    return s.DecisionResponse(result).data
+    return compiled(s.DecisionResponse)(result)
 
 
 class TokenView(APIView):
@@ -213,7 +214,9 @@ class WorkflowCollectionView(APIView):
             idempotency_key=key,
             scope=_scope(request),
         )
-        response = Response(s.StartResponse(result).data, status=200 if result.existing else 201)
+        response = Response(
+            compiled(s.StartResponse)(result), status=200 if result.existing else 201
+        )
         response["Location"] = f"/api/workflows/{result.workflow_id}"
         if result.replayed:
             response["Idempotent-Replayed"] = "true"
@@ -415,4 +418,4 @@ class MyTasksView(APIView):
             limit=query.validated_data["limit"],
             cursor=query.validated_data.get("cursor"),
         )
-        return Response(s.TaskPageResponse(page).data)
+        return Response(compiled(s.TaskPageResponse)(page))

@@ -14,9 +14,9 @@ import contextlib
 import datetime as dt
 import json
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cache, lru_cache
-from typing import Any
+from typing import Any, TypeAlias
 
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transaction
@@ -70,14 +70,26 @@ def _quote(name: str | None) -> str:
     return connection.ops.quote_name(name)
 
 
-def _prep(fields: Sequence[Field[Any, Any]], values: Sequence[Any], db: Any) -> list[Any]:
-    """The values as the fields save them. On PostgreSQL a value already of the type
-    its field keeps takes the field's last step only (an int its typed wrapper, the
-    others nothing), which is all the field's conversion would do to it; any other
-    value goes through the field."""
+Plan: TypeAlias = "tuple[tuple[Field[Any, Any], ...], tuple[tuple[type, Any] | None, ...]]"
+
+
+@cache
+def _plan(model: type[Model], names: tuple[str, ...], defaulted: bool) -> Plan:
+    """The fields a write of ``names`` binds (with ``defaulted``, the columns it leaves
+    out after them) and each one's ``_fast`` conversion, worked out once per shape: a
+    lookup per value hashed a Django field each time, a hundred times a command."""
+    _, named = _fields(model, names)
+    fields = (*named, *(_defaulted(model, names) if defaulted else ()))
+    return fields, tuple(_fast(f) if _PG else None for f in fields)
+
+
+def _prep(plan: Plan, values: Sequence[Any], db: Any) -> list[Any]:
+    """The values as the fields of ``plan`` save them. On PostgreSQL a value already of
+    the type its field keeps takes the field's last step only (an int its typed
+    wrapper, the others nothing), which is all the field's conversion would do to it;
+    any other value goes through the field."""
     out: list[Any] = []
-    for f, v in zip(fields, values, strict=True):
-        fast = _fast(f) if _PG else None
+    for f, fast, v in zip(*plan, values, strict=True):
         if fast is not None:
             kind, wrap = fast
             if v is None and f.null:
@@ -140,12 +152,11 @@ def insert(
     if not rows:
         return
     db = connections[DEFAULT_DB_ALIAS]  # the proxy's lookup, once rather than per value
-    _, named = _fields(model, names)
+    plan = _plan(model, names, True)
     defaulted = _defaulted(model, names)
-    fields = [*named, *defaulted]
     params: list[Any] = []
     for row in rows:
-        params.extend(_prep(fields, [*row, *(f.get_default() for f in defaulted)], db))
+        params.extend(_prep(plan, [*row, *(f.get_default() for f in defaulted)], db))
     if not _held(db, (model, names, on_conflict_ignore), len(rows), params):
         _run(db, _insert_sql(model, names, len(rows), on_conflict_ignore), params).close()
 
@@ -209,11 +220,13 @@ def update(model: type[Model], pk: Any, values: dict[str, Any]) -> None:
     """UPDATE one row by primary key. Inside ``gathered_writes`` (on PostgreSQL) the
     row waits for the block's end, where the rows of each column set go in one UPDATE."""
     names = tuple(values)
-    _, fields = _fields(model, names)
     pk_field = model._meta.pk
     assert pk_field is not None
     db = connections[DEFAULT_DB_ALIAS]
-    params = [*_prep(fields, list(values.values()), db), pk_field.get_db_prep_value(pk, db)]
+    params = [
+        *_prep(_plan(model, names, False), list(values.values()), db),
+        pk_field.get_db_prep_value(pk, db),
+    ]
     # Held on PostgreSQL only: SQLite's UPDATE takes no FROM (VALUES ...) of typed rows.
     if not (_PG and _held(db, (model, names, _UPDATE), 1, params)):
         _run(db, _update_sql(model, names), params).close()
@@ -258,9 +271,14 @@ def execute(sql: str, params: Sequence[Any]) -> int:
         cursor.close()
 
 
-def fetch(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+def fetch(sql: str, params: Sequence[Any], *, prepare: bool = False) -> list[tuple[Any, ...]]:
+    """The rows of one SELECT. ``prepare``: bound on the server and prepared as the
+    command path's statements are (``_prepared``), for a read that runs on every
+    request in a few fixed shapes, so the server stops parsing and planning it."""
     db = connections[DEFAULT_DB_ALIAS]
-    cursor = _run(db, sql, params)
+    raw = db.connection if _PG else None
+    with _prepared(raw) if prepare and raw is not None else contextlib.nullcontext():
+        cursor = _run(db, sql, params)
     try:
         with db.wrap_database_errors:
             return list(cursor.fetchall())
@@ -336,18 +354,46 @@ def _converters(
     return tuple(f.attname for f in fields), converters
 
 
+def values(
+    model: type[Model], row: Sequence[Any], names: tuple[str, ...] | None = None
+) -> Sequence[Any]:
+    """A row of ``columns(model, ..., names)`` converted as the ORM converts it (JSON,
+    and on SQLite dates and uuids), without building an instance."""
+    return converter(model, names)(row)
+
+
+@cache
+def converter(
+    model: type[Model], names: tuple[str, ...] | None = None
+) -> Callable[[Sequence[Any]], Sequence[Any]]:
+    """``values`` for one shape of row, looked up once: the row itself when no column
+    needs converting (PostgreSQL, for most columns)."""
+    _, converters = _converters(model, names)
+    if not any(convert for _, convert in converters):
+        return _as_is
+
+    def convert_row(row: Sequence[Any]) -> list[Any]:
+        db = connections[DEFAULT_DB_ALIAS]
+        out = []
+        for value, (col, convert) in zip(row, converters, strict=True):
+            for fn in convert:
+                value = fn(value, col, db)
+            out.append(value)
+        return out
+
+    return convert_row
+
+
+def _as_is(row: Sequence[Any]) -> Sequence[Any]:
+    return row
+
+
 def instance(model: type[Model], row: Sequence[Any], names: tuple[str, ...] | None = None) -> Any:
     """A model instance from a row of ``columns(model, ..., names)``, converted as the
     ORM converts (JSON, and on SQLite dates and uuids). With ``names``, the other fields
     are deferred, as ``QuerySet.only`` leaves them."""
-    attnames, converters = _converters(model, names)
-    db = connections[DEFAULT_DB_ALIAS]
-    values = []
-    for value, (col, convert) in zip(row, converters, strict=True):
-        for fn in convert:
-            value = fn(value, col, db)
-        values.append(value)
-    return model.from_db(db.alias, attnames, values)
+    attnames, _ = _converters(model, names)
+    return model.from_db(DEFAULT_DB_ALIAS, attnames, values(model, row, names))
 
 
 def json_value(value: Any) -> Any:

@@ -99,7 +99,7 @@ def token_authenticate(*, secret: str) -> ApiToken:
     """The live token whose secret this is, with its user loaded; raises TokenRefused."""
     # One indexed lookup: the token, its user, and the user's roles. Plain SQL: it runs
     # on every API request, and building it through the ORM cost more than running it.
-    rows = store.fetch(_lookup_sql(), [*_ROLE_NAMES, token_digest(secret)])
+    rows = store.fetch(_lookup_sql(), [*_ROLE_NAMES, token_digest(secret)], prepare=True)
     if not rows:
         raise TokenRefused(TOKEN_UNKNOWN)
     row = rows[0]

@@ -60,18 +60,18 @@ def field(model: type, name: str) -> Field:  # type: ignore[type-arg]
 )
 def test_a_value_is_bound_as_its_field_would_save_it(model, name, value) -> None:
     f = field(model, name)
-    [bound] = store._prep([f], [value], connection)
+    [bound] = store._prep(store._plan(model, (name,), False), [value], connection)
     saved = f.get_db_prep_save(value, connection)
     assert (type(bound), bound) == (type(saved), saved)
 
 
 def test_a_naive_datetime_and_json_still_go_through_their_fields() -> None:
-    due = field(PendingTask, "due_at")
-    payload = field(WorkflowEvent, "payload")
+    due = store._plan(PendingTask, ("due_at",), False)
+    payload = store._plan(WorkflowEvent, ("payload",), False)
     with pytest.warns(RuntimeWarning, match="naive datetime"):
-        [naive] = store._prep([due], [NAIVE], connection)
+        [naive] = store._prep(due, [NAIVE], connection)
     assert naive.tzinfo is not None  # made aware by the field, not passed raw
-    [doc] = store._prep([payload], [{"a": 1}], connection)
+    [doc] = store._prep(payload, [{"a": 1}], connection)
     assert doc is not None and not isinstance(doc, dict)  # adapted for the JSON column
 
 

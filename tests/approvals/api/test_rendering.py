@@ -1,0 +1,139 @@
+"""approvals.api.rendering: an answer compiled from its serializer's declarations is the
+answer DRF's ``.data`` gives, for every serializer the views render that way."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from rest_framework import serializers
+
+from approvals.api import serializers as s
+from approvals.api.rendering import compiled
+from approvals.runtime.commands import CommandResult
+from approvals.selectors.tasks import ListedTask, ListedWorkflow, TaskPage
+from approvals.services.workflows import StartResult
+
+text = st.text(max_size=40)
+zones = st.sampled_from([dt.UTC, dt.timezone(dt.timedelta(hours=5, minutes=30))])
+moments = st.builds(
+    lambda when, micro, zone: when.replace(microsecond=micro, tzinfo=zone),
+    st.datetimes(min_value=dt.datetime(1970, 1, 1), max_value=dt.datetime(2200, 1, 1)),
+    st.sampled_from([0, 1, 999_999]) | st.integers(0, 999_999),
+    zones,
+)
+workflows = st.builds(
+    ListedWorkflow,
+    id=st.uuids(),
+    template_key=text,
+    subject_type=text,
+    subject_id=text,
+    public_status=text,
+)
+tasks = st.builds(
+    ListedTask,
+    pk=st.integers(1, 2**63 - 1),
+    tenant_id=st.integers(1, 10),
+    assignee_id=st.integers(1, 10),
+    workflow_id=st.uuids(),
+    step=text,
+    on_behalf_of=st.sampled_from(["", "bob"]) | text,
+    due_at=moments,
+    created_at=moments,
+    workflow=workflows,
+)
+pages = st.builds(
+    TaskPage, tasks=st.lists(tasks, max_size=5), next_cursor=st.none() | text.map(str)
+)
+
+
+def _typed(value: Any) -> Any:
+    """A rendered answer with each value's type beside it: True is not 1, "1" is not 1."""
+    if isinstance(value, dict):
+        return {k: _typed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_typed(v) for v in value]
+    return (type(value).__name__, value)
+
+
+@settings(max_examples=200, deadline=None)
+@given(pages)
+def test_an_inbox_page_renders_as_drf_renders_it(page):
+    assert _typed(compiled(s.TaskPageResponse)(page)) == _typed(s.TaskPageResponse(page).data)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.builds(
+        CommandResult,
+        workflow_id=st.uuids(),
+        status=text,
+        version=st.integers(0, 2**31),
+        duplicate=st.booleans(),
+    )
+)
+def test_a_command_answer_renders_as_drf_renders_it(result):
+    assert _typed(compiled(s.DecisionResponse)(result)) == _typed(s.DecisionResponse(result).data)
+
+
+def test_a_start_answer_renders_as_drf_renders_it():
+    for existing in (True, False):
+        result = StartResult(
+            workflow_id=uuid.uuid4(),
+            template_version=3,
+            status="PENDING_MANAGER",
+            version=2,
+            existing=existing,
+            replayed=False,
+        )
+        ours, theirs = compiled(s.StartResponse)(result), s.StartResponse(result).data
+        assert _typed(ours) == _typed(theirs)
+        assert ours["existing"] is existing
+
+
+def test_none_stays_none_before_a_field_sees_it():
+    @dataclass
+    class Row:
+        when: dt.datetime | None
+        count: int | None
+
+    class Out(serializers.Serializer):
+        when = s.Timestamp()
+        count = serializers.IntegerField()
+
+    assert compiled(Out)(Row(None, None)) == {"when": None, "count": None}
+    assert compiled(Out)(Row(None, None)) == Out(Row(None, None)).data
+
+
+def test_a_field_that_needs_the_serializer_is_refused_when_compiled():
+    class WithMethod(serializers.Serializer):
+        total = serializers.SerializerMethodField()
+
+        def get_total(self, obj: Any) -> int:
+            return 1
+
+    class WholeObject(serializers.Serializer):
+        me = serializers.CharField(source="*")
+
+    with pytest.raises(TypeError, match="SerializerMethodField"):
+        compiled(WithMethod)
+    with pytest.raises(TypeError, match="'\\*' source"):
+        compiled(WholeObject)
+
+
+def test_write_only_fields_are_left_out_as_drf_leaves_them():
+    @dataclass
+    class Row:
+        name: str
+        secret: str
+
+    class Out(serializers.Serializer):
+        name = serializers.CharField()
+        secret = serializers.CharField(write_only=True)
+
+    assert compiled(Out)(Row("a", "b")) == {"name": "a"} == Out(Row("a", "b")).data
