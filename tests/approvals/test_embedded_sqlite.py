@@ -21,6 +21,17 @@ started = workflow_start(submitter=alice, template_key="purchase-request", subje
                          subject_id="PO-1", data={"amountPaise": 500000, "currency": "INR",
                                                   "category": "SOFTWARE", "item": "IDE"})
 wid = started.workflow_id
+# The API's inbox list: plain SQL whose values SQLite gives as text, converted as the ORM
+# converts them, and rendered from its serializer's declarations.
+import datetime as dt, uuid
+from approvals.api.rendering import compiled
+from approvals.api.serializers import TaskPageResponse
+from approvals.selectors.tasks import task_list_for_user
+(task,) = [t for t in task_list_for_user(user=bob).tasks if t.workflow_id == wid]
+assert isinstance(task.workflow_id, uuid.UUID) and task.due_at.tzinfo is not None, task
+page = task_list_for_user(user=bob)
+assert compiled(TaskPageResponse)(page) == TaskPageResponse(page).data
+print("INBOX", task.step, task.workflow.public_status)
 workflow_decide(user=bob, workflow_id=wid, decision="approve", request_id="b1")
 for _ in range(100):  # the in-process runner reserves the budget
     if Workflow.objects.get(pk=wid).public_status == "PENDING_FINANCE":
@@ -54,6 +65,7 @@ def test_make_run_mode_runs_workflows_and_activities_on_sqlite(tmp_path: Path) -
         assert done.returncode == 0, done.stderr[-3000:]
 
     # The console mail backend prints the demo's mail around it: read the one line.
+    assert "INBOX manager PENDING_MANAGER" in done.stdout.splitlines()
     [line] = [x for x in done.stdout.splitlines() if x.startswith("RESULT ")]
     _, status, version, events = line.split()
     assert status == "REJECTED"
