@@ -17,8 +17,8 @@ from .schema import JSON_OBJECT_SCHEMA, NO_NUL
 
 class RequestBody(serializers.Serializer):
     """A request's shape. Each instance binds shallow copies of the declared fields
-    where DRF deep-copies them (re-running every field's ``__init__``: about a tenth of
-    a decision's CPU). A declared field is never bound or used itself, and what the
+    where DRF deep-copies them (re-running every field's ``__init__``: some 7% of an
+    HTTP decision's CPU under the profiler). A declared field is never bound or used itself, and what the
     copies share (validators, choices, messages) is only read while validating; a
     nested body is a copy too, and builds its own fields in turn."""
 

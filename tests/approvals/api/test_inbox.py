@@ -10,8 +10,9 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from approvals.models import PendingTask
-from approvals.selectors.tasks import BAD_CURSOR
+from approvals.models import PendingTask, User
+from approvals.selectors import tasks
+from approvals.selectors.tasks import BAD_CURSOR, task_list_detailed_for_user, task_list_for_user
 
 from ..helpers import decide, start_expense
 
@@ -222,3 +223,23 @@ def test_cursor_is_opaque_and_tamper_evident(acme, api):
     assert response.status_code == 400
     assert response.json()["error"]["code"] == "BAD_CURSOR"
     assert response.json()["error"]["message"] == BAD_CURSOR
+
+
+def test_a_listed_row_names_the_columns_the_list_selects_in_their_order():
+    # ListedTask is built positionally from the plain SQL's row: a column added to or
+    # moved in the list must move in the tuple too.
+    assert tasks.ListedTask._fields == ("pk", *tasks._TASK_FIELDS[1:], "workflow")
+    assert tasks._TASK_FIELDS[0] == "id"
+    assert tasks.ListedWorkflow._fields == tasks._WORKFLOW_FIELDS
+
+
+def test_the_api_list_and_the_inbox_page_read_the_same_tasks(acme, api):
+    _start_for_bob(api, 3)
+    bob = User.objects.get(username="bob")
+    listed = task_list_for_user(user=bob, limit=2)
+    detailed = task_list_detailed_for_user(user=bob, limit=2)
+    assert [(t.pk, t.workflow_id, t.step, t.due_at) for t in listed.tasks] == [
+        (t.pk, t.workflow_id, t.step, t.due_at) for t in detailed.tasks
+    ]
+    assert [t.workflow.public_status for t in listed.tasks] == ["PENDING_MANAGER"] * 2
+    assert listed.next_cursor is not None and detailed.next_cursor is not None
