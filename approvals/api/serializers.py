@@ -18,9 +18,9 @@ from .schema import JSON_OBJECT_SCHEMA, NO_NUL
 class RequestBody(serializers.Serializer):
     """A request's shape. Each instance binds shallow copies of the declared fields
     where DRF deep-copies them (re-running every field's ``__init__``: some 7% of an
-    HTTP decision's CPU under the profiler). A declared field is never bound or used itself, and what the
-    copies share (validators, choices, messages) is only read while validating; a
-    nested body is a copy too, and builds its own fields in turn."""
+    HTTP decision's CPU under the profiler). A declared field is never bound or used
+    itself, and what the copies share (validators, choices, messages) is only read
+    while validating; a nested body is a copy too, and builds its own fields in turn."""
 
     def get_fields(self) -> dict[str, Any]:
         fields = {}
