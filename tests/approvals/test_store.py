@@ -246,3 +246,20 @@ def test_gathered_updates_go_in_one_statement_each_row_its_own_values(acme) -> N
     assert len(updates) == 1
     rows = OrgGroup.objects.filter(pk__in=[a.pk, b.pk]).order_by("pk")
     assert list(rows.values_list("key", "name")) == [("finance-2", "Finance"), ("legal-2", "Legal")]
+
+
+def test_a_row_read_without_an_instance_is_converted_as_the_orm_converts_it(acme, api) -> None:
+    # store.values: the JSON column is decoded (a converter on every backend), the
+    # others come as the driver gives them, and both equal what the ORM reads.
+    wid = start_expense(api("alice"), 4_500_000).json()["workflowId"]
+    names = ("id", "data", "created_at", "version")
+    sql = (
+        f"SELECT {store.columns(Workflow, 'w', names)} FROM {store.table(Workflow)} w WHERE id = %s"
+    )
+    [row] = store.fetch(sql, [store.uuid_param(Workflow, uuid.UUID(wid))])
+    got = store.values(Workflow, row, names)
+    wf = Workflow.objects.get(pk=wid)
+    assert list(got) == [wf.pk, wf.data, wf.created_at, wf.version]
+    assert isinstance(got[1], dict) and got[2].tzinfo is dt.UTC
+    assert store.converter(Workflow, ("version",)) is store.converter(Workflow, ("version",))
+    assert store.values(Workflow, (7,), ("version",)) == (7,)  # nothing to convert: as is
