@@ -11,17 +11,20 @@ of the answer's shape, for the OpenAPI schema and for the answer alike.
 What it covers, and what it refuses (``TypeError`` when compiled, so nothing is
 silently different):
 
-- sources read as attributes, dotted paths included (``workflow.template_key``); the
-  objects handed in are the selectors' and services' results, not mappings, and no
-  source names a method;
+- sources read as attributes, dotted paths included (``workflow.template_key``), and
+  the ``*`` source (the object itself); the objects handed in are the selectors' and
+  services' results, not mappings, and no source names a method;
+- a missing value read as DRF reads it: a missing related object is None, a ``None``
+  part way along a dotted source gives the field's default or None (``allow_null``);
 - ``None`` stays ``None``, as in DRF, before any field sees it;
 - ``IntegerField``, ``CharField``, ``UUIDField`` (hex_verbose) and ``BooleanField``
   converted as their ``to_representation`` does; any other plain field by calling its
   own ``to_representation`` (``Timestamp``, ``OptionalText``); nested serializers and
   ``many=True`` lists compiled in turn;
 - write-only fields are left out, as DRF leaves them;
-- refused: ``SerializerMethodField`` (it needs the serializer and its context), the
-  ``*`` source, and serializers other than plain and ``many=True`` ones.
+- refused: ``SerializerMethodField`` (it needs the serializer and its context), a
+  field that may be left out of the answer (``required=False`` with no default), and
+  serializers other than plain and ``many=True`` ones.
 
 ``tests/approvals/api/test_rendering.py`` holds every compiled answer equal to DRF's
 ``.data`` over generated values.
@@ -34,6 +37,7 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any
 
+from django.core.exceptions import ObjectDoesNotExist
 from rest_framework import fields as f
 from rest_framework import serializers
 
@@ -73,11 +77,36 @@ def _compile(serializer: serializers.Serializer) -> Callable[[Any], dict[str, An
 
 
 def _getter(field: f.Field) -> Render:
+    """How the field's value is read, as DRF's ``Field.get_attribute`` reads it: a
+    missing related object is None; a missing attribute (``None`` part way along a
+    dotted source) is the field's default, or None when it allows null, and an error
+    otherwise."""
     if isinstance(field, serializers.SerializerMethodField):
         raise TypeError(f"{field.field_name}: a SerializerMethodField is not compiled")
     if field.source == "*":
-        raise TypeError(f"{field.field_name}: the '*' source is not compiled")
-    return operator.attrgetter(".".join(field.source_attrs))
+        return _itself
+    if field.default is f.empty and not field.allow_null and not field.required:
+        raise TypeError(f"{field.field_name}: a field that may be left out is not compiled")
+    get = operator.attrgetter(".".join(field.source_attrs))
+    fallback = field.get_default if field.default is not f.empty else None
+
+    def read(obj: Any) -> Any:
+        try:
+            return get(obj)
+        except ObjectDoesNotExist:
+            return None
+        except (KeyError, AttributeError):
+            if fallback is not None:
+                return fallback()
+            if field.allow_null:
+                return None
+            raise
+
+    return read
+
+
+def _itself(obj: Any) -> Any:
+    return obj
 
 
 def _converter(field: f.Field) -> Render:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.contrib.auth import authenticate
 from django.http import HttpRequest, HttpResponse
@@ -177,6 +177,12 @@ class _SearchSchema(AutoSchema):
         return [SearchFilterBackend] if self.method == "GET" else []
 
 
+class _SearchPage(NamedTuple):
+    """What the search answers (``serializers.WorkflowSearchResponse``)."""
+
+    workflows: list[Workflow]
+
+
 class WorkflowCollectionView(APIView):
     permission_classes = [TenantMember]
     schema = _SearchSchema()
@@ -238,7 +244,7 @@ class WorkflowCollectionView(APIView):
         rows = search.results(
             limit=page.validated_data["limit"], offset=page.validated_data["offset"]
         )
-        return Response(s.WorkflowSearchResponse({"workflows": rows}).data)
+        return Response(compiled(s.WorkflowSearchResponse)(_SearchPage(rows)))
 
 
 class WorkflowDetailView(APIView):
