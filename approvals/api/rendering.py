@@ -38,6 +38,7 @@ from functools import cache
 from typing import Any
 
 from django.core.exceptions import ObjectDoesNotExist
+from django.db.models.manager import BaseManager
 from rest_framework import fields as f
 from rest_framework import serializers
 
@@ -114,7 +115,13 @@ def _converter(field: f.Field) -> Render:
         child = field.child
         assert isinstance(child, serializers.Serializer)
         item = _compile(child)
-        return lambda values: [item(value) for value in values]
+
+        def each(values: Any) -> list[Any]:
+            if isinstance(values, BaseManager):  # a related manager: its rows, as in DRF
+                values = values.all()
+            return [item(value) for value in values]
+
+        return each
     if isinstance(field, serializers.Serializer):
         return _compile(field)
     if isinstance(field, serializers.BaseSerializer):

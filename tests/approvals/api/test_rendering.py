@@ -16,6 +16,7 @@ from rest_framework import serializers
 
 from approvals.api import serializers as s
 from approvals.api.rendering import compiled
+from approvals.models import Tenant
 from approvals.runtime.commands import CommandResult
 from approvals.selectors.tasks import ListedTask, ListedWorkflow, TaskPage
 from approvals.services.workflows import StartResult
@@ -207,3 +208,18 @@ def test_write_only_fields_are_left_out_as_drf_leaves_them():
         secret = serializers.CharField(write_only=True)
 
     assert compiled(Out)(Row("a", "b")) == {"name": "a"} == Out(Row("a", "b")).data
+
+
+@pytest.mark.django_db
+def test_a_list_read_through_a_related_manager_renders_as_drf_renders_it(acme):
+    class Member(serializers.Serializer):
+        username = serializers.CharField()
+
+    class Org(serializers.Serializer):
+        slug = serializers.CharField()
+        users = Member(many=True)  # Tenant.users, a related manager
+
+    tenant = Tenant.objects.get(slug="acme")
+    ours, theirs = compiled(Org)(tenant), Org(tenant).data
+    assert ours == theirs
+    assert len(ours["users"]) > 3
