@@ -58,18 +58,15 @@ def compiled(serializer_class: type[serializers.Serializer]) -> Callable[[Any], 
 
 
 def _compile(serializer: serializers.Serializer) -> Callable[[Any], dict[str, Any]]:
-    plan: list[tuple[str, Render, Render]] = []
-    for field in serializer.fields.values():
-        if field.write_only:
-            continue
-        plan.append((str(field.field_name), _getter(field), _converter(field)))
-    names = tuple(name for name, _, _ in plan)
-    getters = tuple(get for _, get, _ in plan)
-    converters = tuple(convert for _, _, convert in plan)
+    plan = tuple(
+        (str(field.field_name), _getter(field), _converter(field))
+        for field in serializer.fields.values()
+        if not field.write_only
+    )
 
     def render(obj: Any) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for name, get, convert in zip(names, getters, converters, strict=True):
+        for name, get, convert in plan:
             value = get(obj)
             out[name] = None if value is None else convert(value)
         return out
