@@ -20,4 +20,9 @@ ACTIVITY_ATTEMPTS = Counter(
 ACTIVITY_FAILURES = Counter(
     "approvals_activity_failures_total", "Activity attempts that failed.", ["activity", "error"]
 )
+ACTIVITY_LATE_RESULTS = Counter(
+    "approvals_activity_late_results_total",
+    "Activity outcomes that arrived after their attempt had already been recorded as timed out.",
+    ["activity"],
+)
 TIMERS_FIRED = Counter("approvals_timers_fired_total", "Timers delivered by the poller.")

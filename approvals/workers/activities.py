@@ -37,7 +37,7 @@ from .. import clock, metrics
 from ..activities import ActivityContext, AttemptAbandoned, get_activity
 from ..definitions import definition_for
 from ..models import ActivityAttempt, Workflow
-from ..runtime.commands import CommandResult, command_execute
+from ..runtime.commands import CommandResult, RequestIdReused, command_execute
 
 log = logging.getLogger(__name__)
 
@@ -161,12 +161,26 @@ def attempt_run(*, attempt_id: int) -> CommandResult | None:
             )
     if isinstance(outcome, cmd.ActivityFailed):
         metrics.ACTIVITY_FAILURES.labels(attempt.activity, outcome.error).inc()
-    return command_execute(
-        tenant_id=attempt.tenant_id,
-        workflow_id=attempt.workflow_id,
-        command=outcome,
-        request_id=outcome_request_id(attempt.pk),
-    )
+    try:
+        return command_execute(
+            tenant_id=attempt.tenant_id,
+            workflow_id=attempt.workflow_id,
+            command=outcome,
+            request_id=outcome_request_id(attempt.pk),
+        )
+    except RequestIdReused:
+        # The sweeper recorded this attempt as timed out while the activity ran (its
+        # lease expired), under the same request id: the workflow has moved on, so
+        # this outcome is late, not a conflict. Kept in the log and the metrics only.
+        log.warning(
+            "attempt %s of %s finished after it was recorded as timed out; its outcome "
+            "(%s) is not used",
+            attempt.pk,
+            attempt.activity,
+            outcome.type,
+        )
+        metrics.ACTIVITY_LATE_RESULTS.labels(attempt.activity).inc()
+        return None
 
 
 # A heartbeat is an event in the workflow's history: at most one per this share of the
