@@ -43,7 +43,9 @@ def link_confirm(
                 comment=comment,
             )
     except IntegrityError as exc:
-        used = LinkUse.objects.select_related("user").filter(link_id=link.link_id).first()
+        used = (
+            LinkUse.objects.select_related("user", "workflow").filter(link_id=link.link_id).first()
+        )
         if used is None:
             raise
         raise LinkRefused(USED, used) from exc

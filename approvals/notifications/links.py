@@ -30,7 +30,9 @@ DECISIONS = ("approve", "reject")
 # Why a link is refused: (HTTP status, what the page says).
 FORGED = (400, "This link is not valid: it was damaged or not made by us.")
 EXPIRED = (410, "This link has expired. Open the request in the app to decide it.")
-USED = (409, "This link was already used.")
+# A second use by the link's own person is a duplicate, not an error: their decision
+# stands (the page says what was recorded and when).
+USED = (200, "Your decision was already recorded; nothing more to do.")
 MOVED_ON = (409, "This request has moved on since the e-mail was sent; nothing was recorded.")
 NOT_ASSIGNED = (403, "This step is no longer yours to decide; nothing was recorded.")
 GONE = (404, "This request no longer exists.")
@@ -121,8 +123,11 @@ def link_check(*, token: str, viewer: Any = None) -> LinkTarget:
     """Everything a link needs to be usable now, or LinkRefused saying what is not.
     ``viewer`` is the signed-in user, if any: someone else's link is refused to them."""
     link = link_read(token)
-    used = LinkUse.objects.select_related("user").filter(link_id=link.link_id).first()
+    used = LinkUse.objects.select_related("user", "workflow").filter(link_id=link.link_id).first()
     if used is not None:
+        signed_in = viewer is not None and getattr(viewer, "is_authenticated", False)
+        if signed_in and viewer.pk != used.user_id:
+            raise LinkRefused(WRONG_PERSON)
         raise LinkRefused(USED, used)
     user = User.objects.filter(pk=link.user_id, is_active=True).first()
     if user is None or user.tenant_id is None:

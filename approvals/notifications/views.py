@@ -26,7 +26,7 @@ from templates_engine import CommandRejected
 from .confirm import link_confirm
 from .format import amount_of
 from .links import GONE, LinkRefused, LinkTarget, link_check
-from .models import NotificationMode, NotificationPreference
+from .models import LinkUse, NotificationMode, NotificationPreference
 
 COMMENT_MAX = 2000
 COMMENT_TOO_LONG = f"The comment may be at most {COMMENT_MAX} characters; nothing was recorded."
@@ -34,6 +34,7 @@ BUSY_TEXT = "The request is busy right now; nothing was recorded. Try again in a
 REJECTED_TEXT = "This decision could not be recorded: {reason}"
 DONE_TEXT = {"approve": "You approved", "reject": "You rejected"}
 CAPTIONS = {"approve": "Approve", "reject": "Reject"}
+RECORDED_NOUN = {"approve": "approval", "reject": "rejection"}
 
 
 def _summary(target: LinkTarget) -> dict[str, Any]:
@@ -52,13 +53,24 @@ def _summary(target: LinkTarget) -> dict[str, Any]:
 
 def _refused(request: HttpRequest, refusal: LinkRefused) -> HttpResponse:
     used = refusal.used
-    ctx = {
-        "message": refusal.message,
-        "used_by": (used.user.get_full_name() or used.user.username) if used else "",
-        "used_at": used.used_at if used else None,
-        "used_decision": CAPTIONS.get(used.decision, used.decision).lower() if used else "",
-    }
+    if used is not None:
+        return _recorded(request, used)
+    ctx = {"message": refusal.message}
     return render(request, "approvals/link/refused.html", ctx, status=refusal.status)
+
+
+def _recorded(request: HttpRequest, used: LinkUse) -> HttpResponse:
+    """A link used a second time by its own person: their decision stands."""
+    wf = used.workflow
+    ctx = {
+        "decision": RECORDED_NOUN.get(used.decision, used.decision),
+        "title": definition_for(wf.template_id).title,
+        "reference": f"{wf.subject_type} {wf.subject_id}",
+        "amount": amount_of(wf.data),
+        "used_at": used.used_at,
+        "signed_in": request.user.is_authenticated,
+    }
+    return render(request, "approvals/link/recorded.html", ctx, status=200)
 
 
 @require_http_methods(["GET", "POST"])

@@ -105,6 +105,7 @@ def test_fiona_approves_from_the_link_in_her_mail(
 
     # and a second click on the same link records nothing more
     page.goto(approve.group(1))
-    expect(page.get_by_text("already used")).to_be_visible()
+    expect(page.get_by_text("nothing more to do")).to_be_visible()
+    page.screenshot(path=str(SHOTS / "link-recorded.png"), full_page=True)
     assert Workflow.objects.get(pk=wid).version == wf.version
     phone.close()
