@@ -231,6 +231,7 @@ class WorkflowOperationsAdmin(admin.ModelAdmin):
             **self.admin_site.each_context(request),
             "title": "What needs attention",
             "rows": rows,
+            "delegations_unreadable": attention.delegations_unreadable(user=user),
             "opts": self.model._meta,
         }
         return TemplateResponse(request, "admin/approvals/workflow/attention.html", context)

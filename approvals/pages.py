@@ -48,7 +48,7 @@ from .services.workflows import (
 )
 from .web import present
 from .web.diagram import workflow_svg
-from .web.forms import SchemaForm
+from .web.forms import BoundedDateField, SchemaForm
 from .web.search import WorkflowSearch
 
 DECISIONS = (*DECISION_LABELS, "delegate")
@@ -439,12 +439,8 @@ class OutOfOfficeForm(forms.Form):
         "Type a name or user name and pick the colleague. They get the tasks that arrive "
         "while you are away.",
     )
-    first_day = forms.DateField(
-        label="First day away", widget=forms.DateInput(attrs={"type": "date"})
-    )
-    last_day = forms.DateField(
-        label="Last day away", widget=forms.DateInput(attrs={"type": "date"})
-    )
+    first_day = BoundedDateField(label="First day away")
+    last_day = BoundedDateField(label="Last day away")
     reason = forms.CharField(label="Note (optional)", required=False, max_length=200)
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from django.contrib.auth.models import AbstractUser
 from django.db import models
 
+from . import time_bounds
+
 
 class Tenant(models.Model):
     slug = models.SlugField(max_length=64, unique=True)
@@ -65,13 +67,21 @@ class Delegation(models.Model):
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
     user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="delegations_out")
     delegate = models.ForeignKey(User, on_delete=models.CASCADE, related_name="delegations_in")
-    starts_at = models.DateTimeField()
-    ends_at = models.DateTimeField()
+    starts_at = models.DateTimeField(validators=[time_bounds.validate_stored_moment])
+    ends_at = models.DateTimeField(validators=[time_bounds.validate_stored_moment])
     reason = models.CharField(max_length=200, blank=True)
 
     class Meta:
         indexes = [models.Index(fields=["tenant", "user", "starts_at"])]
         constraints = [
+            # A BC or year-10000 time cannot be read back into Python: one such row
+            # stopped every command that assigns people (time_bounds).
+            models.CheckConstraint(
+                condition=models.Q(starts_at__gte=time_bounds.EARLIEST_MOMENT)
+                & models.Q(ends_at__lte=time_bounds.LATEST_MOMENT),
+                name="delegation_bounded_times",
+                violation_error_message=time_bounds.MOMENT_OUT_OF_RANGE,
+            ),
             models.CheckConstraint(
                 condition=models.Q(ends_at__gt=models.F("starts_at")), name="delegation_period"
             ),

@@ -14,12 +14,16 @@ answer is never older than the version it is filed under. Its queries are plain 
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
+from django.db import connection
+
 from .. import clock
-from ..models import Delegation, DirectoryVersion, OrgGroup, User
+from ..models import Delegation, DirectoryVersion, OrgGroup, User, time_bounds
 from ..notifications.models import NotificationPreference
 from . import store
 
@@ -38,9 +42,14 @@ _MEMBERS_SQL = (
     " ORDER BY u.username"
 )
 # Every delegation that has not ended (an hour's margin for a command whose clock reads
-# a little behind the one that loaded them); which apply is decided per moment.
+# a little behind the one that loaded them); which apply is decided per moment. On
+# PostgreSQL the times come as seconds since 1970, which any stored time has: a BC or
+# year-10000 time read as a timestamp would fail the whole load, and with it every
+# command that assigns people (such a row is skipped and logged instead).
+_SECONDS = "EXTRACT(EPOCH FROM {})" if connection.vendor == "postgresql" else "{}"
 _DELEGATIONS_SQL = (
-    f"SELECT u.username, d.username, x.starts_at, x.ends_at FROM {Delegation._meta.db_table} x"
+    f"SELECT u.username, d.username, {_SECONDS.format('x.starts_at')},"
+    f" {_SECONDS.format('x.ends_at')} FROM {Delegation._meta.db_table} x"
     f" JOIN {_USERS} u ON u.id = x.user_id JOIN {_USERS} d ON d.id = x.delegate_id"
     " WHERE x.tenant_id = %s AND x.ends_at > %s AND d.is_active"
     " ORDER BY x.starts_at"
@@ -51,6 +60,7 @@ _CONTACTS_SQL = (
     f" FROM {_USERS} u LEFT JOIN {NotificationPreference._meta.db_table} p ON p.user_id = u.id"
     " WHERE u.tenant_id = %s AND u.username IN ({marks})"
 )
+logger = logging.getLogger(__name__)
 VERSION_SQL = f"SELECT version FROM {DirectoryVersion._meta.db_table} WHERE id = 1"
 
 
@@ -164,12 +174,21 @@ class TenantDirectory:
         known = self._known
         if known.delegations is None:
             since = store.param(Delegation, "ends_at", clock.from_epoch(at - 3600))
-            known.delegations = [
-                (absent, delegate, _epoch(starts), _epoch(ends))
-                for absent, delegate, starts, ends in store.fetch(
-                    _DELEGATIONS_SQL, [self.tenant_id, since]
-                )
-            ]
+            known.delegations = []
+            for absent, delegate, starts, ends in store.fetch(
+                _DELEGATIONS_SQL, [self.tenant_id, since]
+            ):
+                span = _span(starts, ends)
+                if span is None:
+                    logger.warning(
+                        "Skipped the out-of-office of %s (to %s) in tenant %s: its times are "
+                        "outside 1970..2200 (see the attention page).",
+                        absent,
+                        delegate,
+                        self.tenant_id,
+                    )
+                    continue
+                known.delegations.append((absent, delegate, *span))
         # Rows come by start; the latest-starting delegation active at ``at`` wins.
         found = None
         for absent, delegate, starts, ends in known.delegations:
@@ -194,7 +213,19 @@ class TenantDirectory:
         return {name: c for name in usernames if (c := known.get(name)) is not None}
 
 
+def _span(starts: Any, ends: Any) -> tuple[float, float] | None:
+    """A delegation's times as seconds since 1970, or None when either cannot be read
+    or lies outside the range the database's constraint holds them to."""
+    try:
+        span = (_epoch(starts), _epoch(ends))
+    except (ValueError, TypeError, OverflowError):
+        return None
+    return span if all(time_bounds.epoch_in_range(t) for t in span) else None
+
+
 def _epoch(value: Any) -> float:
+    if isinstance(value, int | float | Decimal):
+        return float(value)
     moment = value if isinstance(value, dt.datetime) else dt.datetime.fromisoformat(value)
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=dt.UTC)

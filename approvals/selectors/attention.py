@@ -12,7 +12,15 @@ from typing import Any
 from django.db.models import Min, Q, QuerySet
 
 from .. import access, clock
-from ..models import ActivityAttempt, PendingTask, Timer, Workflow, WorkflowStatus
+from ..models import (
+    ActivityAttempt,
+    Delegation,
+    PendingTask,
+    Timer,
+    Workflow,
+    WorkflowStatus,
+    time_bounds,
+)
 
 ROLLBACK_FAILED = "rollback_failed"
 TIMER_PARKED = "timer_parked"
@@ -126,6 +134,27 @@ def _tasks_overdue(user: Any, limit: int) -> list[AttentionItem]:
         AttentionItem(TASK_OVERDUE, t.due_at, t.workflow, t.step, {"assignee": t.assignee})
         for t in qs.order_by("due_at")[:limit]
     ]
+
+
+@dataclass(frozen=True)
+class UnreadableDelegation:
+    """An out-of-office whose times lie outside 1970..2200 (stored before the database
+    refused them): the directory skips it, so tasks go to the absent person."""
+
+    id: int
+    user: str
+    delegate: str
+
+
+def delegations_unreadable(*, user: Any, limit: int = LIMIT) -> list[UnreadableDelegation]:
+    """Out-of-office rows the directory skips, in ``user``'s organisation. Their times
+    are compared in the database, never read: they may not be readable."""
+    in_range = Q(starts_at__gte=time_bounds.EARLIEST_MOMENT) & Q(
+        ends_at__lte=time_bounds.LATEST_MOMENT
+    )
+    rows = _scoped(user, Delegation.objects.exclude(in_range)).order_by("pk")
+    names = rows.values_list("pk", "user__username", "delegate__username")
+    return [UnreadableDelegation(*row) for row in names[:limit]]
 
 
 def workflow_parked_timers(*, workflow_id: uuid.UUID) -> list[Timer]:

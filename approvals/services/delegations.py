@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from ..models import Delegation, PendingTask, User
+from ..models import Delegation, PendingTask, User, time_bounds
 
 DELEGATE_OTHER_TENANT = "The delegate must belong to the same organisation."
 DELEGATE_SELF = "A person cannot delegate to themselves."
@@ -54,10 +54,12 @@ def delegation_set(
     *, user: User, delegate: User, starts_at: dt.datetime, ends_at: dt.datetime, reason: str = ""
 ) -> Delegation:
     """Out of office: from ``starts_at`` until ``ends_at`` tasks for ``user`` go to
-    ``delegate``. Raises DelegationRefused as ``delegation_check`` does, or for an empty
-    period."""
+    ``delegate``. Raises DelegationRefused as ``delegation_check`` does, for an empty
+    period, or for times outside 1970..2200."""
     delegation_check(user=user, delegate=delegate)
     assert user.tenant_id is not None
+    if not (time_bounds.stored_in_range(starts_at) and time_bounds.stored_in_range(ends_at)):
+        raise DelegationRefused(time_bounds.MOMENT_OUT_OF_RANGE)
     if ends_at <= starts_at:
         raise DelegationRefused(DELEGATION_PERIOD)
     return Delegation.objects.create(

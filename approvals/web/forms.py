@@ -13,6 +13,7 @@ from typing import Any
 
 from django import forms
 
+from ..models import time_bounds
 from ..notifications.format import EXPONENTS
 from .present import code_words, currency_of, field_label, field_order, money_fields
 
@@ -26,6 +27,18 @@ MONEY_TOO_LARGE = "Enter at most {shown}."
 
 class DateInput(forms.DateInput):
     input_type = "date"
+
+
+def _day_in_range(value: dt.date) -> None:
+    if not time_bounds.day_in_range(value):
+        raise forms.ValidationError(time_bounds.DAY_OUT_OF_RANGE, code="out_of_range")
+
+
+class BoundedDateField(forms.DateField):
+    """A date from 1 January 1970 to 31 December 2200 (approvals.models.time_bounds)."""
+
+    default_validators = [_day_in_range]
+    widget = DateInput
 
 
 class MoneyField(forms.CharField):
@@ -98,7 +111,7 @@ def _field(
     if kind == "boolean":
         return forms.BooleanField(**{**common, "required": False})
     if spec.get("format") == "date":
-        return forms.DateField(widget=DateInput, **common)
+        return BoundedDateField(**common)
     max_length = spec.get("maxLength")
     if isinstance(max_length, int) and max_length > 200:
         return forms.CharField(
