@@ -19,7 +19,7 @@ from drf_spectacular.utils import extend_schema_field
 
 from .. import access
 from ..api.schema import NO_NUL
-from ..models import User, Workflow, WorkflowTemplate
+from ..models import User, Workflow, WorkflowTemplate, time_bounds
 from . import present
 
 # The statuses a search can ask for besides ``PENDING_<STEP>``: what ``public_status``
@@ -63,18 +63,21 @@ class MomentField(forms.Field):
             moment = timezone.make_aware(moment)
         elif moment is None and day is not None:
             moment = dt.datetime.combine(day, dt.time.min, tzinfo=timezone.get_current_timezone())
-        try:  # in UTC too (the database's): year 1 east of Greenwich is not
-            if moment is not None and moment.astimezone(dt.UTC):
-                return moment
-        except OverflowError:
-            pass
-        raise forms.ValidationError(self.error_messages["invalid"], code="invalid")
+        if moment is None:
+            raise forms.ValidationError(self.error_messages["invalid"], code="invalid")
+        # An offset past fourteen hours is refused by the database; year 1 east of
+        # Greenwich is BC there.
+        problem = time_bounds.moment_problem(moment)
+        if problem is not None:
+            raise forms.ValidationError(problem, code="out_of_range")
+        return moment
 
 
 _MOMENT_SCHEMA = {
     "type": "string",
     "anyOf": [{"format": "date"}, {"format": "date-time"}],
-    "description": "A date (the start of that day, UTC) or an ISO 8601 date and time.",
+    "description": "A date (the start of that day, UTC) or an ISO 8601 date and time, "
+    "from 1970-01-01 to 2200-12-31, with a UTC offset of at most 14 hours.",
 }
 
 

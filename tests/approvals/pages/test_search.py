@@ -13,6 +13,7 @@ from django.test import Client
 from guardian.shortcuts import assign_perm
 
 from approvals.models import User, Workflow, WorkflowEvent, WorkflowTemplate
+from approvals.models.time_bounds import MOMENT_OUT_OF_RANGE, OFFSET_OUT_OF_RANGE
 from approvals.services.delegations import delegation_set
 from approvals.web import search as search_module
 
@@ -154,6 +155,33 @@ def test_a_bad_value_is_a_form_error_and_a_400(world, api, name, value):
     error = response.json()["error"]
     assert error["code"] == "VALIDATION_ERROR"
     assert error["message"].startswith(f"{name}: ")
+    assert WorkflowEvent.objects.count() == events
+
+
+OUT_OF_RANGE = [
+    pytest.param("2026-12-01T00:00:00+16:00", OFFSET_OUT_OF_RANGE, id="offset-east"),
+    pytest.param("2026-12-01T00:00:00-16:00", OFFSET_OUT_OF_RANGE, id="offset-west"),
+    pytest.param("2026-12-01T00:00:00+23:59", OFFSET_OUT_OF_RANGE, id="offset-largest"),
+    pytest.param("1969-12-31T23:00:00Z", MOMENT_OUT_OF_RANGE, id="before-1970"),
+    pytest.param("2201-01-01T00:00:00Z", MOMENT_OUT_OF_RANGE, id="after-2200"),
+    pytest.param("0001-01-01", MOMENT_OUT_OF_RANGE, id="day-of-year-1"),
+]
+
+
+@pytest.mark.parametrize(("value", "message"), OUT_OF_RANGE)
+def test_a_search_time_outside_the_range_is_a_sentence_not_a_500(acme, api, value, message):
+    events = WorkflowEvent.objects.count()
+
+    page = signed_in("alice").get("/search", {"createdBefore": value})
+    response = api("alice").get("/api/workflows", {"createdBefore": value})
+
+    assert page.status_code == 400
+    assert page.context["form"].errors["createdBefore"] == [message]
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == "VALIDATION_ERROR"
+    assert error["message"] == f"createdBefore: {message}"
+    assert error["requestId"]
     assert WorkflowEvent.objects.count() == events
 
 
