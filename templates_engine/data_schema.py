@@ -5,8 +5,14 @@ top-level ``"allow_undeclared_fields": true``."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+from collections.abc import Iterator, Mapping
 from typing import Any
+
+import jsonschema  # type: ignore[import-untyped]  # no stubs in requirements.txt
+import jsonschema_specifications  # type: ignore[import-untyped]
+import re2  # type: ignore[import-untyped]
+from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped]
 
 # Keywords whose value is one subschema, a list of them, or a name -> subschema map.
 _ONE = ("items", "additionalItems", "contains", "not", "if", "then", "else", "propertyNames")
@@ -41,3 +47,152 @@ def closed(schema: Any) -> Any:
     if _is_object_schema(out) and not any(name in out for name in _OPENERS):
         out["additionalProperties"] = False
     return out
+
+
+# -- what a data schema may do when data is checked against it ---------------------------
+#
+# Data is checked on every start, by any employee: a schema may not fetch anything (a
+# ``$ref`` to a URL would be fetched inside the start's transaction) and its regular
+# expressions run on RE2, whose time is linear in the text (Python's ``re`` backtracks:
+# ``^(a+)+$`` on 26 characters takes seconds).
+
+REMOTE_REF = (
+    "refers to {ref!r} outside the schema; only references inside it (starting with '#')"
+    " are allowed, so checking data never reaches the network"
+)
+PATTERN_NOT_RE2 = (
+    "{pattern!r} cannot be used: patterns run on a linear-time engine (RE2), which does"
+    " not take it ({why})"
+)
+UNEVALUATED_WITH_PATTERNS = (
+    "unevaluatedProperties cannot be combined with patternProperties; list the fields in"
+    " properties instead"
+)
+_REFS = ("$ref", "$dynamicRef", "$recursiveRef")
+# Keywords whose value is data, not a subschema: their contents are not keywords.
+_DATA_KEYWORDS = frozenset({"const", "enum", "default", "examples"})
+
+
+def _re2_options() -> Any:
+    options = re2.Options()
+    options.log_errors = False
+    return options
+
+
+_RE2_OPTIONS = _re2_options()
+
+
+@functools.lru_cache(maxsize=512)
+def compiled(pattern: str) -> Any:
+    """``pattern`` compiled by RE2 (raises ``re2.error`` when RE2 cannot take it)."""
+    return re2.compile(pattern, _RE2_OPTIONS)
+
+
+def _re2_problem(pattern: object) -> str | None:
+    if not isinstance(pattern, str):
+        return None  # the meta-schema check says what is wrong
+    try:
+        compiled(pattern)
+    except re2.error as exc:
+        why = exc.args[0] if exc.args else exc
+        text = why.decode(errors="replace") if isinstance(why, bytes) else str(why)
+        return PATTERN_NOT_RE2.format(pattern=pattern, why=text)
+    return None
+
+
+def schema_problem(schema: object) -> tuple[str, str] | None:
+    """The first thing in ``schema`` that checking data could not do safely, as
+    (JSON path, problem): a reference outside the schema, a pattern RE2 cannot take,
+    or unevaluatedProperties beside patternProperties. None when it is safe."""
+    stack: list[tuple[str, object]] = [("$.schema", schema)]
+    uses_unevaluated = uses_patterns = None
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, list):
+            stack.extend((f"{path}[{i}]", v) for i, v in enumerate(node))
+            continue
+        if not isinstance(node, Mapping):
+            continue
+        for name in _REFS:
+            ref = node.get(name)
+            if isinstance(ref, str) and not ref.startswith("#"):
+                return f"{path}.{name}", REMOTE_REF.format(ref=ref)
+        if (problem := _re2_problem(node.get("pattern"))) is not None:
+            return f"{path}.pattern", problem
+        patterns = node.get("patternProperties")
+        if isinstance(patterns, Mapping):
+            uses_patterns = uses_patterns or f"{path}.patternProperties"
+            for key in patterns:
+                if (problem := _re2_problem(key)) is not None:
+                    return f"{path}.patternProperties", problem
+        if "unevaluatedProperties" in node:
+            uses_unevaluated = uses_unevaluated or f"{path}.unevaluatedProperties"
+        stack.extend((f"{path}.{k}", v) for k, v in node.items() if str(k) not in _DATA_KEYWORDS)
+    if uses_unevaluated and uses_patterns:
+        return uses_unevaluated, UNEVALUATED_WITH_PATTERNS
+    return None
+
+
+def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[Any]:
+    if validator.is_type(instance, "string") and not compiled(pattern).search(instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+def _matched_by_a_pattern(schema: Mapping[str, Any], name: str) -> bool:
+    return any(compiled(p).search(name) for p in schema.get("patternProperties", {}))
+
+
+def _pattern_properties(
+    validator: Any, patterns: Mapping[str, Any], instance: Any, schema: Any
+) -> Iterator[Any]:
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in patterns.items():
+        for name, value in instance.items():
+            if compiled(pattern).search(name):
+                yield from validator.descend(value, subschema, path=name, schema_path=pattern)
+
+
+def _additional_properties(
+    validator: Any, additional: Any, instance: Any, schema: Mapping[str, Any]
+) -> Iterator[Any]:
+    if not validator.is_type(instance, "object"):
+        return
+    declared = schema.get("properties", {})
+    extras = [
+        name
+        for name in instance
+        if name not in declared and not _matched_by_a_pattern(schema, name)
+    ]
+    if validator.is_type(additional, "object"):
+        for extra in extras:
+            yield from validator.descend(instance[extra], additional, path=extra)
+    elif not additional and extras:
+        if "patternProperties" in schema:
+            verb = "does" if len(extras) == 1 else "do"
+            joined = ", ".join(repr(each) for each in sorted(extras))
+            patterns = ", ".join(repr(each) for each in sorted(schema["patternProperties"]))
+            yield ValidationError(f"{joined} {verb} not match any of the regexes: {patterns}")
+        else:
+            names = ", ".join(repr(each) for each in sorted(extras, key=str))
+            verb = "was" if len(extras) == 1 else "were"
+            yield ValidationError(
+                f"Additional properties are not allowed ({names} {verb} unexpected)"
+            )
+
+
+# Draft 2020-12 with its regular expressions on RE2.
+SafeValidator = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator,
+    {
+        "pattern": _pattern,
+        "patternProperties": _pattern_properties,
+        "additionalProperties": _additional_properties,
+    },
+)
+
+
+def data_validator(schema: Mapping[str, Any]) -> Any:
+    """A validator for ``schema`` that can never fetch anything: its registry holds the
+    meta-schemas only and refuses to retrieve any other URI."""
+    return SafeValidator(schema, registry=jsonschema_specifications.REGISTRY)

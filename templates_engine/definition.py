@@ -24,8 +24,9 @@ from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]  # no stubs in requirements.txt
 
-from .data_schema import closed
+from .data_schema import closed, data_validator, schema_problem
 from .errors import DefinitionError
+from .expression_limits import largest_collection
 from .start_policy import StartPolicy
 from .state import SUBMITTER_STEP
 from .steps import PARSERS, ActionStep, ApprovalStep, Step
@@ -90,10 +91,12 @@ class Definition:
                 raise DefinitionError(
                     "$.schema", f"is not a valid JSON Schema: {exc.message}"
                 ) from exc
+            if (unsafe := schema_problem(schema)) is not None:
+                raise DefinitionError(*unsafe)
             open_ok = doc.get(_OPEN_DATA, False)
             if not isinstance(open_ok, bool):
                 raise DefinitionError(f"$.{_OPEN_DATA}", "must be true or false")
-            validator = jsonschema.Draft202012Validator(schema if open_ok else closed(schema))
+            validator = data_validator(schema if open_ok else closed(schema))
         distinct_approvers = doc.get("distinct_approvers", False)
         if not isinstance(distinct_approvers, bool):
             raise DefinitionError("$.distinct_approvers", "must be true or false")
@@ -168,7 +171,17 @@ class Definition:
         """Problems with ``data`` against the definition's schema, as 'path: problem'."""
         if not isinstance(data, Mapping):
             return ["$: workflow data must be a JSON object"]
-        if self._validator is None:
+        if self._validator is not None:
+            errors = sorted(self._validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+            if errors:
+                return [f"{e.json_path}: {e.message}" for e in errors[:10]]
+        return self._too_large_for_conditions(data)
+
+    def _too_large_for_conditions(self, data: Mapping[str, Any]) -> list[str]:
+        """Refused at start rather than failing a later step: lists too long for a
+        condition that walks them (expression_limits)."""
+        conditions = [s.when for s in self.steps if s.when is not None and s.when.walks]
+        if not conditions:
             return []
-        errors = sorted(self._validator.iter_errors(data), key=lambda e: list(e.absolute_path))
-        return [f"{e.json_path}: {e.message}" for e in errors[:10]]
+        largest = largest_collection(data)
+        return [f"$: {p}" for c in conditions if (p := c.too_costly(largest))][:1]

@@ -13,6 +13,13 @@ from typing import Any
 import celpy
 
 from .errors import DefinitionError
+from .expression_limits import (
+    MAX_ESTIMATED_STEPS,
+    TOO_COSTLY,
+    check_source,
+    check_tree,
+    largest_collection,
+)
 
 # Transpiled to Python once per condition: evaluating costs a third of interpreting the
 # parse tree on every decision.
@@ -30,6 +37,18 @@ class ConditionError(Exception):
 class DataNotEvaluable(ConditionError):
     """The workflow data itself cannot be given to CEL (an integer past 64 bits): a
     problem of the input, not of the definition."""
+
+
+class DataTooLarge(DataNotEvaluable):
+    """The workflow data holds lists or maps too long for a condition that walks them
+    (``expression_limits``): evaluating it would hold the server for too long."""
+
+
+class _Names(dict[str, Any]):
+    """The names a condition sees, with the size of the longest list or map in the
+    data (measured once, when a condition that walks lists first asks)."""
+
+    largest: int | None = None
 
 
 def data_problems(data: object) -> list[str]:
@@ -56,13 +75,16 @@ def _is_name(value: object) -> bool:
 class Condition:
     """A compiled CEL boolean expression."""
 
-    __slots__ = ("source", "_ast", "_program")
+    __slots__ = ("source", "_ast", "_program", "_cost")
 
     def __init__(self, source: str, path: str) -> None:
         if not isinstance(source, str) or not source.strip():
             raise DefinitionError(path, "must be a non-empty CEL expression")
+        check_source(source, path)
         try:
             self._ast = _ENV.compile(source)
+        except RecursionError as exc:
+            raise DefinitionError(path, "condition is too deeply nested to read") from exc
         except Exception as exc:  # celpy raises several parser error types
             text = str(exc).strip()
             first_line = text.splitlines()[0] if text else type(exc).__name__
@@ -73,7 +95,11 @@ class Condition:
             {str(t) for t in self._ast.scan_values(_is_name) if str(t).startswith("__")}
         ):
             raise DefinitionError(path, f"condition uses a name CEL does not offer: {hidden[0]}")
-        self._program = _ENV.program(self._ast)
+        self._cost = check_tree(self._ast, path)
+        try:
+            self._program = _ENV.program(self._ast)
+        except (RecursionError, SyntaxError, MemoryError) as exc:
+            raise DefinitionError(path, "condition is too deeply nested to read") from exc
         self.source = source
 
     def evaluate(self, data: Mapping[str, Any], submitter: str | None) -> bool:
@@ -89,10 +115,14 @@ class Condition:
         except (ValueError, OverflowError, TypeError) as exc:
             problems = "; ".join(data_problems(data)) or str(exc)
             raise DataNotEvaluable(f"{self.source!r}: {problems}") from exc
-        return {"data": cel_data, "submitter": celpy.celtypes.StringType(submitter or "")}
+        names = _Names(data=cel_data, submitter=celpy.celtypes.StringType(submitter or ""))
+        return names
 
     def evaluate_in(self, activation: dict[str, Any]) -> bool:
-        """Evaluate with names from ``activation``; raise ConditionError if it cannot."""
+        """Evaluate with names from ``activation``; raise ConditionError if it cannot,
+        and DataTooLarge before starting when the data would make it too costly."""
+        if self._cost.walks:
+            self._check_cost(activation)
         try:
             result = self._program.evaluate(activation)
         except Exception as exc:
@@ -100,6 +130,27 @@ class Condition:
         if not isinstance(result, celpy.celtypes.BoolType):
             raise ConditionError(f"{self.source!r} gave {type(result).__name__}, not a bool")
         return bool(result)
+
+    @property
+    def walks(self) -> bool:
+        """Whether the condition walks lists or maps (its cost grows with the data)."""
+        return self._cost.walks
+
+    def too_costly(self, largest: int) -> str | None:
+        """Why data whose longest list or map has ``largest`` items is too much for this
+        condition, or None (see ``expression_limits``)."""
+        if self._cost.walks and self._cost.estimate(largest) > MAX_ESTIMATED_STEPS:
+            return TOO_COSTLY.format(largest=largest, source=self.source)
+        return None
+
+    def _check_cost(self, activation: dict[str, Any]) -> None:
+        largest = getattr(activation, "largest", None)
+        if largest is None:
+            largest = largest_collection(activation.get("data"))
+            if isinstance(activation, _Names):
+                activation.largest = largest
+        if problem := self.too_costly(largest):
+            raise DataTooLarge(problem)
 
     def _why(self, activation: dict[str, Any], exc: Exception) -> object:
         """What went wrong, in the words of CEL's interpreter: the transpiled program
