@@ -23,8 +23,13 @@ _FIELDS = {
     "max_interval",
     "max_attempts",
     "non_retryable",
+    "retry_on",
     "jitter",
 }
+RETRY_ON_WITH_NON_RETRYABLE = (
+    "may not be given together with non_retryable: list either the only errors to retry "
+    "(retry_on) or the errors never to retry (non_retryable)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +42,9 @@ class RetryPolicy:
     max_attempts: int = 3
     non_retryable: frozenset[str] = frozenset()
     jitter: bool = True
+    # When set, only these error names are retried (Step Functions' ``ErrorEquals``);
+    # any other error fails the step for good. ``Timeout`` must be listed to retry one.
+    retry_on: frozenset[str] | None = None
 
     @classmethod
     def parse(cls, doc: object, path: str) -> RetryPolicy:
@@ -65,13 +73,16 @@ class RetryPolicy:
             raise DefinitionError(f"{path}.max_attempts", "must be at least 1")
         if maximum < initial:
             raise DefinitionError(f"{path}.max_interval", "must not be less than initial_interval")
-        names = doc.get("non_retryable", [])
-        if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):
-            raise DefinitionError(f"{path}.non_retryable", "must be a list of error names")
+        names = _error_names(doc.get("non_retryable", []), f"{path}.non_retryable")
+        retry_on: frozenset[str] | None = None
+        if "retry_on" in doc:
+            if "non_retryable" in doc:
+                raise DefinitionError(f"{path}.retry_on", RETRY_ON_WITH_NON_RETRYABLE)
+            retry_on = _error_names(doc["retry_on"], f"{path}.retry_on")
         jitter = doc.get("jitter", base.jitter)
         if not isinstance(jitter, bool):
             raise DefinitionError(f"{path}.jitter", "must be true or false")
-        return cls(initial, float(coefficient), maximum, attempts, frozenset(names), jitter)
+        return cls(initial, float(coefficient), maximum, attempts, names, jitter, retry_on)
 
     def base_delay(self, failures: int) -> float:
         """The delay after the ``failures``-th failure, before jitter."""
@@ -92,10 +103,12 @@ class RetryPolicy:
 
     def gives_up(self, attempt: int, error: str) -> bool:
         """True when a failure of ``attempt`` with ``error`` fails the step for good."""
+        if self.retry_on is not None and error not in self.retry_on:
+            return True
         return error in self.non_retryable or attempt >= self.max_attempts
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        doc: dict[str, Any] = {
             "initial_interval": self.initial_interval,
             "backoff_coefficient": self.backoff_coefficient,
             "max_interval": self.max_interval,
@@ -103,3 +116,13 @@ class RetryPolicy:
             "non_retryable": sorted(self.non_retryable),
             "jitter": self.jitter,
         }
+        if self.retry_on is not None:  # parse takes one of the two lists, never both
+            del doc["non_retryable"]
+            doc["retry_on"] = sorted(self.retry_on)
+        return doc
+
+
+def _error_names(names: object, path: str) -> frozenset[str]:
+    if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):
+        raise DefinitionError(path, "must be a list of error names")
+    return frozenset(names)

@@ -39,9 +39,9 @@ Contract:
   heartbeat timer fires (before the step's ``timeout``); heartbeats after that are
   lost, as a real worker's would be. The next attempt sees the last details.
 * Raising is a failed attempt whose error name is the exception's class name. A name
-  in the step's ``non_retryable`` list, or an exception with ``retryable = False``,
-  fails the step for good; otherwise the retry policy decides the next attempt and
-  its back-off.
+  in the step's ``non_retryable`` list (or missing from its ``retry_on`` list), or an
+  exception with ``retryable = False``, fails the step for good; otherwise the retry
+  policy decides the next attempt and its back-off.
 * ``run`` never sleeps and never performs an attempt before its wake-up time: it
   performs what is due at ``clock.now()``, in order, and returns the status.
 * Statuses: ``RUNNING``, ``COMPENSATING``, ``COMPLETED``, ``REJECTED``,

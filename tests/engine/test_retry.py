@@ -150,6 +150,43 @@ def test_a_policy_can_treat_timeouts_as_final() -> None:
     assert policy.gives_up(1, TIMEOUT)
 
 
+@pytest.mark.parametrize(
+    ("attempt", "error", "gives_up"),
+    [
+        (1, "BudgetServiceDown", False),
+        (2, TIMEOUT, False),
+        (3, "BudgetServiceDown", True),  # max_attempts still applies
+        (1, "BudgetExceeded", True),  # not listed: never retried
+        (1, "HeartbeatTimeout", True),
+    ],
+)
+def test_retry_on_retries_only_the_errors_it_lists(
+    attempt: int, error: str, gives_up: bool
+) -> None:
+    policy = RetryPolicy.parse(
+        {"retry_on": ["BudgetServiceDown", TIMEOUT], "max_attempts": 3}, "$.retry"
+    )
+
+    assert policy.gives_up(attempt, error) is gives_up
+
+
+def test_retry_on_and_non_retryable_on_one_step_are_refused_with_a_sentence() -> None:
+    with pytest.raises(DefinitionError) as caught:
+        RetryPolicy.parse({"retry_on": ["A"], "non_retryable": ["B"]}, "$.steps[0].retry")
+
+    assert "either the only errors to retry" in caught.value.problem
+
+
+def test_a_retry_on_policy_parses_back_to_the_same_policy() -> None:
+    policy = RetryPolicy.parse({"retry_on": ["B", "A"], "jitter": False}, "$.retry")
+
+    again = RetryPolicy.parse(policy.to_dict(), "$.retry")
+
+    assert again == policy
+    assert policy.to_dict()["retry_on"] == ["A", "B"]
+    assert "non_retryable" not in policy.to_dict()
+
+
 def test_to_dict_parses_back_to_the_same_policy() -> None:
     policy = RetryPolicy(0.25, 1.5, 30.0, 6, frozenset({"B", "A"}), False)
 
@@ -170,6 +207,9 @@ def test_to_dict_parses_back_to_the_same_policy() -> None:
         ({"initial_interval": -1}, "$.r.initial_interval"),
         ({"max_interval": "P1M"}, "$.r.max_interval"),
         ({"max_attempts": 2.5}, "$.r.max_attempts"),
+        ({"retry_on": "Boom"}, "$.r.retry_on"),
+        ({"retry_on": [3]}, "$.r.retry_on"),
+        ({"retry_on": ["A"], "non_retryable": ["B"]}, "$.r.retry_on"),
         ([1], "$.r"),
     ],
 )
@@ -178,3 +218,48 @@ def test_bad_policies_name_their_field(doc: object, path: str) -> None:
         RetryPolicy.parse(doc, "$.r")
 
     assert caught.value.path == path
+
+
+class BudgetServiceDown(Exception):
+    pass
+
+
+class BudgetExceeded(Exception):
+    pass
+
+
+def _run_reserve(errors: list[type[Exception]]) -> list[str]:
+    """The history of a one-step workflow whose activity raises ``errors`` in turn,
+    under a policy that retries only BudgetServiceDown."""
+    from templates_engine.testing import FakeClock, InMemoryEngine
+
+    from .support import action, definition, drive
+
+    calls = iter(errors)
+
+    def reserve(key: str, data: dict[str, object]) -> dict[str, bool]:
+        error = next(calls, None)
+        if error is not None:
+            raise error("budget")
+        return {"reserved": True}
+
+    defn = definition(
+        action(
+            "reserve",
+            "reserve_budget",
+            retry={"retry_on": ["BudgetServiceDown"], "max_attempts": 5, "jitter": False},
+        )
+    )
+    engine = InMemoryEngine(defn, {"reserve_budget": reserve}, FakeClock(), random.Random(1))
+    engine.start("wf", {}, submitter="alice")
+    drive(engine, "wf")
+    return engine.history("wf")
+
+
+def test_a_listed_error_is_retried_and_an_unlisted_one_fails_the_step_for_good() -> None:
+    retried = _run_reserve([BudgetServiceDown, BudgetServiceDown])
+    failed = _run_reserve([BudgetServiceDown, BudgetExceeded])
+
+    assert retried == ["reserve:error:1", "reserve:error:2", "reserve:ok:3"]
+    # BudgetExceeded is not in retry_on: no third attempt although max_attempts is 5
+    assert failed == ["reserve:error:1", "reserve:error:2"]
