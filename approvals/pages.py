@@ -52,6 +52,8 @@ from .web.forms import BoundedDateField, SchemaForm
 from .web.search import WorkflowSearch
 
 DECISIONS = (*DECISION_LABELS, "delegate")
+COMMENT_NUL = "The comment may not contain a NUL character; nothing was recorded."
+DELEGATE_NUL = "A colleague's name has no NUL character in it; nothing was recorded."
 DONE_WORDS = {**DECISION_RECORDED, "delegate": "Handed on"}
 REJECTION_TEXT = {
     "NOT_YOUR_STEP": "This step is not yours to decide (any more).",
@@ -266,6 +268,10 @@ def decide(request: HttpRequest, workflow_id: str) -> HttpResponse:
         return _answer(request, back, ok=False, message=DECISION_UNREADABLE, code=400)
     if decision == "delegate" and not delegate_to:
         return _answer(request, back, ok=False, message=DELEGATE_MISSING, code=400)
+    if "\x00" in comment:  # the database cannot keep a NUL in text
+        return _answer(request, back, ok=False, message=COMMENT_NUL, code=400)
+    if delegate_to is not None and "\x00" in delegate_to:
+        return _answer(request, back, ok=False, message=DELEGATE_NUL, code=400)
     try:
         result = workflow_decide(
             user=user,
@@ -316,7 +322,10 @@ def workflow_resubmit(request: HttpRequest, workflow_id: str) -> HttpResponse:
     form = SchemaForm(_schema(wf.template), request.POST, with_reference=False)
     if not request_id_valid(request_id):
         form.add_error(None, DECISION_UNREADABLE)
-    if withdraw or form.is_valid():
+    comment_nul = "\x00" in request.POST.get("comment", "")
+    if comment_nul:
+        form.add_error(None, COMMENT_NUL)
+    if not comment_nul and (withdraw or form.is_valid()):
         try:
             workflow_decide(
                 user=user,

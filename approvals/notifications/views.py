@@ -30,6 +30,7 @@ from .models import LinkUse, NotificationMode, NotificationPreference
 
 COMMENT_MAX = 2000
 COMMENT_TOO_LONG = f"The comment may be at most {COMMENT_MAX} characters; nothing was recorded."
+COMMENT_NUL = "The comment may not contain a NUL character; nothing was recorded."
 BUSY_TEXT = "The request is busy right now; nothing was recorded. Try again in a moment."
 REJECTED_TEXT = "This decision could not be recorded: {reason}"
 DONE_TEXT = {"approve": "You approved", "reject": "You rejected"}
@@ -87,6 +88,8 @@ def mail_link(request: HttpRequest, token: str) -> HttpResponse:
     comment = request.POST.get("comment", "").strip()
     if len(comment) > COMMENT_MAX:
         return _refused(request, LinkRefused((400, COMMENT_TOO_LONG)))
+    if "\x00" in comment:  # the database cannot keep a NUL in text
+        return _refused(request, LinkRefused((400, COMMENT_NUL)))
     try:
         target, result = link_confirm(token=token, comment=comment, viewer=viewer)
     except LinkRefused as refusal:

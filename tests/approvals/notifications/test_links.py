@@ -15,6 +15,7 @@ from django.test import Client
 from approvals.models import User, Workflow, WorkflowEvent
 from approvals.notifications.bodies import mail_bodies
 from approvals.notifications.models import LinkUse, MailMessage
+from approvals.notifications.views import COMMENT_NUL
 
 from ..helpers import decide, start_expense
 
@@ -133,9 +134,7 @@ class TestLinks:
             assert "nothing more to do" in html
         assert version(wid) == after and decisions(wid) == [("bob", "approve")]
 
-    def test_a_used_link_opened_by_someone_else_signed_in_is_still_refused(
-        self, waiting, client
-    ):
+    def test_a_used_link_opened_by_someone_else_signed_in_is_still_refused(self, waiting, client):
         wid, links = waiting
         assert Client().post(links["approve"]).status_code == 200
         after = version(wid)
@@ -195,6 +194,12 @@ class TestLinks:
         before = version(wid)
         answer = client.post(links["approve"], {"comment": "x" * 2001})
         assert_refused(answer, 400, "at most 2000", wid, before)
+
+    def test_a_nul_in_the_comment_is_a_sentence_and_records_nothing(self, waiting, client):
+        wid, links = waiting
+        before = version(wid)
+        answer = client.post(links["approve"], {"comment": "fine\x00"})
+        assert_refused(answer, 400, COMMENT_NUL, wid, before)
 
 
 @pytest.mark.django_db(transaction=True)

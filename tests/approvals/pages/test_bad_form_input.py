@@ -15,10 +15,11 @@ from django.core import signing
 from django.test import Client
 
 from approvals.models import StartRequest, Tenant, User, Workflow, WorkflowEvent, WorkflowTemplate
+from approvals.pages import COMMENT_NUL, DELEGATE_NUL
 from approvals.selectors.tasks import CURSOR_SALT
 from approvals.services.workflows import IDEMPOTENCY_KEY_INVALID
 
-from ..helpers import EXPENSE, start_expense
+from ..helpers import EXPENSE, decide, start_expense
 
 pytestmark = pytest.mark.django_db
 
@@ -188,6 +189,41 @@ def test_an_unreadable_decision_is_a_message(pending, form):
     assert response.status_code == 302
     texts = [m.message for m in get_messages(response.wsgi_request)]
     assert any("could not be read" in t for t in texts), texts
+
+
+@pytest.mark.parametrize(
+    ("form", "message"),
+    [
+        pytest.param({"decision": "approve", "comment": "fine\x00"}, COMMENT_NUL, id="comment"),
+        pytest.param({"decision": "delegate", "delegate_to": "vic\x00tor"}, DELEGATE_NUL, id="to"),
+    ],
+)
+def test_a_nul_in_the_decide_form_is_a_sentence_and_records_nothing(pending, form, message):
+    with changes_nothing(pending):
+        page = _browser("bob").post(f"/workflows/{pending}/decide", {**form, "request_id": "n-1"})
+        script = _browser("bob").post(
+            f"/workflows/{pending}/decide",
+            {**form, "request_id": "n-2"},
+            HTTP_ACCEPT="application/json",
+        )
+
+    assert page.status_code == 302
+    assert [m.message for m in get_messages(page.wsgi_request)] == [message]
+    assert script.status_code == 400
+    assert script.json()["message"] == message
+
+
+def test_a_nul_in_a_resubmission_comment_is_a_form_error_and_records_nothing(pending, api):
+    assert decide(api("bob"), pending, "send_back", "sb-1", comment="receipt?").status_code == 200
+    for withdraw in ({}, {"decision": "reject"}):
+        with changes_nothing(pending):
+            response = _browser("alice").post(
+                f"/workflows/{pending}/resubmit",
+                {**_form(), **withdraw, "request_id": "rs-1", "comment": "here\x00"},
+            )
+
+        assert response.status_code == 400
+        assert COMMENT_NUL in response.context["form"].non_field_errors()
 
 
 # -- the inbox ----------------------------------------------------------------------------------
