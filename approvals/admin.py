@@ -216,12 +216,35 @@ class WorkflowTemplateAdmin(TenantScoped, WorkflowTemplateAdminBase):
 
 
 SCHEDULE_TEMPLATE_UNKNOWN = "Your organisation has no published workflow template {key!r}."
+SCHEDULE_SUBMITTER_NOT_MAKER = (
+    "A schedule files its requests in the name of the person who makes it, so it cannot "
+    "file them as {name}: leave this as yourself."
+)
+SCHEDULE_MAKER_OUTSIDE = (
+    "A schedule files its requests in the name of the person who makes it: sign in as a "
+    "member of that organisation to make one there."
+)
 
 
 class StartScheduleForm(forms.ModelForm):
     data = PrettyJSONField(  # type: ignore[assignment]
         required=False, help_text="The data every start gets, as a JSON object."
     )
+    # Set per request by StartScheduleAdmin.get_form: the person saving the schedule,
+    # in whose name it files its requests.
+    maker: Any = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        field = self.fields.get("submitter")
+        if field is not None:
+            field.required = False
+            field.help_text = (
+                "Requests are filed in the name of whoever saves the schedule (you); "
+                "they may not decide any step of them."
+            )
+            if self.maker is not None and self.instance.pk is None:
+                self.initial.setdefault("submitter", self.maker.pk)
 
     class Meta:
         model = StartSchedule
@@ -246,7 +269,21 @@ class StartScheduleForm(forms.ModelForm):
                 Cron.parse(cron, zone)
             except CronInvalid as exc:
                 self.add_error("timezone" if exc.field == "timezone" else "cron", str(exc))
+        self._check_submitter(cleaned)
         return cleaned
+
+    def _check_submitter(self, cleaned: dict[str, Any]) -> None:
+        maker = self.maker
+        if maker is None:
+            return
+        submitter = cleaned.get("submitter")
+        if submitter is not None and submitter.pk != maker.pk:
+            name = submitter.get_full_name() or submitter.username
+            self.add_error("submitter", SCHEDULE_SUBMITTER_NOT_MAKER.format(name=name))
+        tenant = cleaned.get("tenant")
+        tenant_id = tenant.pk if tenant is not None else maker.tenant_id
+        if tenant_id is None or tenant_id != maker.tenant_id:
+            self.add_error(None, SCHEDULE_MAKER_OUTSIDE)
 
     def clean_data(self) -> Any:
         value = self.cleaned_data.get("data")
@@ -272,9 +309,16 @@ class StartScheduleAdmin(TenantScoped):
         "last_due_at",
         "last_workflow",
         "last_error",
+        "owner",
     ]
     list_filter = ["tenant", "enabled", "template_key"]
-    readonly_fields = ["next_start", "last_due_at", "last_workflow", "last_error"]
+    readonly_fields = ["owner", "next_start", "last_due_at", "last_workflow", "last_error"]
+
+    def get_form(
+        self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any
+    ) -> Any:
+        form = super().get_form(request, obj, change, **kwargs)
+        return type(form.__name__, (form,), {"maker": request.user})
 
     @admin.display(description="Next start")
     def next_start(self, obj: StartSchedule) -> str:
@@ -293,6 +337,8 @@ class StartScheduleAdmin(TenantScoped):
             messages.warning(request, SCHEDULE_TEMPLATE_UNKNOWN.format(key=obj.template_key))
         if not change or {"cron", "timezone", "enabled"} & set(form.changed_data):
             schedule_plan(schedule=obj)
+        # Whoever saves a schedule answers for it: its requests are filed in their name.
+        obj.owner = obj.submitter = user
         super().save_model(request, obj, form, change)
 
 

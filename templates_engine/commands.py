@@ -17,9 +17,14 @@ class Command:
 
 @dataclass(frozen=True, slots=True)
 class Start(Command):
+    """``origin``: what files the start in the submitter's name, recorded as given in
+    the WorkflowStarted event (a schedule, and who made it); None for a start the
+    submitter makes in person."""
+
     type: ClassVar[str] = "Start"
     data: Mapping[str, Any]
     submitter: str | None = None
+    origin: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -68,7 +68,8 @@ def _on_start(b: Builder, c: cmd.Start) -> None:
     if problems:
         raise CommandRejected(errors.INVALID_DATA, "; ".join(problems))
     d = b.definition
-    b.emit(ev.WorkflowStarted(d.key, d.version, dict(c.data), c.submitter))
+    origin = dict(c.origin) if c.origin is not None else None
+    b.emit(ev.WorkflowStarted(d.key, d.version, dict(c.data), c.submitter, origin))
     b.advance(0)
 
 

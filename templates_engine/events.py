@@ -83,11 +83,17 @@ def _event(cls: type[Event]) -> type[Event]:
 @_event
 @dataclass(frozen=True, slots=True)
 class WorkflowStarted(Event):
+    """``origin`` says what filed the start in the submitter's name, when it was not
+    the submitter in person: for a scheduled start ``{"schedule": id, "name": ...,
+    "made_by": username}``. It is part of the history, so the hash chain covers it."""
+
     type: ClassVar[str] = "WorkflowStarted"
+    schema_version: ClassVar[int] = 2
     workflow_type: str
     definition_version: int
     data: Mapping[str, Any]
     submitter: str | None
+    origin: Mapping[str, Any] | None = None
 
 
 @_event
@@ -419,9 +425,15 @@ def _activity_scheduled_v1(payload: dict[str, Any]) -> dict[str, Any]:
     return {**payload, "round": 1, "heartbeat_timeout": None, "heartbeat_details": None}
 
 
+def _workflow_started_v1(payload: dict[str, Any]) -> dict[str, Any]:
+    """v1 had no origin: every start was its submitter's own."""
+    return {**payload, "origin": None}
+
+
 # (type, stored version) -> function upgrading the payload by one version.
 UPCASTERS: dict[tuple[str, int], Callable[[dict[str, Any]], dict[str, Any]]] = {
     ("ActivityScheduled", 1): _activity_scheduled_v1,
+    ("WorkflowStarted", 1): _workflow_started_v1,
 }
 
 

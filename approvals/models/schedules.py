@@ -1,6 +1,7 @@
 """Scheduled starts: a workflow template started on a cron schedule with fixed data
-and a submitter (a quarterly access review, a monthly vendor check), edited by the
-organisation's finance admins in the admin."""
+(a quarterly access review, a monthly vendor check), edited by the organisation's
+finance admins in the admin. A schedule files its requests in the name of the person
+who made it, never in anyone else's."""
 
 from __future__ import annotations
 
@@ -35,6 +36,17 @@ class StartSchedule(models.Model):
     )
     data = models.JSONField(default=dict, blank=True)
     submitter = models.ForeignKey(User, on_delete=models.PROTECT, related_name="+")
+    # Who made the schedule (or changed it last): its requests are filed in their name
+    # (services.schedules refuses to start one whose submitter is anyone else).
+    owner = models.ForeignKey(
+        User,
+        null=True,
+        blank=True,
+        editable=False,
+        on_delete=models.PROTECT,
+        related_name="+",
+        verbose_name="made by",
+    )
     cron = models.CharField(
         max_length=120,
         help_text="minute hour day-of-month month day-of-week; 0 9 1 1,4,7,10 * is 09:00 "

@@ -13,6 +13,7 @@ import datetime as dt
 import logging
 import uuid
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import transaction
 
@@ -20,7 +21,7 @@ from templates_engine import CommandRejected
 
 from .. import access, clock
 from ..cron import Cron, CronInvalid
-from ..models import StartSchedule
+from ..models import StartSchedule, User
 from ..models.schedules import SUBJECT_DUE
 from ..runtime.commands import Busy
 from .workflows import (
@@ -36,7 +37,26 @@ log = logging.getLogger(__name__)
 # A beat that was down for a long time starts the latest period it missed, not each
 # one; this many steps through the schedule are enough for a minutely one down a week.
 _MAX_MISSED = 20_000
+
+
+class ScheduleRefused(Exception):
+    """The schedule may not file requests now (kept in ``last_error``)."""
+
+
+SCHEDULE_NO_OWNER = (
+    "Nobody is recorded as having made this schedule, so it files no requests: save it "
+    "again to make its requests yours."
+)
+SCHEDULE_NOT_OWNERS = (
+    "This schedule files requests in the name of someone other than {owner}, who made "
+    "it; a schedule files requests only in its maker's name."
+)
+SCHEDULE_OWNER_GONE = (
+    "{owner}, who made this schedule, can no longer file requests; someone else must "
+    "save it again to make its requests theirs."
+)
 _REFUSALS = (
+    ScheduleRefused,
     TemplateNotFound,
     access.Forbidden,
     CommandRejected,
@@ -70,12 +90,39 @@ def schedule_plan(*, schedule: StartSchedule, now: dt.datetime | None = None) ->
     schedule.next_due_at = schedule_cron(schedule).next_after(now or clock.now())
 
 
+def schedule_check_submitter(*, schedule: StartSchedule) -> None:
+    """Raise ScheduleRefused unless the schedule files its requests in the name of the
+    person who made it (``owner``), an active member of its organisation: nobody files
+    a request in someone else's name."""
+    owner = schedule.owner
+    if owner is None:
+        raise ScheduleRefused(SCHEDULE_NO_OWNER)
+    if owner.pk != schedule.submitter_id:
+        raise ScheduleRefused(SCHEDULE_NOT_OWNERS.format(owner=_name(owner)))
+    if not owner.is_active or owner.tenant_id != schedule.tenant_id:
+        raise ScheduleRefused(SCHEDULE_OWNER_GONE.format(owner=_name(owner)))
+
+
+def _name(person: User) -> str:
+    return person.get_full_name() or person.username
+
+
+def schedule_origin(schedule: StartSchedule) -> dict[str, Any]:
+    """What the history of a scheduled start records about where it came from."""
+    assert schedule.owner is not None
+    return {"schedule": schedule.pk, "name": schedule.name, "made_by": schedule.owner.username}
+
+
 def schedule_start(*, schedule: StartSchedule, due_at: dt.datetime) -> StartResult:
-    """Start the period of ``schedule`` due at ``due_at``, once (see the module doc).
-    Raises what ``workflow_start`` raises."""
+    """Start the period of ``schedule`` due at ``due_at``, once (see the module doc),
+    in the name of the person who made the schedule; the WorkflowStarted event records
+    the schedule and its maker. Raises ScheduleRefused (``schedule_check_submitter``)
+    and what ``workflow_start`` raises."""
+    schedule_check_submitter(schedule=schedule)
     local = due_at.astimezone(schedule_cron(schedule).zone)
     subject_id = schedule.subject_id.replace(SUBJECT_DUE, f"{local:%Y-%m-%dT%H:%M}")
     return workflow_start(
+        origin=schedule_origin(schedule),
         submitter=schedule.submitter,
         template_key=schedule.template_key,
         subject_type=schedule.subject_type,
@@ -97,8 +144,8 @@ def schedules_start_due(
     for pk in list(due.order_by("next_due_at").values_list("pk", flat=True)[:limit]):
         with transaction.atomic():
             schedule = (
-                StartSchedule.objects.select_for_update(skip_locked=True)
-                .select_related("submitter")
+                StartSchedule.objects.select_for_update(skip_locked=True, of=("self",))
+                .select_related("submitter", "owner")
                 .filter(pk=pk, enabled=True, next_due_at__lte=now)
                 .first()
             )

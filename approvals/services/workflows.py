@@ -154,8 +154,11 @@ def workflow_start(
     data: dict[str, Any],
     idempotency_key: str | None = None,
     scope: access.Scope | None = None,
+    origin: dict[str, Any] | None = None,
 ) -> StartResult:
     """Start a workflow on the newest published version of a workflow template.
+    ``origin`` names what files it in the submitter's name (a schedule and who made
+    it); the history records it.
 
     With an ``idempotency_key`` a repeat returns the first response; concurrent
     repeats create one workflow (the second waits on the key's unique index).
@@ -173,7 +176,7 @@ def workflow_start(
     projections and COMMIT together.
     """
     access.check_may_start(submitter, template_key, scope)
-    start = _Start(submitter, template_key, subject_type, subject_id, data, idempotency_key)
+    start = _Start(submitter, template_key, subject_type, subject_id, data, idempotency_key, origin)
     for _ in range(MAX_SUBJECT_RETRIES):
         try:
             return start.run()
@@ -191,6 +194,7 @@ class _Start:
     subject_id: str
     data: dict[str, Any]
     idempotency_key: str | None
+    origin: dict[str, Any] | None = None
 
     def run(self) -> StartResult:
         tenant_id = self.submitter.member_tenant_id
@@ -239,6 +243,7 @@ class _Start:
                     submitter=self.submitter,
                     directory_version=version[0][0] if version else None,
                     exclusive=rule.while_running != policy.ALLOW,
+                    origin=self.origin,
                 )
                 started = StartResult(
                     workflow_id=result.workflow_id,

@@ -355,6 +355,10 @@ def sentence(
     by = ctx.who(actor) if actor else "The system"
     behalf = on_behalf_of or p.get("on_behalf_of")
     if kind == "WorkflowStarted":
+        origin = p.get("origin") or {}
+        if origin.get("schedule") is not None:
+            made_by = ctx.who(origin.get("made_by"))
+            return f"Started by the schedule '{origin.get('name', '')}' made by {made_by}"
         return f"{ctx.who(p.get('submitter') or actor)} submitted the request"
     if kind == "StepSkipped":
         cond = condition_words(ctx.when_of(p.get("step", "")), ctx.schema, ctx.data)
@@ -529,4 +533,7 @@ def usernames_in(entries: Iterable[Any]) -> set[str]:
             out.update(v for v in (a.get("user"), a.get("on_behalf_of")) if isinstance(v, str))
         out.update(u for u in p.get("users") or [] if isinstance(u, str))
         out.update(pair[0] for pair in p.get("excluded") or [] if pair)
+        origin = p.get("origin")
+        if isinstance(origin, Mapping) and isinstance(origin.get("made_by"), str):
+            out.add(origin["made_by"])
     return out

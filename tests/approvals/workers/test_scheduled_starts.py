@@ -42,6 +42,7 @@ def _schedule(tenant: Any, **fields: Any) -> StartSchedule:
         "subject_type": "access-review",
         "data": {"scope": "all systems"},
         "submitter": User.objects.get(username="olga"),
+        "owner": User.objects.get(username="olga"),
         "cron": QUARTERLY,
         "timezone": "Asia/Kolkata",
     }
