@@ -39,7 +39,7 @@ from typing import Any, Protocol
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from guardian.shortcuts import get_objects_for_user
 
-from templates_engine import Definition
+from templates_engine import CommandRejected, Definition
 
 from . import clock
 from .models import (
@@ -60,6 +60,20 @@ FORBIDDEN_REASSIGN = "Only an organisation admin may reassign tasks."
 FORBIDDEN_DEACTIVATE = "Only an organisation admin may deactivate people."
 FORBIDDEN_OPERATE = "Only an organisation admin may retry, settle or re-arm a workflow's work."
 NO_TENANT = "This account belongs to no organisation."
+FORBIDDEN_REASSIGN_SELF = (
+    "You may not reassign a task to yourself: whoever moves a task may not be the one "
+    "who receives it."
+)
+CANNOT_HOLD_INACTIVE = "{name}'s account is deactivated, so {name} cannot be given tasks."
+CANNOT_HOLD_AUDITOR = (
+    "{name} is an auditor: auditors read and change nothing, so {name} cannot be given tasks."
+)
+CANNOT_HOLD_INTEGRATION = (
+    "{name} is the account of another system, which decides no approval steps, so it "
+    "cannot be given tasks."
+)
+# The code of the refusal (CannotHoldTasks) in the API's error envelope.
+CANNOT_HOLD_TASKS = "CANNOT_HOLD_TASKS"
 FORBIDDEN_AUDIT = "Only auditors and organisation admins may export the audit trail."
 
 
@@ -286,10 +300,71 @@ def may_cancel(user: User, wf: Workflow) -> bool:
     return user.is_superuser or has_role(user, Role.ORG_ADMIN) or wf.submitter_id == user.pk
 
 
+def may_set_outbound_hosts(user: Any, tenant_id: int | None = None) -> bool:
+    """Setting which hosts workflow templates may call (``Tenant.outbound_hosts``):
+    organisation admins, for their own organisation (any, when ``tenant_id`` is None:
+    may they open the page at all); superusers."""
+    if not may_use_admin(user):
+        return False
+    if user.is_superuser:
+        return True
+    own = tenant_id is None or tenant_id == user.tenant_id
+    return is_member(user) and has_role(user, Role.ORG_ADMIN) and own
+
+
 def may_reassign(user: User, wf: Workflow) -> bool:
     if not is_member(user) or wf.tenant_id != user.tenant_id:
         return False
     return user.is_superuser or has_role(user, Role.ORG_ADMIN)
+
+
+def check_may_reassign_to(user: User, receiver: str) -> None:
+    """Segregation of duties for a reassignment: whoever moves a task may not be the
+    one who receives it (an organisation admin would otherwise hand herself a task and
+    approve it)."""
+    if receiver == user.username:
+        raise Forbidden(FORBIDDEN_REASSIGN_SELF)
+
+
+# -- who may be given tasks --------------------------------------------------------------
+
+
+class CannotHoldTasks(CommandRejected):
+    """The person named may never be given a task; nothing happened."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(CANNOT_HOLD_TASKS, message)
+
+
+def task_holder_refusal(person: User) -> str | None:
+    """Why ``person`` may never be given a task (as a delegate, an out-of-office
+    stand-in, a reassignee or an approver a workflow template names), or None when they
+    may: a deactivated person, an auditor and an integration account can never act on
+    one."""
+    name = person.get_full_name() or person.username
+    if not person.is_active:
+        return CANNOT_HOLD_INACTIVE.format(name=name)
+    roles = roles_of(person)
+    if Role.INTEGRATION in roles:
+        return CANNOT_HOLD_INTEGRATION.format(name=name)
+    if Role.AUDITOR in roles and not person.is_superuser:
+        return CANNOT_HOLD_AUDITOR.format(name=name)
+    return None
+
+
+def check_may_hold_tasks(person: User) -> None:
+    """Raise CannotHoldTasks with ``task_holder_refusal``'s sentence."""
+    reason = task_holder_refusal(person)
+    if reason is not None:
+        raise CannotHoldTasks(reason)
+
+
+def check_may_hold_tasks_named(tenant_id: int, username: str) -> None:
+    """``check_may_hold_tasks`` for the person of the organisation called
+    ``username``; nobody by that name is left for the engine to refuse in its words."""
+    person = User.objects.filter(tenant_id=tenant_id, username=username).first()
+    if person is not None:
+        check_may_hold_tasks(person)
 
 
 def may_operate(user: User, wf: Workflow) -> bool:
@@ -298,6 +373,12 @@ def may_operate(user: User, wf: Workflow) -> bool:
     if user.is_superuser:
         return True
     return has_role(user, Role.ORG_ADMIN) and user.tenant_id == wf.tenant_id
+
+
+def may_deactivate_people(user: User) -> bool:
+    """May ``user`` deactivate anyone at all? Asked before the person is looked up, so
+    the answer tells someone who may not which colleagues exist."""
+    return bool(user.is_superuser or (is_member(user) and has_role(user, Role.ORG_ADMIN)))
 
 
 def may_deactivate(user: User, person: User) -> bool:

@@ -15,6 +15,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 
 from . import access
+from .activities.outbound import allow_list
 from .admin_ops import WorkflowOperationsAdmin
 from .admin_templates import PrettyJSONField
 from .admin_templates import WorkflowTemplateAdmin as WorkflowTemplateAdminBase
@@ -118,9 +119,57 @@ class SuperuserOnly(admin.ModelAdmin):
         return self.has_module_permission(request)
 
 
+class TenantForm(forms.ModelForm):
+    class Meta:
+        model = Tenant
+        fields = "__all__"
+
+    def clean_outbound_hosts(self) -> str:
+        text = self.cleaned_data.get("outbound_hosts") or ""
+        try:
+            allow_list(text)
+        except ValueError as exc:
+            raise forms.ValidationError(str(exc)) from exc
+        return str(text)
+
+
 @admin.register(Tenant)
 class TenantAdmin(SuperuserOnly):
+    """Organisations: the deployment's operators; an organisation admin opens her own
+    to set the hosts its workflow templates may call, and nothing else."""
+
     list_display = ["name", "slug", "fallback_approver"]
+    form = TenantForm
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return access.may_set_outbound_hosts(request.user)
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return access.may_set_outbound_hosts(request.user, obj.pk if obj else None)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return access.may_set_outbound_hosts(request.user, obj.pk if obj else None)
+
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        return bool(request.user.is_active and request.user.is_superuser)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return bool(request.user.is_active and request.user.is_superuser)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        user: Any = request.user
+        qs = super().get_queryset(request)
+        return qs if user.is_superuser else qs.filter(pk=user.tenant_id)
+
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        user: Any = request.user
+        if user.is_superuser:
+            return super().get_fields(request, obj)
+        return ["name", "outbound_hosts"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        user: Any = request.user
+        return [] if user.is_superuser else ["name"]
 
 
 @admin.register(User)

@@ -34,6 +34,8 @@ class ActivityContext:
     heartbeat_details: Any
     send: Callable[[Any], bool]
     min_interval: float = 0.0
+    # The organisation the workflow belongs to (what it may call: http_request).
+    tenant_id: int | None = None
     _last_sent: float | None = field(default=None, repr=False)
 
     def heartbeat(self, details: Any = None) -> None:

@@ -1,4 +1,4 @@
-from django.db import migrations
+from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
@@ -7,4 +7,18 @@ class Migration(migrations.Migration):
         ('approvals', '0019_schedule_owner'),
     ]
 
-    operations = []
+    operations = [
+        migrations.AddField(
+            model_name='tenant',
+            name='outbound_hosts',
+            field=models.TextField(
+                blank=True,
+                db_default='',
+                default='',
+                help_text=(
+                    "The hosts workflow templates may call, one per line (erp.example.com). Add the"
+                    " word 'private' after a host to allow its private addresses too."
+                ),
+            ),
+        ),
+    ]

@@ -16,6 +16,18 @@ class Tenant(models.Model):
     fallback_approver = models.ForeignKey(
         "User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # The hosts workflow templates' http_request steps may call, one per line; a line
+    # ending in "private" also allows that host's private addresses
+    # (approvals.activities.outbound). Set by an organisation admin.
+    outbound_hosts = models.TextField(
+        blank=True,
+        default="",
+        db_default="",
+        help_text=(
+            "The hosts workflow templates may call, one per line (erp.example.com). Add the"
+            " word 'private' after a host to allow its private addresses too."
+        ),
+    )
 
     def __str__(self) -> str:
         return self.name

@@ -15,13 +15,19 @@ from templates_engine.references import (
     FIELD,
     GROUP,
     USER,
+    Reference,
     references,
     schema_fields,
 )
+from templates_engine.steps import ActionStep
 
+from .. import access
 from ..activities import get_activity
-from ..models import OrgGroup, User, WorkflowTemplate
+from ..activities.http import http_params_problems
+from ..activities.outbound import allow_list
+from ..models import OrgGroup, Tenant, User, WorkflowTemplate
 
+HTTP_REQUEST = "http_request"
 UNKNOWN_GROUP = "there is no group {name!r} in this organisation"
 UNKNOWN_USER = "there is no active user {name!r} in this organisation"
 UNKNOWN_ACTIVITY = "there is no activity {name!r} (register it with @activity)"
@@ -67,28 +73,32 @@ def workflow_template_problems(*, tenant_id: int, doc: Mapping[str, Any]) -> lis
     a condition reads that the schema does not declare. Empty when it may be published.
     Active users only: a step naming someone who has left would find no approver."""
     try:
-        Definition.parse(doc)
+        parsed = Definition.parse(doc)
     except DefinitionError as exc:
         return [exc]
+    outbound = _outbound_problems(tenant_id, parsed)
     refs = list(references(doc))
     groups = set(
         OrgGroup.objects.filter(
             tenant_id=tenant_id, key__in=[r.name for r in refs if r.kind == GROUP]
         ).values_list("key", flat=True)
     )
-    users = set(
-        User.objects.filter(
-            tenant_id=tenant_id,
-            is_active=True,
-            username__in=[r.name for r in refs if r.kind == USER],
-        ).values_list("username", flat=True)
-    )
+    users = {
+        person.username: person
+        for person in User.objects.filter(
+            tenant_id=tenant_id, username__in=[r.name for r in refs if r.kind == USER]
+        )
+    }
     declared = schema_fields(doc)
-    problems: list[DefinitionError] = []
+    problems: list[DefinitionError] = list(outbound)
     for ref in refs:
         if ref.kind == GROUP and ref.name not in groups:
             problems.append(DefinitionError(ref.path, UNKNOWN_GROUP.format(name=ref.name)))
-        elif ref.kind == USER and ref.name not in users:
+        elif ref.kind == USER and _given_tasks(ref) and ref.name in users:
+            cannot = access.task_holder_refusal(users[ref.name])
+            if cannot is not None:  # deactivated, an auditor, an integration account
+                problems.append(DefinitionError(ref.path, cannot))
+        elif ref.kind == USER and (ref.name not in users or not users[ref.name].is_active):
             problems.append(DefinitionError(ref.path, UNKNOWN_USER.format(name=ref.name)))
         elif ref.kind == ACTIVITY and get_activity(ref.name) is None:
             problems.append(DefinitionError(ref.path, UNKNOWN_ACTIVITY.format(name=ref.name)))
@@ -98,3 +108,33 @@ def workflow_template_problems(*, tenant_id: int, doc: Mapping[str, Any]) -> lis
                 DefinitionError(ref.path, UNKNOWN_FIELD.format(name=ref.name, known=known))
             )
     return problems
+
+
+def _given_tasks(ref: Reference) -> bool:
+    """Whether the person a reference names would be given tasks: an approver, a
+    fallback approver or an escalation target (a signal's sender is not)."""
+    return ".senders" not in ref.path
+
+
+def _outbound_problems(tenant_id: int, definition: Definition) -> list[DefinitionError]:
+    """Each http_request step's URL must name a host on the organisation's list of
+    outbound hosts (approvals.activities.outbound)."""
+    calls = [
+        (f"$.steps[{i}]" + (".compensate" if undo else ""), spec.params)
+        for i, step in enumerate(definition.steps)
+        if isinstance(step, ActionStep)
+        for undo, spec in ((False, step.run), (True, step.compensate))
+        if spec is not None and spec.activity == HTTP_REQUEST
+    ]
+    if not calls:
+        return []
+    text = Tenant.objects.filter(pk=tenant_id).values_list("outbound_hosts", flat=True).first()
+    try:
+        hosts = allow_list(text)
+    except ValueError as exc:
+        return [DefinitionError(calls[0][0], str(exc))]
+    return [
+        DefinitionError(f"{path}.params.{where}", problem)
+        for path, params in calls
+        for where, problem in http_params_problems(params, hosts)
+    ]

@@ -200,6 +200,7 @@ def _context(attempt: ActivityAttempt) -> ActivityContext:
         min_interval=(
             timeout * _HEARTBEAT_SHARE if timeout else _HEARTBEAT_INTERVAL_WITHOUT_TIMEOUT
         ),
+        tenant_id=attempt.tenant_id,
     )
 
 

@@ -15,12 +15,16 @@ from approvals.activities.http import (
     HttpRequestInvalid,
     HttpServerError,
     HttpTimeout,
-    http_request,
+    http_call,
 )
+from approvals.activities.outbound import allow_list
 from approvals.models import ActivityAttempt, Workflow
 from approvals.services.templates import workflow_template_publish
 from approvals.services.workflows import workflow_start
 from approvals.workers.activities import attempt_run
+
+# The test server listens on loopback: this organisation allows it explicitly.
+LOOPBACK = allow_list("127.0.0.1 private")
 
 
 class Recorder:
@@ -79,10 +83,11 @@ def server() -> Iterator[tuple[str, Recorder]]:
 def test_sends_the_data_and_the_idempotency_key(server):
     url, recorder = server
 
-    result = http_request(
+    result = http_call(
         "wf-1/notify",
         {"amountPaise": 5, "x": 1},
-        params={"url": f"{url}/hook", "body": ["amountPaise"]},
+        params={"url": f"{url}/hook", "body": ["amountPaise"], "keep": ["ok"]},
+        hosts=LOOPBACK,
     )
 
     (request,) = recorder.requests
@@ -107,7 +112,7 @@ def test_5xx_is_retryable_and_4xx_is_not(server, status, error):
     recorder.replies.append((status, {"error": "nope"}))
 
     with pytest.raises(error) as raised:
-        http_request("k", {}, params={"url": url, "body": "data"})
+        http_call("k", {}, params={"url": url, "body": "data"}, hosts=LOOPBACK)
 
     assert getattr(raised.value, "retryable", True) is (status >= 500)
 
@@ -117,7 +122,7 @@ def test_a_slow_server_is_a_retryable_timeout(server):
     recorder.delay = 1.0
 
     with pytest.raises(HttpTimeout):
-        http_request("k", {}, params={"url": url, "timeout": 0.2})
+        http_call("k", {}, params={"url": url, "timeout": 0.2}, hosts=LOOPBACK)
 
 
 @pytest.mark.parametrize(
@@ -131,10 +136,12 @@ def test_a_slow_server_is_a_retryable_timeout(server):
 )
 def test_bad_params_fail_for_good(params):
     with pytest.raises(HttpRequestInvalid):
-        http_request("k", {}, params=params)
+        http_call("k", {}, params=params, hosts=LOOPBACK)
 
 
 def _notify_template(acme: Any, url: str) -> None:
+    acme.outbound_hosts = "127.0.0.1 private"
+    acme.save(update_fields=["outbound_hosts"])
     workflow_template_publish(
         tenant=acme,
         definition={
