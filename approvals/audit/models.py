@@ -10,11 +10,17 @@ from ..models.directory import Tenant
 
 
 class ChainSeal(models.Model):
-    """Every chain head of one organisation (or of the whole deployment when ``tenant``
-    is null) at ``sealed_at``: ``heads`` maps a workflow id to ``[version, last_hash]``,
-    ``digest`` is the SHA-256 of the sorted ``workflow_id:version:last_hash`` lines and
-    ``signature`` an HMAC-SHA256 over the digest with a key the database does not hold
-    (``APPROVALS_AUDIT_SEAL_KEY``). Append-only: a trigger refuses UPDATE and DELETE."""
+    """The chain heads of one organisation at ``sealed_at``, signed with a key the
+    database does not hold (``APPROVALS_AUDIT_SEAL_KEY``). Append-only: a trigger
+    refuses UPDATE and DELETE.
+
+    A chained seal (``number`` set) is the organisation's ``number``-th: ``heads`` maps
+    each workflow whose head moved since seal ``number - 1`` to ``[version,
+    last_hash]``, ``count`` and ``digest`` (SHA-256 of the sorted
+    ``workflow_id:version:last_hash`` lines) cover every workflow's head, and the
+    signature covers all of that and ``prev_signature``, the signature of seal ``number
+    - 1``. A seal from before the chain (``number`` null) holds every head in ``heads``
+    and signs only ``count`` and ``digest``."""
 
     tenant = models.ForeignKey(Tenant, null=True, blank=True, on_delete=models.PROTECT)
     sealed_at = models.DateTimeField()
@@ -23,10 +29,15 @@ class ChainSeal(models.Model):
     heads = models.JSONField()
     key_id = models.CharField(max_length=16)
     signature = models.CharField(max_length=64)
+    number = models.PositiveIntegerField(null=True, blank=True)
+    prev_signature = models.CharField(max_length=64, null=True, blank=True)
 
     class Meta:
         app_label = "approvals"
-        indexes = [models.Index(fields=["tenant", "sealed_at"])]
+        indexes = [
+            models.Index(fields=["tenant", "sealed_at"]),
+            models.Index(fields=["tenant", "number"], name="chainseal_tenant_number"),
+        ]
         ordering = ["sealed_at", "id"]
 
     def save(self, *args: Any, **kwargs: Any) -> None:
@@ -36,3 +47,44 @@ class ChainSeal(models.Model):
 
     def __str__(self) -> str:
         return f"seal #{self.pk} of {self.count} chains at {self.sealed_at:%Y-%m-%d %H:%M} UTC"
+
+
+class SealedHead(models.Model):
+    """The head each workflow had at its organisation's last seal: what the next seal
+    compares with, so it records only the heads that moved. Bookkeeping, not proof:
+    ``verify_audit`` trusts the signed seals alone, and a row altered here makes the
+    next seal disagree with the chain of seals before it."""
+
+    workflow_id = models.UUIDField(primary_key=True)
+    tenant = models.ForeignKey(
+        Tenant, on_delete=models.PROTECT, db_constraint=False, db_index=False
+    )
+    version = models.PositiveIntegerField()
+    last_hash = models.CharField(max_length=64)
+
+    class Meta:
+        app_label = "approvals"
+
+
+class AuditOverride(models.Model):
+    """An operator's decision to go ahead although ``verify_audit`` failed (today: a
+    ``rebuild_read_models --despite-failed-verification``): who, when, why, what was
+    found, signed with the seal key. Append-only: a trigger refuses UPDATE and DELETE."""
+
+    tenant = models.ForeignKey(Tenant, null=True, blank=True, on_delete=models.PROTECT)
+    at = models.DateTimeField()
+    action = models.CharField(max_length=64)
+    operator = models.CharField(max_length=150)
+    reason = models.TextField()
+    problems = models.JSONField()
+    key_id = models.CharField(max_length=16)
+    signature = models.CharField(max_length=64)
+
+    class Meta:
+        app_label = "approvals"
+        ordering = ["at", "id"]
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding:
+            raise ValueError("audit overrides are append-only")
+        super().save(*args, **kwargs)

@@ -1,23 +1,58 @@
 """Proof that nothing was altered: every hash chain recomputed, each compared with its
 workflow's recorded ``version`` and ``last_hash`` (so a deleted tail is found), and
 checked against the signed seals of chain heads (so a chain recomputed after an edit
-is found too). Each problem is a ``Break`` naming the workflow, the seq and what."""
+is found too), each organisation's seals checked as a chain of their own (so a seal
+deleted or rewritten is found), and every event older than two seal intervals must be
+under a seal (so seals deleted at the end of the chain, or all of them, are found).
+Each problem is a ``Break`` naming the workflow, the seq and what."""
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid
 from collections import defaultdict
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
+from django.conf import settings
+from django.db.models import QuerySet
+
+from .. import clock
 from ..models import Tenant, Workflow, WorkflowEvent
-from ..runtime.chain import EventRow, event_hash
+from ..runtime.chain import HASH_V1, EventRow, stored_event_hash
 from .models import ChainSeal
-from .seal import SealKeyMissing, seal_key, seal_problem
+from .seal import SealKeyMissing, heads_digest, seal_key, seal_problem
 
 # Workflows whose events are fetched per query: bounds memory on a year of history.
 WORKFLOW_BATCH = 500
-_EVENT_FIELDS = (*EventRow._fields, "hash")
+_EVENT_FIELDS = (
+    *EventRow._fields,
+    "tenant_id",
+    "schema_version",
+    "result",
+    "hash_format",
+    "hash",
+)
+# How many seal intervals an event may wait for its seal before its absence is a break:
+# the job runs once an interval, and a run may be late by up to one more.
+UNSEALED_INTERVALS = 2
+
+SEALS_MISSING = "seals numbered {first} to {last} of {tenant} are gone (the next is number {next})"
+SEAL_REPEATED = "{seal}: a second seal numbered {number} of {tenant}"
+SEAL_UNLINKED = "{seal}: does not carry the signature of the seal numbered before it"
+SEALS_DISAGREE = (
+    "{seal}: the heads the seals of {tenant} list do not add up to the {count} workflow(s) it "
+    "covers (a sealed workflow is gone, or a seal was lost)"
+)
+UNSEALED = (
+    "written at {at:%Y-%m-%d %H:%M} UTC, more than {minutes} minutes ago, and under no seal "
+    "(seals were deleted, or sealing stopped)"
+)
+OTHER_TENANT = "belongs to another organisation than its workflow"
+SEALED_ELSEWHERE = "sealed by {seal} as another organisation's workflow"
+OLDER_FORMAT = "hashed in an older format than the event before it"
+UNKNOWN_FORMAT = "hashed in a format this version does not know ({format})"
 
 
 @dataclass(frozen=True)
@@ -40,19 +75,30 @@ class _Sealed:
     seal: ChainSeal
 
 
+@dataclass
+class _Walk:
+    """One organisation's chain of seals, as far as it has been read."""
+
+    tenant: str
+    next: int = 1
+    prev_signature: str = ""
+    last: ChainSeal | None = None
+    heads: dict[str, tuple[int, str]] = field(default_factory=dict)
+
+
 def chain_verify(*, workflow: Workflow) -> int | None:
     """The seq of the first event of ``workflow`` whose hash or link does not match, or
     None when its chain is intact."""
-    breaks = list(_chain_breaks(workflow, _events(workflow.pk), sealed=[]))
+    breaks = list(_chain_breaks(workflow, _events(workflow.pk), sealed=[], cutoff=None))
     seqs = [b.seq for b in breaks if b.seq is not None]
     return min(seqs) if seqs else (workflow.version if breaks else None)
 
 
 def audit_verify(*, tenant: Tenant | None = None) -> tuple[list[Break], int]:
-    """Every break in the chains of ``tenant`` (every organisation when None), and the
-    number of workflows checked."""
+    """Every break in the chains and seals of ``tenant`` (every organisation when None),
+    and the number of workflows checked."""
     breaks: list[Break] = []
-    seals = ChainSeal.objects.select_related("tenant").order_by("sealed_at", "pk")
+    seals = ChainSeal.objects.select_related("tenant")
     workflows = Workflow.objects.order_by("pk")
     if tenant is not None:
         seals = seals.filter(tenant=tenant)
@@ -65,23 +111,20 @@ def audit_verify(*, tenant: Tenant | None = None) -> tuple[list[Break], int]:
         if seals.exists():
             breaks.append(Break(None, None, str(exc)))
     if key is not None:
-        for seal in seals.iterator(50):
-            problem = seal_problem(seal, key=key)
-            if problem is not None:
-                breaks.append(Break(None, None, f"{seal}: {problem}"))
-                continue  # a seal that does not verify vouches for nothing
-            for workflow_id, (version, last_hash) in seal.heads.items():
-                sealed[workflow_id].append(_Sealed(int(version), str(last_hash), seal))
+        breaks.extend(_seal_breaks(seals, key, sealed))
+    interval = getattr(settings, "APPROVALS_AUDIT_SEAL_INTERVAL_SECONDS", 600)
+    minutes = UNSEALED_INTERVALS * interval / 60
+    cutoff = (clock.now() - dt.timedelta(minutes=minutes), round(minutes))
     checked = 0
     batch: list[Workflow] = []
-    for wf in workflows.only("pk", "version", "last_hash").iterator(WORKFLOW_BATCH):
+    for wf in workflows.only("pk", "tenant_id", "version", "last_hash").iterator(WORKFLOW_BATCH):
         batch.append(wf)
         if len(batch) == WORKFLOW_BATCH:
             checked += len(batch)
-            breaks.extend(_batch_breaks(batch, sealed))
+            breaks.extend(_batch_breaks(batch, sealed, cutoff))
             batch = []
     checked += len(batch)
-    breaks.extend(_batch_breaks(batch, sealed))
+    breaks.extend(_batch_breaks(batch, sealed, cutoff))
     for workflow_id, heads in sealed.items():  # what is left was sealed and is gone
         for head in heads:
             breaks.append(
@@ -90,12 +133,70 @@ def audit_verify(*, tenant: Tenant | None = None) -> tuple[list[Break], int]:
     return breaks, checked
 
 
+def _seal_breaks(
+    seals: QuerySet[ChainSeal], key: bytes, sealed: dict[str, list[_Sealed]]
+) -> Iterator[Break]:
+    """Check every seal's signature and each organisation's chain of numbered seals;
+    put the heads of the seals that verify in ``sealed``."""
+    for seal in seals.filter(number__isnull=True).order_by("sealed_at", "pk").iterator(50):
+        problem = seal_problem(seal, key=key)
+        if problem is not None:
+            yield Break(None, None, f"{seal}: {problem}")
+            continue  # a seal that does not verify vouches for nothing
+        for workflow_id, (version, last_hash) in seal.heads.items():
+            sealed[workflow_id].append(_Sealed(int(version), str(last_hash), seal))
+    walks: dict[int, _Walk] = {}
+    numbered = seals.filter(number__isnull=False).order_by("tenant_id", "number", "pk")
+    for seal in numbered.iterator(50):
+        assert seal.tenant is not None and seal.number is not None
+        walk = walks.setdefault(seal.tenant.pk, _Walk(seal.tenant.slug))
+        if seal.number < walk.next:
+            yield Break(
+                None, None, SEAL_REPEATED.format(seal=seal, number=seal.number, tenant=walk.tenant)
+            )
+        elif seal.number > walk.next:
+            yield Break(
+                None,
+                None,
+                SEALS_MISSING.format(
+                    first=walk.next, last=seal.number - 1, tenant=walk.tenant, next=seal.number
+                ),
+            )
+        if (seal.prev_signature or "") != walk.prev_signature:
+            yield Break(None, None, SEAL_UNLINKED.format(seal=seal))
+        walk.next = seal.number + 1
+        walk.prev_signature = seal.signature
+        problem = seal_problem(seal, key=key)
+        if problem is not None:
+            yield Break(None, None, f"{seal}: {problem}")
+            walk.last = None
+            continue
+        walk.last = seal
+        for workflow_id, (version, last_hash) in seal.heads.items():
+            walk.heads[workflow_id] = (int(version), str(last_hash))
+            sealed[workflow_id].append(_Sealed(int(version), str(last_hash), seal))
+    for walk in walks.values():
+        last = walk.last
+        if last is None:
+            continue
+        if len(walk.heads) != last.count or heads_digest(walk.heads) != last.digest:
+            yield Break(
+                None,
+                None,
+                SEALS_DISAGREE.format(seal=last, tenant=walk.tenant, count=last.count),
+            )
+
+
 def _events(workflow_id: uuid.UUID | str) -> Iterator[tuple[object, ...]]:
     rows = WorkflowEvent.objects.filter(workflow_id=workflow_id).order_by("seq")
     yield from rows.values_list(*_EVENT_FIELDS)
 
 
-def _batch_breaks(batch: list[Workflow], sealed: dict[str, list[_Sealed]]) -> Iterator[Break]:
+def _batch_breaks(
+    batch: list[Workflow],
+    sealed: dict[str, list[_Sealed]],
+    cutoff: tuple[dt.datetime, int] | None,
+) -> Iterator[Break]:
     if not batch:
         return
     rows = (
@@ -108,26 +209,49 @@ def _batch_breaks(batch: list[Workflow], sealed: dict[str, list[_Sealed]]) -> It
         by_workflow[str(row[0])].append(row)
     for wf in batch:
         key = str(wf.pk)
-        yield from _chain_breaks(wf, iter(by_workflow.pop(key, [])), sealed.pop(key, []))
+        yield from _chain_breaks(
+            wf, iter(by_workflow.pop(key, [])), sealed.pop(key, []), cutoff=cutoff
+        )
 
 
 def _chain_breaks(
-    wf: Workflow, rows: Iterator[tuple[object, ...]], sealed: list[_Sealed]
+    wf: Workflow,
+    rows: Iterator[tuple[object, ...]],
+    sealed: list[_Sealed],
+    *,
+    cutoff: tuple[dt.datetime, int] | None,
 ) -> Iterator[Break]:
+    """The breaks in one workflow's chain; with ``cutoff`` (a time, and how many minutes
+    before now it is), also its first event older than that which no seal covers."""
     wid = str(wf.pk)
     stored_at: dict[int, str] = {}
     want = {head.version for head in sealed}
+    covered = max(want, default=0)
     prev = ""
     last_seq = 0
+    last_format = HASH_V1
+    n = len(EventRow._fields)
     for row in rows:
-        event = EventRow(*row[:-1])  # type: ignore[arg-type]
+        event = EventRow(*row[:n])  # type: ignore[arg-type]
+        tenant_id, schema_version, result, hash_format = row[n : n + 4]
         stored = str(row[-1])
         if event.seq != last_seq + 1:
             yield Break(wid, last_seq + 1, f"missing (the next event is seq {event.seq})")
         if event.prev_hash != prev:
             yield Break(wid, event.seq, "does not link to the event before it (prev_hash)")
-        if event_hash(event) != stored:
+        if tenant_id != wf.tenant_id:
+            yield Break(wid, event.seq, OTHER_TENANT)
+        expected = _expected_hash(event, hash_format, tenant_id, schema_version, result)
+        if expected is None:
+            yield Break(wid, event.seq, UNKNOWN_FORMAT.format(format=hash_format))
+        elif expected != stored:
             yield Break(wid, event.seq, "its content does not match its hash (edited)")
+        format_ = int(hash_format) if isinstance(hash_format, int) else HASH_V1
+        if format_ < last_format:
+            yield Break(wid, event.seq, OLDER_FORMAT)
+        last_format = max(last_format, format_)
+        if cutoff is not None and event.seq == covered + 1 and event.created_at < cutoff[0]:
+            yield Break(wid, event.seq, UNSEALED.format(at=event.created_at, minutes=cutoff[1]))
         if event.seq in want:
             stored_at[event.seq] = stored
         prev = stored
@@ -144,6 +268,8 @@ def _chain_breaks(
     if prev != wf.last_hash:
         yield Break(wid, last_seq or None, "the last event's hash is not the workflow's last_hash")
     for head in sealed:
+        if head.seal.tenant_id is not None and head.seal.tenant_id != wf.tenant_id:
+            yield Break(wid, None, SEALED_ELSEWHERE.format(seal=head.seal))
         got = stored_at.get(head.version)
         if got is None:
             yield Break(wid, head.version, f"sealed by {head.seal}, now missing")
@@ -151,3 +277,15 @@ def _chain_breaks(
             yield Break(
                 wid, head.version, f"no longer matches the head sealed by {head.seal} (rewritten)"
             )
+
+
+def _expected_hash(
+    event: EventRow, hash_format: Any, tenant_id: Any, schema_version: Any, result: Any
+) -> str | None:
+    return stored_event_hash(
+        event,
+        hash_format=hash_format if isinstance(hash_format, int) else None,
+        tenant_id=int(tenant_id),
+        schema_version=int(schema_version),
+        result=result,
+    )

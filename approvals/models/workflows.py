@@ -182,6 +182,9 @@ class WorkflowEvent(models.Model):
     created_at = models.DateTimeField()
     prev_hash = models.CharField(max_length=64)
     hash = models.CharField(max_length=64)
+    # Which of ``runtime.chain``'s formats ``hash`` was computed under; NULL is format 1
+    # (events written before there was a choice), so adding the column rewrote no row.
+    hash_format = models.SmallIntegerField(null=True, blank=True)
 
     class Meta:
         constraints = [

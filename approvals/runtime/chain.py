@@ -1,6 +1,14 @@
 """The hash chain over a workflow's events: each event's hash covers its content and
 the hash before it. The command path writes it (``runtime.commands``); the history
-check reads it (``selectors.workflows.verify_chain``). Pure: no database here."""
+check reads it (``audit.verify``). Pure: no database here.
+
+Two formats, named by the event's ``hash_format`` column. Format 1 (NULL in the
+column: every event written before format 2 existed) covers the workflow, seq, type,
+payload, request id, actor, role, on-behalf-of, time and the hash before. Format 2,
+which the command path writes, covers every column of the event: also the tenant, the
+schema version, the recorded result and the format itself, so moving an event into
+another organisation changes its hash. Events are append-only and old ones cannot be
+hashed again, so format 1 stays verifiable for as long as the history is kept."""
 
 from __future__ import annotations
 
@@ -59,10 +67,48 @@ class HashedEvent(Protocol):
     def created_at(self) -> Any: ...
 
 
-def event_hash(row: HashedEvent) -> str:
-    """SHA-256 of the event's content and the hash before it: editing or removing any
-    event breaks every hash after it."""
-    content = {
+# What the ``hash_format`` column holds for each format (format 1 is NULL there).
+HASH_V1 = 1
+HASH_V2 = 2
+HASH_FORMAT = HASH_V2  # the format the command path writes
+
+
+def event_hash(row: HashedEvent, *, tenant_id: int, schema_version: int, result: Any) -> str:
+    """SHA-256 (format 2) of every column of the event and the hash before it: editing,
+    moving or removing any event breaks every hash after it."""
+    content = _v1_content(row)
+    content["format"] = HASH_V2
+    content["tenant"] = tenant_id
+    content["schema_version"] = schema_version
+    content["result"] = result
+    return _digest(content)
+
+
+def event_hash_v1(row: HashedEvent) -> str:
+    """SHA-256 (format 1) of the event's content without its tenant, schema version and
+    result: how events written before format 2 were hashed."""
+    return _digest(_v1_content(row))
+
+
+def stored_event_hash(
+    row: HashedEvent, *, hash_format: int | None, tenant_id: int, schema_version: int, result: Any
+) -> str | None:
+    """The hash a stored event must carry under the format it names, or None for a
+    format this code does not know."""
+    if hash_format is None or hash_format == HASH_V1:
+        return event_hash_v1(row)
+    if hash_format == HASH_V2:
+        return event_hash(row, tenant_id=tenant_id, schema_version=schema_version, result=result)
+    return None
+
+
+def _digest(content: dict[str, Any]) -> str:
+    blob = json.dumps(content, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _v1_content(row: HashedEvent) -> dict[str, Any]:
+    return {
         "prev": row.prev_hash,
         "workflow": str(row.workflow_id),
         "seq": row.seq,
@@ -74,5 +120,3 @@ def event_hash(row: HashedEvent) -> str:
         "on_behalf_of": row.on_behalf_of_id,
         "created_at": row.created_at.isoformat(),
     }
-    blob = json.dumps(content, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()

@@ -50,7 +50,7 @@ from ..models import (
     WorkflowTemplate,
 )
 from . import store
-from .chain import EventRow, event_hash
+from .chain import HASH_FORMAT, EventRow, event_hash
 from .directory import VERSION_SQL, TenantDirectory
 from .projections import project
 
@@ -446,13 +446,15 @@ def _append(
             created_at=now,
             prev_hash=prev,
         )
-        prev = event_hash(row)
         result = (
             {"status": status, "version": version, "command": fingerprint}
             if first and request_id
             else None
         )
-        rows.append((wf.tenant_id, *row, event.schema_version, result, prev))
+        prev = event_hash(
+            row, tenant_id=wf.tenant_id, schema_version=event.schema_version, result=result
+        )
+        rows.append((wf.tenant_id, *row, event.schema_version, result, HASH_FORMAT, prev))
     wf.version = version
     wf.last_hash = prev
     wf.public_status = status
@@ -483,7 +485,7 @@ def _append(
 
 
 _WORKFLOW_COLUMNS = tuple(f.attname for f in Workflow._meta.concrete_fields)
-_EVENT_COLUMNS = ("tenant", *EventRow._fields, "schema_version", "result", "hash")
+_EVENT_COLUMNS = ("tenant", *EventRow._fields, "schema_version", "result", "hash_format", "hash")
 
 
 def command_fingerprint(command: cmd.Command, actor: Actor) -> str:

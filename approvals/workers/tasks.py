@@ -44,8 +44,9 @@ def prune_fired_timers() -> int:
 # calls these in-process, beat sends the same names to the workers.
 @shared_task(name="approvals.seal_audit", ignore_result=True)
 def seal_audit() -> int:
-    """The daily seal of every chain head (approvals.audit.seal)."""
-    return len(seal_all())
+    """The next seal of every organisation whose chain heads moved since its last one
+    (approvals.audit.seal), every APPROVALS_AUDIT_SEAL_INTERVAL_SECONDS."""
+    return len(seal_all(only_changed=True))
 
 
 @shared_task(name="approvals.hand_on_tasks", ignore_result=True)

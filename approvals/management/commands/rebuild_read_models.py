@@ -1,4 +1,5 @@
-"""``python manage.py rebuild_read_models [--tenant SLUG] [--check]``."""
+"""``python manage.py rebuild_read_models [--tenant SLUG] [--check]
+[--despite-failed-verification --reason TEXT]``."""
 
 from __future__ import annotations
 
@@ -6,11 +7,28 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from approvals.audit.override import override_record
+from approvals.audit.seal import SealKeyMissing
+from approvals.audit.verify import audit_verify
+from approvals.models import Tenant
 from approvals.runtime.rebuild import read_models_check, read_models_rebuild
 
 from ._tenants import tenant_by_slug
 
 OUT_OF_LINE = "{n} workflow(s) have read models out of line with their events."
+REFUSED = (
+    "The audit trail does not verify ({n} problem(s), listed above): a rebuild would make "
+    "the workflows agree with whatever events are left and hide what was done. Find out "
+    "what happened first; to go ahead anyway, run again with "
+    '--despite-failed-verification --reason "why" (the override is recorded).'
+)
+REASON_NEEDED = 'Say why you go ahead despite the failed verification: --reason "...".'
+OVERRIDDEN = (
+    "Going ahead despite {n} problem(s) in the audit trail: recorded as audit override "
+    "#{id} by {operator}."
+)
+# Problems listed before a refusal; the rest are counted (verify_audit lists them all).
+_SHOWN = 50
 
 
 class Command(BaseCommand):
@@ -23,6 +41,12 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--tenant", metavar="SLUG", help="only this organisation")
         parser.add_argument("--check", action="store_true", help="report, change nothing")
+        parser.add_argument(
+            "--despite-failed-verification",
+            action="store_true",
+            help="rebuild even though verify_audit finds problems (recorded, with --reason)",
+        )
+        parser.add_argument("--reason", default="", help="why (with the flag above)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         tenant = tenant_by_slug(options["tenant"]) if options["tenant"] else None
@@ -35,8 +59,37 @@ class Command(BaseCommand):
                 raise CommandError(OUT_OF_LINE.format(n=len({w for w, _ in found})))
             self.stdout.write("OK: every read model matches the events.")
             return
+        self._verified_or_overridden(tenant, options)
         report = read_models_rebuild(tenant_id=tenant_id)
         fixed = ", ".join(f"{name} of {n}" for name, n in report.changed.items() if n)
         self.stdout.write(
             f"Rebuilt {report.workflows} workflow(s); put right: {fixed or 'nothing'}."
+        )
+
+    def _verified_or_overridden(self, tenant: Tenant | None, options: dict[str, Any]) -> None:
+        """Refuse a rebuild over a history that fails verification, unless the operator
+        says why; that decision is recorded (append-only, signed) and logged."""
+        breaks, _ = audit_verify(tenant=tenant)
+        if not breaks:
+            return
+        for problem in breaks[:_SHOWN]:
+            self.stdout.write(f"BROKEN {problem}")
+        if len(breaks) > _SHOWN:
+            self.stdout.write(f"... and {len(breaks) - _SHOWN} more (verify_audit lists all)")
+        if not options["despite_failed_verification"]:
+            raise CommandError(REFUSED.format(n=len(breaks)))
+        reason = options["reason"].strip()
+        if not reason:
+            raise CommandError(REASON_NEEDED)
+        try:
+            override = override_record(
+                tenant=tenant,
+                action="rebuild_read_models",
+                reason=reason,
+                problems=[str(b) for b in breaks],
+            )
+        except SealKeyMissing as exc:
+            raise CommandError(str(exc)) from exc
+        self.stdout.write(
+            OVERRIDDEN.format(n=len(breaks), id=override.pk, operator=override.operator)
         )

@@ -8,7 +8,7 @@ import uuid
 from typing import Any
 
 from approvals.models import Tenant, User, Workflow, WorkflowEvent, WorkflowTemplate
-from approvals.runtime.chain import EventRow, event_hash
+from approvals.runtime.chain import HASH_V2, EventRow, event_hash, event_hash_v1
 
 from ..helpers import EXPENSE, decide, start_expense
 
@@ -29,9 +29,15 @@ def run_expenses(api: Any, n: int = 3, *, prefix: str = "E") -> list[str]:
 
 
 def bulk_history(
-    tenant: Tenant, *, workflows: int, events_each: int, start: dt.datetime | None = None
+    tenant: Tenant,
+    *,
+    workflows: int,
+    events_each: int,
+    start: dt.datetime | None = None,
+    hash_format: int = HASH_V2,
 ) -> int:
-    """``workflows`` workflows of ``events_each`` chained events each; returns the count."""
+    """``workflows`` workflows of ``events_each`` chained events each, hashed in
+    ``hash_format`` (format 1: as events were before format 2); returns the count."""
     template = WorkflowTemplate.objects.filter(tenant=tenant, key=EXPENSE).first()
     assert template is not None
     alice = User.objects.get(username="alice")
@@ -63,8 +69,15 @@ def bulk_history(
                 created_at=at + dt.timedelta(seconds=w * events_each + seq),
                 prev_hash=prev,
             )
-            prev = event_hash(row)
-            rows.append(WorkflowEvent(tenant=tenant, hash=prev, **row._asdict()))
+            if hash_format == HASH_V2:
+                prev = event_hash(row, tenant_id=tenant.pk, schema_version=1, result=None)
+                stored_format: int | None = HASH_V2
+            else:
+                prev = event_hash_v1(row)
+                stored_format = None
+            rows.append(
+                WorkflowEvent(tenant=tenant, hash=prev, hash_format=stored_format, **row._asdict())
+            )
         WorkflowEvent.objects.bulk_create(rows, batch_size=2000)
         Workflow.objects.filter(pk=wf.pk).update(version=events_each, last_hash=prev)
         made += len(rows)

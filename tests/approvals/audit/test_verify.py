@@ -18,7 +18,7 @@ from approvals.audit.models import ChainSeal
 from approvals.audit.seal import SEAL_KEY_MISSING, seal_create
 from approvals.audit.verify import audit_verify, chain_verify
 from approvals.models import Workflow, WorkflowEvent
-from approvals.runtime.chain import EventRow, event_hash
+from approvals.runtime.chain import EventRow, stored_event_hash
 
 from .support import run_expenses
 
@@ -70,7 +70,15 @@ def rechain(workflow_id: str) -> None:
     with triggers_off(), connection.cursor() as c:
         for event in WorkflowEvent.objects.filter(workflow_id=workflow_id).order_by("seq"):
             row = EventRow(*(getattr(event, f) for f in EventRow._fields))._replace(prev_hash=prev)
-            prev = event_hash(row)
+            hashed = stored_event_hash(
+                row,
+                hash_format=event.hash_format,
+                tenant_id=event.tenant_id,
+                schema_version=event.schema_version,
+                result=event.result,
+            )
+            assert hashed is not None
+            prev = hashed
             c.execute(
                 "UPDATE approvals_workflowevent SET prev_hash = %s, hash = %s WHERE id = %s",
                 [row.prev_hash, prev, event.pk],
