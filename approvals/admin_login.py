@@ -1,5 +1,6 @@
-"""Signing in to the admin: Django's form asks for ``is_staff``; ours asks
-access.may_use_admin, so finance admins and auditors sign in without being staff."""
+"""Signing in: Django's form, with the user name's length checked first; and in the
+admin, where Django's form asks for ``is_staff``, ours asks access.may_use_admin, so
+finance admins and auditors sign in without being staff."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import ValidationError
+from django.core.validators import MaxLengthValidator
 
 from . import access
 
@@ -15,7 +17,24 @@ NOT_FOR_THE_ADMIN = (
 )
 
 
-class RoleAuthenticationForm(AuthenticationForm):
+USERNAME_TOO_LONG = "A user name has at most {limit} characters."
+
+
+class SignInForm(AuthenticationForm):
+    """Django's sign-in form, refusing a user name longer than any account's before
+    asking who it is: django-axes would record the attempt under it, and its column
+    holds 255 characters (10,000 were a 500)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        field = self.fields["username"]
+        limit = int(getattr(field, "max_length", None) or 150)
+        field.validators.append(
+            MaxLengthValidator(limit, message=USERNAME_TOO_LONG.format(limit=limit))
+        )
+
+
+class RoleAuthenticationForm(SignInForm):
     """Django's admin sign-in asks for ``is_staff``; ours asks access.may_use_admin."""
 
     error_messages = {**AuthenticationForm.error_messages, "no_admin_role": NOT_FOR_THE_ADMIN}

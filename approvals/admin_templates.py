@@ -41,6 +41,8 @@ from .services.templates import (
 )
 from .web.definition_diff import DiffLine, definition_diff, pretty
 from .web.definition_editor import (
+    EDITOR_UNREADABLE,
+    EditorShapeError,
     complete,
     editor_schema,
     error_map,
@@ -56,6 +58,7 @@ NOT_AN_OBJECT = "The definition must be a JSON object."
 BAD_TRY_DATA = "The sample data must be a JSON object: {problem}"
 UNKNOWN_SUBMITTER = "Pick a submitter of this organisation."
 SAME_AS_NEWEST = "Version {version} reads as the newest version does: nothing to publish."
+DIFF_VERSION_UNKNOWN = "Choose the versions to compare by their numbers, from 1 to {last}."
 SAVING_PUBLISHES = "Saving publishes the next version; workflows already running keep theirs."
 STARTER = {"key": "", "title": "", "steps": []}
 AS_JSON = "as"  # ?as=json: the pretty-printed JSON instead of the structured editor
@@ -69,6 +72,15 @@ class PrettyJSONField(forms.JSONField):
     def bound_data(self, data: Any, initial: Any) -> Any:
         if isinstance(data, str) and json_input.nesting_depth_exceeds(data):
             return InvalidJSONInput(data)  # shown back as typed, never parsed
+        if isinstance(data, str):
+            # Shown back as typed too when the limits refuse it: parsed, a lone
+            # surrogate could not be written into the page (a 500).
+            try:
+                json_input.loads(data)
+            except json_input.JsonInputError:
+                return InvalidJSONInput(data)
+            except ValueError:
+                pass
         return super().bound_data(data, initial)
 
     def prepare_value(self, value: Any) -> Any:
@@ -146,7 +158,7 @@ class WorkflowTemplateForm(forms.ModelForm):
         doc = self.cleaned_data["definition"]
         if not isinstance(doc, dict):
             raise forms.ValidationError(NOT_AN_OBJECT)
-        definition = doc if self.as_json else from_editor(doc, self.previous)
+        definition = doc if self.as_json else self._from_editor(doc)
         problems = workflow_template_problems(tenant_id=self._tenant_id(), doc=definition)
         if problems:
             widget = self.fields["definition"].widget
@@ -154,6 +166,16 @@ class WorkflowTemplateForm(forms.ModelForm):
                 widget.add_error(error_map(problems, doc))
             raise forms.ValidationError([f"{p.path}: {p.problem}" for p in problems])
         return definition
+
+    def _from_editor(self, doc: dict[str, Any]) -> dict[str, Any]:
+        """The definition the structured editor's document stands for. The page's script
+        sends it in one shape; anything else posted is a form error, never a 500."""
+        try:
+            return from_editor(doc, self.previous)
+        except EditorShapeError as exc:
+            raise forms.ValidationError(str(exc)) from exc
+        except (TypeError, ValueError, AttributeError, KeyError) as exc:
+            raise forms.ValidationError(EDITOR_UNREADABLE) from exc
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
@@ -388,9 +410,13 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
         template = self._version(request, pk, "view")
         versions = workflow_template_versions(tenant_id=template.tenant_id, key=template.key)
         by_number = {v.version: v for v in versions}
-        new = by_number.get(_int(request.GET.get("b")), template)
+        asked = {name: request.GET.get(name) for name in ("a", "b")}
+        unknown = any(v is not None and _int(v) not in by_number for v in asked.values())
+        if unknown:  # shown above the default comparison, answered 400
+            messages.error(request, DIFF_VERSION_UNKNOWN.format(last=max(by_number)))
+        new = by_number.get(_int(asked["b"]), template)
         older = [v for v in versions if v.version < new.version]
-        old = by_number.get(_int(request.GET.get("a")), older[0] if older else new)
+        old = by_number.get(_int(asked["a"]), older[0] if older else new)
         lines = definition_diff(old.definition, new.definition)
         context = self._page(
             request,
@@ -400,7 +426,12 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
             new=new,
             **diff_context(lines),
         )
-        return TemplateResponse(request, "admin/approvals/workflowtemplate/diff.html", context)
+        return TemplateResponse(
+            request,
+            "admin/approvals/workflowtemplate/diff.html",
+            context,
+            status=400 if unknown else 200,
+        )
 
     def try_view(self, request: HttpRequest, pk: int) -> HttpResponse:
         template = self._version(request, pk, "view")
@@ -471,4 +502,6 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
 
 
 def _int(value: str | None) -> int:
-    return int(value) if value and value.isdigit() else 0
+    """A version number written in ASCII digits ("²" is a digit to Python, not to int)."""
+    ok = value is not None and 0 < len(value) <= 9 and value.isascii() and value.isdigit()
+    return int(value) if ok and value is not None else 0

@@ -9,7 +9,7 @@ import datetime as dt
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from celery.schedules import crontab
+from celery.schedules import ParseException, crontab
 
 CRON_INVALID = "Give five fields: minute hour day-of-month month day-of-week ({problem})."
 TIMEZONE_UNKNOWN = "No time zone named {name!r} (use a name such as Asia/Kolkata or UTC)."
@@ -50,7 +50,7 @@ class Cron:
                 month_of_year=month,
                 day_of_week=day_of_week,
             )
-        except (ValueError, TypeError) as exc:
+        except (ValueError, TypeError, ParseException) as exc:  # ParseException: "-1"
             raise CronInvalid(CRON_INVALID.format(problem=str(exc) or "unreadable")) from exc
         try:
             zone = ZoneInfo(timezone)

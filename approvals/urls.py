@@ -2,6 +2,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from . import pages, views
+from .admin_login import SignInForm
 
 urlpatterns = [
     path("", pages.inbox, name="inbox"),
@@ -17,7 +18,11 @@ urlpatterns = [
     path("search", pages.search, name="search"),
     path("account/out-of-office", pages.out_of_office, name="out-of-office"),
     path("people", pages.people, name="people"),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path(
+        "accounts/login/",
+        auth_views.LoginView.as_view(authentication_form=SignInForm),
+        name="login",
+    ),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("healthz", views.healthz, name="healthz"),
     path("metrics", views.metrics, name="metrics"),

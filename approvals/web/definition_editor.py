@@ -37,6 +37,18 @@ TYPES = {  # editor word -> JSON Schema type
     "money": "integer",
 }
 _DURATION_KEYS = ("deadline", "duration", "timeout")
+_DURATION_PARTS = ("days", "hours", "minutes", "seconds")
+DURATION_PART_INVALID = "The {part} of a duration must be a whole number of zero or more."
+EDITOR_UNREADABLE = (
+    "Part of the form came back in a shape it cannot read; reload the page and try again."
+)
+
+
+class EditorShapeError(ValueError):
+    """The editor's document is not in the shape the editor sends; the message says
+    what, in a sentence."""
+
+
 _FIELD_EXTRAS = ("description", "minimum", "maximum", "maxLength")
 
 
@@ -225,13 +237,23 @@ def duration_to_editor(value: Any) -> Any:
 def duration_from_editor(value: Any) -> Any:
     if not isinstance(value, Mapping):
         return value
-    days, hours, minutes, seconds = (
-        int(value.get(k) or 0) for k in ("days", "hours", "minutes", "seconds")
-    )
+    days, hours, minutes, seconds = (_duration_part(value, k) for k in _DURATION_PARTS)
     if not (days or hours or minutes or seconds):
         return None
     time = "".join(f"{n}{unit}" for n, unit in ((hours, "H"), (minutes, "M"), (seconds, "S")) if n)
     return "P" + (f"{days}D" if days else "") + (f"T{time}" if time else "")
+
+
+def _duration_part(value: Mapping[str, Any], part: str) -> int:
+    """One number of an edited duration: a whole number (or digits) of zero or more."""
+    raw = value.get(part)
+    if raw in (None, ""):
+        return 0
+    if isinstance(raw, str) and raw.isascii() and raw.isdigit():
+        raw = int(raw)
+    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 0:
+        raise EditorShapeError(DURATION_PART_INVALID.format(part=part))
+    return raw
 
 
 def _durations(step: Mapping[str, Any], convert: Callable[[Any], Any]) -> dict[str, Any]:

@@ -6,6 +6,7 @@ units and kept in minor units, converted exactly."""
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 from collections.abc import Mapping
 from decimal import Context, Decimal, Inexact, InvalidOperation, Overflow
@@ -23,6 +24,7 @@ MONEY_INVALID = "Enter an amount such as 45000.00."
 MONEY_TOO_PRECISE = "Enter at most {places} digits after the decimal point."
 MONEY_TOO_SMALL = "Enter at least {shown}."
 MONEY_TOO_LARGE = "Enter at most {shown}."
+NUMBER_TOO_LARGE = "That number is too large to keep; enter a smaller one."
 
 
 class DateInput(forms.DateInput):
@@ -82,6 +84,16 @@ class MoneyField(forms.CharField):
         return result
 
 
+class NumberField(forms.DecimalField):
+    """A number the workflow data can hold: it travels as a JSON number, a float, so
+    ``1e400`` (infinite there) is refused."""
+
+    def validate(self, value: Any) -> None:
+        super().validate(value)
+        if isinstance(value, Decimal) and not math.isfinite(float(value)):
+            raise forms.ValidationError(NUMBER_TOO_LARGE, code="max_value")
+
+
 def _field(
     name: str, spec: Mapping[str, Any], *, required: bool, schema: Mapping[str, Any], currency: str
 ) -> forms.Field:
@@ -107,7 +119,7 @@ def _field(
             min_value=spec.get("minimum"), max_value=spec.get("maximum"), **common
         )
     if kind == "number":
-        return forms.DecimalField(**common)
+        return NumberField(**common)
     if kind == "boolean":
         return forms.BooleanField(**{**common, "required": False})
     if spec.get("format") == "date":

@@ -10,6 +10,7 @@ import pytest
 from django.test import Client, override_settings
 from rest_framework.test import APIClient
 
+from approvals.admin_login import USERNAME_TOO_LONG
 from approvals.lockout import lockout_message
 
 LIMIT = 5
@@ -173,3 +174,16 @@ def test_client_ip(count: int, xff: str, expected: str) -> None:
     request = RequestFactory().get("/", REMOTE_ADDR="127.0.0.9", HTTP_X_FORWARDED_FOR=xff)
     with override_settings(APPROVALS_TRUSTED_PROXY_COUNT=count):
         assert client_ip(request) == expected
+
+
+@pytest.mark.parametrize("path", ["/accounts/login/", "/admin/login/"], ids=["app", "admin"])
+def test_a_user_name_longer_than_any_account_is_a_form_error_not_a_500(
+    acme: Any, path: str
+) -> None:
+    from axes.models import AccessAttempt
+
+    response = Client().post(path, {"username": "u" * 10_000, "password": "x"})
+
+    assert response.status_code == 200  # the sign-in page again, with the error
+    assert response.context["form"].errors["username"] == [USERNAME_TOO_LONG.format(limit=150)]
+    assert not AccessAttempt.objects.exists()

@@ -15,9 +15,12 @@ from django.core import signing
 from django.test import Client
 
 from approvals.models import StartRequest, Tenant, User, Workflow, WorkflowEvent, WorkflowTemplate
+from approvals.models.time_bounds import DAY_OUT_OF_RANGE
 from approvals.pages import COMMENT_NUL, DELEGATE_NUL
 from approvals.selectors.tasks import CURSOR_SALT
+from approvals.services.templates import workflow_template_publish
 from approvals.services.workflows import IDEMPOTENCY_KEY_INVALID
+from approvals.web.forms import NUMBER_TOO_LARGE
 
 from ..helpers import EXPENSE, decide, start_expense
 
@@ -133,6 +136,43 @@ def test_start_form_with_an_integer_the_rules_cannot_hold_is_a_form_error(acme):
         )
 
     assert "64-bit" in _form_errors(response)
+
+
+TRIP = {
+    "key": "trip",
+    "title": "Trip",
+    "schema": {
+        "type": "object",
+        "required": ["km", "day"],
+        "properties": {
+            "km": {"type": "number", "title": "Distance"},
+            "day": {"type": "string", "format": "date", "title": "Day"},
+        },
+    },
+    "steps": [{"id": "boss", "kind": "approval", "approvers": [{"user": "bob"}]}],
+}
+
+
+@pytest.mark.parametrize(
+    ("overrides", "field", "message"),
+    [
+        pytest.param({"km": "1e400"}, "km", NUMBER_TOO_LARGE, id="number-infinite-as-a-float"),
+        pytest.param({"km": "-1e400"}, "km", NUMBER_TOO_LARGE, id="number-negative-infinite"),
+        pytest.param({"day": "0001-01-01"}, "day", DAY_OUT_OF_RANGE, id="date-year-1"),
+        pytest.param({"day": "1969-12-31"}, "day", DAY_OUT_OF_RANGE, id="date-before-1970"),
+        pytest.param({"day": "9999-12-31"}, "day", DAY_OUT_OF_RANGE, id="date-year-9999"),
+    ],
+)
+def test_a_number_or_date_the_data_cannot_hold_is_a_form_error(acme, overrides, field, message):
+    workflow_template_publish(tenant=acme, definition=TRIP)
+    alice = _browser("alice")
+    form = {"km": "12.5", "day": "2026-12-01", "subject_id": "T-1", "idempotency_key": "t-1"}
+
+    with changes_nothing():
+        response = alice.post("/workflows/new?template=trip", {**form, **overrides})
+
+    assert response.status_code == 400
+    assert response.context["form"].errors[field] == [message]
 
 
 # -- deciding ---------------------------------------------------------------------------------

@@ -14,8 +14,16 @@ import pytest
 from django.apps import apps
 from django.test import Client
 
+from approvals.admin_templates import DIFF_VERSION_UNKNOWN
 from approvals.models import OrgGroup, Tenant, User, WorkflowTemplate
-from approvals.web.definition_editor import JOIN, complete, editor_schema, to_editor
+from approvals.web.definition_editor import (
+    DURATION_PART_INVALID,
+    EDITOR_UNREADABLE,
+    JOIN,
+    complete,
+    editor_schema,
+    to_editor,
+)
 
 from ..helpers import EXPENSE, start_expense
 
@@ -238,3 +246,78 @@ def test_auditors_read_the_definition_pretty_printed_without_an_editor(acme: Ten
     assert "data-django-jsonform" not in page
     assert "Edit as JSON" not in page and "Roll back" not in page and "Retire" not in page
     assert 'id="versions"' in page
+
+
+@pytest.mark.parametrize("query", ["a=²", "b=²", "a=99", "a=-1", "a=" + "9" * 40])
+def test_a_diff_of_versions_that_are_not_there_is_a_400_with_a_sentence(acme, query):
+    template = _v(acme, 1)
+    fiona = _as("fiona")
+    before = _row_counts()
+
+    response = fiona.get(f"{BASE}/{template.pk}/diff/?{query}")
+
+    assert response.status_code == 400
+    shown = [m.message for m in response.context["messages"]]
+    assert shown == [DIFF_VERSION_UNKNOWN.format(last=1)]
+    assert _row_counts() == before
+
+
+def _days(value: Any) -> Any:
+    return lambda doc: doc["steps"][0].__setitem__("deadline", {"days": value})
+
+
+EDITOR_SHAPES = [
+    pytest.param(_days([1]), DURATION_PART_INVALID.format(part="days"), id="days-a-list"),
+    pytest.param(_days("two"), DURATION_PART_INVALID.format(part="days"), id="days-a-word"),
+    pytest.param(_days(-1), DURATION_PART_INVALID.format(part="days"), id="days-negative"),
+    pytest.param(
+        lambda doc: doc["steps"][0].__setitem__("reminders", [{"hours": [1]}]),
+        DURATION_PART_INVALID.format(part="hours"),
+        id="reminder-hours-a-list",
+    ),
+    pytest.param(lambda doc: doc.__setitem__("fields", 3), EDITOR_UNREADABLE, id="fields-a-number"),
+    pytest.param(lambda doc: doc.__setitem__("steps", 3), EDITOR_UNREADABLE, id="steps-a-number"),
+    pytest.param(
+        lambda doc: doc.__setitem__("fields", [[1]]), EDITOR_UNREADABLE, id="field-a-list"
+    ),
+    pytest.param(
+        lambda doc: doc["fields"][0].__setitem__("type", [1]), EDITOR_UNREADABLE, id="type-a-list"
+    ),
+    pytest.param(
+        lambda doc: doc["steps"][0].__setitem__("id", [1]), EDITOR_UNREADABLE, id="step-id-a-list"
+    ),
+]
+
+
+@pytest.mark.parametrize(("change", "message"), EDITOR_SHAPES)
+def test_an_editor_shape_with_a_list_where_a_number_belongs_is_a_form_error(acme, change, message):
+    template = _v(acme, 1)
+    doc = _editor_doc(template)
+    change(doc)
+    fiona = _as("fiona")
+    before = _row_counts()
+
+    response = _post(fiona, template, doc)
+
+    assert response.status_code == 200
+    assert response.context["adminform"].form.errors["definition"] == [message]
+    assert _row_counts() == before
+
+
+@pytest.mark.parametrize("as_json", [True, False], ids=["json-editor", "structured-editor"])
+def test_a_lone_surrogate_in_the_definition_is_a_form_error(acme, as_json):
+    template = _v(acme, 1)
+    definition = json.dumps({**template.definition, "title": "Trip \ud800"})
+    assert "\\ud800" in definition  # sent escaped, as a browser would
+    fiona = _as("fiona")
+    before = _row_counts()
+
+    response = fiona.post(
+        f"{BASE}/{template.pk}/change/" + ("?as=json" if as_json else ""),
+        {"definition": definition, "try_submitter": "alice", "try_data": "{}"},
+    )
+
+    assert response.status_code == 200
+    errors = response.context["adminform"].form.errors["definition"]
+    assert errors == ["title: Text contains a lone UTF-16 surrogate."]
+    assert _row_counts() == before

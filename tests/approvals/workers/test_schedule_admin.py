@@ -75,6 +75,7 @@ def test_a_finance_admin_creates_a_schedule_and_its_next_start_is_planned(acme):
     [
         pytest.param({"cron": "0 9 * *"}, "cron", "Give five fields", id="cron-fields"),
         pytest.param({"cron": "0 25 * * *"}, "cron", "25 > 23", id="cron-hour"),
+        pytest.param({"cron": "-1 * * * *"}, "cron", "negative numbers", id="cron-negative"),
         pytest.param({"timezone": "Mars/Olympus"}, "timezone", "No time zone", id="zone"),
         pytest.param({"data": "[1, 2]"}, "data", "JSON object", id="data-list"),
         pytest.param({"data": "{oops"}, "data", "JSON", id="data-not-json"),
