@@ -45,9 +45,8 @@ FORMATS = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson"}
 FORMAT_UNKNOWN = "format: csv or jsonl."
 CURSOR_SALT = "approvals.audit.events.cursor"
 _MAX_ID = 2**63 - 1
-# Text people typed, which a spreadsheet would run as a formula when it starts so.
+# Text a spreadsheet would run as a formula when it starts so.
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-_FREE_TEXT = ("comment", "subject_id")
 
 _VALUES = {
     "event_id": "id",
@@ -155,11 +154,16 @@ def audit_export(*, tenant_id: int, filters: ExportFilter, fmt: str) -> Iterator
 
     yield line(COLUMNS)
     for row in rows:
-        for name in _FREE_TEXT:
-            text = row[name]
-            if isinstance(text, str) and text.startswith(_FORMULA_START):
-                row[name] = "'" + text
-        yield line([row[c] for c in COLUMNS])
+        yield line([_cell(row[c]) for c in COLUMNS])
+
+
+def _cell(value: Any) -> Any:
+    """Every text cell, not only the typed ones: a user name (actor, on behalf of), a
+    step id or a subject type comes from a person too. Ids, times and hashes never
+    start so, and are left as they are."""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
 
 
 def export_filename(*, tenant_slug: str, fmt: str, at: dt.datetime) -> str:

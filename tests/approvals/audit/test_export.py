@@ -17,7 +17,7 @@ from approvals import access
 from approvals.audit.export import COLUMNS, ExportFilter, audit_export
 from approvals.models import Tenant, User, Workflow, WorkflowEvent
 
-from ..helpers import start_expense
+from ..helpers import decide, start_expense
 from .support import bulk_history, run_expenses
 
 pytestmark = pytest.mark.django_db
@@ -218,3 +218,26 @@ def test_export_memory_stays_flat_as_history_grows(acme: Any, settings: Any) -> 
 
     assert (n_small, n_large) == (5000, 20000)
     assert large < 2 * small, (small, large)
+
+
+def test_csv_escapes_formulas_in_the_actor_and_on_behalf_of_columns(acme: Any, api: Any) -> None:
+    # given user names a spreadsheet would run: bob away, "@victor" deciding for "+bob"
+    from approvals.services.delegations import delegation_set
+
+    User.objects.filter(username="bob").update(username="+bob")
+    User.objects.filter(username="victor").update(username="@victor")
+    now = dt.datetime.now(dt.UTC)
+    delegation_set(
+        user=User.objects.get(username="+bob"),
+        delegate=User.objects.get(username="@victor"),
+        starts_at=now - dt.timedelta(hours=1),
+        ends_at=now + dt.timedelta(days=1),
+    )
+    wid = start_expense(api("alice"), 4_500_000).json()["workflowId"]
+    assert decide(api("@victor"), wid, "approve", "x-1").status_code == 200
+
+    response = api("audrey").get("/api/audit/export?format=csv")
+    rows = _csv(b"".join(response.streaming_content).decode())
+
+    decided = [r for r in rows if r["type"] == "DecisionRecorded"]
+    assert [(r["actor"], r["on_behalf_of"]) for r in decided] == [("'@victor", "'+bob")]
