@@ -232,6 +232,7 @@ class WorkflowOperationsAdmin(admin.ModelAdmin):
             "title": "What needs attention",
             "rows": rows,
             "delegations_unreadable": attention.delegations_unreadable(user=user),
+            "templates_naming_absent": attention.templates_naming_absent(user=user),
             "opts": self.model._meta,
         }
         return TemplateResponse(request, "admin/approvals/workflow/attention.html", context)

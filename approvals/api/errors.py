@@ -14,11 +14,13 @@ from rest_framework.response import Response
 from templates_engine import CommandRejected
 from templates_engine import errors as engine_errors
 
-from ..access import Forbidden
+from ..access import CANNOT_HOLD_TASKS, Forbidden
 from ..runtime.commands import Busy, RequestIdReused, WorkflowNotFound
 from ..selectors.tasks import BadCursor
 from ..services.workflows import (
+    SIGNAL_PAYLOAD_TOO_LARGE,
     IdempotencyKeyReused,
+    SignalRefused,
     SubjectTaken,
     TemplateNotFound,
     TemplateRetired,
@@ -48,6 +50,7 @@ _REJECTION_STATUS = {
     engine_errors.UNKNOWN_USER: 422,
     engine_errors.ALREADY_TURNING_BACK: 409,
     engine_errors.SEGREGATION_OF_DUTIES: 403,
+    CANNOT_HOLD_TASKS: 422,
 }
 
 
@@ -79,6 +82,9 @@ def _translate(exc: Exception) -> tuple[int, str, str, Any]:
         running = isinstance(exc, WorkflowAlreadyRunning)
         code = "WORKFLOW_ALREADY_RUNNING" if running else "WORKFLOW_ALREADY_FINISHED"
         return 409, code, str(exc), None
+    if isinstance(exc, SignalRefused):
+        status = 413 if exc.code == SIGNAL_PAYLOAD_TOO_LARGE else 409
+        return status, exc.code, exc.message, None
     if isinstance(exc, IdempotencyKeyReused):
         return 422, "IDEMPOTENCY_KEY_REUSED", str(exc), None
     if isinstance(exc, BadCursor):

@@ -19,8 +19,10 @@ from ..models import (
     Timer,
     Workflow,
     WorkflowStatus,
+    WorkflowTemplate,
     time_bounds,
 )
+from .templates import workflow_template_problems
 
 ROLLBACK_FAILED = "rollback_failed"
 TIMER_PARKED = "timer_parked"
@@ -155,6 +157,37 @@ def delegations_unreadable(*, user: Any, limit: int = LIMIT) -> list[UnreadableD
     rows = _scoped(user, Delegation.objects.exclude(in_range)).order_by("pk")
     names = rows.values_list("pk", "user__username", "delegate__username")
     return [UnreadableDelegation(*row) for row in names[:limit]]
+
+
+@dataclass(frozen=True)
+class TemplateNamingAbsent:
+    """The newest version of a workflow template names, as an approver, someone who
+    can no longer act (deactivated, or an auditor or integration account since):
+    that step finds nobody to ask."""
+
+    title: str
+    version: int
+    problem: str
+
+
+def templates_naming_absent(*, user: Any, limit: int = LIMIT) -> list[TemplateNamingAbsent]:
+    """In ``user``'s organisation, each problem with a person named by the newest
+    version of a workflow template that takes new workflows."""
+    newest: dict[tuple[int, str], WorkflowTemplate] = {}
+    rows = _scoped(user, WorkflowTemplate.objects.all()).order_by("tenant_id", "key", "-version")
+    for template in rows:
+        newest.setdefault((template.tenant_id, template.key), template)
+    out = []
+    for template in newest.values():
+        if template.retired_at is not None:
+            continue
+        for problem in workflow_template_problems(
+            tenant_id=template.tenant_id, doc=template.definition
+        ):
+            if problem.path.endswith(".user"):
+                title = template.title or template.key
+                out.append(TemplateNamingAbsent(title, template.version, problem.problem))
+    return out[:limit]
 
 
 def workflow_parked_timers(*, workflow_id: uuid.UUID) -> list[Timer]:

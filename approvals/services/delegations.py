@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from .. import access
 from ..models import Delegation, PendingTask, User, time_bounds
 
 DELEGATE_OTHER_TENANT = "The delegate must belong to the same organisation."
@@ -22,7 +23,8 @@ class DelegationRefused(ValueError):
 
 def delegation_check(*, user: User, delegate: User) -> None:
     """Raise DelegationRefused with a clear message when ``delegate`` may not stand in
-    for ``user``: another organisation, themselves, a deactivated account, or the
+    for ``user``: another organisation, themselves, someone who cannot be given tasks
+    (a deactivated account, an auditor, an integration account: access), or the
     submitter of a workflow whose task ``user`` holds now (segregation of duties; the
     engine also keeps future tasks of the delegate's own workflows with ``user``)."""
     if user.tenant_id != delegate.tenant_id:
@@ -31,6 +33,9 @@ def delegation_check(*, user: User, delegate: User) -> None:
         raise DelegationRefused(DELEGATE_SELF)
     if not delegate.is_active:
         raise DelegationRefused(DELEGATE_INACTIVE)
+    cannot = access.task_holder_refusal(delegate)  # auditors, integration accounts
+    if cannot is not None:
+        raise DelegationRefused(cannot)
     own = (
         PendingTask.objects.filter(assignee=user, workflow__submitter=delegate)
         .select_related("workflow")

@@ -105,7 +105,13 @@ class UserNotFound(Exception):
 def user_deactivate_by_name(*, by: User, username: str, reason: str = "") -> DeactivationResult:
     """An organisation admin deactivates someone of their organisation by user name.
     Raises UserNotFound (also for another organisation's people), access.Forbidden,
-    or DeactivationRefused."""
+    or DeactivationRefused. Whether ``by`` may deactivate anyone is asked first, so a
+    refusal does not tell which colleagues exist."""
+    if not access.may_deactivate_people(by):
+        raise access.Forbidden(access.FORBIDDEN_DEACTIVATE)
+    name_field = User._meta.get_field("username")
+    if "\x00" in username or len(username) > (name_field.max_length or 150):
+        raise UserNotFound(USER_NOT_FOUND.format(username=username))  # no such name can exist
     person = User.objects.filter(tenant_id=by.member_tenant_id, username=username).first()
     if person is None:
         raise UserNotFound(USER_NOT_FOUND.format(username=username))

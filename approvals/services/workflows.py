@@ -74,6 +74,29 @@ def start_body_hash(
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+# Until early signals are kept for the step that will await them, a signal must be one
+# the workflow's template declares, and its payload stays small.
+SIGNAL_PAYLOAD_MAX_BYTES = 16 * 1024
+SIGNAL_TOO_LARGE = (
+    "A signal's payload may be at most 16 KB of JSON; this one is {size} bytes. "
+    "Nothing was delivered."
+)
+SIGNAL_UNDECLARED = (
+    "This workflow's template declares no signal named {name!r}, so it was not delivered."
+)
+SIGNAL_PAYLOAD_TOO_LARGE = "SIGNAL_PAYLOAD_TOO_LARGE"
+SIGNAL_NOT_DECLARED = "SIGNAL_NOT_DECLARED"
+
+
+class SignalRefused(Exception):
+    """A signal that is not delivered (nothing stored); ``code`` names why."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
 class TemplateNotFound(Exception):
     pass
 
@@ -327,6 +350,8 @@ def workflow_decide(
         if not access.may_read_workflow(user, wf):
             raise WorkflowNotFound(WORKFLOW_NOT_FOUND)
         access.check_may_decide(user)
+        if decision == "delegate" and delegate_to:
+            access.check_may_hold_tasks_named(user.member_tenant_id, delegate_to)
 
     return command_execute(
         tenant_id=user.member_tenant_id,
@@ -349,13 +374,21 @@ def workflow_signal(
 ) -> CommandResult:
     """Deliver a signal from one of the senders its step names. Sending grants no
     right to read the workflow. Raises WorkflowNotFound when the user may neither
-    send it nor read the workflow, access.Forbidden when they may read but not send."""
+    send it nor read the workflow, access.Forbidden when they may read but not send,
+    and SignalRefused (nothing stored) for a payload over SIGNAL_PAYLOAD_MAX_BYTES or
+    a signal the workflow's template does not declare."""
     assert user.tenant_id is not None
+    size = len(json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode())
+    if size > SIGNAL_PAYLOAD_MAX_BYTES:
+        raise SignalRefused(SIGNAL_PAYLOAD_TOO_LARGE, SIGNAL_TOO_LARGE.format(size=size))
     wf = _in_tenant(user, workflow_id)
-    if not access.may_signal(user, definition_for(wf.template_id), name, scope):
+    definition = definition_for(wf.template_id)
+    if not access.may_signal(user, definition, name, scope):
         if access.may_read_workflow(user, wf):
             raise access.Forbidden(access.FORBIDDEN_SIGNAL.format(name=name))
         raise WorkflowNotFound(WORKFLOW_NOT_FOUND)
+    if not any(getattr(step, "signal", None) == name for step in definition.steps):
+        raise SignalRefused(SIGNAL_NOT_DECLARED, SIGNAL_UNDECLARED.format(name=name))
     role = "integration" if access.has_role(user, access.Role.INTEGRATION) else "admin"
     return command_execute(
         tenant_id=user.tenant_id,
@@ -393,11 +426,14 @@ def workflow_reassign(
     comment: str = "",
 ) -> CommandResult:
     """Move a task from one assignee to another: an organisation admin, recorded in the
-    history. The engine refuses a move to the submitter (segregation of duties)."""
+    history, never to herself nor to someone who cannot act (access). The engine
+    refuses a move to the submitter (segregation of duties)."""
     assert user.tenant_id is not None
     wf = _readable(user, workflow_id)
     if not access.may_reassign(user, wf):
         raise access.Forbidden(access.FORBIDDEN_REASSIGN)
+    access.check_may_reassign_to(user, to_user)
+    access.check_may_hold_tasks_named(user.tenant_id, to_user)
     return command_execute(
         tenant_id=user.tenant_id,
         workflow_id=workflow_id,

@@ -19,6 +19,7 @@ from approvals.models import (
     WorkflowTemplate,
 )
 from approvals.services.templates import workflow_template_publish
+from approvals.services.workflows import SIGNAL_UNDECLARED
 from approvals.workers.timers import timer_drain
 from templates_engine.snapshot import SNAPSHOT_VERSION
 
@@ -146,7 +147,7 @@ def test_a_signal_resumes_the_step_with_its_payload_and_repeats_are_duplicates(a
     assert WorkflowEvent.objects.filter(workflow_id=wid, type="SignalReceived").count() == 1
 
 
-def test_a_signal_nobody_waits_for_is_recorded_and_answered_clearly(acme, api):
+def test_a_signal_the_workflow_template_does_not_declare_is_refused_clearly(acme, api):
     _signal_template(acme)
     wid = _start_vendor(api)
 
@@ -156,10 +157,9 @@ def test_a_signal_nobody_waits_for_is_recorded_and_answered_clearly(acme, api):
         format="json",
     )
 
-    assert response.status_code == 200
-    assert response.json()["status"] == "RUNNING"
-    event = WorkflowEvent.objects.get(workflow_id=wid, type="SignalReceived")
-    assert event.payload["step"] is None
+    assert response.status_code == 409
+    assert response.json()["error"]["message"] == SIGNAL_UNDECLARED.format(name="unexpected")
+    assert not WorkflowEvent.objects.filter(workflow_id=wid, type="SignalReceived").exists()
     assert Workflow.objects.get(pk=wid).current_step == "contract"
 
 
