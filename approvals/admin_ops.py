@@ -28,10 +28,16 @@ from .services.operations import (
     ReasonRequired,
     timer_rearm,
     workflow_resolve_by_hand,
+    workflow_restart,
     workflow_retry_compensation,
-    workflow_retry_step,
 )
-from .services.workflows import workflow_cancel, workflow_reassign
+from .services.workflows import (
+    IdempotencyKeyReused,
+    SubjectTaken,
+    TemplateNotFound,
+    workflow_cancel,
+    workflow_reassign,
+)
 from .web import present
 
 REASON_HELP = "Kept in the workflow's history with your name."
@@ -66,18 +72,28 @@ class ReassignForm(_Operation):
 
 
 class RetryStepForm(_Operation):
-    name, title = "retry_step", "Run the failed step again"
-    help = "The request runs again from the step that failed (or the first step undone)."
+    name, title = "retry_step", "Start it again as a new request"
+    help = (
+        "A new request starts with the same details, on the current version of its "
+        "workflow template; this one stays rolled back, and each links to the other."
+    )
 
 
 class RetryCompensationForm(_Operation):
     name, title = "retry_compensation", "Try the roll-back again"
-    help = "One more attempt of the undo that failed."
+    help = (
+        "One more attempt of the undo that failed, then of any undo left after it. "
+        "The request stays marked as a failed roll-back; if every undo succeeds, it is "
+        "settled and leaves this list."
+    )
 
 
 class ResolveForm(_Operation):
     name, title = "resolve", "Mark the roll-back as done by hand"
-    help = "Say what was done by hand; the request then ends as the roll-back would."
+    help = (
+        "Say what was done by hand. The request stays marked as a failed roll-back, "
+        "settled by you, and leaves the attention list."
+    )
 
 
 class RearmForm(_Operation):
@@ -93,7 +109,7 @@ class RearmForm(_Operation):
 DONE = {
     "cancel": "The request was cancelled.",
     "reassign": "The task was given to {to}.",
-    "retry_step": "The request runs again.",
+    "retry_step": "The request was started again as a new request.",
     "retry_compensation": "The roll-back is being tried again.",
     "resolve": "The roll-back was marked as done by hand.",
     "rearm": "The timer was re-armed and is due now.",
@@ -113,9 +129,11 @@ def _forms_for(wf: Workflow, data: Any = None) -> list[_Operation]:
             for t in tasks
         ]
         out.append(ReassignForm(data, prefix="reassign", holders=holders))
-    if wf.status == WorkflowStatus.ROLLED_BACK and snapshot.get("failed_step"):
+    restarted = snapshot.get("restarted_as")
+    if wf.status == WorkflowStatus.ROLLED_BACK and snapshot.get("failed_step") and not restarted:
         out.append(RetryStepForm(data, prefix="retry_step"))
-    if wf.status == WorkflowStatus.COMPENSATION_FAILED:
+    settled = snapshot.get("settled") or snapshot.get("activity") is not None
+    if wf.status == WorkflowStatus.COMPENSATION_FAILED and not settled:
         out.append(RetryCompensationForm(data, prefix="retry_compensation"))
         out.append(ResolveForm(data, prefix="resolve"))
     timers = attention.workflow_parked_timers(workflow_id=wf.pk)
@@ -140,7 +158,7 @@ def _perform(form: _Operation, user: User, wf: Workflow) -> str:
         )
         return DONE["reassign"].format(to=d["to_user"])
     elif isinstance(form, RetryStepForm):
-        workflow_retry_step(reason=d["reason"], **common)
+        workflow_restart(reason=d["reason"], **common)
     elif isinstance(form, RetryCompensationForm):
         workflow_retry_compensation(reason=d["reason"], **common)
     elif isinstance(form, ResolveForm):
@@ -197,7 +215,13 @@ class WorkflowOperationsAdmin(admin.ModelAdmin):
                     message = exc.message if isinstance(exc, CommandRejected) else str(exc)
                     form.add_error(None, message)
                     status = 409
-                except (WorkflowNotFound, RequestIdReused) as exc:
+                except (
+                    WorkflowNotFound,
+                    RequestIdReused,
+                    SubjectTaken,
+                    TemplateNotFound,
+                    IdempotencyKeyReused,
+                ) as exc:  # the last three: a restart's start was refused
                     form.add_error(None, str(exc))
                     status = 409
                 else:
@@ -265,9 +289,14 @@ def _went_wrong(wf: Workflow) -> str:
         if compensations:
             title = present.step_title(wf.template.definition, compensations[-1][0])
             return f"Undoing the {title} step failed: {error}"
+    words = error
     if step:
-        return f"The {present.step_title(wf.template.definition, step)} step failed: {error}"
-    return error
+        words = f"The {present.step_title(wf.template.definition, step)} step failed: {error}"
+    if wf.status == WorkflowStatus.COMPENSATION_FAILED and snapshot.get("settled"):
+        words += ". The failed roll-back has since been settled; the history says by whom."
+    if wf.status == WorkflowStatus.ROLLED_BACK and snapshot.get("restarted_as"):
+        words += ". It has since been started again as a new request."
+    return words
 
 
 def _is_uuid(value: str) -> bool:

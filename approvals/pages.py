@@ -34,6 +34,7 @@ from .selectors.workflows import (
     workflow_assignees,
     workflow_get,
     workflow_history,
+    workflow_restart_links,
     workflows_submitted,
 )
 from .services.delegations import DelegationRefused, delegation_set
@@ -207,6 +208,7 @@ def _detail_context(user: User, wf: Workflow) -> dict[str, Any]:
         "status_sentence": status,
         "data_rows": present.data_rows(_schema(wf.template), wf.data),
         "timeline": present.timeline(history, ctx),
+        "restart": workflow_restart_links(history=history),
         "diagram": workflow_svg(
             raw,
             data=wf.data,

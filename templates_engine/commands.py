@@ -125,17 +125,21 @@ class Reassign(Command):
 
 @dataclass(frozen=True, slots=True)
 class RetryStep(Command):
-    """Run again a workflow that was rolled back after a step failed for good: from the
-    failed step, or from the earliest step whose work the rollback undid."""
+    """A workflow rolled back after a step failed for good was started again as the new
+    workflow ``restarted_as`` (same data, the current workflow template version). A
+    finished workflow stays finished: this only records the link, with who and why."""
 
     type: ClassVar[str] = "RetryStep"
     actor: str
     reason: str
+    restarted_as: str = ""
 
 
 @dataclass(frozen=True, slots=True)
 class RetryCompensation(Command):
-    """One more attempt of the undo that failed for good (COMPENSATION_FAILED)."""
+    """One more attempt of the undo that failed for good, run on the finished workflow
+    (its status stays COMPENSATION_FAILED); the undos below it follow, and when all
+    have succeeded the failure is settled."""
 
     type: ClassVar[str] = "RetryCompensation"
     actor: str
@@ -144,8 +148,8 @@ class RetryCompensation(Command):
 
 @dataclass(frozen=True, slots=True)
 class ResolveByHand(Command):
-    """The undo that failed was done by hand: the workflow ends as its compensation
-    would have ended it (rolled back, rejected or cancelled)."""
+    """The undo that failed (and those below it) was done by hand: the failure is
+    settled, with who and why; the status stays COMPENSATION_FAILED."""
 
     type: ClassVar[str] = "ResolveByHand"
     actor: str

@@ -13,7 +13,7 @@ from .context import Context
 from .definition import Definition
 from .errors import CommandRejected
 from .expressions import data_problems
-from .operations import on_operation
+from .operations import on_operation, on_retried_undo_outcome
 from .state import NEW, SUBMITTER_STEP, State, evolve
 from .steps import ActionStep
 
@@ -38,7 +38,9 @@ def decide(
             raise CommandRejected(
                 errors.WORKFLOW_FINISHED, f"the workflow has finished ({state.status})"
             )
-        return []
+        if isinstance(command, cmd.ActivityCompleted | cmd.ActivityFailed):
+            on_retried_undo_outcome(b, command)  # an admin's retried undo, if any
+        return b.events
     if isinstance(command, cmd.Decide):
         _on_decide(b, command)
     elif isinstance(command, cmd.TimerFired):

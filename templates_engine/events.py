@@ -381,7 +381,9 @@ class WorkflowCancelled(Event):
 @_event
 @dataclass(frozen=True, slots=True)
 class StepRetried(Event):
-    """An admin runs a rolled-back workflow again from ``from_step``."""
+    """An admin ran a rolled-back workflow again from ``from_step``, reopening it.
+    No longer recorded (a finished workflow stays finished: ``WorkflowRestarted``);
+    kept so that histories that hold it replay."""
 
     type: ClassVar[str] = "StepRetried"
     actor: str
@@ -402,13 +404,56 @@ class CompensationRetried(Event):
 @_event
 @dataclass(frozen=True, slots=True)
 class CompensationResolved(Event):
-    """An admin says the failed undo was done by hand; the workflow ends ``outcome``."""
+    """An admin said the failed undo was done by hand, and the workflow moved to
+    ``outcome``. No longer recorded (``CompensationSettled`` keeps the status); kept so
+    that histories that hold it replay."""
 
     type: ClassVar[str] = "CompensationResolved"
     actor: str
     reason: str
     step: str
     outcome: str
+
+
+@_event
+@dataclass(frozen=True, slots=True)
+class WorkflowRestarted(Event):
+    """The rolled-back workflow was started again as the new workflow ``restarted_as``
+    (same data, the current workflow template version). Its own status does not move."""
+
+    type: ClassVar[str] = "WorkflowRestarted"
+    actor: str
+    reason: str
+    step: str  # the step that had failed for good
+    restarted_as: str
+
+
+@_event
+@dataclass(frozen=True, slots=True)
+class UndoRetried(Event):
+    """An admin runs the failed undo of ``step`` once more on the finished workflow;
+    the status stays COMPENSATION_FAILED (an ``ActivityScheduled`` follows)."""
+
+    type: ClassVar[str] = "UndoRetried"
+    actor: str
+    reason: str
+    step: str
+
+
+@_event
+@dataclass(frozen=True, slots=True)
+class CompensationSettled(Event):
+    """The failed undo is settled: done by hand (``actor`` and ``reason`` say who and
+    why), or by retried undos that all succeeded (``actor`` None). ``outcome`` is the
+    status the compensation set out to reach; the workflow's own stays
+    COMPENSATION_FAILED, the record of what happened."""
+
+    type: ClassVar[str] = "CompensationSettled"
+    actor: str | None
+    reason: str
+    step: str
+    outcome: str
+    by_hand: bool = True
 
 
 @_event

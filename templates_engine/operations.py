@@ -1,7 +1,12 @@
-"""What an organisation admin may do to a workflow that needs a person: run a rolled
-back workflow again from the step that failed, retry the undo that failed, settle a
-failed undo done by hand, or deliver again a timer whose delivery was parked. Each is
-a command with who and why, and each leaves an event saying so."""
+"""What an organisation admin may do to a workflow that needs a person: record that a
+rolled-back workflow was started again as a new one, retry the undo that failed,
+settle a failed undo done by hand, or deliver again a timer whose delivery was parked.
+Each is a command with who and why, and each leaves an event saying so.
+
+A finished workflow stays finished: no operation moves a terminal status. A restart is
+a new workflow (the app starts it; the old one records the link); a retried undo runs
+on the finished workflow and, when it and the undos below it succeed, settles the
+failure, as settling by hand does; the status stays COMPENSATION_FAILED."""
 
 from __future__ import annotations
 
@@ -16,6 +21,11 @@ from .steps import ActionStep
 NOT_ROLLED_BACK = "only a workflow rolled back after a step failed can retry it (it is {status})"
 NOT_COMPENSATION_FAILED = "only a workflow whose undo failed can do this (it is {status})"
 NO_SUCH_TIMER = "the workflow has no pending timer {key!r}"
+ALREADY_RESTARTED = "the workflow was already started again as {restarted_as}"
+RESTART_NAMES_NO_WORKFLOW = "say which new workflow it was started again as"
+ALREADY_SETTLED = "the failed undo has already been settled"
+UNDO_RUNNING = "an undo is running again; wait for its outcome"
+UNDONE_ON_RETRY = "the undo succeeded when retried"
 REASON_REQUIRED = "say why: the reason goes into the history"
 NOT_ALLOWED = "NOT_ALLOWED"
 REASON_MISSING = "REASON_REQUIRED"
@@ -43,17 +53,21 @@ def _retry_step(b: Builder, c: cmd.RetryStep) -> None:
     failed = s.failed_step
     if s.status != ROLLED_BACK or failed is None or failed == SUBMITTER_STEP:
         raise CommandRejected(NOT_ALLOWED, NOT_ROLLED_BACK.format(status=s.status))
-    # Steps whose work the rollback undid must run again before the failed one.
-    index = min(b.definition.index(step) for step in (failed, *s.undone))
-    start = b.definition.steps[index].id
-    b.emit(ev.StepRetried(c.actor, c.reason, failed, start))
-    b.advance(index)
+    if s.restarted_as is not None:
+        raise CommandRejected(NOT_ALLOWED, ALREADY_RESTARTED.format(restarted_as=s.restarted_as))
+    if not c.restarted_as:
+        raise CommandRejected(NOT_ALLOWED, RESTART_NAMES_NO_WORKFLOW)
+    b.emit(ev.WorkflowRestarted(c.actor, c.reason, failed, c.restarted_as))
 
 
 def _undo_on_top(b: Builder) -> tuple[ActionStep, int]:
     s = b.state
-    if s.status != COMPENSATION_FAILED or not s.compensations:
+    if s.status != COMPENSATION_FAILED:
         raise CommandRejected(NOT_ALLOWED, NOT_COMPENSATION_FAILED.format(status=s.status))
+    if s.settled or not s.compensations:
+        raise CommandRejected(NOT_ALLOWED, ALREADY_SETTLED)
+    if s.activity is not None:
+        raise CommandRejected(NOT_ALLOWED, UNDO_RUNNING)
     step_id, round_ = s.compensations[-1]
     return b.definition.action(step_id), round_
 
@@ -62,15 +76,42 @@ def _retry_compensation(b: Builder, c: cmd.RetryCompensation) -> None:
     step, round_ = _undo_on_top(b)
     undo = step.compensate
     assert undo is not None, f"{step.id} was recorded as compensable"
-    b.emit(ev.CompensationRetried(c.actor, c.reason, step.id))
+    b.emit(ev.UndoRetried(c.actor, c.reason, step.id))
     attempt = b.state.failed_attempt + 1
     b.emit(undo.scheduled(step.id, attempt, b.ctx.now, undo=True, round=round_))
+
+
+def on_retried_undo_outcome(b: Builder, c: cmd.ActivityCompleted | cmd.ActivityFailed) -> None:
+    """The outcome of an undo an admin retried on a finished workflow: one attempt, no
+    automatic retries. A success runs the next undo down the stack (once each), and
+    settles the failure when none is left; a failure leaves it for a person."""
+    pending = b.state.activity
+    if pending is None or (pending.step, pending.attempt, pending.undo) != (
+        c.step,
+        c.attempt,
+        c.undo,
+    ):
+        return  # not the attempt the workflow waits for: a duplicate
+    if c.round is not None and c.round != pending.round:
+        return
+    if isinstance(c, cmd.ActivityFailed):
+        b.emit(ev.ActivityFailed(c.step, c.attempt, c.error, c.message, True))
+        return
+    b.emit(ev.ActivitySucceeded(c.step, c.attempt, True, c.result))
+    if b.state.compensations:
+        step_id, round_ = b.state.compensations[-1]
+        undo = b.definition.action(step_id).compensate
+        assert undo is not None, f"{step_id} was recorded as compensable"
+        b.emit(undo.scheduled(step_id, 1, b.ctx.now, undo=True, round=round_))
+        return
+    outcome = b.state.outcome or ROLLED_BACK
+    b.emit(ev.CompensationSettled(None, UNDONE_ON_RETRY, c.step, outcome, by_hand=False))
 
 
 def _resolve_by_hand(b: Builder, c: cmd.ResolveByHand) -> None:
     step, _ = _undo_on_top(b)
     outcome = b.state.outcome or ROLLED_BACK
-    b.emit(ev.CompensationResolved(c.actor, c.reason, step.id, outcome))
+    b.emit(ev.CompensationSettled(c.actor, c.reason, step.id, outcome))
 
 
 def _rearm_timer(b: Builder, c: cmd.RearmTimer) -> None:

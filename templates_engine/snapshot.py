@@ -15,8 +15,8 @@ from .events import Assignment, Timer
 from .state import HeartbeatLease, PendingActivity, State
 
 # 2: step_approvals; 3: rounds, compensations by round, heartbeat; 4: failed_step,
-# undone, failed_attempt (for the admin's operations)
-SNAPSHOT_VERSION = 4
+# undone, failed_attempt (for the admin's operations); 5: restarted_as, settled
+SNAPSHOT_VERSION = 5
 
 
 def state_to_dict(state: State) -> dict[str, Any]:

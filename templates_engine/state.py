@@ -101,6 +101,11 @@ class State:
     failed_step: str | None = None
     undone: tuple[str, ...] = ()
     failed_attempt: int = 0
+    # A finished workflow stays finished; these record what was done about it since:
+    # the new workflow a rolled-back one was started again as, and whether a failed
+    # undo was settled (by hand, or by retried undos that succeeded).
+    restarted_as: str | None = None
+    settled: bool = False
 
     def round_of(self, step: str) -> int:
         """The latest round of action step ``step``; 0 if it never ran."""
@@ -363,6 +368,14 @@ def _compensation_resolved(s: State, e: ev.CompensationResolved) -> State:
     return _leave_step(s, status=e.outcome, step=None, activity=None, compensations=())
 
 
+def _workflow_restarted(s: State, e: ev.WorkflowRestarted) -> State:
+    return replace(s, restarted_as=e.restarted_as)
+
+
+def _compensation_settled(s: State, e: ev.CompensationSettled) -> State:
+    return replace(s, settled=True, activity=None, compensations=())
+
+
 def _compensating(s: State, e: ev.CompensationStarted) -> State:
     return _leave_step(s, status=COMPENSATING, outcome=e.outcome, activity=None)
 
@@ -409,6 +422,9 @@ _EVOLVERS: dict[type[ev.Event], Callable[[State, Any], State]] = {
     ev.CompensationRetried: _compensation_retried,
     ev.CompensationResolved: _compensation_resolved,
     ev.TimerRearmed: _skip,
+    ev.WorkflowRestarted: _workflow_restarted,
+    ev.UndoRetried: _skip,
+    ev.CompensationSettled: _compensation_settled,
 }
 
 

@@ -164,7 +164,8 @@ class InMemoryEngine:
 
     def run(self, workflow_id: str) -> str:
         run = self._runs[workflow_id]
-        while not run.state.terminal:
+        # a finished workflow still runs an undo an admin retried on it
+        while not run.state.terminal or run.state.activity is not None:
             now = self.clock.now()
             pending = run.state.activity
             due_timers = sorted(
@@ -238,7 +239,7 @@ class InMemoryEngine:
 
     def next_run_at(self, workflow_id: str) -> float | None:
         state = self._runs[workflow_id].state
-        return None if state.terminal else state.next_wake_at
+        return None if state.terminal and state.activity is None else state.next_wake_at
 
     # -- internals --------------------------------------------------------------
 

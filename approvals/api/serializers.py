@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 from drf_spectacular.utils import extend_schema_field
@@ -12,7 +13,21 @@ from templates_engine.commands import DECISIONS
 
 from ..request_ids import REQUEST_ID_PATTERN
 from ..selectors.tasks import CURSOR_PATTERN
+from ..selectors.workflows import workflow_restart_links
 from .schema import JSON_OBJECT_SCHEMA, NO_NUL
+
+
+class _WholeMatch:
+    """The whole value must match ``pattern``. A RegexField's own validator searches,
+    and a pattern ending in ``$`` (as OpenAPI writes it) also matches before a trailing
+    newline; this one refuses that newline too."""
+
+    def __init__(self, pattern: str) -> None:
+        self.regex = re.compile(pattern)
+
+    def __call__(self, value: Any) -> None:
+        if isinstance(value, str) and self.regex.fullmatch(value) is None:
+            raise serializers.ValidationError("This value does not match the required pattern.")
 
 
 class RequestBody(serializers.Serializer):
@@ -42,6 +57,7 @@ class Text(serializers.RegexField):
         if not kwargs.get("allow_blank"):
             kwargs.setdefault("min_length", 1)
         super().__init__(pattern, max_length=max_length, **kwargs)
+        self.validators.append(_WholeMatch(pattern))
 
     def to_internal_value(self, data: Any) -> Any:
         if not isinstance(data, str):
@@ -62,7 +78,9 @@ class RequestIdField(serializers.RegexField):
     """A client-chosen id, one per rendered button or e-mailed link: a string only."""
 
     def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("trim_whitespace", False)  # kept as sent, as Text is
         super().__init__(REQUEST_ID_PATTERN, max_length=128, **kwargs)
+        self.validators.append(_WholeMatch(REQUEST_ID_PATTERN))
 
     def to_internal_value(self, data: Any) -> Any:
         if not isinstance(data, str):
@@ -304,6 +322,18 @@ class WorkflowDetail(WorkflowSummary):
     nextTimer = serializers.SerializerMethodField()
     activity = serializers.SerializerMethodField()
     history = serializers.SerializerMethodField()
+    restartedFrom = serializers.SerializerMethodField()
+    restartedAs = serializers.SerializerMethodField()
+
+    @extend_schema_field(serializers.UUIDField(allow_null=True))
+    def get_restartedFrom(self, workflow: Any) -> Any:
+        """The rolled-back workflow this one was started in place of."""
+        return workflow_restart_links(history=self.context["history"]).restarted_from
+
+    @extend_schema_field(serializers.UUIDField(allow_null=True))
+    def get_restartedAs(self, workflow: Any) -> Any:
+        """The new workflow this rolled-back one was started again as."""
+        return workflow_restart_links(history=self.context["history"]).restarted_as
 
     @extend_schema_field(OpenStepOut(many=True))
     def get_openSteps(self, workflow: Any) -> Any:

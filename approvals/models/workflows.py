@@ -139,21 +139,8 @@ class Workflow(models.Model):
     @transition(field=status, source=[S.RUNNING, S.COMPENSATING], target=S.CANCELLED)
     def cancel(self) -> None: ...
 
-    # The admin's operations (templates_engine.operations) reopen a finished workflow.
-    @transition(field=status, source=S.ROLLED_BACK, target=S.RUNNING)
-    def retry_step(self) -> None: ...
-
-    @transition(field=status, source=S.COMPENSATION_FAILED, target=S.COMPENSATING)
-    def retry_compensation(self) -> None: ...
-
-    @transition(field=status, source=S.COMPENSATION_FAILED, target=S.ROLLED_BACK)
-    def settle_rolled_back(self) -> None: ...
-
-    @transition(field=status, source=S.COMPENSATION_FAILED, target=S.REJECTED)
-    def settle_rejected(self) -> None: ...
-
-    @transition(field=status, source=S.COMPENSATION_FAILED, target=S.CANCELLED)
-    def settle_cancelled(self) -> None: ...
+    # No transition leaves COMPLETED, REJECTED, ROLLED_BACK, COMPENSATION_FAILED or
+    # CANCELLED: a finished workflow stays finished (templates_engine.operations).
 
     def __str__(self) -> str:
         return f"{self.template_key} {self.subject_type}:{self.subject_id} ({self.public_status})"

@@ -76,8 +76,6 @@ _TRANSITIONS: dict[type[ev.Event], str] = {
     ev.WorkflowRejected: "reject",
     ev.CompensationFailed: "fail_compensation",
     ev.WorkflowCancelled: "cancel",
-    ev.StepRetried: "retry_step",
-    ev.CompensationRetried: "retry_compensation",
 }
 
 
@@ -420,8 +418,6 @@ def _append(
 ) -> None:
     for event in events:
         transition = _TRANSITIONS.get(type(event))
-        if isinstance(event, ev.CompensationResolved):
-            transition = f"settle_{event.outcome.lower()}"
         if transition is not None:
             getattr(wf, transition)()
     if wf.status != new_state.status:

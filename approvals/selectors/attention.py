@@ -62,6 +62,8 @@ def _rollbacks_failed(user: Any, limit: int) -> list[AttentionItem]:
     qs = _scoped(user, Workflow.objects.select_related("template", "submitter")).filter(
         status=WorkflowStatus.COMPENSATION_FAILED
     )
+    # settled by hand or by retried undos: nothing left for a person
+    qs = qs.exclude(snapshot__settled=True)
     out = []
     for wf in qs.order_by("updated_at")[:limit]:
         snapshot = wf.snapshot or {}

@@ -39,6 +39,26 @@ class HistoryEntry:
     payload: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class RestartLinks:
+    """A rolled-back workflow started again is a new workflow: each names the other."""
+
+    restarted_from: str | None  # the rolled-back workflow this one replaces
+    restarted_as: str | None  # the new workflow that replaced this one
+
+
+def workflow_restart_links(*, history: list[HistoryEntry]) -> RestartLinks:
+    """The restart links recorded in a workflow's ``history`` (``workflow_history``)."""
+    restarted_from = restarted_as = None
+    for entry in history:
+        if entry.type == "WorkflowStarted":
+            origin = entry.payload.get("origin") or {}
+            restarted_from = origin.get("restarted_from")
+        elif entry.type == "WorkflowRestarted":
+            restarted_as = entry.payload.get("restarted_as")
+    return RestartLinks(restarted_from, restarted_as)
+
+
 def workflow_history(*, workflow: Workflow) -> list[HistoryEntry]:
     rows = (
         WorkflowEvent.objects.filter(workflow_id=workflow.pk)

@@ -1,13 +1,18 @@
 """What an organisation admin does to a workflow that needs a person, each through the
-one command path with who and why: retry a step that failed for good, retry or settle
-by hand an undo that failed, re-arm a parked timer. (Cancelling and reassigning are
-``services.workflows``' ``workflow_cancel`` and ``workflow_reassign``.)"""
+one command path with who and why: start a rolled-back request again as a new one,
+retry or settle by hand an undo that failed, re-arm a parked timer. (Cancelling and
+reassigning are ``services.workflows``' ``workflow_cancel`` and ``workflow_reassign``.)
+
+A finished workflow stays finished (templates_engine.operations): a restart is a new
+workflow linked both ways, and a retried or settled undo keeps COMPENSATION_FAILED."""
 
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import transaction
 
 from templates_engine import commands as cmd
 
@@ -15,8 +20,11 @@ from .. import access
 from ..models import Timer, User, Workflow
 from ..runtime.commands import WORKFLOW_NOT_FOUND, Actor, CommandResult, WorkflowNotFound
 from ..runtime.commands import command_execute as _execute
+from .workflows import StartResult, workflow_start
 
 REASON_REQUIRED = "Say why: the reason is kept in the workflow's history."
+# What the engine adds to a workflow's data as it runs; a restart starts without them.
+_ENGINE_DATA = ("results", "signals")
 TIMER_NOT_FOUND = "No such timer."
 
 
@@ -48,13 +56,39 @@ def _run(user: User, wf: Workflow, command: cmd.Command, request_id: str) -> Com
     )
 
 
-def workflow_retry_step(
+def workflow_restart(
     *, user: User, workflow_id: uuid.UUID | str, reason: str, request_id: str
-) -> CommandResult:
-    """Run a rolled-back workflow again from the step that failed for good (or the
-    earliest step the roll-back undid)."""
+) -> StartResult:
+    """Start a workflow rolled back after a step failed for good again, as a new
+    workflow: its submitter, subject and data, on the newest published version of its
+    workflow template. The new history records where it came from and who restarted
+    it (``origin.restarted_from``); the old one records ``WorkflowRestarted`` and stays
+    rolled back. Both happen in one transaction, or neither (the engine refuses a
+    workflow that is not rolled back after a failed step, or was restarted already)."""
     wf = _operable(user, workflow_id, reason)
-    return _run(user, wf, cmd.RetryStep(user.username, reason), request_id)
+    submitter = wf.submitter
+    if submitter is None:
+        raise WorkflowNotFound(WORKFLOW_NOT_FOUND)
+    data = {k: v for k, v in (wf.data or {}).items() if k not in _ENGINE_DATA}
+    origin: dict[str, Any] = {
+        "restarted_from": str(wf.pk),
+        "made_by": user.username,
+        "reason": reason,
+    }
+    with transaction.atomic():
+        started = workflow_start(
+            submitter=submitter,
+            template_key=wf.template_key,
+            subject_type=wf.subject_type,
+            subject_id=wf.subject_id,
+            data=data,
+            origin=origin,
+            # the same form sent twice restarts once: the repeat finds this start, and
+            # the old workflow's event is then a duplicate of the same command
+            idempotency_key=f"#restart:{wf.pk}:{request_id}",
+        )
+        _run(user, wf, cmd.RetryStep(user.username, reason, str(started.workflow_id)), request_id)
+    return started
 
 
 def workflow_retry_compensation(

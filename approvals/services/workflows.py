@@ -288,7 +288,8 @@ class _Start:
             if rule.while_running == policy.USE_EXISTING:
                 return StartResult.of_existing(Workflow.objects.get(pk=running))
             raise WorkflowAlreadyRunning(self._message(WORKFLOW_ALREADY_RUNNING, running), running)
-        if rule.after_finished == policy.REJECT and finished is not None:
+        restart = bool(self.origin and self.origin.get("restarted_from"))
+        if rule.after_finished == policy.REJECT and finished is not None and not restart:
             raise WorkflowAlreadyFinished(
                 self._message(WORKFLOW_ALREADY_FINISHED, finished), finished
             )

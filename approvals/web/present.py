@@ -359,6 +359,13 @@ def sentence(
         if origin.get("schedule") is not None:
             made_by = ctx.who(origin.get("made_by"))
             return f"Started by the schedule '{origin.get('name', '')}' made by {made_by}"
+        if origin.get("restarted_from") is not None:
+            made_by = ctx.who(origin.get("made_by"))
+            submitter = ctx.who(p.get("submitter") or actor)
+            return (
+                f"{made_by} started this again for {submitter}, as a new request in place "
+                f"of one that was rolled back: {origin.get('reason', '')}"
+            )
         return f"{ctx.who(p.get('submitter') or actor)} submitted the request"
     if kind == "StepSkipped":
         cond = condition_words(ctx.when_of(p.get("step", "")), ctx.schema, ctx.data)
@@ -464,6 +471,11 @@ def sentence(
         )
     if kind == "CompensationFailed":
         return f"Undoing the {step} step failed; the roll-back needs a person"
+    if kind == "CompensationSettled" and not p.get("by_hand", True):
+        return (
+            "Every undo left succeeded when retried, so the failed roll-back is settled; "
+            "the request stays marked as a failed roll-back"
+        )
     if kind in _OPERATIONS:
         who = ctx.who(p.get("actor") or actor) if (p.get("actor") or actor) else "The system"
         return f"{who} {_operation(kind, p, ctx)}: {p.get('reason', '')}"
@@ -479,7 +491,15 @@ def sentence(
     return humanise(kind)
 
 
-_OPERATIONS = {"StepRetried", "CompensationRetried", "CompensationResolved", "TimerRearmed"}
+_OPERATIONS = {
+    "StepRetried",
+    "CompensationRetried",
+    "CompensationResolved",
+    "TimerRearmed",
+    "WorkflowRestarted",
+    "UndoRetried",
+    "CompensationSettled",
+}
 
 
 def _operation(kind: str, p: Mapping[str, Any], ctx: Context) -> str:
@@ -492,6 +512,12 @@ def _operation(kind: str, p: Mapping[str, Any], ctx: Context) -> str:
     if kind == "CompensationResolved":
         ending = humanise(str(p.get("outcome", ""))).lower()
         return f"marked the undo of the {step} step as done by hand (the request ends {ending})"
+    if kind == "WorkflowRestarted":
+        return "started the request again as a new request; this one stays rolled back"
+    if kind == "UndoRetried":
+        return f"tried undoing the {step} step again"
+    if kind == "CompensationSettled":
+        return f"marked the undo of the {step} step as done by hand, settling the roll-back"
     return "re-armed a timer that had stopped"
 
 

@@ -1,8 +1,8 @@
-"""An organisation admin deals with workflows from Django admin: cancel, reassign, retry
-a step that failed for good, retry or settle by hand a failed roll-back, re-arm a
-parked timer. Each goes through the command path and leaves an event with who and why;
-a refused operation changes nothing; and no admin form edits a workflow, an event, a
-task or a timer."""
+"""An organisation admin deals with workflows from Django admin: cancel, reassign, start
+a rolled-back request again as a new one, retry or settle by hand a failed roll-back,
+re-arm a parked timer. Each goes through the command path and leaves an event with who
+and why; a refused operation changes nothing; a finished request stays finished; and no
+admin form edits a workflow, an event, a task or a timer."""
 
 from __future__ import annotations
 
@@ -149,29 +149,94 @@ class TestOperations:
             PendingTask.objects.filter(workflow_id=wid).values_list("assignee__username", flat=True)
         ) == {"victor"}
 
-    def test_retry_a_step_that_failed_for_good(self, acme):
+    def test_a_rolled_back_request_starts_again_as_a_new_one_linked_both_ways(self, acme):
         DOWN.add("ops_book")
         wid = start(acme)
         assert run_attempts(wid) == "ROLLED_BACK"
+        before = Workflow.objects.get(pk=wid)
         DOWN.clear()
 
         reply = operate(signed_in("olga"), wid, "retry_step", reason="the booking system is back")
 
         assert reply.status_code == 302
-        (retried,) = events_of(wid, "StepRetried")
-        assert retried.payload == {
-            "type": "StepRetried",
-            "v": 1,
-            "actor": "olga",
+        old = Workflow.objects.get(pk=wid)
+        assert (old.status, old.public_status) == ("ROLLED_BACK", "ROLLED_BACK")
+        (restarted,) = events_of(wid, "WorkflowRestarted")
+        new_id = restarted.payload["restarted_as"]
+        assert restarted.payload["reason"] == "the booking system is back"
+        assert restarted.role == "admin" and restarted.payload["actor"] == "olga"
+        new = Workflow.objects.get(pk=new_id)
+        assert (new.submitter, new.subject_id, new.data) == (old.submitter, "B-1", {})
+        assert new.template_id == old.template_id  # the newest published version
+        started = events_of(new_id, "WorkflowStarted")[0]
+        assert started.payload["origin"] == {
+            "restarted_from": wid,
+            "made_by": "olga",
             "reason": "the booking system is back",
-            "step": "book",
-            "from_step": "reserve",
         }
-        assert run_attempts(wid) == "RUNNING"
-        assert ActivityAttempt.objects.filter(workflow_id=wid, step="book", round=2).exists()
-        assert Workflow.objects.get(pk=wid).public_status == "PENDING_MANAGER"
+        assert run_attempts(new_id) == "RUNNING"
+        assert Workflow.objects.get(pk=new_id).public_status == "PENDING_MANAGER"
+        # and the old one has no open work of its own
+        assert not ActivityAttempt.objects.filter(workflow_id=wid, finished_at__isnull=True)
+        assert old.version == before.version + 1
 
-    def test_retry_a_failed_roll_back_then_it_completes(self, acme):
+    def test_the_restart_links_show_in_the_api_and_on_both_pages(self, acme, api):
+        DOWN.add("ops_book")
+        wid = start(acme)
+        run_attempts(wid)
+        DOWN.clear()
+        operate(signed_in("olga"), wid, "retry_step", reason="back")
+        new_id = events_of(wid, "WorkflowRestarted")[0].payload["restarted_as"]
+
+        old_answer = api("olga").get(f"/api/workflows/{wid}").json()
+        new_answer = api("olga").get(f"/api/workflows/{new_id}").json()
+        old_page = signed_in("alice").get(f"/workflows/{wid}").content.decode()
+        new_page = signed_in("alice").get(f"/workflows/{new_id}").content.decode()
+
+        assert (old_answer["restartedAs"], old_answer["restartedFrom"]) == (new_id, None)
+        assert (new_answer["restartedFrom"], new_answer["restartedAs"]) == (wid, None)
+        assert f'href="/workflows/{new_id}"' in old_page and "started again as" in old_page
+        assert f'href="/workflows/{wid}"' in new_page and "in place of" in new_page
+
+    def test_a_request_is_started_again_once(self, acme):
+        DOWN.add("ops_book")
+        wid = start(acme)
+        run_attempts(wid)
+        client = signed_in("olga")
+        operate(client, wid, "retry_step", reason="back")
+        count = Workflow.objects.count()
+
+        page = client.get(f"/admin/approvals/workflow/{wid}/operations/")
+        reply = client.post(
+            f"/admin/approvals/workflow/{wid}/operations/",
+            {"operation": "retry_step", "retry_step-request_id": "r2", "retry_step-reason": "x"},
+        )
+
+        assert "retry_step" not in [f.name for f in page.context["forms"]]
+        assert reply.status_code == 409
+        assert Workflow.objects.count() == count
+
+    def test_the_same_restart_form_sent_twice_starts_one_new_request(self, acme):
+        DOWN.add("ops_book")
+        wid = start(acme)
+        run_attempts(wid)
+        client = signed_in("olga")
+        body = {
+            "operation": "retry_step",
+            "retry_step-request_id": "restart-1",
+            "retry_step-reason": "back",
+        }
+        count = Workflow.objects.count()
+
+        first = client.post(f"/admin/approvals/workflow/{wid}/operations/", body)
+        again = client.post(f"/admin/approvals/workflow/{wid}/operations/", body)
+
+        assert first.status_code == 302
+        assert again.status_code == 409  # the form is gone: it has been started again
+        assert Workflow.objects.count() == count + 1
+        assert len(events_of(wid, "WorkflowRestarted")) == 1
+
+    def test_a_retried_roll_back_runs_on_the_finished_request_and_settles_it(self, acme):
         DOWN.update({"ops_book", "ops_release"})
         wid = start(acme)
         assert run_attempts(wid) == "COMPENSATION_FAILED"
@@ -180,25 +245,49 @@ class TestOperations:
         reply = operate(signed_in("olga"), wid, "retry_compensation", reason="release fixed")
 
         assert reply.status_code == 302
-        assert Workflow.objects.get(pk=wid).status == "COMPENSATING"
-        assert events_of(wid, "CompensationRetried")[0].payload["reason"] == "release fixed"
-        assert run_attempts(wid) == "ROLLED_BACK"
+        assert Workflow.objects.get(pk=wid).status == "COMPENSATION_FAILED"
+        assert events_of(wid, "UndoRetried")[0].payload["reason"] == "release fixed"
+        assert run_attempts(wid) == "COMPENSATION_FAILED"  # finished stays finished
         undo = ActivityAttempt.objects.filter(workflow_id=wid, undo=True).order_by("attempt")
         assert [a.outcome for a in undo] == ["ConnectionError", "ConnectionError", "ok"]
+        settled = last_event(wid)
+        assert settled.type == "CompensationSettled" and settled.payload["by_hand"] is False
+        assert Workflow.objects.get(pk=wid).snapshot["settled"] is True
+
+    def test_a_retried_roll_back_that_fails_again_stays_on_the_attention_page(self, acme):
+        DOWN.update({"ops_book", "ops_release"})
+        wid = start(acme)
+        run_attempts(wid)
+        client = signed_in("olga")
+
+        operate(client, wid, "retry_compensation", reason="try once more")
+        assert run_attempts(wid) == "COMPENSATION_FAILED"
+
+        assert not Workflow.objects.get(pk=wid).snapshot["settled"]
+        assert wid in client.get("/admin/approvals/workflow/attention/").content.decode()
+        forms = client.get(f"/admin/approvals/workflow/{wid}/operations/").context["forms"]
+        assert {"retry_compensation", "resolve"} <= {f.name for f in forms}
 
     def test_settle_a_failed_roll_back_by_hand(self, acme):
         DOWN.update({"ops_book", "ops_release"})
         wid = start(acme)
         run_attempts(wid)
+        client = signed_in("olga")
+        assert wid in client.get("/admin/approvals/workflow/attention/").content.decode()
 
-        reply = operate(signed_in("olga"), wid, "resolve", reason="released in the ERP by hand")
+        reply = operate(client, wid, "resolve", reason="released in the ERP by hand")
 
         assert reply.status_code == 302
         wf = Workflow.objects.get(pk=wid)
-        assert (wf.status, wf.public_status) == ("ROLLED_BACK", "ROLLED_BACK")
+        assert (wf.status, wf.public_status) == ("COMPENSATION_FAILED", "COMPENSATION_FAILED")
         event = last_event(wid)
-        assert event.type == "CompensationResolved" and event.role == "admin"
+        assert event.type == "CompensationSettled" and event.role == "admin"
         assert event.payload["reason"] == "released in the ERP by hand"
+        assert event.payload["outcome"] == "ROLLED_BACK"
+        # settled: nothing left for a person
+        assert wid not in client.get("/admin/approvals/workflow/attention/").content.decode()
+        forms = client.get(f"/admin/approvals/workflow/{wid}/operations/").context["forms"]
+        assert not {"retry_compensation", "resolve"} & {f.name for f in forms}
 
     def test_rearm_a_parked_timer(self, acme):
         wid = start(acme)

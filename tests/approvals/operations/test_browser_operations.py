@@ -101,11 +101,13 @@ def test_olga_settles_a_failed_roll_back_from_the_attention_page(
 
         # then
         expect(olga.get_by_text("The roll-back was marked as done by hand.")).to_be_visible()
-        # rolled back now: what is left to offer is running the failed step again
-        expect(olga.get_by_role("heading", name="Run the failed step again")).to_be_visible()
+        # settled: the request stays a failed roll-back, and nothing is left to do
+        expect(olga.get_by_text("Nothing can be done to this request")).to_be_visible()
         expect(olga.locator("#op-resolve")).to_have_count(0)
         shot(olga, "admin-operations-done")
-        assert Workflow.objects.get(pk=stuck).status == "ROLLED_BACK"
+        assert Workflow.objects.get(pk=stuck).status == "COMPENSATION_FAILED"
+        olga.goto(f"{live_server.url}/admin/approvals/workflow/attention/")
+        expect(olga.locator("#attention")).not_to_contain_text("Roll-back failed")
 
         olga.goto(f"{live_server.url}/admin/approvals/workflow/{parked}/change/")
         expect(olga.get_by_role("link", name="What can be done")).to_be_visible()
@@ -129,3 +131,34 @@ def test_a_superuser_deactivates_someone_from_the_user_list(
     expect(admin.get_by_text("Deactivated bob; 1 open task handed on to victor.")).to_be_visible()
     shot(admin, "admin-users-deactivated")
     assert not User.objects.get(username="bob").is_active
+
+
+def test_olga_starts_a_rolled_back_request_again_and_each_page_links_the_other(
+    acme: Any, live_server: Any, browser: Browser
+) -> None:
+    # given: a booking rolled back after its Book step failed for good
+    DOWN.add("ops_book")
+    rolled = start(acme, 1)
+    assert run_attempts(rolled) == "ROLLED_BACK"
+    DOWN.clear()
+
+    # when: olga starts it again from its operations page
+    olga = admin_sign_in(browser, live_server.url, "olga")
+    olga.goto(f"{live_server.url}/admin/approvals/workflow/{rolled}/operations/")
+    form = olga.locator("#op-retry_step")
+    form.get_by_label("Reason").fill("The booking system is back")
+    form.get_by_role("button", name="Start it again as a new request").click()
+    expect(olga.get_by_text("The request was started again as a new request.")).to_be_visible()
+    expect(olga.get_by_text("It has since been started again as a new request")).to_be_visible()
+    shot(olga, "admin-operations-restarted")
+
+    # then: the old request stays rolled back and links to the new one, which links back
+    assert Workflow.objects.get(pk=rolled).status == "ROLLED_BACK"
+    olga.goto(f"{live_server.url}/workflows/{rolled}")
+    expect(olga.get_by_text("Rolled back").first).to_be_visible()
+    olga.get_by_role("link", name="a new request").click()
+    expect(olga.get_by_text("This request was started in place of")).to_be_visible()
+    expect(olga.get_by_text("Olga started this again for Alice")).to_be_visible()
+    shot(olga, "workflow-restarted")
+    olga.get_by_role("link", name="one that was rolled back").click()
+    assert olga.url.endswith(f"/workflows/{rolled}")

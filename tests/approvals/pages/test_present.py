@@ -232,6 +232,50 @@ SENTENCES = [
         {"actor": "victor", "reason": "db back", "key": "manager#1:deadline:0"},
         "Victor re-armed a timer that had stopped: db back",
     ),
+    (
+        ("WorkflowRestarted", "victor"),
+        {"actor": "victor", "reason": "ERP is back", "step": "finance", "restarted_as": "x"},
+        "Victor started the request again as a new request; this one stays rolled back: "
+        "ERP is back",
+    ),
+    (
+        ("UndoRetried", "victor"),
+        {"actor": "victor", "reason": "fixed", "step": "finance"},
+        "Victor tried undoing the Finance step again: fixed",
+    ),
+    (
+        ("CompensationSettled", "victor"),
+        {
+            "actor": "victor",
+            "reason": "done in the ERP",
+            "step": "finance",
+            "outcome": "ROLLED_BACK",
+            "by_hand": True,
+        },
+        "Victor marked the undo of the Finance step as done by hand, settling the roll-back: "
+        "done in the ERP",
+    ),
+    (
+        ("CompensationSettled", None),
+        {
+            "actor": None,
+            "reason": "the undo succeeded when retried",
+            "step": "finance",
+            "outcome": "ROLLED_BACK",
+            "by_hand": False,
+        },
+        "Every undo left succeeded when retried, so the failed roll-back is settled; the "
+        "request stays marked as a failed roll-back",
+    ),
+    (
+        ("WorkflowStarted", "alice"),
+        {
+            "submitter": "alice",
+            "origin": {"restarted_from": "x", "made_by": "victor", "reason": "ERP is back"},
+        },
+        "Victor started this again for Alice, as a new request in place of one that was "
+        "rolled back: ERP is back",
+    ),
 ]
 
 
