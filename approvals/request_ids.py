@@ -11,4 +11,4 @@ _REQUEST_ID = re.compile(REQUEST_ID_PATTERN)
 
 
 def request_id_valid(value: str) -> bool:
-    return _REQUEST_ID.match(value) is not None
+    return _REQUEST_ID.fullmatch(value) is not None  # "$" alone takes a trailing newline

@@ -19,7 +19,7 @@ _NAME = re.compile(r"^[A-Za-z0-9_+\-/]{1,64}$")
 
 def zone_named(value: str | None) -> ZoneInfo | None:
     """The IANA zone ``value`` names (``Asia/Kolkata``); None when it names none."""
-    if not value or not _NAME.match(value):
+    if not value or not _NAME.fullmatch(value):
         return None
     try:
         return ZoneInfo(value)

@@ -71,7 +71,7 @@ class Definition:
         if unknown:
             raise DefinitionError(f"$.{unknown[0]}", "is not a definition field")
         key = doc.get("key")
-        if not isinstance(key, str) or not KEY.match(key):
+        if not isinstance(key, str) or not KEY.fullmatch(key):
             raise DefinitionError("$.key", "must be lower-case letters, digits and dashes")
         title = doc.get("title", key)
         if not isinstance(title, str):

@@ -313,7 +313,7 @@ class SignalView(APIView):
         wid = _workflow_uuid(workflow_id)
         body = s.SignalRequest(data=request.data)
         body.is_valid(raise_exception=True)
-        if not re.match(SIGNAL_NAME_PATTERN, name):
+        if not re.fullmatch(SIGNAL_NAME_PATTERN, name):
             raise ApiError(400, "VALIDATION_ERROR", SIGNAL_NAME_INVALID)
         v = body.validated_data
         result = workflow_signal(

@@ -64,7 +64,7 @@ class MoneyField(forms.CharField):
         text = (super().to_python(value) or "").replace(",", "").replace(" ", "")
         if not text:
             return None
-        if not _AMOUNT.match(text) or len(text) > 40:
+        if not _AMOUNT.fullmatch(text) or len(text) > 40:
             raise forms.ValidationError(MONEY_INVALID, code="invalid")
         try:
             minor = Decimal(text).scaleb(self.exponent, context=_EXACT)

@@ -49,7 +49,7 @@ def check_fields(doc: Mapping[str, Any], path: str, allowed: set[str]) -> None:
 
 def common(doc: Mapping[str, Any], path: str) -> tuple[str, Condition | None]:
     step_id = doc.get("id")
-    if not isinstance(step_id, str) or not STEP_ID.match(step_id):
+    if not isinstance(step_id, str) or not STEP_ID.fullmatch(step_id):
         raise DefinitionError(
             f"{path}.id", "must be lower-case letters, digits and _ (starting with a letter)"
         )

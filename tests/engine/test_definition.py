@@ -339,3 +339,17 @@ def test_fallback_and_distinct_approvers_are_read() -> None:
     assert strict.distinct_approvers is True
     assert plain.distinct_approvers is False
     assert isinstance(plain.steps[0], ApprovalStep) and plain.steps[0].fallback == ()
+
+
+@pytest.mark.parametrize(
+    ("doc", "path"),
+    [
+        pytest.param(_doc(_approval("a"), key="expense\n"), "$.key", id="key"),
+        pytest.param(_doc(_approval("a\n")), "$.steps[0].id", id="step-id"),
+    ],
+)
+def test_a_key_or_step_id_with_a_trailing_newline_is_refused(doc: object, path: str) -> None:
+    with pytest.raises(DefinitionError) as caught:
+        Definition.parse(doc)
+
+    assert caught.value.path == path

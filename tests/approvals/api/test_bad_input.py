@@ -789,6 +789,60 @@ def test_over_long_cancel_reason_is_400(pending, api):
     assert error["message"].startswith("reason: ")
 
 
+@pytest.mark.parametrize(
+    ("overrides", "field"),
+    [
+        pytest.param({"subject": {"type": "expense\n", "id": "E-1"}}, "subject", id="subject"),
+        pytest.param({"template": "expense-approval\n"}, "template", id="template-key"),
+    ],
+)
+def test_a_trailing_newline_in_a_start_is_400(acme, api, overrides, field):
+    body = {
+        "template": "expense-approval",
+        "subject": {"type": "expense", "id": "E-1"},
+        "data": {"amountPaise": 4_500_000, "currency": "INR", "department": "eng"},
+        **overrides,
+    }
+    with changes_nothing():
+        response = api("alice").post("/api/workflows", body, format="json")
+
+    error = assert_error(response, 400, "VALIDATION_ERROR")
+    assert error["message"].startswith(field)
+
+
+def _signed_in(username: str) -> Any:
+    from django.test import Client
+
+    client = Client()
+    client.force_login(User.objects.get(username=username))
+    return client
+
+
+def test_a_trailing_newline_in_a_request_id_is_400(pending, api):
+    with changes_nothing(pending):
+        response = decide(api("bob"), pending, "approve", "r-1\n")
+        page = _signed_in("bob").post(
+            f"/workflows/{pending}/decide",
+            {"decision": "approve", "request_id": "r-1\n"},
+            HTTP_ACCEPT="application/json",
+        )
+
+    error = assert_error(response, 400, "VALIDATION_ERROR")
+    assert error["message"].startswith("requestId")
+    assert page.status_code == 400
+
+
+def test_a_trailing_newline_in_a_signal_name_is_400(pending, api):
+    with changes_nothing(pending):
+        response = api("alice").post(
+            f"/api/workflows/{pending}/signals/contract_signed%0A",
+            {"requestId": "s-1"},
+            format="json",
+        )
+
+    assert_error(response, 400, "VALIDATION_ERROR", api_views.SIGNAL_NAME_INVALID)
+
+
 @pytest.mark.parametrize("name", ["s" * 65, "has space", "semi;colon"])
 def test_bad_signal_name_is_400(pending, api, name):
     with changes_nothing(pending):
