@@ -1,7 +1,9 @@
-"""Amounts as people read them: integer minor units shown in currency units."""
+"""Amounts as people read them: integer minor units shown in currency units; and text
+folded to one line for a mail header."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 # What people write before the figure; other currencies show their ISO code.
@@ -46,3 +48,15 @@ def amount_of(data: dict[str, Any]) -> str:
         return ""
     currency = data.get("currency")
     return money_format(minor=minor, currency=currency if isinstance(currency, str) else "INR")
+
+
+# Line breaks and other control characters: a mail header is one line, and Django
+# refuses to send one that holds a CR or LF (header injection), for good.
+_BREAKS = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]+")
+
+
+def one_line(text: str) -> str:
+    """``text`` for a mail header: each run of line breaks and control characters
+    becomes one space, so a workflow template title or a person's name typed with a
+    line break still lets the mail go out."""
+    return _BREAKS.sub(" ", text).strip()

@@ -21,7 +21,7 @@ from approvals.runtime.dispatch import mail_dispatch_on_commit
 from templates_engine import State
 from templates_engine import events as ev
 
-from .format import amount_of
+from .format import amount_of, one_line
 from .models import TASK_KINDS, MailKind, MailMessage, NotificationMode
 
 _OUTCOMES: dict[type[ev.Event], MailKind] = {
@@ -166,6 +166,7 @@ def facts(
     link = None
     if notice.kind in TASK_KINDS and notice.round:
         link = {"step": notice.step, "round": notice.round, "user": recipient.pk}
+    subject = one_line(subject)
     ctx = {
         "recipient": _name(recipient),
         "subject": subject,
@@ -182,7 +183,7 @@ def facts(
         "workflow": str(wf.pk),
         "link": link,
     }
-    return subject[:300], ctx
+    return one_line(subject)[:300], ctx
 
 
 def mail_project(

@@ -33,6 +33,7 @@ from approvals import clock
 
 from . import metrics
 from .bodies import mail_bodies
+from .format import one_line
 from .models import MailMessage, MailStatus
 
 log = logging.getLogger(__name__)
@@ -221,7 +222,7 @@ def backoff(attempt: int) -> float:
 def email_of(row: MailMessage, connection: Any = None) -> EmailMultiAlternatives:
     row.text_body, row.html_body = mail_bodies(row)
     msg = EmailMultiAlternatives(
-        subject=row.subject,
+        subject=one_line(row.subject),  # a row written before subjects were folded
         body=row.text_body,
         from_email=settings.DEFAULT_FROM_EMAIL,
         to=[row.to_address],

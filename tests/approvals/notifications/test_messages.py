@@ -11,7 +11,7 @@ import pytest
 from django.core import mail
 
 from approvals import clock
-from approvals.models import Delegation, OrgGroup, User, Workflow
+from approvals.models import Delegation, OrgGroup, User, Workflow, WorkflowTemplate
 from approvals.notifications.bodies import mail_bodies
 from approvals.notifications.digest import mail_digest_send
 from approvals.notifications.format import money_format
@@ -277,3 +277,34 @@ def test_sending_given_rows_sends_those_still_due_and_no_other(acme, api):
     )
     assert MailMessage.objects.get(pk=r1.pk).status == "pending"  # not asked for
     assert MailMessage.objects.get(pk=r2.pk).attempts == 0  # already sent: not claimed
+
+
+def test_a_line_break_in_a_title_or_a_name_is_folded_so_the_task_mail_goes_out(acme, api):
+    # given a workflow template title and a submitter's name typed with line breaks
+    expense = WorkflowTemplate.objects.filter(tenant=acme, key="expense-approval").latest("version")
+    workflow_template_publish(
+        tenant=acme, definition={**expense.definition, "title": "Expense\r\nclaim"}
+    )
+    User.objects.filter(username="alice").update(first_name="Alice\r\nBcc: eve@example.com")
+
+    wid = start_expense(api("alice"), 4_500_000).json()["workflowId"]
+    row = MailMessage.objects.get(workflow_id=wid)
+
+    assert (
+        row.subject == "Please approve: Expense claim Rs 45,000.00 from Alice Bcc: eve@example.com"
+    )
+    assert mail_send()["sent"] == 1
+    [sent] = mail.outbox
+    assert "\n" not in sent.subject and "\r" not in sent.subject
+    assert sent.recipients() == ["bob@acme.example"]
+    row.refresh_from_db()
+    assert row.status == "sent"
+
+
+def test_a_mail_row_kept_with_a_line_break_in_its_subject_is_still_sent(acme, api):
+    wid = start_expense(api("alice"), 4_500_000).json()["workflowId"]
+    MailMessage.objects.filter(workflow_id=wid).update(subject="Please approve:\r\nExpense")
+
+    assert mail_send()["sent"] == 1
+    [sent] = mail.outbox
+    assert sent.subject == "Please approve: Expense"
