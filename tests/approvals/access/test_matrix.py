@@ -441,7 +441,7 @@ ADMIN_LISTS = {
     "approvals.pendingtask": ("403", "200", "200"),
     "approvals.timer": ("403", "200", "200"),
     "approvals.activityattempt": ("403", "200", "200"),
-    "approvals.tenant": ("403", "403", "403"),
+    "approvals.tenant": ("403", "403", "200"),  # the org admin: her own, for its outbound hosts
     "approvals.user": ("403", "403", "403"),
     "approvals.orggroup": ("403", "403", "403"),
     "approvals.apitoken": ("403", "403", "403"),
