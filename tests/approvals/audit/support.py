@@ -1,14 +1,27 @@
 """Histories for the audit tests: real ones through the API, and bulk ones (rows
-inserted directly, hashes chained as the command path chains them) for volume."""
+inserted directly, hashes chained as the command path chains them) for volume; and what
+a database superuser does to them (triggers off, hashes recomputed)."""
 
 from __future__ import annotations
 
 import datetime as dt
+import io
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
+from django.core.management import CommandError, call_command
+from django.db import connection
+
 from approvals.models import Tenant, User, Workflow, WorkflowEvent, WorkflowTemplate
-from approvals.runtime.chain import HASH_V2, EventRow, event_hash, event_hash_v1
+from approvals.runtime.chain import (
+    HASH_V2,
+    EventRow,
+    event_hash,
+    event_hash_v1,
+    stored_event_hash,
+)
 
 from ..helpers import EXPENSE, decide, start_expense
 
@@ -82,3 +95,63 @@ def bulk_history(
         Workflow.objects.filter(pk=wf.pk).update(version=events_each, last_hash=prev)
         made += len(rows)
     return made
+
+
+_TRIGGERS = {
+    "approvals_workflowevent": "approvals_workflowevent_append_only",
+    "approvals_chainseal": "approvals_chainseal_append_only",
+}
+
+
+@contextmanager
+def triggers_off() -> Iterator[None]:
+    """As a database superuser would: switch the append-only triggers off, then on."""
+
+    def switch(state: str) -> None:
+        with connection.cursor() as c:
+            # The test's transaction holds deferred foreign-key checks: run them first.
+            c.execute("SET CONSTRAINTS ALL IMMEDIATE")
+            for table, trigger in _TRIGGERS.items():
+                c.execute(f"ALTER TABLE {table} {state} TRIGGER {trigger}")
+
+    switch("DISABLE")
+    try:
+        yield
+    finally:
+        switch("ENABLE")
+
+
+def verify(*args: str) -> tuple[str, bool]:
+    out = io.StringIO()
+    try:
+        call_command("verify_audit", *args, stdout=out)
+    except CommandError:
+        return out.getvalue(), False
+    return out.getvalue(), True
+
+
+def rechain(workflow_id: str) -> None:
+    """Recompute every hash, each in its event's format, and the workflow's version and
+    last_hash from the events left: a careful forger's finishing touch."""
+    prev = ""
+    events = list(WorkflowEvent.objects.filter(workflow_id=workflow_id).order_by("seq"))
+    with triggers_off(), connection.cursor() as c:
+        for event in events:
+            row = EventRow(*(getattr(event, f) for f in EventRow._fields))._replace(prev_hash=prev)
+            hashed = stored_event_hash(
+                row,
+                hash_format=event.hash_format,
+                tenant_id=event.tenant_id,
+                schema_version=event.schema_version,
+                result=event.result,
+            )
+            assert hashed is not None
+            prev = hashed
+            c.execute(
+                "UPDATE approvals_workflowevent SET prev_hash = %s, hash = %s WHERE id = %s",
+                [row.prev_hash, prev, event.pk],
+            )
+        c.execute(
+            "UPDATE approvals_workflow SET last_hash = %s, version = %s WHERE id = %s",
+            [prev, len(events), workflow_id],
+        )

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import datetime as dt
 import io
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -28,43 +26,11 @@ from approvals.audit.seal import seal_create, seal_key
 from approvals.audit.verify import OTHER_TENANT, SEAL_UNLINKED, SEALS_MISSING
 from approvals.management.commands.rebuild_read_models import OVERRIDDEN, REFUSED
 from approvals.models import Tenant, Workflow, WorkflowEvent
-from approvals.runtime.chain import HASH_V2, EventRow, stored_event_hash
+from approvals.runtime.chain import HASH_V2
 
-from .support import bulk_history, run_expenses
+from .support import bulk_history, rechain, run_expenses, triggers_off, verify
 
 pytestmark = pytest.mark.django_db
-
-_TRIGGERS = {
-    "approvals_workflowevent": "approvals_workflowevent_append_only",
-    "approvals_chainseal": "approvals_chainseal_append_only",
-}
-
-
-@contextmanager
-def triggers_off() -> Iterator[None]:
-    """As a database superuser would: switch the append-only triggers off, then on."""
-
-    def switch(state: str) -> None:
-        with connection.cursor() as c:
-            # The test's transaction holds deferred foreign-key checks: run them first.
-            c.execute("SET CONSTRAINTS ALL IMMEDIATE")
-            for table, trigger in _TRIGGERS.items():
-                c.execute(f"ALTER TABLE {table} {state} TRIGGER {trigger}")
-
-    switch("DISABLE")
-    try:
-        yield
-    finally:
-        switch("ENABLE")
-
-
-def verify(*args: str) -> tuple[str, bool]:
-    out = io.StringIO()
-    try:
-        call_command("verify_audit", *args, stdout=out)
-    except CommandError:
-        return out.getvalue(), False
-    return out.getvalue(), True
 
 
 def seal() -> None:
@@ -74,33 +40,6 @@ def seal() -> None:
 def later() -> dt.timedelta:
     """Past the time within which every event must be under a seal."""
     return dt.timedelta(seconds=3 * settings.APPROVALS_AUDIT_SEAL_INTERVAL_SECONDS)
-
-
-def rechain(workflow_id: str) -> None:
-    """Recompute every hash, each in its event's format, and the workflow's version and
-    last_hash from the events left: a careful forger's finishing touch."""
-    prev = ""
-    events = list(WorkflowEvent.objects.filter(workflow_id=workflow_id).order_by("seq"))
-    with triggers_off(), connection.cursor() as c:
-        for event in events:
-            row = EventRow(*(getattr(event, f) for f in EventRow._fields))._replace(prev_hash=prev)
-            hashed = stored_event_hash(
-                row,
-                hash_format=event.hash_format,
-                tenant_id=event.tenant_id,
-                schema_version=event.schema_version,
-                result=event.result,
-            )
-            assert hashed is not None
-            prev = hashed
-            c.execute(
-                "UPDATE approvals_workflowevent SET prev_hash = %s, hash = %s WHERE id = %s",
-                [row.prev_hash, prev, event.pk],
-            )
-        c.execute(
-            "UPDATE approvals_workflow SET last_hash = %s, version = %s WHERE id = %s",
-            [prev, len(events), workflow_id],
-        )
 
 
 def edit_comment(workflow_id: str, seq: int) -> None:

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import io
 import logging
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -17,42 +15,11 @@ from django.db import DatabaseError, connection, transaction
 from approvals.audit.models import ChainSeal
 from approvals.audit.seal import SEAL_KEY_MISSING, seal_create
 from approvals.audit.verify import audit_verify, chain_verify
-from approvals.models import Workflow, WorkflowEvent
-from approvals.runtime.chain import EventRow, stored_event_hash
+from approvals.models import Workflow
 
-from .support import run_expenses
+from .support import rechain, run_expenses, triggers_off, verify
 
 pytestmark = pytest.mark.django_db
-
-
-@contextmanager
-def triggers_off() -> Iterator[None]:
-    """As a database superuser would: switch the append-only trigger off, then on."""
-    with connection.cursor() as c:
-        # The test's transaction holds deferred foreign-key checks: run them first.
-        c.execute("SET CONSTRAINTS ALL IMMEDIATE")
-        c.execute(
-            "ALTER TABLE approvals_workflowevent "
-            "DISABLE TRIGGER approvals_workflowevent_append_only"
-        )
-    try:
-        yield
-    finally:
-        with connection.cursor() as c:
-            c.execute("SET CONSTRAINTS ALL IMMEDIATE")
-            c.execute(
-                "ALTER TABLE approvals_workflowevent "
-                "ENABLE TRIGGER approvals_workflowevent_append_only"
-            )
-
-
-def verify() -> tuple[str, bool]:
-    out = io.StringIO()
-    try:
-        call_command("verify_audit", stdout=out)
-    except CommandError:
-        return out.getvalue(), False
-    return out.getvalue(), True
 
 
 def edit_comment(workflow_id: str, seq: int) -> None:
@@ -62,28 +29,6 @@ def edit_comment(workflow_id: str, seq: int) -> None:
             "WHERE workflow_id = %s AND seq = %s",
             [workflow_id, seq],
         )
-
-
-def rechain(workflow_id: str) -> None:
-    """Recompute every hash and the workflow's last_hash, as a careful forger would."""
-    prev = ""
-    with triggers_off(), connection.cursor() as c:
-        for event in WorkflowEvent.objects.filter(workflow_id=workflow_id).order_by("seq"):
-            row = EventRow(*(getattr(event, f) for f in EventRow._fields))._replace(prev_hash=prev)
-            hashed = stored_event_hash(
-                row,
-                hash_format=event.hash_format,
-                tenant_id=event.tenant_id,
-                schema_version=event.schema_version,
-                result=event.result,
-            )
-            assert hashed is not None
-            prev = hashed
-            c.execute(
-                "UPDATE approvals_workflowevent SET prev_hash = %s, hash = %s WHERE id = %s",
-                [row.prev_hash, prev, event.pk],
-            )
-        c.execute("UPDATE approvals_workflow SET last_hash = %s WHERE id = %s", [prev, workflow_id])
 
 
 @pytest.fixture
