@@ -33,6 +33,12 @@ class Tenant(models.Model):
         return self.name
 
 
+# The role groups (access.Role) whose members never hold a task: an integration account
+# never; an auditor unless a superuser. Here so the directory's SQL can read them.
+INTEGRATION_ROLE = "integrations"
+AUDITOR_ROLE = "auditors"
+
+
 class User(AbstractUser):
     # Null only for operators of the whole deployment (superusers outside any tenant).
     tenant = models.ForeignKey(

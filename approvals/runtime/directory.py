@@ -20,10 +20,12 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from django.contrib.auth.models import Group
 from django.db import connection
 
 from .. import clock
 from ..models import Delegation, DirectoryVersion, OrgGroup, User, time_bounds
+from ..models.directory import AUDITOR_ROLE, INTEGRATION_ROLE
 from ..notifications.models import NotificationPreference
 from . import store
 
@@ -39,6 +41,10 @@ _MEMBERS_SQL = (
     f" JOIN {OrgGroup.members.through._meta.db_table} gm ON gm.user_id = u.id"
     f" JOIN {OrgGroup._meta.db_table} g ON g.id = gm.orggroup_id"
     " WHERE g.tenant_id = %s AND g.key = %s AND u.tenant_id = %s AND u.is_active"
+    # members who may never act on a task (access.task_holder_refusal) are not asked
+    f" AND NOT EXISTS (SELECT 1 FROM {User.groups.through._meta.db_table} ug"
+    f"  JOIN {Group._meta.db_table} r ON r.id = ug.group_id WHERE ug.user_id = u.id"
+    f"  AND (r.name = '{INTEGRATION_ROLE}' OR (r.name = '{AUDITOR_ROLE}' AND NOT u.is_superuser)))"
     " ORDER BY u.username"
 )
 # Every delegation that has not ended (an hour's margin for a command whose clock reads

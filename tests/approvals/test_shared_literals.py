@@ -5,8 +5,10 @@ from __future__ import annotations
 import hashlib
 import json
 
+from approvals.access import Role
 from approvals.decisions import DECISION_LABELS, DECISION_RECORDED
 from approvals.models import WorkflowStatus
+from approvals.models.directory import AUDITOR_ROLE, INTEGRATION_ROLE
 from approvals.request_ids import request_id_valid
 from approvals.services.workflows import start_body_hash
 from templates_engine.commands import DECISIONS
@@ -50,3 +52,7 @@ def test_the_start_body_hash_is_the_one_the_api_stored_before() -> None:
         )
         != before
     )
+
+
+def test_the_directory_leaves_out_the_roles_that_never_hold_a_task() -> None:
+    assert (INTEGRATION_ROLE, AUDITOR_ROLE) == (Role.INTEGRATION, Role.AUDITOR)

@@ -53,6 +53,27 @@ def _deactivated_cora() -> str:
     return "cora"
 
 
+# -- approver groups ----------------------------------------------------------------------
+
+
+def test_an_auditor_or_integration_account_in_an_approver_group_is_not_asked(acme, api):
+    # given: audrey (an auditor) and erp (the integration account) added to Finance
+    from approvals.models import OrgGroup, PendingTask
+
+    finance = OrgGroup.objects.get(tenant=acme, key="finance")
+    finance.members.add(User.objects.get(username="audrey"), User.objects.get(username="erp"))
+    wid = start_expense(api("alice"), PENDING).json()["workflowId"]
+
+    # when: the request reaches the Finance step
+    assert decide(api("bob"), wid, "approve", "r-bob").status_code == 200
+
+    # then: only the finance members who can act hold it
+    holders = set(
+        PendingTask.objects.filter(workflow_id=wid).values_list("assignee__username", flat=True)
+    )
+    assert holders == {"fiona", "farah"}
+
+
 # -- delegate decisions --------------------------------------------------------------------
 
 
