@@ -14,8 +14,8 @@ from .definition import Definition
 from .errors import CommandRejected
 from .expressions import data_problems
 from .operations import on_operation, on_retried_undo_outcome
-from .state import NEW, SUBMITTER_STEP, State, evolve
-from .steps import ActionStep
+from .state import NEW, RUNNING, SUBMITTER_STEP, State, evolve
+from .steps import ActionStep, SignalStep
 
 
 def decide(
@@ -145,11 +145,22 @@ def _on_heartbeat(b: Builder, c: cmd.Heartbeat) -> None:
 
 
 def _on_signal(b: Builder, c: cmd.Signal) -> None:
+    """A signal the current step waits for completes it. One that a step of the
+    workflow template waits for, arriving while the workflow runs but no step waits for
+    it, is kept for the next step that does (a second one after the step took the first
+    too: signals are messages, each delivered once, in arrival order). Any other is
+    recorded and changes nothing: no step would ever take it."""
     step_id = b.state.step
     if b.state.awaiting_signal == c.name and step_id is not None:
         b.definition.step(step_id).on_command(b, c)
+    elif b.state.status == RUNNING and _awaited_by_a_step(b.definition, c.name):
+        b.emit(ev.SignalArrivedEarly(c.name, dict(c.payload)))
     else:
         b.emit(ev.SignalReceived(c.name, dict(c.payload), None))
+
+
+def _awaited_by_a_step(definition: Definition, name: str) -> bool:
+    return any(isinstance(s, SignalStep) and s.signal == name for s in definition.steps)
 
 
 def _on_reassign(b: Builder, c: cmd.Reassign) -> None:

@@ -317,12 +317,31 @@ class SignalAwaited(Event):
 @_event
 @dataclass(frozen=True, slots=True)
 class SignalReceived(Event):
-    """An external signal. ``step`` is the step it resumed, None if nobody waited."""
+    """An external signal. ``step`` is the step it resumed, None if nobody waited and
+    no step of the workflow template ever waits for it (or the workflow is turning
+    back). ``early`` is True when the step took a signal that had arrived before it
+    began: the oldest ``SignalArrivedEarly`` of that name not yet used.
+
+    v2 added ``early``."""
 
     type: ClassVar[str] = "SignalReceived"
+    schema_version: ClassVar[int] = 2
     name: str
     payload: Mapping[str, Any]
     step: str | None
+    early: bool = False
+
+
+@_event
+@dataclass(frozen=True, slots=True)
+class SignalArrivedEarly(Event):
+    """A signal that a step of the workflow template waits for arrived while no step
+    waited for it. It is kept, in arrival order, and the next step that waits for
+    ``name`` takes it when it begins (a ``SignalReceived`` with ``early`` True)."""
+
+    type: ClassVar[str] = "SignalArrivedEarly"
+    name: str
+    payload: Mapping[str, Any]
 
 
 @_event
@@ -475,10 +494,16 @@ def _workflow_started_v1(payload: dict[str, Any]) -> dict[str, Any]:
     return {**payload, "origin": None}
 
 
+def _signal_received_v1(payload: dict[str, Any]) -> dict[str, Any]:
+    """v1 kept no early signals: every signal was taken as it arrived, or never."""
+    return {**payload, "early": False}
+
+
 # (type, stored version) -> function upgrading the payload by one version.
 UPCASTERS: dict[tuple[str, int], Callable[[dict[str, Any]], dict[str, Any]]] = {
     ("ActivityScheduled", 1): _activity_scheduled_v1,
     ("WorkflowStarted", 1): _workflow_started_v1,
+    ("SignalReceived", 1): _signal_received_v1,
 }
 
 

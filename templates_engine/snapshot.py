@@ -15,8 +15,9 @@ from .events import Assignment, Timer
 from .state import HeartbeatLease, PendingActivity, State
 
 # 2: step_approvals; 3: rounds, compensations by round, heartbeat; 4: failed_step,
-# undone, failed_attempt (for the admin's operations); 5: restarted_as, settled
-SNAPSHOT_VERSION = 5
+# undone, failed_attempt (for the admin's operations); 5: restarted_as, settled;
+# 6: early_signals
+SNAPSHOT_VERSION = 6
 
 
 def state_to_dict(state: State) -> dict[str, Any]:
@@ -66,6 +67,7 @@ def state_from_dict(doc: dict[str, Any]) -> State | None:
     fields["heartbeat"] = None if heartbeat is None else HeartbeatLease(**heartbeat)
     fields["step_approvals"] = tuple((step, user) for step, user in fields["step_approvals"])
     fields["undone"] = tuple(fields["undone"])
+    fields["early_signals"] = tuple((name, payload) for name, payload in fields["early_signals"])
     activity = fields["activity"]
     fields["activity"] = None if activity is None else PendingActivity(**activity)
     return State(**fields)

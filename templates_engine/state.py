@@ -106,6 +106,16 @@ class State:
     # undo was settled (by hand, or by retried undos that succeeded).
     restarted_as: str | None = None
     settled: bool = False
+    # Signals that arrived before a step waited for them, (name, payload) in arrival
+    # order, not yet taken: the next step that waits for a name takes its oldest.
+    early_signals: tuple[tuple[str, Mapping[str, Any]], ...] = ()
+
+    def early_signal(self, name: str) -> Mapping[str, Any] | None:
+        """The payload of the oldest early signal ``name`` not yet taken, if any."""
+        for kept, payload in self.early_signals:
+            if kept == name:
+                return payload
+        return None
 
     def round_of(self, step: str) -> int:
         """The latest round of action step ``step``; 0 if it never ran."""
@@ -345,7 +355,18 @@ def _signal_received(s: State, e: ev.SignalReceived) -> State:
         return s
     signals = dict(s.data.get("signals") or {})
     signals[e.name] = dict(e.payload)
-    return replace(s, data={**s.data, "signals": signals}, awaiting_signal=None)
+    early = s.early_signals
+    if e.early:  # the step took the oldest kept signal of the name
+        names = [name for name, _ in early]
+        if e.name in names:
+            taken = names.index(e.name)
+            early = early[:taken] + early[taken + 1 :]
+    data = {**s.data, "signals": signals}
+    return replace(s, data=data, awaiting_signal=None, early_signals=early)
+
+
+def _signal_arrived_early(s: State, e: ev.SignalArrivedEarly) -> State:
+    return replace(s, early_signals=(*s.early_signals, (e.name, dict(e.payload))))
 
 
 def _step_failed(s: State, e: ev.StepFailed) -> State:
@@ -411,6 +432,7 @@ _EVOLVERS: dict[type[ev.Event], Callable[[State, Any], State]] = {
     ev.WaitStarted: _wait_started,
     ev.SignalAwaited: _signal_awaited,
     ev.SignalReceived: _signal_received,
+    ev.SignalArrivedEarly: _signal_arrived_early,
     ev.StepFailed: _step_failed,
     ev.CompensationStarted: _compensating,
     ev.WorkflowCompleted: _finish(COMPLETED),

@@ -1,5 +1,7 @@
 """``signal``: wait for a named external signal (a webhook), with an optional timeout.
-The signal's payload is kept in the workflow data under ``signals.<name>``.
+The signal's payload is kept in the workflow data under ``signals.<name>``. A signal
+that arrived before the step began (``SignalArrivedEarly``, kept in arrival order) is
+taken when it begins: the step completes at once with the oldest one of its name.
 
 ``senders`` names who may send the signal: ``{"role": NAME}`` or ``{"user": NAME}``
 rules. The engine only keeps them; the app enforces them before the command is sent
@@ -31,6 +33,13 @@ class SignalStep(Step):
     kind = "signal"
 
     def enter(self, b: Builder) -> None:
+        early = b.state.early_signal(self.signal)
+        if early is not None:
+            # It arrived before the step began: the step takes it at once, as if it
+            # came on time, and never waits (so it sets no timeout).
+            b.emit(ev.SignalAwaited(self.id, self.signal))
+            self._take(b, early, early=True)
+            return
         timers = () if self.timeout is None else (b.timer(self.id, "signal_timeout", self.timeout),)
         b.emit(ev.SignalAwaited(self.id, self.signal, timers))
 
@@ -38,7 +47,10 @@ class SignalStep(Step):
         if not isinstance(command, Signal):
             super().on_command(b, command)
             return
-        b.emit(ev.SignalReceived(command.name, dict(command.payload), self.id))
+        self._take(b, command.payload, early=False)
+
+    def _take(self, b: Builder, payload: Mapping[str, Any], *, early: bool) -> None:
+        b.emit(ev.SignalReceived(self.signal, dict(payload), self.id, early))
         b.emit(ev.StepCompleted(self.id))
         b.advance_after(self.id)
 

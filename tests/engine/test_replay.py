@@ -189,6 +189,8 @@ SAMPLES: list[ev.Event] = [
     ev.WaitStarted("cool_off", (TIMER,)),
     ev.SignalAwaited("erp", "erp-booked", (TIMER,)),
     ev.SignalReceived("erp-booked", {"voucher": "V-1"}, None),
+    ev.SignalReceived("erp-booked", {"voucher": "V-2"}, "erp", early=True),
+    ev.SignalArrivedEarly("erp-booked", {"voucher": "V-2"}),
     ev.StepFailed("book", "VendorBlocked", "blocked"),
     ev.CompensationStarted("REJECTED", "rejected by bob on manager"),
     ev.WorkflowCompleted(),
