@@ -26,6 +26,9 @@ Reading a workflow
     organisation admins, and holders of the django-guardian object permission
     ``view_workflowtemplate`` on its workflow template. Sending a signal grants nothing.
 
+Reading a draft
+    Its author alone: a request not yet submitted is nobody else's business.
+
 Segregation of duties (the submitter never decides; four eyes across steps) is a rule
 of the engine's assignment, in templates_engine; this module does not repeat it.
 """
@@ -44,6 +47,7 @@ from templates_engine import CommandRejected, Definition
 from . import clock
 from .models import (
     Delegation,
+    Draft,
     PendingTask,
     User,
     Workflow,
@@ -227,6 +231,20 @@ def _stands_in_now(user: User, wf: Workflow) -> bool:
         tenant_id=wf.tenant_id, delegate=user, starts_at__lte=now, ends_at__gt=now
     ).values("user_id")
     return PendingTask.objects.filter(workflow_id=wf.pk, assignee_id__in=absent).exists()
+
+
+def drafts_readable(user: User) -> QuerySet[Draft]:
+    """The drafts ``user`` may read: their own, in their own organisation. A draft is
+    nobody else's business (not an auditor's, not an admin's) until it is submitted."""
+    if not is_member(user):
+        return Draft.objects.none()
+    return Draft.objects.filter(tenant_id=user.member_tenant_id, author_id=user.pk)
+
+
+def may_read_draft(user: User, draft: Draft) -> bool:
+    """The read rule of a draft: its author alone (who may also change, delete and
+    submit it)."""
+    return is_member(user) and draft.tenant_id == user.tenant_id and draft.author_id == user.pk
 
 
 def may_audit(user: Any) -> bool:

@@ -30,10 +30,13 @@ from .expression_limits import largest_collection
 from .start_policy import StartPolicy
 from .state import SUBMITTER_STEP
 from .steps import PARSERS, ActionStep, ApprovalStep, Step
+from .summary import parse_summary
 
 KEY = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 _OPEN_DATA = "allow_undeclared_fields"  # opts out of closed data schemas (data_schema.py)
 _START_POLICY = "start_policy"
+# What a draft may still lack: the fields (or dependent fields) yet to be filled in.
+_INCOMPLETE_IS_FINE = frozenset({"required", "dependentRequired"})
 # Every top-level field of a definition: the one list ``parse`` checks against.
 _TOP_FIELDS = {
     "key",
@@ -43,6 +46,7 @@ _TOP_FIELDS = {
     "schema",
     "steps",
     "distinct_approvers",
+    "summary",
     _START_POLICY,
     _OPEN_DATA,
 }
@@ -58,7 +62,10 @@ class Definition:
     # Four eyes: one person may not approve two steps of the same workflow.
     distinct_approvers: bool = False
     start_policy: StartPolicy = field(default_factory=StartPolicy)
+    # One line about a request (templates_engine.summary); None: the title and reference.
+    summary: str | None = None
     _index: Mapping[str, int] = field(default_factory=dict, repr=False, compare=False)
+    _titles: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
     _validator: Any = field(default=None, repr=False, compare=False)
 
     @classmethod
@@ -101,11 +108,13 @@ class Definition:
         if not isinstance(distinct_approvers, bool):
             raise DefinitionError("$.distinct_approvers", "must be true or false")
         start_policy = StartPolicy.parse(doc.get(_START_POLICY), f"$.{_START_POLICY}")
+        summary = parse_summary(doc.get("summary"), schema)
         raw_steps = doc.get("steps")
         if not isinstance(raw_steps, list) or not raw_steps:
             raise DefinitionError("$.steps", "must be a non-empty list")
         steps: list[Step] = []
         index: dict[str, int] = {}
+        titles: dict[str, str] = {}
         for i, raw in enumerate(raw_steps):
             path = f"$.steps[{i}]"
             if not isinstance(raw, Mapping):
@@ -123,6 +132,8 @@ class Definition:
                 raise DefinitionError(f"{path}.id", f"duplicate step id {step.id!r}")
             index[step.id] = i
             steps.append(step)
+            if isinstance(raw.get("title"), str) and raw["title"].strip():
+                titles[step.id] = raw["title"]
         for i, step in enumerate(steps):
             for name, target in step.references():
                 path = f"$.steps[{i}].{name}"
@@ -142,12 +153,23 @@ class Definition:
             version,
             distinct_approvers=distinct_approvers,
             start_policy=start_policy,
+            summary=summary,
             _index=index,
+            _titles=titles,
             _validator=validator,
         )
 
     def index(self, step_id: str) -> int:
         return self._index[step_id]
+
+    def step_title(self, step_id: str) -> str:
+        """The step's ``title`` as the definition gives it, else its id in words
+        (``reserve_budget`` -> ``Reserve budget``): how people are told which step."""
+        title = self._titles.get(step_id)
+        if title is not None:
+            return title
+        words = re.sub(r"[_\-]+", " ", step_id).strip().lower()
+        return words[:1].upper() + words[1:]
 
     def step(self, step_id: str) -> Step:
         return self.steps[self._index[step_id]]
@@ -177,10 +199,24 @@ class Definition:
                 return [f"{e.json_path}: {e.message}" for e in errors[:10]]
         return self._too_large_for_conditions(data)
 
+    def draft_errors(self, data: object) -> list[str]:
+        """``data_errors`` for a request not yet submitted: a value of the wrong type,
+        past a limit or not declared is a problem; a field still missing is not (the
+        draft is checked in full when it is submitted)."""
+        if not isinstance(data, Mapping):
+            return ["$: workflow data must be a JSON object"]
+        if self._validator is None:
+            return []
+        errors = [
+            e for e in self._validator.iter_errors(data) if e.validator not in _INCOMPLETE_IS_FINE
+        ]
+        errors.sort(key=lambda e: list(e.absolute_path))
+        return [f"{e.json_path}: {e.message}" for e in errors[:10]]
+
     def _too_large_for_conditions(self, data: Mapping[str, Any]) -> list[str]:
         """Refused at start rather than failing a later step: lists too long for a
         condition that walks them (expression_limits)."""
-        conditions = [s.when for s in self.steps if s.when is not None and s.when.walks]
+        conditions = [c for s in self.steps for c in s.conditions() if c.walks]
         if not conditions:
             return []
         largest = largest_collection(data)

@@ -17,6 +17,12 @@ from templates_engine import errors as engine_errors
 from ..access import CANNOT_HOLD_TASKS, Forbidden
 from ..runtime.commands import Busy, RequestIdReused, WorkflowNotFound
 from ..selectors.tasks import BadCursor
+from ..services.drafts import (
+    DRAFT_SUBMITTED_CODE,
+    SUBJECT_INVALID_CODE,
+    DraftNotFound,
+    DraftRefused,
+)
 from ..services.workflows import (
     SIGNAL_PAYLOAD_TOO_LARGE,
     IdempotencyKeyReused,
@@ -68,7 +74,7 @@ def _translate(exc: Exception) -> tuple[int, str, str, Any]:
         return exc.status, exc.code, exc.message, None
     if isinstance(exc, CommandRejected):
         return _REJECTION_STATUS.get(exc.code, 409), exc.code, exc.message, None
-    if isinstance(exc, WorkflowNotFound | Http404 | exceptions.NotFound):
+    if isinstance(exc, WorkflowNotFound | DraftNotFound | Http404 | exceptions.NotFound):
         return 404, "NOT_FOUND", NOT_FOUND, None
     if isinstance(exc, TemplateRetired):
         return 422, "TEMPLATE_RETIRED", str(exc), None
@@ -84,6 +90,9 @@ def _translate(exc: Exception) -> tuple[int, str, str, Any]:
         return 409, code, str(exc), None
     if isinstance(exc, SignalRefused):
         status = 413 if exc.code == SIGNAL_PAYLOAD_TOO_LARGE else 409
+        return status, exc.code, exc.message, None
+    if isinstance(exc, DraftRefused):
+        status = {DRAFT_SUBMITTED_CODE: 409, SUBJECT_INVALID_CODE: 400}.get(exc.code, 422)
         return status, exc.code, exc.message, None
     if isinstance(exc, IdempotencyKeyReused):
         return 422, "IDEMPOTENCY_KEY_REUSED", str(exc), None

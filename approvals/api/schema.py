@@ -88,8 +88,14 @@ _COMMANDS = (409, 503)
 
 def _error_statuses(path: str, method: str) -> set[int]:
     statuses = set(_EVERYWHERE)
-    if method == "post":
+    if method in ("post", "put"):
         statuses.update(_WITH_BODY)
+    if "{draft_id}" in path:
+        statuses.add(404)
+    if "/drafts" in path and method in ("post", "put", "delete"):
+        # A draft's template or data refused (422), a submitted draft changed (409), and
+        # a submission refused as any start is (409, 422, 503).
+        statuses.update((409, 422, 503))
     if "{workflow_id}" in path:
         statuses.update(_ON_A_WORKFLOW)
         if method == "post":
@@ -102,7 +108,12 @@ def _error_statuses(path: str, method: str) -> set[int]:
 
 
 # Answers whose meaning differs by operation: (path suffix, method, status).
+_DRAFT_NOT_FOUND = "No such draft of yours (another person's draft is not found either)"
 _SPECIFIC = {
+    ("/drafts/{draft_id}", "get", 404): _DRAFT_NOT_FOUND,
+    ("/drafts/{draft_id}", "put", 404): _DRAFT_NOT_FOUND,
+    ("/drafts/{draft_id}", "delete", 404): _DRAFT_NOT_FOUND,
+    ("/drafts/{draft_id}/submit", "post", 404): _DRAFT_NOT_FOUND,
     ("/workflows", "post", 409): (
         "The workflow template's start policy refuses a start for this subject: "
         "WORKFLOW_ALREADY_RUNNING (one is running) or WORKFLOW_ALREADY_FINISHED (one has "

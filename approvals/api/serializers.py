@@ -369,6 +369,43 @@ class WorkflowSearchResponse(serializers.Serializer):
     workflows = WorkflowSummary(many=True)
 
 
+class DraftSubject(RequestBody):
+    """A draft's subject: either part may still be blank (both are needed to submit)."""
+
+    type = Text(pattern=r"^[A-Za-z0-9_.\-]*$", max_length=64, allow_blank=True, default="")
+    id = Text(max_length=128, allow_blank=True, default="")
+
+
+class DraftBody(RequestBody):
+    """A draft as saved or replaced: only the data's types and limits are checked."""
+
+    template = Text(pattern=r"^[a-z0-9][a-z0-9-]*$", max_length=64)
+    subject = DraftSubject(required=False)
+    data = JsonObjectField(default=dict)  # type: ignore[assignment]
+
+
+class DraftOut(serializers.Serializer):
+    """A draft (a ``Draft``), as its author reads it."""
+
+    draftId = serializers.UUIDField(source="pk")
+    template = serializers.CharField(source="template_key")
+    subject = SubjectOf(source="*")
+    data = serializers.DictField()  # type: ignore[assignment]
+    idempotencyKey = serializers.CharField(
+        source="idempotency_key", help_text="The Idempotency-Key its submission starts with."
+    )
+    workflowId = serializers.UUIDField(
+        source="workflow_id", allow_null=True, help_text="Set once the draft is submitted."
+    )
+    createdAt = Timestamp(source="created_at")
+    updatedAt = Timestamp(source="updated_at")
+    submittedAt = NullableTimestamp(source="submitted_at")
+
+
+class DraftListResponse(serializers.Serializer):
+    drafts = DraftOut(many=True)
+
+
 class ErrorBody(serializers.Serializer):
     code = serializers.CharField()
     message = serializers.CharField()

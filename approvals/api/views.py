@@ -24,6 +24,7 @@ from .. import access
 from ..lockout import lockout_response
 from ..models import ApiToken, User, Workflow
 from ..runtime.commands import CommandResult
+from ..selectors.drafts import draft_get, drafts_of
 from ..selectors.tasks import BAD_CURSOR, BadCursor, task_list_for_user
 from ..selectors.workflows import (
     workflow_assignees,
@@ -32,10 +33,12 @@ from ..selectors.workflows import (
     workflow_now,
 )
 from ..services.directory import DeactivationRefused, UserNotFound, user_deactivate_by_name
+from ..services.drafts import draft_delete, draft_save, draft_submit, draft_update
 from ..services.tokens import token_issue, token_revoke
 from ..services.workflows import (
     IDEMPOTENCY_KEY_INVALID,
     IDEMPOTENCY_KEY_PATTERN,
+    StartResult,
     idempotency_key_valid,
     workflow_cancel,
     workflow_decide,
@@ -69,6 +72,11 @@ IDEMPOTENCY_KEY = OpenApiParameter(
     OpenApiParameter.HEADER,
     required=False,
     description="Repeat a start safely: the same key and body give the first answer again",
+)
+
+
+DRAFT_ID = OpenApiParameter(
+    "draft_id", OpenApiTypes.UUID, OpenApiParameter.PATH, description="A draft's id"
 )
 
 
@@ -183,6 +191,16 @@ class _SearchPage(NamedTuple):
     workflows: list[Workflow]
 
 
+def _started(result: StartResult) -> Response:
+    """A start's answer: 201 and the workflow's Location (200 when the start policy
+    answered with a running one); a repeat of an Idempotency-Key says so."""
+    response = Response(compiled(s.StartResponse)(result), status=200 if result.existing else 201)
+    response["Location"] = f"/api/workflows/{result.workflow_id}"
+    if result.replayed:
+        response["Idempotent-Replayed"] = "true"
+    return response
+
+
 class WorkflowCollectionView(APIView):
     permission_classes = [TenantMember]
     schema = _SearchSchema()
@@ -220,13 +238,7 @@ class WorkflowCollectionView(APIView):
             idempotency_key=key,
             scope=_scope(request),
         )
-        response = Response(
-            compiled(s.StartResponse)(result), status=200 if result.existing else 201
-        )
-        response["Location"] = f"/api/workflows/{result.workflow_id}"
-        if result.replayed:
-            response["Idempotent-Replayed"] = "true"
-        return response
+        return _started(result)
 
     @extend_schema(
         parameters=[s.WorkflowSearchQuery],
@@ -425,3 +437,106 @@ class MyTasksView(APIView):
             cursor=query.validated_data.get("cursor"),
         )
         return Response(compiled(s.TaskPageResponse)(page))
+
+
+# -- drafts --------------------------------------------------------------------------------
+
+
+def _draft_fields(body: s.DraftBody) -> dict[str, Any]:
+    v = body.validated_data
+    subject = v.get("subject") or {}
+    return {
+        "template_key": v["template"],
+        "subject_type": subject.get("type", ""),
+        "subject_id": subject.get("id", ""),
+        "data": v["data"],
+    }
+
+
+def _draft_id(value: str) -> uuid.UUID:
+    """A draft id from the path; anything that is not a UUID names no draft."""
+    return _workflow_uuid(value)
+
+
+class DraftCollectionView(APIView):
+    permission_classes = [TenantMember]
+
+    @extend_schema(
+        request=s.DraftBody,
+        responses={201: s.DraftOut},
+        summary="Save a request as a draft (not routed; only you see it)",
+    )
+    def post(self, request: Request) -> Response:
+        body = s.DraftBody(data=request.data)
+        body.is_valid(raise_exception=True)
+        draft = draft_save(author=_user(request), scope=_scope(request), **_draft_fields(body))
+        response = Response(s.DraftOut(draft).data, status=201)
+        response["Location"] = f"/api/drafts/{draft.pk}"
+        return response
+
+    @extend_schema(
+        responses={200: s.DraftListResponse},
+        summary="My drafts not yet submitted, the most recently changed first",
+    )
+    def get(self, request: Request) -> Response:
+        drafts = drafts_of(user=_user(request))
+        return Response(s.DraftListResponse({"drafts": drafts}).data)
+
+
+class DraftDetailView(APIView):
+    permission_classes = [TenantMember]
+
+    @extend_schema(parameters=[DRAFT_ID], responses={200: s.DraftOut}, summary="One of my drafts")
+    def get(self, request: Request, draft_id: str) -> Response:
+        draft = draft_get(user=_user(request), draft_id=_draft_id(draft_id))
+        if draft is None:
+            raise ApiError(404, "NOT_FOUND", NOT_FOUND)
+        return Response(s.DraftOut(draft).data)
+
+    @extend_schema(
+        request=s.DraftBody,
+        parameters=[DRAFT_ID],
+        responses={200: s.DraftOut},
+        summary="Replace what one of my drafts holds",
+    )
+    def put(self, request: Request, draft_id: str) -> Response:
+        did = _draft_id(draft_id)
+        body = s.DraftBody(data=request.data)
+        body.is_valid(raise_exception=True)
+        draft = draft_update(
+            author=_user(request), draft_id=did, scope=_scope(request), **_draft_fields(body)
+        )
+        return Response(s.DraftOut(draft).data)
+
+    @extend_schema(parameters=[DRAFT_ID], responses={204: None}, summary="Delete one of my drafts")
+    def delete(self, request: Request, draft_id: str) -> Response:
+        draft_delete(author=_user(request), draft_id=_draft_id(draft_id))
+        return Response(status=204)
+
+
+class DraftSubmitView(APIView):
+    permission_classes = [TenantMember]
+
+    @extend_schema(
+        request=None,
+        parameters=[DRAFT_ID],
+        responses={
+            201: s.StartResponse,
+            200: OpenApiResponse(
+                s.StartResponse,
+                description=(
+                    "The start policy use_existing: the workflow already running for the "
+                    "subject (existing: true)"
+                ),
+            ),
+        },
+        summary=(
+            "Submit a draft: starts its workflow as POST /api/workflows does, with the "
+            "draft's Idempotency-Key (a second submission answers as the first)"
+        ),
+    )
+    def post(self, request: Request, draft_id: str) -> Response:
+        result = draft_submit(
+            author=_user(request), draft_id=_draft_id(draft_id), scope=_scope(request)
+        )
+        return _started(result)

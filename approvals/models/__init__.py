@@ -2,6 +2,7 @@
 
 from ..audit.models import ChainSeal
 from .directory import Delegation, DirectoryVersion, OrgGroup, Tenant, User
+from .drafts import Draft
 from .projections import ActivityAttempt, PendingTask, Timer, WorkflowParticipant
 from .schedules import StartSchedule
 from .tokens import ApiToken
@@ -13,6 +14,7 @@ __all__ = [
     "ChainSeal",
     "Delegation",
     "DirectoryVersion",
+    "Draft",
     "OrgGroup",
     "PendingTask",
     "StartRequest",
