@@ -74,8 +74,9 @@ def start_body_hash(
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-# Until early signals are kept for the step that will await them, a signal must be one
-# the workflow's template declares, and its payload stays small.
+# A signal must be one the workflow's template declares (one that arrives early is kept
+# for the step that will wait for it), and its payload stays small: a kept signal is
+# carried in the workflow's state until a step takes it.
 SIGNAL_PAYLOAD_MAX_BYTES = 16 * 1024
 SIGNAL_TOO_LARGE = (
     "A signal's payload may be at most 16 KB of JSON; this one is {size} bytes. "

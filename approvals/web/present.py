@@ -13,10 +13,8 @@ from typing import Any
 from django.utils import timezone
 
 from .. import zones
+from ..data_words import code_words, currency_of, format_value, money_fields
 from ..notifications.format import money_format
-
-MONEY_KEY = "x-money"
-DEFAULT_CURRENCY = "INR"
 
 STATUS_WORDS = {
     "NEW": "Starting",
@@ -91,18 +89,6 @@ def day(at: dt.datetime | None) -> str:
 # -- data --------------------------------------------------------------------------------
 
 
-def code_words(value: str) -> str:
-    """An enum value in words: ``IT_HARDWARE`` -> ``IT hardware``, ``SOFTWARE`` ->
-    ``Software``; a short code such as a currency (``INR``) stays as it is."""
-    if not ("_" in value or (value.isupper() and len(value) > 3)):
-        return value
-    words = [w for w in value.split("_") if w]
-    out = [w if len(w) <= 2 and w.isupper() else w.lower() for w in words]
-    if out and out[0].islower():
-        out[0] = out[0].capitalize()
-    return " ".join(out)
-
-
 def field_order(schema: Mapping[str, Any] | None) -> list[str]:
     """The fields in the order people fill them: each amount followed by its currency,
     then the rest as declared (a stored schema may not keep its order: jsonb sorts)."""
@@ -117,50 +103,10 @@ def field_order(schema: Mapping[str, Any] | None) -> list[str]:
     return ordered + [n for n in names if n not in ordered]
 
 
-def money_fields(schema: Mapping[str, Any] | None) -> dict[str, str]:
-    """Integer fields annotated ``"x-money": {"currency": FIELD}`` -> the currency field
-    (an empty string when the annotation names none: rupees)."""
-    out: dict[str, str] = {}
-    for name, spec in ((schema or {}).get("properties") or {}).items():
-        money = spec.get(MONEY_KEY) if isinstance(spec, Mapping) else None
-        if isinstance(money, Mapping):
-            currency = money.get("currency")
-            out[name] = currency if isinstance(currency, str) else ""
-        elif money is True:
-            out[name] = ""
-    return out
-
-
-def currency_of(data: Mapping[str, Any], currency_field: str) -> str:
-    value = data.get(currency_field) if currency_field else None
-    return value if isinstance(value, str) and value else DEFAULT_CURRENCY
-
-
 def field_label(schema: Mapping[str, Any] | None, name: str) -> str:
     spec = ((schema or {}).get("properties") or {}).get(name)
     title = spec.get("title") if isinstance(spec, Mapping) else None
     return title if isinstance(title, str) and title else humanise(name)
-
-
-def format_value(schema: Mapping[str, Any] | None, data: Mapping[str, Any], name: str) -> str:
-    value = data.get(name)
-    money = money_fields(schema)
-    if name in money and isinstance(value, int) and not isinstance(value, bool):
-        return money_format(minor=value, currency=currency_of(data, money[name]))
-    if isinstance(value, bool):
-        return "Yes" if value else "No"
-    if value is None:
-        return ""
-    spec = ((schema or {}).get("properties") or {}).get(name)
-    if isinstance(spec, Mapping) and "enum" in spec and isinstance(value, str):
-        return code_words(value)
-    if isinstance(value, str) and isinstance(spec, Mapping) and spec.get("format") == "date":
-        try:
-            parsed = dt.date.fromisoformat(value)
-        except ValueError:
-            return value
-        return f"{parsed.day} {parsed:%b %Y}"
-    return str(value)
 
 
 def data_rows(schema: Mapping[str, Any] | None, data: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -218,6 +164,83 @@ def condition_words(
     return text.replace(" and ", " and ").replace(" or ", " or ")
 
 
+# -- approvers chosen by rules -------------------------------------------------------------
+
+_SIDES = {">": "above", ">=": "from", "<": "below", "<=": "up to"}
+
+
+def _money_side(
+    condition: str, schema: Mapping[str, Any] | None, data: Mapping[str, Any]
+) -> tuple[str, str, str] | None:
+    """(field label, side, amount) when ``condition`` is one comparison of a money
+    field with an amount (``data.amountPaise > 10000000``), else None."""
+    m = _COMPARISON.fullmatch(condition.strip())
+    money = money_fields(schema)
+    if m is None or m["field"] not in money or m["op"] not in _SIDES:
+        return None
+    if not m["value"].lstrip("-").isdigit():
+        return None
+    amount = money_format(minor=int(m["value"]), currency=currency_of(data, money[m["field"]]))
+    return field_label(schema, m["field"]).lower(), _SIDES[m["op"]], amount
+
+
+def approver_rule_words(rule: Mapping[str, Any], names: Mapping[str, str]) -> str:
+    """One approver rule: ``the manager``, ``finance group``, ``Victor``."""
+    if "manager" in rule:
+        return "the manager"
+    if "group" in rule:
+        return f"{rule['group']} group"
+    if "user" in rule:
+        return person(str(rule["user"]), names)
+    return ""
+
+
+def approver_lines(
+    step: Mapping[str, Any],
+    names: Mapping[str, str],
+    schema: Mapping[str, Any] | None,
+    data: Mapping[str, Any],
+) -> list[str]:
+    """An approval step's approvers in words, a line each: those always asked together
+    (``the manager and finance group``; ``or`` unless all must approve), then each one
+    chosen by a condition: ``Victor too, above Rs 1,00,000.00``."""
+    rules = [r for r in step.get("approvers") or [] if isinstance(r, Mapping)]
+    always = [approver_rule_words(r, names) for r in rules if not r.get("when")]
+    lines = [(" and " if step.get("mode") == "all" else " or ").join(w for w in always if w)]
+    for rule in rules:
+        condition = rule.get("when")
+        if not condition or not isinstance(condition, str):
+            continue
+        side = _money_side(condition, schema, data)
+        phrase = (
+            f"{side[1]} {side[2]}" if side else f"if {condition_words(condition, schema, data)}"
+        )
+        too = " too," if lines[0] else ","
+        lines.append(f"{approver_rule_words(rule, names)}{too} {phrase}")
+    return [line for line in lines if line]
+
+
+def approver_reason(
+    condition: str, schema: Mapping[str, Any] | None, data: Mapping[str, Any]
+) -> str:
+    """Why a conditional approver was asked: ``the amount is above Rs 1,00,000.00``."""
+    side = _money_side(condition, schema, data)
+    if side:
+        return f"the {side[0]} is {side[1]} {side[2]}"
+    return condition_words(condition, schema, data)
+
+
+def named_approvers(raw_definition: Mapping[str, Any]) -> set[str]:
+    """The people a workflow template's approval steps name, for looking up their names."""
+    return {
+        str(rule["user"])
+        for step in raw_definition.get("steps") or []
+        if isinstance(step, Mapping)
+        for rule in step.get("approvers") or []
+        if isinstance(rule, Mapping) and isinstance(rule.get("user"), str)
+    }
+
+
 # -- statuses ----------------------------------------------------------------------------
 
 
@@ -232,6 +255,23 @@ def status_label(public_status: str, raw_definition: Mapping[str, Any] | None = 
         titles = {k.upper(): v for k, v in step_titles(raw_definition or {}).items()}
         return "Waiting: " + (titles.get(step) or humanise(step))
     return STATUS_WORDS.get(public_status, humanise(public_status))
+
+
+def draft_saved(title: str) -> str:
+    """What saving a draft did, and what it did not."""
+    return f"Saved a draft of your {title}. Nobody sees it until you submit it."
+
+
+def draft_incomplete(labels: Iterable[str]) -> str:
+    """Why a draft could not be submitted yet: the fields still empty, by their labels."""
+    names = [f"“{label}”" for label in labels]
+    if not names:
+        return (
+            "This draft could not be submitted: some of its values no longer fit the form. "
+            "Check them below and submit again."
+        )
+    fields = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    return f"This draft is not complete yet: fill in {fields}, then submit it."
 
 
 def next_phrase(*, status: str, step_title: str) -> str:
@@ -313,6 +353,19 @@ class Context:
                 return cond if isinstance(cond, str) else None
         return None
 
+    def asked_because(self, step: str, slot: object) -> str:
+        """Why the approver on ``slot`` (the index of the step's approver entry) was
+        asked, when a condition chose them: ``the amount is above Rs 1,00,000.00``."""
+        for s in self.raw_definition.get("steps") or []:
+            if isinstance(s, Mapping) and s.get("id") == step:
+                rules = s.get("approvers") or []
+                rule = rules[slot] if isinstance(slot, int) and 0 <= slot < len(rules) else None
+                cond = rule.get("when") if isinstance(rule, Mapping) else None
+                return (
+                    approver_reason(cond, self.schema, self.data) if isinstance(cond, str) else ""
+                )
+        return ""
+
 
 def _list(names: Iterable[str]) -> str:
     items = list(names)
@@ -387,6 +440,11 @@ def sentence(
         people = [
             ctx.who(a.get("user"))
             + (f" (for {ctx.who(a['on_behalf_of'])})" if a.get("on_behalf_of") else "")
+            + (
+                f" (as {why})"
+                if (why := ctx.asked_because(p.get("step", ""), a.get("slot")))
+                else ""
+            )
             for a in p.get("assignments") or []
         ]
         need = p.get("required") or 1
@@ -459,7 +517,12 @@ def sentence(
         return f"The {step} step is waiting"
     if kind == "SignalAwaited":
         return f"The {step} step is waiting for {humanise(p.get('name', '')).lower()}"
+    if kind == "SignalArrivedEarly":
+        return early_signal_words(p)
     if kind == "SignalReceived":
+        if p.get("early"):
+            what = humanise(p.get("name", "")).lower()
+            return f"The {step} step began and used {what}, which had arrived early"
         return f"{humanise(p.get('name', ''))} was received" + (
             f" by the {step} step" if p.get("step") else ""
         )
@@ -526,12 +589,65 @@ def _operation(kind: str, p: Mapping[str, Any], ctx: Context) -> str:
 _SAY_THEIR_TIMER = frozenset({"ReminderSent", "Escalated"})
 
 
+def early_signal_words(
+    payload: Mapping[str, Any], *, used: bool = False, finished: bool = False
+) -> str:
+    """A signal kept because it came before any step waited for it: whether a step
+    used it (``used``), and if not, whether one still may (not ``finished``)."""
+    name = humanise(payload.get("name", ""))
+    if used:
+        return f"{name} arrived early; used when the step began"
+    if finished:
+        return f"{name} arrived early; it was not used"
+    return f"{name} arrived early; not used yet"
+
+
+# A workflow that reached one of these will use no more early signals.
+_FINISHING = frozenset(
+    {
+        "WorkflowCompleted",
+        "WorkflowRejected",
+        "WorkflowRolledBack",
+        "CompensationFailed",
+        "WorkflowCancelled",
+    }
+)
+
+
+def _early_signals_used(entries: list[Any]) -> set[int]:
+    """Indexes of the early signals a step used: each ``SignalReceived`` marked early
+    took the oldest kept one of its name, as the engine does."""
+    kept: dict[str, list[int]] = {}
+    used: set[int] = set()
+    for i, e in enumerate(entries):
+        if e.type == "SignalArrivedEarly":
+            kept.setdefault(str(e.payload.get("name")), []).append(i)
+        elif e.type == "SignalReceived" and e.payload.get("early"):
+            waiting = kept.get(str(e.payload.get("name"))) or []
+            if waiting:
+                used.add(waiting.pop(0))
+    return used
+
+
 def timeline(entries: Iterable[Any], ctx: Context) -> list[Line]:
     """Sentences for ``workflow_history`` entries (seq, type, actor, on_behalf_of, at,
     comment, payload)."""
     lines = []
     entries = list(entries)
-    for e, after in zip(entries, [*entries[1:], None], strict=True):
+    used = _early_signals_used(entries)
+    finished = any(e.type in _FINISHING for e in entries)
+    for i, (e, after) in enumerate(zip(entries, [*entries[1:], None], strict=True)):
+        if e.type == "SignalArrivedEarly":
+            text = early_signal_words(e.payload, used=i in used, finished=finished)
+            lines.append(Line(e.type, text, e.at, when(e.at), e.comment or ""))
+            continue
+        if (
+            e.type == "SignalAwaited"
+            and after is not None
+            and after.type == "SignalReceived"
+            and after.payload.get("early")
+        ):
+            continue  # it never waited: the next line says it began and used the signal
         if (
             e.type == "TimerFired"
             and after is not None

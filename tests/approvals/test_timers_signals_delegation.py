@@ -7,6 +7,7 @@ import datetime as dt
 
 import pytest
 from django.core.management import call_command
+from rest_framework.test import APIClient
 
 from approvals import clock
 from approvals.models import (
@@ -19,6 +20,7 @@ from approvals.models import (
     WorkflowTemplate,
 )
 from approvals.services.templates import workflow_template_publish
+from approvals.services.tokens import token_issue
 from approvals.services.workflows import SIGNAL_UNDECLARED
 from approvals.workers.timers import timer_drain
 from templates_engine.snapshot import SNAPSHOT_VERSION
@@ -161,6 +163,94 @@ def test_a_signal_the_workflow_template_does_not_declare_is_refused_clearly(acme
     assert response.json()["error"]["message"] == SIGNAL_UNDECLARED.format(name="unexpected")
     assert not WorkflowEvent.objects.filter(workflow_id=wid, type="SignalReceived").exists()
     assert Workflow.objects.get(pk=wid).current_step == "contract"
+
+
+def _contract_after_the_manager(acme) -> None:
+    """A purchase's route: the manager approves, the ERP says the contract is signed
+    (within seven days), finance approves."""
+    workflow_template_publish(
+        tenant=acme,
+        definition={
+            "key": "vendor-onboarding",
+            "title": "Vendor onboarding",
+            "steps": [
+                {"id": "manager", "kind": "approval", "approvers": [{"manager": "submitter"}]},
+                {
+                    "id": "contract",
+                    "title": "Contract",
+                    "kind": "signal",
+                    "signal": "contract_signed",
+                    "timeout": "P7D",
+                },
+                {"id": "finance", "kind": "approval", "approvers": [{"group": "finance"}]},
+            ],
+        },
+    )
+
+
+def _erp() -> APIClient:
+    """The integration account, with a token scoped to sending ``contract_signed``."""
+    erp = User.objects.get(username="erp")
+    _, secret = token_issue(user=erp, name="erp", may_signal=["contract_signed"])
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {secret}")
+    return client
+
+
+def test_a_signal_sent_before_its_step_is_used_when_the_step_begins(acme, api, client):
+    # given a workflow waiting on the manager, and the ERP signing the contract already
+    _contract_after_the_manager(acme)
+    wid = _start_vendor(api)
+    url = f"/api/workflows/{wid}/signals/contract_signed"
+    body = {"requestId": "erp-contract-1", "payload": {"envelope": "E-77"}}
+
+    # when the ERP sends it early, twice under one request id
+    first = _erp().post(url, body, format="json")
+    again = _erp().post(url, body, format="json")
+
+    # then it is answered as any signal, kept once, and the manager still decides
+    assert first.status_code == 200, first.content
+    assert first.json()["status"] == "PENDING_MANAGER"
+    assert again.json() == {**first.json(), "duplicate": True}
+    assert _types(wid).count("SignalArrivedEarly") == 1
+
+    # when the manager approves, the contract step begins and uses it at once
+    assert decide(api("bob"), wid, "approve", "m-1").json()["status"] == "PENDING_FINANCE"
+    wf = Workflow.objects.get(pk=wid)
+    assert wf.data["signals"]["contract_signed"] == {"envelope": "E-77"}
+    received = WorkflowEvent.objects.get(workflow_id=wid, type="SignalReceived")
+    assert (received.payload["step"], received.payload["early"]) == ("contract", True)
+
+    # then its timeout never fails the workflow: no timer was set for it
+    assert not Timer.objects.filter(workflow_id=wid, fired_at__isnull=True).exists()
+    with clock.shifted(8 * DAY):
+        timer_drain()
+    assert "StepFailed" not in _types(wid)
+    assert decide(api("fiona"), wid, "approve", "f-1").json()["status"] == "APPROVED"
+
+    # and the workflow page says when it arrived and that the step used it
+    client.force_login(User.objects.get(username="alice"))
+    page = client.get(f"/workflows/{wid}").content.decode()
+    assert "Contract signed arrived early; used when the step began" in page
+    assert "The Contract step began and used contract signed, which had arrived early" in page
+
+
+def test_a_signal_for_a_finished_workflow_is_still_refused(acme, api):
+    _contract_after_the_manager(acme)
+    wid = _start_vendor(api)
+    cancel = api("alice").post(f"/api/workflows/{wid}/cancel", {"requestId": "c-1"}, format="json")
+    assert cancel.status_code == 200, cancel.content
+    assert Workflow.objects.get(pk=wid).status == "CANCELLED"
+
+    response = _erp().post(
+        f"/api/workflows/{wid}/signals/contract_signed",
+        {"requestId": "late-1", "payload": {}},
+        format="json",
+    )
+
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "WORKFLOW_FINISHED"
+    assert "SignalArrivedEarly" not in _types(wid)
 
 
 def test_a_signal_step_times_out(acme, api):

@@ -375,3 +375,25 @@ def test_what_a_decision_led_to_reads_as_a_phrase() -> None:
 def test_a_waiting_badge_uses_the_steps_title() -> None:
     assert present.status_label("PENDING_VP", EXPENSE) == "Waiting: VP"
     assert present.status_label("PENDING_RESERVE_BUDGET") == "Waiting: Reserve budget"
+
+
+def test_an_early_signal_reads_as_used_when_its_step_began_or_not_yet_used() -> None:
+    # given two early contract signals; the Finance step began and used the first
+    signed = {"name": "contract_signed"}
+    history = [
+        _entry("SignalArrivedEarly", **signed, payload={"envelope": "E-1"}),
+        _entry("SignalArrivedEarly", **signed, payload={"envelope": "E-2"}),
+        _entry("SignalAwaited", step="finance", **signed, timers=[]),
+        _entry("SignalReceived", step="finance", **signed, payload={}, early=True),
+    ]
+
+    # when
+    lines = [line.text for line in present.timeline(history, CTX)]
+    finished = present.timeline([*history, _entry("WorkflowCompleted")], CTX)
+
+    # then
+    assert lines[0] == "Contract signed arrived early; used when the step began"
+    assert lines[1] == "Contract signed arrived early; not used yet"
+    assert lines[2] == "The Finance step began and used contract signed, which had arrived early"
+    assert len(lines) == 3  # not also "is waiting for": it never waited
+    assert finished[1].text == "Contract signed arrived early; it was not used"
