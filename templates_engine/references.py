@@ -76,6 +76,10 @@ def references(doc: Mapping[str, Any]) -> Iterator[Reference]:
         for key in ("approvers", "fallback", "escalate_to", "senders"):
             if key in step:
                 yield from _rules(step[key], f"{path}.{key}")
+        for j, rule in enumerate(step.get("approvers") or []):
+            if isinstance(rule, Mapping) and isinstance(rule.get("when"), str):
+                for name in condition_fields(rule["when"]):
+                    yield Reference(f"{path}.approvers[{j}].when", FIELD, name)
         if isinstance(step.get("activity"), str):
             yield Reference(f"{path}.activity", ACTIVITY, step["activity"])
         undo = step.get("compensate")

@@ -11,6 +11,7 @@ from .. import events as ev
 from ..commands import Command, Decide, Reassign
 from ..durations import parse_duration
 from ..errors import CommandRejected, DefinitionError
+from ..expressions import Condition, ConditionError, DataNotEvaluable
 from ..segregation import exclusion, refuse_unless_eligible
 from ..state import REJECTED
 from .base import Step, check_fields, common
@@ -18,14 +19,29 @@ from .base import Step, check_fields, common
 if TYPE_CHECKING:
     from ..builder import Builder
 
-NOT_WAITING_FOR = (
-    "{step} is not waiting for {actor}: someone else may have decided it, or it was reassigned"
+# NOT_YOUR_STEP names the step the workflow waits for by its title (Definition.step_title).
+NOT_WAITING_FOR = "This request is waiting for the {step} step; it is not yours to decide."
+NOT_THEIR_DELEGATE = (
+    "This request is waiting for the {step} step; you do not stand in for {principal} on it."
 )
 NO_APPROVERS = "no one can be assigned to this step"
 NO_ELIGIBLE_APPROVERS = (
     "no one can be assigned to this step: segregation of duties ruled out its approvers "
     "and its fallback"
 )
+NO_RULE_APPLIES = (
+    "no one can be assigned to this step: none of its approver rules applies to this request"
+)
+QUORUM_SHORT = (
+    "no one can be assigned to this step: its quorum needs {required} different approvers "
+    "and its rules name {found} for this request"
+)
+QUORUM_OVER_RULES = (
+    "asks for {quorum} approvals, but its approvers can never name more than {most} "
+    "different people; lower the quorum or add a group"
+)
+RULE_SHAPE = 'must be one of {"manager": "submitter"}, {"group": NAME}, {"user": NAME}'
+RULE_WHEN = ', optionally with "when": a condition on the data'
 ON_REJECT_END = "end"
 TO_SUBMITTER = "submitter"
 
@@ -33,24 +49,30 @@ TO_SUBMITTER = "submitter"
 @dataclass(frozen=True)
 class ApproverRule:
     """One of: the manager of the submitter (or of the assignee, for escalation), the
-    members of a group, or a named user."""
+    members of a group, or a named user. An entry of a step's ``approvers`` may carry a
+    ``when`` condition on the data: the rule names people only when it holds."""
 
     kind: str  # manager | group | user
     value: str
+    when: Condition | None = None
 
     @classmethod
-    def parse(cls, doc: object, path: str, *, allow_assignee: bool = False) -> ApproverRule:
+    def parse(
+        cls, doc: object, path: str, *, allow_assignee: bool = False, allow_when: bool = False
+    ) -> ApproverRule:
+        when = None
+        if allow_when and isinstance(doc, Mapping) and "when" in doc:
+            when = Condition(doc["when"], f"{path}.when")
+            doc = {k: v for k, v in doc.items() if k != "when"}
         if not isinstance(doc, Mapping) or len(doc) != 1:
-            raise DefinitionError(
-                path, 'must be one of {"manager": "submitter"}, {"group": NAME}, {"user": NAME}'
-            )
+            raise DefinitionError(path, RULE_SHAPE + (RULE_WHEN if allow_when else ""))
         ((kind, value),) = doc.items()
         if kind not in ("manager", "group", "user") or not isinstance(value, str) or not value:
             raise DefinitionError(path, f"unknown approver rule {kind!r}")
         allowed = ("submitter", "assignee") if allow_assignee else ("submitter",)
         if kind == "manager" and value not in allowed:
             raise DefinitionError(f"{path}.manager", f"must be one of {', '.join(allowed)}")
-        return cls(kind, value)
+        return cls(kind, value, when)
 
     def resolve(self, b: Builder, assignee: str | None = None) -> list[str]:
         directory = b.ctx.directory
@@ -63,7 +85,10 @@ class ApproverRule:
         return [manager] if manager else []
 
     def to_dict(self) -> dict[str, str]:
-        return {self.kind: self.value}
+        doc = {self.kind: self.value}
+        if self.when is not None:
+            doc["when"] = self.when.source
+        return doc
 
 
 @dataclass(frozen=True)
@@ -89,6 +114,9 @@ class ApprovalStep(Step):
             for name, target in (("on_reject", self.on_reject), ("send_back_to", self.send_back_to))
             if target not in (ON_REJECT_END, TO_SUBMITTER)
         ]
+
+    def conditions(self) -> list[Condition]:
+        return super().conditions() + [r.when for r in self.approvers if r.when is not None]
 
     # -- entering ---------------------------------------------------------------
 
@@ -120,45 +148,73 @@ class ApprovalStep(Step):
                     out.append(ev.Assignment(holder, slot, user if delegate else None))
         return out
 
-    def required(self) -> int:
+    def applying(self, b: Builder) -> list[tuple[int, ApproverRule]] | None:
+        """The entries of ``approvers`` (slot, rule) whose ``when`` holds for this
+        request. A condition that cannot be evaluated fails the step (None), as a step
+        condition does; data CEL cannot hold refuses the command."""
+        rules = list(enumerate(self.approvers))
+        if all(rule.when is None for _, rule in rules):
+            return rules
+        names = None  # the data in CEL's types, converted for the first condition
+        out: list[tuple[int, ApproverRule]] = []
+        for slot, rule in rules:
+            if rule.when is not None:
+                try:
+                    if names is None:
+                        names = rule.when.activation(b.state.data, b.state.submitter)
+                    holds = rule.when.evaluate_in(names)
+                except DataNotEvaluable as exc:
+                    raise CommandRejected(errors.INVALID_DATA, str(exc)) from exc
+                except ConditionError as exc:
+                    b.fail_step(self.id, "ConditionError", str(exc))
+                    return None
+                if not holds:
+                    continue
+            out.append((slot, rule))
+        return out
+
+    def required(self, slots: Sequence[int] | None = None) -> int:
+        """Approvals needed: in mode ``all`` one per entry that applies (``slots``;
+        default every entry), else one or the quorum."""
         if self.mode == "all":
-            return len(self.approvers)
+            return len(self.approvers) if slots is None else len(slots)
         return self.quorum if self.mode == "quorum" else 1
 
-    def short(self, assignments: Sequence[ev.Assignment]) -> bool:
-        """True when ``assignments`` cannot complete the step in its mode."""
-        required = self.required()
+    def short(self, assignments: Sequence[ev.Assignment], slots: Sequence[int]) -> bool:
+        """True when ``assignments`` cannot complete the step in its mode, ``slots``
+        being the entries that apply."""
         if not assignments:
             return True
         if self.mode == "all":
-            slots = {a.slot for a in assignments}
-            return len(slots) < len(self.approvers) or not _fillable(
-                assignments, range(required), set()
-            )
+            filled = {a.slot for a in assignments}
+            return not filled.issuperset(slots) or not _fillable(assignments, slots, set())
         if self.mode == "quorum":
-            return len({a.user for a in assignments}) < required
+            return len({a.user for a in assignments}) < self.quorum
         return False
 
     def enter(self, b: Builder) -> None:
+        applying = self.applying(b)
+        if applying is None:
+            return
+        slots = [slot for slot, _ in applying]
         excluded: dict[str, str] = {}
         lost: set[int] = set()
-        assignments = self.assign(b, enumerate(self.approvers), excluded, lost)
-        fallback = bool(lost) and self.short(assignments)
+        assignments = self.assign(b, applying, excluded, lost)
+        fallback = bool(lost) and self.short(assignments, slots)
         if fallback:
             # The step's own approvers were ruled out: the fallback stands on the slots
             # they left (one slot is enough unless every slot needs its own approval).
-            slots = sorted(lost) if self.mode == "all" else [min(lost)]
+            lost_slots = sorted(lost) if self.mode == "all" else [min(lost)]
             rules = self.fallback or (SUBMITTERS_MANAGER,)
             extra = self.assign(
-                b, [(slot, rule) for slot in slots for rule in rules], excluded, set()
+                b, [(slot, rule) for slot in lost_slots for rule in rules], excluded, set()
             )
             known = {(a.user, a.slot) for a in assignments}
             assignments += [a for a in extra if (a.user, a.slot) not in known]
         if excluded:
             b.emit(ev.ApproversExcluded(self.id, tuple(excluded.items()), fallback))
-        if self.short(assignments):
-            problem = NO_ELIGIBLE_APPROVERS if fallback else NO_APPROVERS
-            b.fail_step(self.id, "NoApprovers", problem)
+        if self.short(assignments, slots):
+            b.fail_step(self.id, "NoApprovers", self._shortfall(assignments, slots, fallback))
             return
         timers = [b.timer(self.id, "reminder", after, i) for i, after in enumerate(self.reminders)]
         if self.deadline is not None:
@@ -166,9 +222,22 @@ class ApprovalStep(Step):
         due_at = b.ctx.now + self.deadline if self.deadline is not None else None
         b.emit(
             ev.ApprovalRequested(
-                self.id, tuple(assignments), self.required(), self.mode, due_at, tuple(timers)
+                self.id, tuple(assignments), self.required(slots), self.mode, due_at, tuple(timers)
             )
         )
+
+    def _shortfall(
+        self, assignments: Sequence[ev.Assignment], slots: Sequence[int], fallback: bool
+    ) -> str:
+        """Why the step could not be assigned, in the words of its StepFailed."""
+        if fallback:
+            return NO_ELIGIBLE_APPROVERS
+        if not slots:
+            return NO_RULE_APPLIES
+        if self.mode == "quorum" and assignments:
+            found = len({a.user for a in assignments})
+            return QUORUM_SHORT.format(required=self.quorum, found=found)
+        return NO_APPROVERS
 
     # -- commands ---------------------------------------------------------------
 
@@ -197,14 +266,19 @@ class ApprovalStep(Step):
             super().on_command(b, command)
 
     def on_decide(self, b: Builder, cmd: Decide) -> None:
-        for person in (cmd.actor, cmd.on_behalf_of):
+        # Whose step it is comes first: someone who holds no task on it is told so
+        # (NOT_YOUR_STEP), even where segregation of duties would also rule them out.
+        # Segregation of duties answers where the step does reach the person: an
+        # assignee a history gave it to, a delegate, and the principal a decision on
+        # behalf of names (nobody acts for the submitter, whoever holds the task).
+        if cmd.on_behalf_of not in (None, cmd.actor):
+            refuse_unless_eligible(
+                b.definition, b.state, cmd.on_behalf_of, self.id, deciding=True
+            )
+        holder = _holder_for(b, cmd)
+        for person in (cmd.actor, holder.on_behalf_of):
             if person is not None:
                 refuse_unless_eligible(b.definition, b.state, person, self.id, deciding=True)
-        holder = _holder_for(b, cmd)
-        if holder.on_behalf_of is not None:
-            refuse_unless_eligible(
-                b.definition, b.state, holder.on_behalf_of, self.id, deciding=True
-            )
         if cmd.decision == "delegate":
             if not cmd.delegate_to:
                 raise CommandRejected(errors.INVALID_DECISION, "delegate needs delegateTo")
@@ -281,7 +355,7 @@ def _holder_for(b: Builder, cmd: Decide) -> ev.Assignment:
         if holder is None or b.ctx.directory.delegate_for(cmd.on_behalf_of, b.ctx.now) != cmd.actor:
             raise CommandRejected(
                 errors.NOT_YOUR_STEP,
-                f"{cmd.actor} may not decide for {cmd.on_behalf_of} on {b.state.step}",
+                NOT_THEIR_DELEGATE.format(step=_waiting_for(b), principal=cmd.on_behalf_of),
             )
         return holder
     holder = _outstanding(b, cmd.actor)
@@ -292,9 +366,14 @@ def _holder_for(b: Builder, cmd: Decide) -> ev.Assignment:
             )
         raise CommandRejected(
             errors.NOT_YOUR_STEP,
-            NOT_WAITING_FOR.format(step=b.state.step, actor=cmd.actor),
+            NOT_WAITING_FOR.format(step=_waiting_for(b)),
         )
     return holder
+
+
+def _waiting_for(b: Builder) -> str:
+    """The title of the step the workflow waits for."""
+    return b.definition.step_title(b.state.step or "")
 
 
 def _decided(b: Builder, user: str) -> bool:
@@ -312,8 +391,11 @@ def _outstanding(b: Builder, user: str) -> ev.Assignment | None:
     if len(mine) > 1 and b.state.mode == "all":
         filled = {slot for _, slot in b.state.approvals}
         used = {actor for actor, _ in b.state.approvals} | {user}
+        # the slots of the entries that applied (not 0..required-1: an entry whose
+        # ``when`` did not hold has no slot)
+        slots = sorted({x.slot for x in b.state.assignments})
         for a in mine:
-            rest = [s for s in range(b.state.required) if s not in filled and s != a.slot]
+            rest = [s for s in slots if s not in filled and s != a.slot]
             if _fillable(b.state.assignments, rest, used):
                 return a
     return mine[0] if mine else None
@@ -383,13 +465,20 @@ def parse(doc: Mapping[str, Any], path: str) -> ApprovalStep:
     rules = doc.get("approvers")
     if not isinstance(rules, Sequence) or isinstance(rules, str) or not rules:
         raise DefinitionError(f"{path}.approvers", "must be a non-empty list of approver rules")
-    approvers = tuple(ApproverRule.parse(r, f"{path}.approvers[{i}]") for i, r in enumerate(rules))
+    approvers = tuple(
+        ApproverRule.parse(r, f"{path}.approvers[{i}]", allow_when=True)
+        for i, r in enumerate(rules)
+    )
     mode = doc.get("mode", "any")
     if mode not in ("any", "all", "quorum"):
         raise DefinitionError(f"{path}.mode", "must be any, all or quorum")
     quorum = doc.get("quorum", 1)
     if mode == "quorum" and (isinstance(quorum, bool) or not isinstance(quorum, int) or quorum < 1):
         raise DefinitionError(f"{path}.quorum", "must be an integer of at least 1")
+    if mode == "quorum" and (most := _most_people(approvers)) is not None and quorum > most:
+        # Refused here rather than capped at run time: a quorum is a promise of that many
+        # different people, and a smaller set must not pass for it.
+        raise DefinitionError(f"{path}.quorum", QUORUM_OVER_RULES.format(quorum=quorum, most=most))
     deadline = doc.get("deadline")
     reminders = doc.get("reminders", [])
     if not isinstance(reminders, list):
@@ -424,6 +513,14 @@ def parse(doc: Mapping[str, Any], path: str) -> ApprovalStep:
             ApproverRule.parse(r, f"{path}.fallback[{i}]") for i, r in enumerate(fallback or ())
         ),
     )
+
+
+def _most_people(rules: Sequence[ApproverRule]) -> int | None:
+    """The most different people ``rules`` can name with every condition holding, or
+    None when a group is among them (its size is the directory's, known only later)."""
+    if any(rule.kind == "group" for rule in rules):
+        return None
+    return len({(rule.kind, rule.value) for rule in rules})
 
 
 def _target(value: object, path: str) -> str:

@@ -40,6 +40,11 @@ class Step:
         """(json path, step id) pairs this step refers to, for validation."""
         return []
 
+    def conditions(self) -> list[Condition]:
+        """Every condition the step evaluates on the data: its ``when`` and any of its
+        own (an approver's)."""
+        return [self.when] if self.when is not None else []
+
 
 def check_fields(doc: Mapping[str, Any], path: str, allowed: set[str]) -> None:
     unknown = sorted(set(doc) - allowed - {"id", "kind", "when", "title"})
