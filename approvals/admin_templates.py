@@ -39,6 +39,7 @@ from .services.templates import (
     workflow_template_retire,
     workflow_template_rollback,
 )
+from .web import present
 from .web.definition_diff import DiffLine, definition_diff, pretty
 from .web.definition_editor import (
     EDITOR_UNREADABLE,
@@ -230,6 +231,15 @@ def diff_context(lines: list[DiffLine]) -> dict[str, Any]:
     }
 
 
+def _diagram(template: WorkflowTemplate) -> Any:
+    """The version's diagram, the people its approval steps name by their first names."""
+    named = present.named_approvers(template.definition)
+    rows = User.objects.filter(tenant_id=template.tenant_id, username__in=named).values_list(
+        "username", "first_name"
+    )
+    return workflow_svg(template.definition, data={}, names={u: f or u for u, f in rows})
+
+
 def trial_context(trial: Trial | None, definition: dict[str, Any]) -> dict[str, Any]:
     if trial is None:
         return {}
@@ -326,7 +336,7 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
             context.update(trial_context(form.preview["trial"], form.preview["definition"]))
         if obj is not None:
             context["versions"] = workflow_template_versions(tenant_id=obj.tenant_id, key=obj.key)
-            context["diagram"] = workflow_svg(obj.definition, data={})
+            context["diagram"] = _diagram(obj)
             context["newest"] = context["versions"][0].pk == obj.pk
         context["as_json"] = form.as_json
         return super().render_change_form(request, context, add, change, form_url, obj)
@@ -453,7 +463,7 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
             template,
             title=f"Try {template.key} version {template.version}",
             form=form,
-            diagram=workflow_svg(template.definition, data={}),
+            diagram=_diagram(template),
             **extra,
         )
         return TemplateResponse(request, "admin/approvals/workflowtemplate/try.html", context)

@@ -37,6 +37,9 @@ class TrialEntry:
     #            | activity | waiting | signal | completed | failed | finished
     people: tuple[str, ...] = ()
     note: str = ""
+    # for "asked": the approver entry (its index in the step's ``approvers``) each of
+    # ``people`` stands on, so the words can say which a condition chose
+    slots: tuple[int, ...] = ()
 
 
 @dataclass
@@ -65,7 +68,8 @@ def _entry(event: ev.Event, at: float) -> TrialEntry | None:  # noqa: PLR0911 - 
             f"{a.user} (for {a.on_behalf_of})" if a.on_behalf_of else a.user
             for a in event.assignments
         )
-        return TrialEntry(at, step, "asked", people, event.mode)
+        slots = tuple(a.slot for a in event.assignments)
+        return TrialEntry(at, step, "asked", people, event.mode, slots)
     if isinstance(event, ev.ReminderSent):
         return TrialEntry(at, step, "reminder", event.users)
     if isinstance(event, ev.Escalated):

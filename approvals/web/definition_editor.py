@@ -107,6 +107,13 @@ def editor_schema(
     """The JSON Schema of the editor's document, with the organisation's groups and
     people as the approvers one may pick, and the registered activities."""
     approver = _rule("Approver", groups, users, ["submitter"])
+    # an approver may be asked only when a condition on the data holds; the step's
+    # mode applies to everyone asked
+    approver["properties"]["when"] = {
+        "type": "string",
+        "title": "Only when",
+        "help_text": "A condition on the data, e.g. data.amountPaise > 50000000 (empty: always)",
+    }
     approval = _step(
         "approval",
         "Approval by people",

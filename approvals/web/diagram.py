@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Set
 from typing import Any
 
-from django.utils.html import escape, format_html
+from django.utils.html import escape, format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
-from .present import condition_words, step_titles
+from .present import approver_lines, condition_words, step_titles
 
 WIDTH = 420
 BOX_W = 260
@@ -20,20 +20,7 @@ GAP = 56  # room on each edge for its condition
 KIND_WORDS = {"approval": "approval", "action": "automatic", "wait": "wait", "signal": "waits for"}
 
 
-def _approvers(step: Mapping[str, Any]) -> str:
-    rules = step.get("approvers") or []
-    words = []
-    for rule in rules:
-        if not isinstance(rule, Mapping):
-            continue
-        if "manager" in rule:
-            words.append("the manager")
-        elif "group" in rule:
-            words.append(f"{rule['group']} group")
-        elif "user" in rule:
-            words.append(str(rule["user"]))
-    joiner = " and " if step.get("mode") == "all" else " or "
-    return joiner.join(words)
+SUB_LINE = 15  # the height of each further line under a step's name
 
 
 def _trim(text: str, limit: int) -> str:
@@ -48,7 +35,10 @@ def workflow_svg(
     done: Set[str] = frozenset(),
     skipped: Set[str] = frozenset(),
     finished: bool = False,
+    names: Mapping[str, str] | None = None,
 ) -> SafeString:
+    """The diagram; ``names`` (username -> first name) words the people approval steps
+    name, who are otherwise shown by username."""
     steps = [s for s in raw_definition.get("steps") or [] if isinstance(s, Mapping)]
     titles = step_titles(raw_definition)
     schema = (
@@ -110,31 +100,38 @@ def workflow_svg(
             else ""
         )
         kind = str(step.get("kind", ""))
-        sub = _approvers(step) if kind == "approval" else KIND_WORDS.get(kind, kind)
+        if kind == "approval":
+            # one line for those always asked, one for each chosen by a condition
+            subs = approver_lines(step, names or {}, schema, data) or [""]
+        else:
+            subs = [KIND_WORDS.get(kind, kind)]
+        height = BOX_H + SUB_LINE * (len(subs) - 1)
         mark = {"current": " ◀ now", "done": " ✓", "skipped": " (skipped)"}.get(state, "")
         nodes.append(
             format_html(
                 '<g class="node step {}" data-step="{}"><title>{}</title>'
                 '<rect x="{}" y="{}" width="{}" height="{}" rx="6"/>'
-                '<text x="{}" y="{}" text-anchor="middle" class="name">{}{}</text>'
-                '<text x="{}" y="{}" text-anchor="middle" class="sub">{}</text></g>',
+                '<text x="{}" y="{}" text-anchor="middle" class="name">{}{}</text>{}</g>',
                 state,
                 sid,
-                f"{titles.get(sid, sid)}: {cond or 'always'}",
+                f"{titles.get(sid, sid)}: {cond or 'always'}"
+                + "".join(f"; {line}" for line in subs[1:]),
                 x,
                 y,
                 BOX_W,
-                BOX_H,
+                height,
                 cx,
                 y + 18,
                 _trim(titles.get(sid, sid), 28),
                 mark,
-                cx,
-                y + 35,
-                _trim(sub, 40),
+                format_html_join(
+                    "",
+                    '<text x="{}" y="{}" text-anchor="middle" class="sub">{}</text>',
+                    ((cx, y + 35 + SUB_LINE * i, _trim(line, 40)) for i, line in enumerate(subs)),
+                ),
             )
         )
-        y += BOX_H
+        y += height
     nodes.append(
         format_html(
             '<line class="edge" x1="{}" y1="{}" x2="{}" y2="{}" marker-end="url(#arrow)"/>',

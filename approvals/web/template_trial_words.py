@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..selectors.template_trial import Trial, TrialEntry
-from .present import step_title, when
+from .present import approver_reason, approver_rule_words, step_title, when
 
 _OUTCOMES = {
     "WorkflowCompleted": "Finished: approved",
@@ -44,6 +44,38 @@ def _people(entry: TrialEntry) -> str:
     if len(names) <= 1:
         return "".join(names) or "no one"
     return ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _chosen_by_rules(entry: TrialEntry, raw_definition: Mapping[str, Any]) -> str:
+    """For an approval step whose approvers carry conditions: who a condition chose,
+    and who it left out for this data (``; victor as the amount is above Rs ...``)."""
+    if entry.kind != "asked":
+        return ""
+    step = next(
+        (
+            s
+            for s in raw_definition.get("steps") or []
+            if isinstance(s, Mapping) and s.get("id") == entry.step
+        ),
+        {},
+    )
+    rules = [r for r in step.get("approvers") or [] if isinstance(r, Mapping)]
+    schema = (
+        raw_definition.get("schema") if isinstance(raw_definition.get("schema"), Mapping) else None
+    )
+    parts = []
+    for slot, rule in enumerate(rules):
+        condition = rule.get("when")
+        if not isinstance(condition, str) or not condition:
+            continue
+        reason = approver_reason(condition, schema, {})
+        asked = [p for p, s in zip(entry.people, entry.slots, strict=False) if s == slot]
+        if asked:
+            parts.append(f"{_people(TrialEntry(0, '', '', tuple(asked)))} as {reason}")
+        else:
+            who = approver_rule_words(rule, {})
+            parts.append(f"not {who}: only when {reason}")
+    return "".join(f"; {part}" for part in parts)
 
 
 def _what(entry: TrialEntry) -> str:  # noqa: PLR0911 - one sentence per kind
@@ -87,7 +119,7 @@ def trial_rows(trial: Trial, raw_definition: Mapping[str, Any], start: dt.dateti
                 after=after_words(entry.at),
                 at=when(start + dt.timedelta(seconds=entry.at)),
                 step=step_title(raw_definition, entry.step),
-                what=_what(entry),
+                what=_what(entry) + _chosen_by_rules(entry, raw_definition),
                 css=css,
             )
         )
