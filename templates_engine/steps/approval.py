@@ -272,9 +272,7 @@ class ApprovalStep(Step):
         # assignee a history gave it to, a delegate, and the principal a decision on
         # behalf of names (nobody acts for the submitter, whoever holds the task).
         if cmd.on_behalf_of not in (None, cmd.actor):
-            refuse_unless_eligible(
-                b.definition, b.state, cmd.on_behalf_of, self.id, deciding=True
-            )
+            refuse_unless_eligible(b.definition, b.state, cmd.on_behalf_of, self.id, deciding=True)
         holder = _holder_for(b, cmd)
         for person in (cmd.actor, holder.on_behalf_of):
             if person is not None:
