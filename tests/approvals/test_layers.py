@@ -41,6 +41,7 @@ LAYERS: dict[str, str] = {
     "approvals.request_ids": "base",
     "approvals.decisions": "base",
     "approvals.zones": "base",
+    "approvals.data_words": "base",  # data as people read it; the inbox's summary line
     "approvals.activities": "base",  # the registry of activity functions
     "approvals.cron": "base",  # cron expressions of start schedules
     "approvals.runtime": "runtime",
@@ -51,6 +52,7 @@ LAYERS: dict[str, str] = {
     # Front doors: how people and systems reach the app over HTTP.
     "approvals.api": "front",
     "approvals.pages": "front",
+    "approvals.draft_pages": "front",
     "approvals.admin": "front",
     "approvals.admin_site": "front",
     "approvals.admin_ops": "front",
