@@ -24,9 +24,10 @@ from templates_engine import CommandRejected, Definition
 from . import access
 from .decisions import DECISION_LABELS, DECISION_RECORDED
 from .definitions import definition_for
-from .models import Delegation, User, Workflow, WorkflowTemplate
+from .models import Delegation, Draft, User, Workflow, WorkflowTemplate
 from .request_ids import request_id_valid
 from .runtime.commands import Busy, RequestIdReused, WorkflowNotFound
+from .selectors.drafts import draft_get, drafts_of
 from .selectors.people import colleagues_matching
 from .selectors.tasks import BadCursor, task_list_detailed_for_user
 from .selectors.templates import workflow_templates_latest
@@ -38,9 +39,17 @@ from .selectors.workflows import (
     workflows_submitted,
 )
 from .services.delegations import DelegationRefused, delegation_set
+from .services.drafts import (
+    DraftNotFound,
+    DraftRefused,
+    draft_save,
+    draft_submit,
+    draft_update,
+)
 from .services.workflows import (
     IDEMPOTENCY_KEY_INVALID,
     IdempotencyKeyReused,
+    StartResult,
     SubjectTaken,
     TemplateNotFound,
     idempotency_key_valid,
@@ -56,8 +65,8 @@ DECISIONS = (*DECISION_LABELS, "delegate")
 COMMENT_NUL = "The comment may not contain a NUL character; nothing was recorded."
 DELEGATE_NUL = "A colleague's name has no NUL character in it; nothing was recorded."
 DONE_WORDS = {**DECISION_RECORDED, "delegate": "Handed on"}
+# NOT_YOUR_STEP reads as the engine words it: the step the request waits for, by title.
 REJECTION_TEXT = {
-    "NOT_YOUR_STEP": "This step is not yours to decide (any more).",
     "ALREADY_DECIDED": "You have already approved this step.",
     "WORKFLOW_FINISHED": "This workflow has already finished.",
     "SEGREGATION_OF_DUTIES": "You submitted this request, so you cannot decide it.",
@@ -118,6 +127,7 @@ def inbox(request: HttpRequest) -> HttpResponse:
                 "wf": wf,
                 "request_id": uuid.uuid4().hex,
                 "subject": _subject(wf),
+                "summary": wf.summary if wf.summary != _subject(wf) else "",
                 "requester": (submitter.first_name or submitter.username) if submitter else "",
                 "figures": present.key_figures(_schema(wf.template), wf.data),
                 "step": present.step_title(_raw(wf.template), t.step),
@@ -153,11 +163,34 @@ def _workflow_rows(user: User, workflows: list[Workflow]) -> list[dict[str, Any]
     ]
 
 
+def _draft_rows(user: User) -> list[dict[str, Any]]:
+    """The person's drafts, as My requests lists them above what they submitted."""
+    templates = {t.key: t for t in workflow_templates_latest(tenant_id=user.member_tenant_id)}
+    rows = []
+    for draft in drafts_of(user=user):
+        template = templates.get(draft.template_key)
+        title = template.title if template else present.humanise(draft.template_key)
+        rows.append(
+            {
+                "draft": draft,
+                "subject": f"{title} {draft.subject_id}".strip(),
+                "figures": present.key_figures(_schema(template), draft.data) if template else "",
+                "saved": present.when(draft.updated_at),
+                "edit": f"{reverse('workflow-new')}?template={draft.template_key}&draft={draft.pk}",
+            }
+        )
+    return rows
+
+
 @login_required
 def my_workflows(request: HttpRequest) -> HttpResponse:
     user = _member(request)
     rows = workflows_submitted(user=user, limit=100)
-    return render(request, "approvals/my_workflows.html", {"rows": _workflow_rows(user, rows)})
+    return render(
+        request,
+        "approvals/my_workflows.html",
+        {"rows": _workflow_rows(user, rows), "drafts": _draft_rows(user)},
+    )
 
 
 def _awaits_changes_from(user: User, wf: Workflow) -> bool:
@@ -177,8 +210,8 @@ def _detail_context(user: User, wf: Workflow) -> dict[str, Any]:
     submitter = wf.submitter.username if wf.submitter else None
     wanted = present.usernames_in(history) | {submitter or ""}
     wanted |= {a["user"] or "" for a in assignees} | {a["onBehalfOf"] or "" for a in assignees}
-    names = _names(user, wanted)
     raw = _raw(wf.template)
+    names = _names(user, wanted | present.named_approvers(raw))
     ctx = present.Context(raw_definition=raw, data=wf.data, names=names, submitter=submitter)
     since = next(
         (
@@ -216,6 +249,7 @@ def _detail_context(user: User, wf: Workflow) -> dict[str, Any]:
             done=done,
             skipped=skipped,
             finished=wf.status == "COMPLETED",
+            names=names,
         ),
         "submitted": present.when(wf.created_at),
         "submitter_name": present.person(submitter, names),
@@ -363,49 +397,55 @@ def _latest_templates(user: User) -> list[WorkflowTemplate]:
 @login_required
 @require_http_methods(["GET", "POST"])
 def workflow_new(request: HttpRequest) -> HttpResponse:
+    """The new-request form; with ``?draft=`` the draft to go on with. Submit starts the
+    workflow (a draft's with the draft's own key); Save as draft keeps what is there,
+    checked only for types and limits, and routes nothing."""
     user = _member(request)
     templates = _latest_templates(user)
-    key = request.GET.get("template") or (templates[0].key if templates else "")
+    draft = None
+    if request.GET.get("draft"):
+        draft = draft_get(user=user, draft_id=request.GET["draft"])
+        if draft is None:
+            raise Http404  # someone else's, or none: the same answer
+    fallback = draft.template_key if draft else (templates[0].key if templates else "")
+    key = request.GET.get("template") or fallback
     template = next((t for t in templates if t.key == key), None)
     if template is None:
         return render(request, "approvals/workflow_new.html", {"templates": templates})
     definition: Definition = definition_for(template.pk)
-    form = SchemaForm(definition.schema, request.POST if request.method == "POST" else None)
+    initial = {**draft.data, "subject_id": draft.subject_id} if draft else None
+    form = SchemaForm(
+        definition.schema, request.POST if request.method == "POST" else None, initial=initial
+    )
+    saving_draft = request.POST.get("intent") == "draft"
     idempotency_key = request.POST.get("idempotency_key") or None
     if idempotency_key is not None and not idempotency_key_valid(idempotency_key):
         form.add_error(None, IDEMPOTENCY_KEY_INVALID)
     status = 200
     if request.method == "POST":
         status = 400
-        if form.is_valid():
+        if saving_draft and _valid_as_draft(form):
+            saved = _save_draft(request, user, template, form, draft)
+            if saved is not None:
+                return saved
+        elif not saving_draft and form.is_valid():
             try:
-                result = workflow_start(
-                    submitter=user,
-                    template_key=key,
-                    subject_type=key,
-                    subject_id=form.cleaned_data["subject_id"],
-                    data=form.data_for_engine(),
-                    idempotency_key=idempotency_key,
-                )
+                result = _start_or_submit(user, key, form, draft, idempotency_key)
             except (
                 CommandRejected,
                 TemplateNotFound,
                 IdempotencyKeyReused,
                 SubjectTaken,
+                DraftRefused,
                 access.Forbidden,
             ) as exc:
                 form.add_error(None, str(exc))
             except Busy:
                 form.add_error(None, BUSY)
+            except DraftNotFound:
+                raise Http404 from None  # deleted meanwhile (in another tab)
             else:
-                wid = str(result.workflow_id)
-                wf = workflow_get(user=user, workflow_id=wid)
-                if wf is not None:
-                    step = present.step_title(_raw(wf.template), wf.current_step)
-                    then = present.next_phrase(status=wf.status, step_title=step)
-                    done = "Already running:" if result.existing else "Submitted"
-                    messages.success(request, f"{done} {_subject(wf)}. {then}")
-                return HttpResponseRedirect(reverse("workflow", args=[wid]))
+                return _started(request, user, result)
     return render(
         request,
         "approvals/workflow_new.html",
@@ -413,10 +453,91 @@ def workflow_new(request: HttpRequest) -> HttpResponse:
             "templates": templates,
             "template": template,
             "form": form,
+            "draft": draft,
+            "draft_saved": present.when(draft.updated_at) if draft else "",
             "idempotency_key": idempotency_key or uuid.uuid4().hex,
         },
         status=status,
     )
+
+
+def _valid_as_draft(form: SchemaForm) -> bool:
+    """The form checked as a draft: every value there must fit its field, but nothing
+    is required yet. (The fields say what is required again when shown.)"""
+    required = {name: field.required for name, field in form.fields.items()}
+    for field in form.fields.values():
+        field.required = False
+    try:
+        return form.is_valid()
+    finally:
+        for name, field in form.fields.items():
+            field.required = required[name]
+
+
+def _save_draft(
+    request: HttpRequest,
+    user: User,
+    template: WorkflowTemplate,
+    form: SchemaForm,
+    draft: Draft | None,
+) -> HttpResponse | None:
+    """Save the form as a new draft or over ``draft``; a redirect to My requests, or
+    None with the refusal added to the form."""
+    fields: dict[str, Any] = {
+        "template_key": template.key,
+        "subject_type": template.key,
+        "subject_id": form.cleaned_data.get("subject_id") or "",
+        "data": form.data_for_engine(),
+    }
+    try:
+        if draft is None:
+            draft_save(author=user, **fields)
+        else:
+            draft_update(author=user, draft_id=draft.pk, **fields)
+    except (CommandRejected, TemplateNotFound, DraftRefused, access.Forbidden) as exc:
+        form.add_error(None, str(exc))
+        return None
+    except DraftNotFound:
+        raise Http404 from None  # deleted meanwhile (in another tab)
+    messages.success(request, present.draft_saved(template.title))
+    return HttpResponseRedirect(reverse("my-workflows"))
+
+
+def _start_or_submit(
+    user: User, key: str, form: SchemaForm, draft: Draft | None, idempotency_key: str | None
+) -> StartResult:
+    """Start the workflow from the form; a draft is brought up to date and submitted
+    (with its own key, so a second submission starts nothing more)."""
+    fields: dict[str, Any] = {
+        "template_key": key,
+        "subject_type": key,
+        "subject_id": form.cleaned_data["subject_id"],
+        "data": form.data_for_engine(),
+    }
+    if draft is None:
+        return workflow_start(
+            submitter=user,
+            template_key=key,
+            subject_type=key,
+            subject_id=fields["subject_id"],
+            data=fields["data"],
+            idempotency_key=idempotency_key,
+        )
+    if draft.workflow_id is None:
+        draft_update(author=user, draft_id=draft.pk, **fields)
+    return draft_submit(author=user, draft_id=draft.pk)
+
+
+def _started(request: HttpRequest, user: User, result: StartResult) -> HttpResponse:
+    """Where a start leads: the workflow's page, with what happened in a sentence."""
+    wid = str(result.workflow_id)
+    wf = workflow_get(user=user, workflow_id=wid)
+    if wf is not None:
+        step = present.step_title(_raw(wf.template), wf.current_step)
+        then = present.next_phrase(status=wf.status, step_title=step)
+        done = "Already running:" if result.existing else "Submitted"
+        messages.success(request, f"{done} {_subject(wf)}. {then}")
+    return HttpResponseRedirect(reverse("workflow", args=[wid]))
 
 
 # -- out of office -------------------------------------------------------------------------

@@ -16,6 +16,13 @@ from .expressions import data_problems
 from .operations import on_operation, on_retried_undo_outcome
 from .state import NEW, RUNNING, SUBMITTER_STEP, State, evolve
 from .steps import ActionStep, SignalStep
+from .steps.approval import NOT_WAITING_FOR
+
+# NOT_YOUR_STEP where no approval step is open (see steps.approval for where one is).
+NO_DECISION_AWAITED = "This request is not waiting for a decision."
+WAITING_FOR_SUBMITTER = (
+    "This request is waiting for its submitter's changes; it is not yours to decide."
+)
 
 
 def decide(
@@ -85,14 +92,19 @@ def _on_decide(b: Builder, c: cmd.Decide) -> None:
         _on_resubmit(b, c)
         return
     if not b.state.assignments or step_id is None:
-        raise CommandRejected(errors.NOT_YOUR_STEP, "the workflow is not waiting for a decision")
+        message = (
+            NOT_WAITING_FOR.format(step=b.definition.step_title(step_id))
+            if step_id is not None
+            else NO_DECISION_AWAITED
+        )
+        raise CommandRejected(errors.NOT_YOUR_STEP, message)
     b.definition.step(step_id).on_command(b, c)
 
 
 def _on_resubmit(b: Builder, c: cmd.Decide) -> None:
     """The submitter answers a send-back: approve resubmits, reject withdraws."""
     if c.actor != b.state.submitter:
-        raise CommandRejected(errors.NOT_YOUR_STEP, "the workflow waits for its submitter")
+        raise CommandRejected(errors.NOT_YOUR_STEP, WAITING_FOR_SUBMITTER)
     if c.decision == "reject":
         b.cancel(c.actor, c.comment or "withdrawn by the submitter")
         return

@@ -56,7 +56,9 @@ def test_a_definition_without_a_summary_has_none() -> None:
     ("summary", "problem"),
     [
         pytest.param("{purpose}", UNKNOWN_FIELD.format(field="purpose"), id="unknown-field"),
-        pytest.param("{description.upper}", NOT_A_NAME.format(field="description.upper"), id="attr"),
+        pytest.param(
+            "{description.upper}", NOT_A_NAME.format(field="description.upper"), id="attr"
+        ),
         pytest.param("{description[0]}", NOT_A_NAME.format(field="description[0]"), id="index"),
         pytest.param("{description!r}", NOT_A_NAME.format(field="description"), id="conversion"),
         pytest.param("{amountPaise:>9}", NOT_A_NAME.format(field="amountPaise"), id="spec"),

@@ -9,6 +9,7 @@ import pytest
 
 from approvals import clock
 from approvals.models import Delegation, User, Workflow, WorkflowEvent
+from templates_engine.steps.approval import NOT_WAITING_FOR
 
 from ..helpers import decide, start_expense
 
@@ -36,8 +37,10 @@ def test_a_submitter_in_the_finance_group_is_not_asked_and_cannot_approve(acme, 
 
     response = decide(api("fiona"), wid, "approve", "f-1")
 
-    assert response.status_code == 403
-    assert response.json()["error"]["code"] == "SEGREGATION_OF_DUTIES"
+    # she holds no task on it: not her step, before segregation of duties is asked
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "NOT_YOUR_STEP"
+    assert response.json()["error"]["message"] == NOT_WAITING_FOR.format(step="Finance")
     assert _events(wid) == before
     detail = api("fiona").get(f"/api/workflows/{wid}").json()
     assert detail["assignees"] == [{"user": "farah", "onBehalfOf": None}]
@@ -101,5 +104,5 @@ def test_four_eyes_sends_the_vp_step_to_its_fallback(acme, api):
     excluded = WorkflowEvent.objects.get(workflow_id=wid, type="ApproversExcluded")
     assert excluded.payload["excluded"] == [["victor", "already approved manager"]]
     assert excluded.payload["fallback"] is True
-    assert decide(api("victor"), wid, "approve", "v-3").status_code == 403
+    assert decide(api("victor"), wid, "approve", "v-3").status_code == 409  # not his step
     assert decide(api("cora"), wid, "approve", "c-1").json()["status"] == "PENDING_FINANCE"
