@@ -200,8 +200,21 @@ class TaskItem(serializers.Serializer):
     taskId = serializers.IntegerField(source="pk")
     workflowId = serializers.UUIDField(source="workflow_id")
     step = serializers.CharField()
+    stepName = serializers.CharField(
+        source="step_name", help_text="The step's title in the workflow template."
+    )
     template = serializers.CharField(source="workflow.template_key")
     subject = SubjectOf(source="workflow")
+    summary = serializers.CharField(
+        source="workflow.summary",
+        help_text="The request in one line: the workflow template's summary line filled "
+        "from the data, else its title and the subject's reference.",
+    )
+    amount = OptionalText(
+        source="workflow.amount_display",
+        help_text="The request's amount as people read it (Rs 45,000.00); null when the "
+        "request has none.",
+    )
     status = serializers.CharField(source="workflow.public_status")
     onBehalfOf = OptionalText(source="on_behalf_of")
     dueAt = Timestamp(source="due_at")

@@ -39,6 +39,7 @@ from templates_engine.events import event_from_dict
 from templates_engine.snapshot import state_from_dict, state_to_dict
 
 from .. import clock, metrics
+from ..data_words import workflow_summary
 from ..definitions import definition_for
 from ..models import (
     Delegation,
@@ -278,7 +279,14 @@ def _decide_and_write(
     for event in events:
         new_state = evolve(new_state, event)
     if events:
-        _append(wf, events, new_state, actor, request_id, fingerprint, now, directory)
+        # The inbox's summary line is a projection of the data: computed again only when
+        # a command set the data (a start, a resubmission, a result or a signal kept).
+        summary = (
+            workflow_summary(definition, wf.subject_id, new_state.data)
+            if new_state.data is not state.data
+            else None
+        )
+        _append(wf, events, new_state, actor, request_id, fingerprint, now, directory, summary)
     project(wf, state, new_state, now, directory, events)
     return CommandResult(wf.pk, wf.public_status, wf.version, recorded=len(events))
 
@@ -415,6 +423,7 @@ def _append(
     fingerprint: str,
     now: Any,
     directory: TenantDirectory,
+    summary: tuple[str, str] | None = None,
 ) -> None:
     for event in events:
         transition = _TRANSITIONS.get(type(event))
@@ -458,6 +467,8 @@ def _append(
     wf.data = dict(new_state.data)
     wf.snapshot = state_to_dict(new_state)
     wf.updated_at = now
+    if summary is not None:
+        wf.summary, wf.amount_display = summary
     if wf._state.adding:  # a start: the row is written once, with its first events
         store.insert(Workflow, _WORKFLOW_COLUMNS, [[getattr(wf, n) for n in _WORKFLOW_COLUMNS]])
         wf._state.adding = False
@@ -476,6 +487,7 @@ def _append(
             "data": wf.data,
             "snapshot": wf.snapshot,
             "updated_at": now,
+            **({"summary": wf.summary, "amount_display": wf.amount_display} if summary else {}),
         },
     )
 

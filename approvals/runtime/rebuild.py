@@ -1,6 +1,7 @@
 """Read models rebuilt from the events alone: the inbox (pending tasks), the pending
 timers, the open activity attempts, the participants and the workflow's search
-fields (status, public status, current step, data, snapshot, version, last hash).
+fields (status, public status, current step, data, snapshot, version, last hash, and
+the inbox's summary line and amount).
 
 Each workflow's history is replayed under its pinned workflow template version, one
 command at a time (the events a command appended share its time), applying the same
@@ -31,6 +32,8 @@ from templates_engine.keys import activity_key
 from templates_engine.snapshot import state_to_dict
 
 from .. import clock
+from ..data_words import workflow_summary
+from ..definitions import definition_for
 from ..models import (
     ActivityAttempt,
     PendingTask,
@@ -223,6 +226,8 @@ SEARCH_FIELDS = (
     "snapshot",
     "version",
     "last_hash",
+    "summary",
+    "amount_display",
 )
 
 
@@ -235,8 +240,15 @@ def derived_rows(wf: Workflow, d: Derived | None = None) -> dict[str, Any]:
         "timers": set(d.timers.values()),
         "attempts": _attempt_row(wf, d),
         "participants": set(directory.user_ids_any(d.participants).values()),
-        "workflow": _search_fields(d),
+        "workflow": {**_search_fields(d), **_summary_fields(wf, d)},
     }
+
+
+def _summary_fields(wf: Workflow, d: Derived) -> dict[str, str]:
+    """The inbox's summary line and amount, from the data the events set, under the
+    workflow's pinned workflow template version (as the command path projects them)."""
+    summary, amount = workflow_summary(definition_for(wf.template_id), wf.subject_id, d.state.data)
+    return {"summary": summary, "amount_display": amount}
 
 
 # -- writing ------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from django.core import signing
 from django.db.models import BooleanField
 from django.db.models.expressions import RawSQL
 
+from ..definitions import definition_for
 from ..models import PendingTask, User, Workflow
 from ..runtime import store
 
@@ -32,9 +33,12 @@ class ListedWorkflow(NamedTuple):
 
     id: uuid.UUID
     template_key: str
+    template_id: int
     subject_type: str
     subject_id: str
     public_status: str
+    summary: str
+    amount_display: str
 
 
 class ListedTask(NamedTuple):
@@ -51,6 +55,7 @@ class ListedTask(NamedTuple):
     due_at: dt.datetime
     created_at: dt.datetime
     workflow: ListedWorkflow
+    step_name: str  # the step's title, from the workflow's cached definition
 
 
 Row = TypeVar("Row", ListedTask, PendingTask)
@@ -99,9 +104,13 @@ _LISTED = (
     "created_at",
     "workflow__id",
     "workflow__template_key",
+    "workflow__template_id",
     "workflow__subject_type",
     "workflow__subject_id",
     "workflow__public_status",
+    # The request's line and amount, projected when its data was set (data_words).
+    "workflow__summary",
+    "workflow__amount_display",
 )
 # What the inbox page adds: the amount and the other key figures (the data, read
 # through the template's schema), the template's title and who asked.
@@ -169,6 +178,7 @@ _TASK_FIELDS = tuple(n for n in _LISTED if not n.startswith("workflow__"))
 _WORKFLOW_FIELDS = tuple(
     n.removeprefix("workflow__") for n in _LISTED if n.startswith("workflow__")
 )
+_STEP = _TASK_FIELDS.index("step")
 _LIST_SQL = (
     f"SELECT {store.columns(PendingTask, 't', _TASK_FIELDS)},"
     f" {store.columns(Workflow, 'w', _WORKFLOW_FIELDS)}"
@@ -190,9 +200,11 @@ def _listed(user: User, limit: int, after: tuple[dt.datetime, int] | None) -> li
     split = len(_TASK_FIELDS)
     task_values = store.converter(PendingTask, _TASK_FIELDS)
     workflow_values = store.converter(Workflow, _WORKFLOW_FIELDS)
-    return [
-        ListedTask._make(
-            [*task_values(row[:split]), ListedWorkflow._make(workflow_values(row[split:]))]
-        )
-        for row in rows
-    ]
+    out = []
+    for row in rows:
+        task = task_values(row[:split])
+        workflow = ListedWorkflow._make(workflow_values(row[split:]))
+        # Definitions are cached by workflow template version: a dict lookup a row.
+        name = definition_for(workflow.template_id).step_title(task[_STEP])
+        out.append(ListedTask._make([*task, workflow, name]))
+    return out

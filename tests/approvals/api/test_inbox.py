@@ -228,7 +228,7 @@ def test_cursor_is_opaque_and_tamper_evident(acme, api):
 def test_a_listed_row_names_the_columns_the_list_selects_in_their_order():
     # ListedTask is built positionally from the plain SQL's row: a column added to or
     # moved in the list must move in the tuple too.
-    assert tasks.ListedTask._fields == ("pk", *tasks._TASK_FIELDS[1:], "workflow")
+    assert tasks.ListedTask._fields == ("pk", *tasks._TASK_FIELDS[1:], "workflow", "step_name")
     assert tasks._TASK_FIELDS[0] == "id"
     assert tasks.ListedWorkflow._fields == tasks._WORKFLOW_FIELDS
 

@@ -33,9 +33,13 @@ workflows = st.builds(
     ListedWorkflow,
     id=st.uuids(),
     template_key=text,
+    template_id=st.integers(1, 2**31),
     subject_type=text,
     subject_id=text,
     public_status=text,
+    summary=text,
+    # blank when the request has no amount: the answer's null
+    amount_display=st.sampled_from(["", "Rs 45,000.00"]) | text,
 )
 tasks = st.builds(
     ListedTask,
@@ -48,6 +52,7 @@ tasks = st.builds(
     due_at=moments,
     created_at=moments,
     workflow=workflows,
+    step_name=text,
 )
 pages = st.builds(
     TaskPage, tasks=st.lists(tasks, max_size=5), next_cursor=st.none() | text.map(str)

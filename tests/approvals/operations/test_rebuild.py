@@ -121,7 +121,9 @@ def _wipe() -> None:
     WorkflowParticipant.objects.all().delete()
     # version and last_hash stay: they are the chain heads verify_audit checks, and a
     # rebuild over heads that do not verify is refused (tests/approvals/audit/test_tamper.py)
-    Workflow.objects.update(public_status="X", current_step="x", snapshot={}, data={})
+    Workflow.objects.update(
+        public_status="X", current_step="x", snapshot={}, data={}, summary="", amount_display=""
+    )
 
 
 def test_the_live_read_models_are_what_the_events_call_for(acme, mixed_run):
