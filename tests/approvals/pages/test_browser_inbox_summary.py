@@ -13,7 +13,7 @@ from playwright.sync_api import Browser, expect
 from approvals.models import User
 from approvals.services.workflows import workflow_reassign, workflow_start
 
-from ..browser import CHROMIUM, browser  # noqa: F401  (the fixture)
+from ..browser import CHROMIUM
 from .test_browser import shot, sign_in
 
 pytestmark = [
