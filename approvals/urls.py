@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from . import pages, views
+from . import draft_pages, pages, views
 from .admin_login import SignInForm
 
 urlpatterns = [
@@ -15,6 +15,8 @@ urlpatterns = [
         pages.workflow_resubmit,
         name="workflow-resubmit",
     ),
+    path("drafts/<uuid:draft_id>/submit", draft_pages.draft_submit_page, name="draft-submit"),
+    path("drafts/<uuid:draft_id>/delete", draft_pages.draft_delete_page, name="draft-delete"),
     path("search", pages.search, name="search"),
     path("account/out-of-office", pages.out_of_office, name="out-of-office"),
     path("people", pages.people, name="people"),

@@ -26,6 +26,7 @@ from approvals import clock
 from approvals.models import Delegation, Tenant, User, WorkflowEvent, WorkflowTemplate
 from approvals.notifications.bodies import mail_bodies
 from approvals.notifications.models import MailMessage
+from approvals.services.drafts import draft_save
 from approvals.services.templates import workflow_template_publish
 from approvals.services.tokens import token_issue
 
@@ -58,6 +59,7 @@ def answers(*codes: str) -> dict[str, str]:
 class World:
     workflow_id: str
     template_pk: int
+    draft_id: str = ""  # alice's draft, complete: only she sees, changes or submits it
 
 
 Call = Callable[[Any, World, str], Any]
@@ -150,6 +152,41 @@ ROWS = [
         answers("403", "403", "403", "403", "403", "403", "200!", "403", "403", "200!", "401"),
     ),
     Row(
+        "api-drafts",
+        lambda c, w, p: c.post("/api/drafts", {"template": EXPENSE, "data": {}}, format="json"),
+        # Anyone who may start the workflow template may keep a draft of it; gina's
+        # organisation has no such template.
+        answers("201", "201", "201", "201", "201", "403", "201", "201", "422", "201", "401"),
+    ),
+    Row(
+        "api-drafts",
+        lambda c, w, p: c.get("/api/drafts"),
+        answers(*["200"] * (len(P) - 1), "401"),
+    ),
+    Row(
+        "api-draft",
+        lambda c, w, p: c.get(f"/api/drafts/{w.draft_id}"),
+        # A draft is its author's alone: not an auditor's, an admin's or a superuser's.
+        answers("200", "404", "404", "404", "404", "404", "404", "404", "404", "404", "401"),
+    ),
+    Row(
+        "api-draft",
+        lambda c, w, p: c.put(
+            f"/api/drafts/{w.draft_id}", {"template": EXPENSE, "data": {}}, format="json"
+        ),
+        answers("200", "404", "404", "404", "404", "404", "404", "404", "404", "404", "401"),
+    ),
+    Row(
+        "api-draft",
+        lambda c, w, p: c.delete(f"/api/drafts/{w.draft_id}"),
+        answers("204", "404", "404", "404", "404", "404", "404", "404", "404", "404", "401"),
+    ),
+    Row(
+        "api-draft-submit",
+        lambda c, w, p: c.post(f"/api/drafts/{w.draft_id}/submit"),
+        answers("201", "404", "404", "404", "404", "404", "404", "404", "404", "404", "401"),
+    ),
+    Row(
         "api-my-tasks",
         lambda c, w, p: c.get("/api/me/tasks"),
         answers("200", "200", "200", "200", "200", "200", "200", "200", "200", "200", "401"),
@@ -239,6 +276,24 @@ ROWS = [
             f"/workflows/{w.workflow_id}/resubmit", {"decision": "reject", "request_id": "w-1"}
         ),
         answers("409", "409", "409", "404", "404", "409", "409", "404", "404", "409", "302"),
+        api=False,
+    ),
+    Row(
+        "draft-submit",
+        lambda c, w, p: c.post(f"/drafts/{w.draft_id}/submit"),
+        answers("302", "404", "404", "404", "404", "404", "404", "404", "404", "404", "302"),
+        api=False,
+    ),
+    Row(
+        "draft-delete",
+        lambda c, w, p: c.get(f"/drafts/{w.draft_id}/delete"),
+        answers("200", "404", "404", "404", "404", "404", "404", "404", "404", "404", "302"),
+        api=False,
+    ),
+    Row(
+        "draft-delete",
+        lambda c, w, p: c.post(f"/drafts/{w.draft_id}/delete"),
+        answers("302", "404", "404", "404", "404", "404", "404", "404", "404", "404", "302"),
         api=False,
     ),
     Row(
@@ -499,7 +554,14 @@ def world(acme: Any) -> World:
             "steps": [{"id": "contract", "kind": "signal", "signal": "contract_signed"}],
         },
     )
-    return World(started.json()["workflowId"], template.pk)
+    draft = draft_save(
+        author=User.objects.get(username="alice"),
+        template_key=EXPENSE,
+        subject_type="expense",
+        subject_id="M-draft",
+        data={"amountPaise": 4_500_000, "currency": "INR", "department": "eng"},
+    )
+    return World(started.json()["workflowId"], template.pk, str(draft.pk))
 
 
 def _client(persona: str, api: bool) -> Any:
