@@ -92,12 +92,16 @@ def test_decision_by_someone_else_is_409_not_your_step(acme, api):
     assert Workflow.objects.get(pk=wid).version == before
 
 
-def test_rejection_ends_the_workflow_rejected(acme, api):
+def test_a_finance_rejection_ends_the_workflow_rejected(acme, api):
     wid = start_expense(api("alice"), 4_500_000).json()["workflowId"]
-    response = decide(api("bob"), wid, "reject", "no", comment="Not in budget")
+    decide(api("bob"), wid, "approve", "yes")
+    response = decide(api("fiona"), wid, "reject", "no", comment="Not in budget")
     assert response.json()["status"] == "REJECTED"
     history = api("alice").get(f"/api/workflows/{wid}").json()["history"]
-    assert [h["comment"] for h in history if h["type"] == "DecisionRecorded"] == ["Not in budget"]
+    assert [h["comment"] for h in history if h["type"] == "DecisionRecorded"] == [
+        "",
+        "Not in budget",
+    ]
 
 
 def test_events_cannot_be_updated_or_deleted(acme, api):

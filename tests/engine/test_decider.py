@@ -354,20 +354,20 @@ def test_send_back_to_the_submitter_and_resubmit(clock: FakeClock) -> None:
     # given
     engine = _engine(Definition.parse(expense_document()), clock)
     engine.start("wf", expense(4_500_000), submitter="alice")
-    engine.decide("wf", "bob", "approve", "rq-1")
 
-    # when
-    engine.decide("wf", "fiona", "send_back", "rq-2", comment="add a purpose")
+    # when: the manager's send-back goes to the submitter (the step's default)
+    engine.decide("wf", "bob", "send_back", "rq-2", comment="add a purpose")
 
     # then
     assert _pub(engine) == "PENDING_SUBMITTER"
-    _rejected(errors.NOT_YOUR_STEP, engine, "fiona", "approve")
+    _rejected(errors.NOT_YOUR_STEP, engine, "bob", "approve")
     _rejected(errors.INVALID_DATA, engine, "alice", "approve", data={"amountPaise": -1})
     _rejected(errors.INVALID_DECISION, engine, "alice", "send_back")
     engine.decide("wf", "alice", "approve", "rq-3", data={"description": "client dinner"})
-    assert _pub(engine) == "PENDING_FINANCE"
+    assert _pub(engine) == "PENDING_MANAGER"
     assert engine.state("wf").data == expense(4_500_000, description="client dinner")
-    engine.decide("wf", "fiona", "approve", "rq-4")
+    engine.decide("wf", "bob", "approve", "rq-4")
+    engine.decide("wf", "fiona", "approve", "rq-5")
     assert _pub(engine) == "APPROVED"
 
 

@@ -92,7 +92,8 @@ class TestLinks:
         wid, links = waiting
         assert client.post(links["reject"]).status_code == 200
         assert decisions(wid) == [("bob", "reject")]
-        assert Workflow.objects.get(pk=wid).public_status == "REJECTED"
+        # the demo's manager rejection goes back to the submitter
+        assert Workflow.objects.get(pk=wid).public_status == "PENDING_SUBMITTER"
 
     def test_a_post_without_the_csrf_token_is_refused(self, waiting):
         wid, links = waiting

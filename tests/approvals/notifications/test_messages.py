@@ -131,7 +131,8 @@ def test_send_back_reject_and_cancel_tell_the_submitter(acme, api):
     assert '"Add receipts"' in mail_bodies(row)[0]
 
     rejected = start_expense(api("alice"), 4_500_000, subject="E-rj").json()["workflowId"]
-    decide(api("bob"), rejected, "reject", "rj")
+    decide(api("bob"), rejected, "approve", "rj-0")
+    decide(api("fiona"), rejected, "reject", "rj")  # finance's rejection ends it
     assert only(rejected, "outcome_rejected").recipient.username == "alice"
 
     by_admin = start_expense(api("alice"), 4_500_000, subject="E-c1").json()["workflowId"]
