@@ -70,6 +70,7 @@ LAYERS: dict[str, str] = {
     "approvals.audit.verify": "services",  # reads, and checks seals with seal.py
     "approvals.audit.replay": "selectors",
     "approvals.audit.seal": "services",
+    "approvals.audit.override": "services",  # records an operator's override, signed
     "approvals.audit.api": "front",
     "approvals.audit.admin": "front",
     # Notifications: the mail projection belongs to the command path (written in the
