@@ -241,6 +241,7 @@ def _detail_context(user: User, wf: Workflow) -> dict[str, Any]:
         "status_sentence": status,
         "data_rows": present.data_rows(_schema(wf.template), wf.data),
         "timeline": present.timeline(history, ctx),
+        "sent_back_note": present.sent_back_note(history, ctx),
         "restart": workflow_restart_links(history=history),
         "diagram": workflow_svg(
             raw,

@@ -660,6 +660,41 @@ def timeline(entries: Iterable[Any], ctx: Context) -> list[Line]:
     return lines
 
 
+@dataclass(frozen=True)
+class SentBackNote:
+    """Why a request came back to the person it waits for: who sent it back, from
+    which step, and the reason or question they wrote (blank when none)."""
+
+    text: str
+    comment: str
+
+
+def sent_back_note(entries: Iterable[Any], ctx: Context) -> SentBackNote | None:
+    """For a request that waits where a rejection or a send-back put it (the submitter's
+    changes, or an earlier step), who sent it back and why; None when it is not waiting
+    after a send-back (the step it came back to was completed, or it was resubmitted)."""
+    entries = list(entries)
+    last = next((i for i in range(len(entries) - 1, -1, -1) if entries[i].type == "SentBack"), None)
+    if last is None:
+        return None
+    if any(e.type in ("StepCompleted", "Resubmitted") for e in entries[last + 1 :]):
+        return None
+    sent = entries[last].payload
+    decision = next((e for e in reversed(entries[:last]) if e.type == "DecisionRecorded"), None)
+    if decision is None:
+        return None
+    who = ctx.who(decision.payload.get("actor") or decision.actor)
+    step = ctx.step(sent.get("step"))
+    target = f"the {ctx.step(sent['to_step'])} step" if sent.get("to_step") else "you"
+    if decision.payload.get("decision") == "reject":
+        text = f"{who} rejected it at the {step} step and sent it back to {target}"
+    else:
+        asks = " with a question" if sent.get("to_step") else ""
+        text = f"{who} sent it back to {target} from the {step} step{asks}"
+    comment = decision.comment or decision.payload.get("comment") or ""
+    return SentBackNote(text + ("" if comment else ", without a comment"), comment)
+
+
 def usernames_in(entries: Iterable[Any]) -> set[str]:
     """Every username a history mentions, so their names can be fetched in one query."""
     out: set[str] = set()

@@ -151,3 +151,79 @@ def test_the_models_status_machine_names_exactly_the_engines_statuses():
     from templates_engine.state import COMPENSATING
 
     assert set(WorkflowStatus.values) == {NEW, RUNNING, COMPENSATING, *TERMINAL}
+
+
+def test_the_specifications_flow_rejection_back_to_alice_and_a_question_back_to_the_manager(
+    acme, api
+):
+    from django.test import Client
+
+    from approvals.models import User
+
+    def page(username: str) -> str:
+        client = Client()
+        client.force_login(User.objects.get(username=username))
+        response = client.get(f"/workflows/{wid}")
+        assert response.status_code == 200
+        return response.content.decode()
+
+    # given alice's expense waits for her manager
+    started = start_expense(api("alice"), 4_500_000, subject="E-SPEC")
+    wid = started.json()["workflowId"]
+    assert started.json()["status"] == "PENDING_MANAGER"
+
+    # when bob rejects it with a reason, it goes back to alice with the reason
+    rejected = decide(api("bob"), wid, "reject", "bob-1", comment="The receipt is missing")
+    assert rejected.json()["status"] == "PENDING_SUBMITTER"
+    alices = page("alice")
+    assert "Bob rejected it at the Manager step and sent it back to you:" in alices
+    assert "“The receipt is missing”" in alices
+    assert 'id="resubmit"' in alices
+    history = api("alice").get(f"/api/workflows/{wid}").json()["history"]
+    assert [(h["type"], h["comment"]) for h in history if h["comment"]] == [
+        ("DecisionRecorded", "The receipt is missing")
+    ]
+
+    # alice resubmits with the receipt; the manager approves
+    again = decide(
+        api("alice"), wid, "approve", "alice-1", data={"description": "Receipt attached"}
+    )
+    assert again.json()["status"] == "PENDING_MANAGER"
+    assert "sent it back" not in page("alice")
+    assert decide(api("bob"), wid, "approve", "bob-2").json()["status"] == "PENDING_FINANCE"
+
+    # finance sends it back to the manager with a question
+    asked = decide(api("fiona"), wid, "send_back", "fiona-1", comment="Which project?")
+    assert asked.json()["status"] == "PENDING_MANAGER"
+    bobs = page("bob")
+    assert "Fiona sent it back to the Manager step from the Finance step with a question:" in bobs
+    assert "“Which project?”" in bobs
+
+    # the manager approves again, and finance approves
+    assert decide(api("bob"), wid, "approve", "bob-3").json()["status"] == "PENDING_FINANCE"
+    done = decide(api("fiona"), wid, "approve", "fiona-2")
+
+    assert done.json()["status"] == "APPROVED"
+    wf = Workflow.objects.get(pk=wid)
+    assert wf.data["description"] == "Receipt attached"
+    decided = [
+        (h["actor"], h["payload"]["step"], h["payload"]["decision"])
+        for h in api("alice").get(f"/api/workflows/{wid}").json()["history"]
+        if h["type"] == "DecisionRecorded"
+    ]
+    assert decided == [
+        ("bob", "manager", "reject"),
+        ("bob", "manager", "approve"),
+        ("fiona", "finance", "send_back"),
+        ("bob", "manager", "approve"),
+        ("fiona", "finance", "approve"),
+    ]
+
+
+def test_the_submitter_may_withdraw_after_the_managers_rejection(acme, api):
+    wid = start_expense(api("alice"), 4_500_000).json()["workflowId"]
+    decide(api("bob"), wid, "reject", "bob-1", comment="Not in budget")
+
+    withdrawn = decide(api("alice"), wid, "reject", "alice-1", comment="Fair enough")
+
+    assert withdrawn.json()["status"] == "CANCELLED"
