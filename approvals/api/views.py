@@ -477,6 +477,7 @@ class DraftCollectionView(APIView):
     @extend_schema(
         responses={200: s.DraftListResponse},
         summary="My drafts not yet submitted, the most recently changed first",
+        operation_id="drafts_list",
     )
     def get(self, request: Request) -> Response:
         drafts = drafts_of(user=_user(request))
