@@ -150,4 +150,10 @@ def test_schema_covers_the_api(seeded):
         ("POST", "/api/workflows/{workflow_id}/signals/{name}"),
         ("POST", "/api/workflows/{workflow_id}/cancel"),
         ("GET", "/api/me/tasks"),
+        ("POST", "/api/drafts"),
+        ("GET", "/api/drafts"),
+        ("GET", "/api/drafts/{draft_id}"),
+        ("PUT", "/api/drafts/{draft_id}"),
+        ("DELETE", "/api/drafts/{draft_id}"),
+        ("POST", "/api/drafts/{draft_id}/submit"),
     } <= operations
