@@ -116,7 +116,9 @@ ROWS = [
     Row(
         "api-decisions",
         _decide,
-        answers("403", "200!", "200!", "404", "404", "403", "409", "404", "404", "409", "401"),
+        # The submitter holds no task on her own request: not her step (409), asked
+        # before segregation of duties.
+        answers("409", "200!", "200!", "404", "404", "403", "409", "404", "404", "409", "401"),
     ),
     Row(
         "api-signal",
