@@ -20,7 +20,6 @@ from approvals.services.schedules import (
     schedule_plan,
     schedules_start_due,
 )
-from templates_engine.segregation import SUBMITTER_MAY_NOT_DECIDE
 
 from ..helpers import decide
 
@@ -100,9 +99,11 @@ def test_a_scheduled_request_is_its_makers_and_she_may_not_decide_any_of_its_ste
         PendingTask.objects.filter(workflow=wf).values_list("assignee__username", flat=True)
     )
     assert holders == {"farah"}
+    # she holds no task on it: not her step (segregation of duties kept it from her)
     refused = decide(api("fiona"), str(wf.pk), "approve", "r-2")
-    assert refused.status_code == 403
-    assert refused.json()["error"]["message"] == SUBMITTER_MAY_NOT_DECIDE
+    assert refused.status_code == 409
+    assert refused.json()["error"]["code"] == "NOT_YOUR_STEP"
+    assert "waiting for the Finance step" in refused.json()["error"]["message"]
     assert not WorkflowEvent.objects.filter(workflow=wf, request_id="r-2").exists()
 
 
