@@ -117,7 +117,38 @@ class Reassign(Command):
     from_user: str
     to_user: str
     comment: str = ""
+    # ``left``: ``from_user`` left the organisation. Their task is handed on
+    # (``TaskReassigned`` reason ``handed_on``) to ``to_user`` and to each of ``also_to``;
+    # a receiver already holding the same slot (a group's other member) keeps their task
+    # and the leaver simply drops out of it.
+    left: bool = False
+    also_to: tuple[str, ...] = ()
 
+
+@dataclass(frozen=True, slots=True)
+class Attach(Command):
+    """``actor`` adds a file (a receipt, a quote) already stored under ``sha256``; the
+    app decides who may, and stores the bytes before it sends this."""
+
+    type: ClassVar[str] = "Attach"
+    actor: str
+    sha256: str
+    name: str
+    size: int
+    content_type: str
+
+
+@dataclass(frozen=True, slots=True)
+class Comment(Command):
+    """``actor`` writes ``text`` on the request's conversation, while it runs or after
+    it has finished (a question after the fact). ``mentions`` are the people the text
+    names as ``@name``; the app checks that each may read the request before it sends
+    this. Changes no step: it is recorded, and the people concerned are told."""
+
+    type: ClassVar[str] = "Comment"
+    actor: str
+    text: str
+    mentions: tuple[str, ...] = ()
 
 # -- operations: an organisation admin deals with a workflow that needs a person ------
 # Each carries who does it and why; the events they cause record both.

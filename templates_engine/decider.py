@@ -3,12 +3,14 @@ state. Neither reads a clock, a database or the network."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from . import commands as cmd
 from . import errors
 from . import events as ev
 from .builder import Builder
+from .comments import on_comment
 from .context import Context
 from .definition import Definition
 from .errors import CommandRejected
@@ -40,6 +42,12 @@ def decide(
         return b.events
     if state.status == NEW:
         raise CommandRejected(errors.NOT_STARTED, "the workflow has not started")
+    if isinstance(command, cmd.Attach):
+        _on_attach(b, command)  # a receipt may come after the decision too
+        return b.events
+    if isinstance(command, cmd.Comment):
+        on_comment(b, command)  # also on a finished workflow: questions after the fact
+        return b.events
     if state.terminal:
         if isinstance(command, cmd.Decide | cmd.Signal | cmd.Cancel | cmd.Reassign):
             raise CommandRejected(
@@ -120,6 +128,25 @@ def _on_resubmit(b: Builder, c: cmd.Decide) -> None:
     assert target is not None
     b.emit(ev.Resubmitted(c.actor, data, c.comment))
     b.advance(b.definition.index(target))
+
+
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+FILE_NAME_MAX = 255
+ATTACHMENT_UNREADABLE = (
+    "A file is attached by its SHA-256 (64 lowercase hex digits), a name of 1 to "
+    f"{FILE_NAME_MAX} characters, its size and its type."
+)
+
+
+def _on_attach(b: Builder, c: cmd.Attach) -> None:
+    if (
+        not _SHA256.match(c.sha256)
+        or not 0 < len(c.name) <= FILE_NAME_MAX
+        or c.size < 0
+        or not c.content_type
+    ):
+        raise CommandRejected(errors.INVALID_DATA, ATTACHMENT_UNREADABLE)
+    b.emit(ev.FileAttached(c.actor, c.sha256, c.name, c.size, c.content_type))
 
 
 def _on_timer(b: Builder, c: cmd.TimerFired) -> None:

@@ -144,6 +144,12 @@ class DecisionRecorded(Event):
     comment: str = ""
 
 
+# TaskReassigned.reason of a task handed on because its holder left the organisation: a
+# receiver already standing on the leaver's slot (a group's other member) is not added
+# twice, and the leaver drops out with the event whose ``replace`` is True.
+HANDED_ON = "handed_on"
+
+
 @_event
 @dataclass(frozen=True, slots=True)
 class TaskReassigned(Event):
@@ -157,7 +163,7 @@ class TaskReassigned(Event):
     from_user: str
     to_user: str
     actor: str | None
-    reason: str  # delegated | escalated | reassigned
+    reason: str  # delegated | escalated | reassigned | handed_on (HANDED_ON)
     replace: bool = True
     comment: str = ""
 
@@ -484,6 +490,35 @@ class TimerRearmed(Event):
     key: str
 
 
+@_event
+@dataclass(frozen=True, slots=True)
+class FileAttached(Event):
+    """``actor`` added a file to the request: stored once under its SHA-256, so this
+    event (and the hash chain over it) names exactly the bytes that were added.
+    ``content_type`` is what the content was sniffed as, not what the name says."""
+
+    type: ClassVar[str] = "FileAttached"
+    actor: str
+    sha256: str
+    name: str
+    size: int
+    content_type: str
+
+
+@_event
+@dataclass(frozen=True, slots=True)
+class CommentAdded(Event):
+    """``actor`` wrote ``comment`` on the request's conversation; ``mentions`` are the
+    people it named as ``@name``, each told by mail. The text is kept under
+    ``comment``, as a decision's is, so the history and the export read it alike. It
+    changes no step and no status."""
+
+    type: ClassVar[str] = "CommentAdded"
+    actor: str
+    comment: str
+    mentions: tuple[str, ...] = ()
+
+
 def _activity_scheduled_v1(payload: dict[str, Any]) -> dict[str, Any]:
     """v1 had no rounds (every entry into a step was round 1) and no heartbeats."""
     return {**payload, "round": 1, "heartbeat_timeout": None, "heartbeat_details": None}
@@ -517,7 +552,7 @@ _NESTED: dict[str, Callable[[Any], Any]] = {
     "timers": Timer.from_dict,
     "excluded": _pair,
 }
-_TUPLES = {"users"}
+_TUPLES = {"users", "mentions"}
 
 
 def event_from_dict(doc: Mapping[str, Any]) -> Event:

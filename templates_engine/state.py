@@ -228,6 +228,13 @@ def _reassigned(s: State, e: ev.TaskReassigned) -> State:
             # Handed back to the person the rule named: they act for themselves again.
             behalf = principal if e.reason == "delegated" and principal != e.to_user else None
             moved = Assignment(e.to_user, a.slot, behalf)
+            if e.reason == ev.HANDED_ON and any(
+                x.user == e.to_user and x.slot == a.slot for x in s.assignments
+            ):
+                # a group's other member already holds this slot: nothing to add
+                if not e.replace:
+                    out.append(a)
+                continue
             if e.replace:
                 out.append(moved)
             else:
@@ -447,6 +454,8 @@ _EVOLVERS: dict[type[ev.Event], Callable[[State, Any], State]] = {
     ev.WorkflowRestarted: _workflow_restarted,
     ev.UndoRetried: _skip,
     ev.CompensationSettled: _compensation_settled,
+    ev.CommentAdded: _skip,  # a conversation changes no step
+    ev.FileAttached: _skip,
 }
 
 

@@ -202,10 +202,12 @@ SAMPLES: list[ev.Event] = [
     ev.CompensationRetried("olga", "release fixed", "reserve"),
     ev.CompensationResolved("olga", "released by hand", "reserve", "ROLLED_BACK"),
     ev.TimerRearmed("olga", "mail server back", "manager#1:deadline:0"),
+    ev.FileAttached("alice", "ab" * 32, "receipt.pdf", 120_000, "application/pdf"),
     ev.WorkflowRestarted("olga", "booking is back", "book", "6f1c0c9e-2b7e-4c1a-9d0e-1a2b3c4d5e6f"),
     ev.UndoRetried("olga", "release fixed", "reserve"),
     ev.CompensationSettled("olga", "released by hand", "reserve", "ROLLED_BACK"),
     ev.CompensationSettled(None, "the undo succeeded when retried", "reserve", "REJECTED", False),
+    ev.CommentAdded("bob", "Is the hotel bill attached? @farah", ("farah",)),
 ]
 
 
