@@ -150,6 +150,7 @@ class Comment(Command):
     text: str
     mentions: tuple[str, ...] = ()
 
+
 # -- operations: an organisation admin deals with a workflow that needs a person ------
 # Each carries who does it and why; the events they cause record both.
 

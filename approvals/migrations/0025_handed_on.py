@@ -1,4 +1,4 @@
-from django.db import migrations
+from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
@@ -7,4 +7,12 @@ class Migration(migrations.Migration):
         ('approvals', '0024_attachments'),
     ]
 
-    operations = []
+    operations = [
+        # Who left and handed this task on: the inbox marks such a task (projected from
+        # the TaskReassigned event of reason handed_on; rebuild_read_models derives it).
+        migrations.AddField(
+            model_name='pendingtask',
+            name='handed_on_from',
+            field=models.CharField(blank=True, db_default='', default='', max_length=150),
+        ),
+    ]

@@ -22,6 +22,9 @@ class PendingTask(models.Model):
     on_behalf_of = models.CharField(max_length=150, blank=True)
     due_at = models.DateTimeField()
     created_at = models.DateTimeField()
+    # The username of the person who left and whose task this was handed on from (a
+    # TaskReassigned of reason handed_on), shown in the inbox; "" for any other task.
+    handed_on_from = models.CharField(max_length=150, blank=True, default="", db_default="")
 
     class Meta:
         constraints = [

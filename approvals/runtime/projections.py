@@ -35,7 +35,7 @@ def project(
     """Every read model from the events alone (and the states before and after them),
     so the live path and a rebuild from history apply the same rules."""
     _project_participants(wf, events, directory)
-    _project_tasks(wf, old, new, now, directory)
+    _project_tasks(wf, old, new, now, directory, events)
     _project_timers(wf, old, new, now, events)
     _project_activity(wf, old, new, now, events)
     project_operations(wf, events, now)
@@ -109,12 +109,18 @@ def _open_tasks(state: State) -> dict[str, str]:
 
 
 def _project_tasks(
-    wf: Workflow, old: State, new: State, now: dt.datetime, directory: TenantDirectory
+    wf: Workflow,
+    old: State,
+    new: State,
+    now: dt.datetime,
+    directory: TenantDirectory,
+    events: Sequence[ev.Event] = (),
 ) -> None:
     before, after = _open_tasks(old), _open_tasks(new)
     same_step = old.step == new.step and old.entries == new.entries
     if before == after and same_step:
         return
+    handed = handed_on_marks(new, events)
     wf_id = store.uuid_param(Workflow, wf.pk)
     if same_step:
         # Only who holds the step changed: touch just those rows, so the others keep
@@ -133,20 +139,65 @@ def _project_tasks(
             f" WHERE workflow_id = %s AND assignee_id IN ({marks})",
             [wf_id, *gone_ids],
         )
+    kept = {user: leaver for user, leaver in handed.items() if user not in added}
+    if same_step and kept:
+        # A group's other members keep the rows they had (already written): marked now.
+        kept_ids = directory.user_ids_any(kept)
+        for user, leaver in sorted(kept.items()):
+            if user in kept_ids:
+                store.execute(
+                    f"UPDATE {store.table(PendingTask)} SET handed_on_from = %s"
+                    " WHERE workflow_id = %s AND assignee_id = %s",
+                    [leaver, wf_id, kept_ids[user]],
+                )
     if not added:
         return
     ids = directory.user_ids(added)
     default_due = now + dt.timedelta(seconds=settings.APPROVALS_DEFAULT_TASK_DUE_SECONDS)
     due = clock.from_epoch(new.due_at) if new.due_at is not None else default_due
+    if not handed:
+        store.insert(
+            PendingTask,
+            ("tenant", "assignee", "workflow", "step", "on_behalf_of", "due_at", "created_at"),
+            (
+                (wf.tenant_id, ids[user], wf.pk, new.step or "", behalf, due, now)
+                for user, behalf in sorted(added.items())
+                if user in ids
+            ),
+        )
+        return
     store.insert(
         PendingTask,
-        ("tenant", "assignee", "workflow", "step", "on_behalf_of", "due_at", "created_at"),
         (
-            (wf.tenant_id, ids[user], wf.pk, new.step or "", behalf, due, now)
+            "tenant",
+            "assignee",
+            "workflow",
+            "step",
+            "on_behalf_of",
+            "due_at",
+            "created_at",
+            "handed_on_from",
+        ),
+        (
+            (wf.tenant_id, ids[user], wf.pk, new.step or "", behalf, due, now, handed.get(user, ""))
             for user, behalf in sorted(added.items())
             if user in ids
         ),
     )
+
+
+def handed_on_marks(new: State, events: Iterable[ev.Event]) -> dict[str, str]:
+    """receiver -> the leaver, for each task the events hand on from someone who left
+    (TaskReassigned of reason handed_on) that the receiver still holds after them."""
+    holders = _open_tasks(new)
+    return {
+        e.to_user: e.from_user
+        for e in events
+        if isinstance(e, ev.TaskReassigned)
+        and e.reason == ev.HANDED_ON
+        and e.step == new.step
+        and e.to_user in holders
+    }
 
 
 def _project_timers(

@@ -18,7 +18,7 @@ import datetime as dt
 import itertools
 import json
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,9 +43,11 @@ from ..models import (
     WorkflowParticipant,
 )
 from .directory import TenantDirectory
-from .projections import _open_tasks, people_named
+from .projections import _open_tasks, handed_on_marks, people_named
 
-TaskRow = tuple[int, str, str, dt.datetime, dt.datetime]  # assignee, step, behalf, due, created
+# assignee, step, behalf, due, created, handed on from
+TaskRow = tuple[int, str, str, dt.datetime, dt.datetime, str]
+TaskValue = tuple[str, str, dt.datetime, dt.datetime, str]  # behalf, step, due, created, from
 TimerRow = tuple[str, str, str, dt.datetime]  # key, step, kind, fire_at
 AttemptRow = tuple[str, bool, int, int, str, str, str, dt.datetime, float]
 
@@ -57,7 +59,7 @@ class Derived:
     state: State
     version: int
     last_hash: str
-    tasks: dict[str, tuple[str, str, dt.datetime, dt.datetime]]  # user -> behalf, step, ...
+    tasks: dict[str, TaskValue]  # user -> behalf, step, due, created, handed on from
     timers: dict[str, TimerRow]
     participants: set[str]
     rearmed: set[str] = field(default_factory=set)
@@ -87,7 +89,7 @@ def derive(wf: Workflow) -> Derived:
         .values_list("payload", "created_at", "hash")
     )
     state = State()
-    tasks: dict[str, tuple[str, str, dt.datetime, dt.datetime]] = {}
+    tasks: dict[str, TaskValue] = {}
     rearmed_at: dict[str, dt.datetime] = {}
     named: set[str] = set()
     default_due = dt.timedelta(seconds=settings.APPROVALS_DEFAULT_TASK_DUE_SECONDS)
@@ -98,7 +100,7 @@ def derive(wf: Workflow) -> Derived:
             if isinstance(event, ev.TimerRearmed):
                 rearmed_at[event.key] = now
         named |= people_named(events)
-        _apply_tasks(tasks, old, state, now, default_due)
+        _apply_tasks(tasks, old, state, now, default_due, events)
     timers = {
         t.key: (t.key, t.step, t.kind, rearmed_at.get(t.key, clock.from_epoch(t.fire_at)))
         for t in state.timers
@@ -115,11 +117,12 @@ def derive(wf: Workflow) -> Derived:
 
 
 def _apply_tasks(
-    tasks: dict[str, tuple[str, str, dt.datetime, dt.datetime]],
+    tasks: dict[str, TaskValue],
     old: State,
     new: State,
     now: dt.datetime,
     default_due: dt.timedelta,
+    events: Sequence[ev.Event] = (),
 ) -> None:
     """The inbox rule of ``projections._project_tasks``, on a dict."""
     before, after = _open_tasks(old), _open_tasks(new)
@@ -136,7 +139,10 @@ def _apply_tasks(
         added = after
     due = clock.from_epoch(new.due_at) if new.due_at is not None else now + default_due
     for user, behalf in added.items():
-        tasks[user] = (behalf, new.step or "", due, now)
+        tasks[user] = (behalf, new.step or "", due, now, "")
+    for user, leaver in handed_on_marks(new, events).items():
+        if user in tasks:
+            tasks[user] = (*tasks[user][:4], leaver)
 
 
 # -- the rows ---------------------------------------------------------------------------
@@ -145,8 +151,8 @@ def _apply_tasks(
 def _task_rows(tenant_id: int, d: Derived) -> set[TaskRow]:
     ids = TenantDirectory(tenant_id).user_ids(d.tasks)  # the inbox holds active people
     return {
-        (ids[user], step, behalf, due, created)
-        for user, (behalf, step, due, created) in d.tasks.items()
+        (ids[user], step, behalf, due, created, leaver)
+        for user, (behalf, step, due, created, leaver) in d.tasks.items()
         if user in ids
     }
 
@@ -190,7 +196,7 @@ def live_rows(wf: Workflow) -> dict[str, Any]:
     return {
         "tasks": set(
             PendingTask.objects.filter(workflow_id=wf.pk).values_list(
-                "assignee_id", "step", "on_behalf_of", "due_at", "created_at"
+                "assignee_id", "step", "on_behalf_of", "due_at", "created_at", "handed_on_from"
             )
         ),
         "timers": set(
@@ -285,8 +291,9 @@ def _fix_tasks(wf: Workflow, d: Derived, want: set[TaskRow], have: set[TaskRow])
             on_behalf_of=behalf,
             due_at=due,
             created_at=created,
+            handed_on_from=leaver,
         )
-        for assignee_id, step, behalf, due, created in sorted(want - have)
+        for assignee_id, step, behalf, due, created, leaver in sorted(want - have)
     )
 
 

@@ -1,8 +1,17 @@
 """Changes to the organisation's directory: people who leave, managers and groups.
 
-When someone is deactivated, every task they hold moves at once to their manager (the
-first active one up the chain), or to the organisation's fallback approver when there
-is none, each move a ``TaskReassigned`` event through the one command path. It all
+When someone is deactivated (they leave), each task they hold is handed on at once:
+
+* held as a member of an approver group, it goes back to the group: the leaver drops
+  out and the group's other members who hold it and may act on it keep it;
+* held by a delegate on behalf of someone, it goes back to that person;
+* held as a named approver or as manager (or when neither of the above can take it),
+  it goes to their manager (the first active one up the chain), else to the
+  organisation's fallback approver;
+
+unless the admin picks a person for it. Delegations to and from them end. Each move is
+one ``Reassign`` of the leaver (``TaskReassigned`` events of reason ``handed_on``, one
+per receiver) through the one command path, with the reason. It all
 happens in one transaction that holds the person's row: a decision racing it waits on
 the workflow's lock and then either finds its task already moved (refused) or was
 recorded before the move (and the task is no longer theirs to move). When nobody can
@@ -21,19 +30,23 @@ import json
 import logging
 import re
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q
 
 from templates_engine import CommandRejected
 from templates_engine import commands as cmd
 from templates_engine import errors as engine_errors
+from templates_engine.segregation import exclusion
+from templates_engine.steps.approval import ApprovalStep
 
-from .. import access
-from ..models import OrgGroup, PendingTask, Tenant, User
-from ..runtime.commands import SYSTEM, Actor, command_execute
+from .. import access, clock
+from ..definitions import definition_for
+from ..models import Delegation, OrgGroup, PendingTask, Tenant, User, Workflow
+from ..runtime.commands import SYSTEM, Actor, command_execute, load_state
 
 log = logging.getLogger(__name__)
 
@@ -56,11 +69,34 @@ class DeactivationRefused(Exception):
     pass
 
 
+# Why a task went where it went (Handover.kind, PlannedMove.kind).
+GROUP = "group"  # back to the other members of the approver group who hold it
+PRINCIPAL = "principal"  # back to the person a delegate held it for
+NAMED = "named"  # held as a named approver or manager: to the manager (or fallback)
+CHOSEN = "chosen"  # to the person the admin picked
+
+
+@dataclass(frozen=True)
+class PlannedMove:
+    """Where one open task of a leaver would go; ``to_users`` empty: nobody can take it."""
+
+    workflow_id: uuid.UUID
+    step: str
+    kind: str
+    to_users: tuple[str, ...]
+
+
 @dataclass(frozen=True)
 class Handover:
     workflow_id: uuid.UUID
     step: str
     to_user: str | None  # None: the task was decided meanwhile, nothing to move
+    also_to: tuple[str, ...] = ()  # the group's other members who took it back too
+    kind: str = NAMED
+
+    @property
+    def receivers(self) -> tuple[str, ...]:
+        return (self.to_user, *self.also_to) if self.to_user is not None else ()
 
 
 @dataclass(frozen=True)
@@ -73,13 +109,21 @@ class DeactivationResult:
         return [h for h in self.handovers if h.to_user is not None]
 
 
-def user_deactivate(*, user: User, by: User | None, reason: str = "") -> DeactivationResult:
+def user_deactivate(
+    *,
+    user: User,
+    by: User | None,
+    reason: str = "",
+    choices: Mapping[uuid.UUID, str] | None = None,
+) -> DeactivationResult:
     """Deactivate ``user`` and hand each of their open tasks on; see the module doc.
 
     ``by`` is who does it (None: the directory sync), recorded as the actor of each
-    move. Their API tokens are revoked on the save (services.tokens) and their
-    e-mailed links stop working (notifications.links reads the active flag).
-    Raises DeactivationRefused, changing nothing, when a task has nobody to take it.
+    move. ``choices`` (workflow id -> username) overrides where a task goes. Their
+    delegations, to and from them, end. Their API tokens are revoked on the save
+    (services.tokens) and their e-mailed links stop working (notifications.links reads
+    the active flag). Raises DeactivationRefused, changing nothing, when a task has
+    nobody to take it.
     """
     with transaction.atomic():
         # FOR NO KEY UPDATE: it serialises two deactivations of one person, yet lets a
@@ -90,7 +134,8 @@ def user_deactivate(*, user: User, by: User | None, reason: str = "") -> Deactiv
             raise DeactivationRefused(ALREADY_INACTIVE.format(user=person.username))
         person.is_active = False
         person.save(update_fields=["is_active"])
-        handovers = list(_hand_on_tasks(person, by, reason or DEFAULT_REASON))
+        _end_delegations(person)
+        handovers = list(_hand_on_tasks(person, by, reason or DEFAULT_REASON, choices))
     user.is_active = False
     return DeactivationResult(person.username, handovers)
 
@@ -102,7 +147,13 @@ class UserNotFound(Exception):
     pass
 
 
-def user_deactivate_by_name(*, by: User, username: str, reason: str = "") -> DeactivationResult:
+def user_deactivate_by_name(
+    *,
+    by: User,
+    username: str,
+    reason: str = "",
+    choices: Mapping[uuid.UUID, str] | None = None,
+) -> DeactivationResult:
     """An organisation admin deactivates someone of their organisation by user name.
     Raises UserNotFound (also for another organisation's people), access.Forbidden,
     or DeactivationRefused. Whether ``by`` may deactivate anyone is asked first, so a
@@ -117,14 +168,15 @@ def user_deactivate_by_name(*, by: User, username: str, reason: str = "") -> Dea
         raise UserNotFound(USER_NOT_FOUND.format(username=username))
     if not access.may_deactivate(by, person):
         raise access.Forbidden(access.FORBIDDEN_DEACTIVATE)
-    return user_deactivate(user=person, by=by, reason=reason)
+    return user_deactivate(user=person, by=by, reason=reason, choices=choices)
 
 
 def handover_summary(result: DeactivationResult) -> str:
     """``Deactivated bob; 2 open tasks handed on to victor.``"""
     takers: dict[str, int] = {}
     for h in result.moved:
-        takers[h.to_user or ""] = takers.get(h.to_user or "", 0) + 1
+        who = " and ".join(h.receivers)
+        takers[who] = takers.get(who, 0) + 1
     if not takers:
         return f"Deactivated {result.username}; they held no open task."
     parts = [
@@ -157,45 +209,124 @@ def takers_for(person: User) -> list[User]:
     return takers
 
 
-def _hand_on_tasks(person: User, by: User | None, reason: str) -> Iterator[Handover]:
+def _open_tasks_of(person: User, done: set[tuple[uuid.UUID, str]]) -> list[tuple[uuid.UUID, str]]:
+    return [
+        (wid, step)
+        for wid, step in PendingTask.objects.filter(assignee=person)
+        .order_by("workflow_id")
+        .values_list("workflow_id", "step")
+        if (wid, step) not in done
+    ]
+
+
+def offboarding_plan(*, person: User) -> list[PlannedMove]:
+    """Where each of ``person``'s open tasks would go if they left now, by the rules of
+    the module doc (group, principal, manager). Reads only: a preview changes nothing."""
+    takers = takers_for(person)
+    return [_plan_task(person, wid, step, takers) for wid, step in _open_tasks_of(person, set())]
+
+
+def _plan_task(person: User, workflow_id: uuid.UUID, step: str, takers: list[User]) -> PlannedMove:
+    """Where one task of ``person`` goes: back to the principal a delegate held it for;
+    to the group's other members who hold it and can act on it; else to the first of
+    ``takers`` segregation of duties lets take it (none: ``to_users`` is empty)."""
+    wf = Workflow.objects.filter(pk=workflow_id).first()
+    if wf is None:
+        return PlannedMove(workflow_id, step, NAMED, ())
+    definition = definition_for(wf.template_id)
+    state = load_state(wf, definition)
+    me = person.username
+    open_now = state.outstanding() if state.step == step else ()
+    mine = [a for a in open_now if a.user == me]
+    active = set(
+        User.objects.filter(
+            tenant_id=person.tenant_id,
+            is_active=True,
+            username__in={a.user for a in open_now}
+            | {a.on_behalf_of for a in mine if a.on_behalf_of},
+        ).values_list("username", flat=True)
+    )
+
+    def can_act(user: str) -> bool:
+        return exclusion(state, user, step, distinct=definition.distinct_approvers) is None
+
+    for a in mine:
+        principal = a.on_behalf_of
+        if principal and principal != me and principal in active and can_act(principal):
+            return PlannedMove(workflow_id, step, PRINCIPAL, (principal,))
+    step_def = definition.step(step) if mine else None
+    slots = {a.slot for a in mine}
+    if (
+        isinstance(step_def, ApprovalStep)
+        and slots
+        and all(
+            s < len(step_def.approvers) and step_def.approvers[s].kind == "group" for s in slots
+        )
+    ):
+        mates = {
+            a.user
+            for a in open_now
+            if a.slot in slots and a.user != me and a.user in active and can_act(a.user)
+        }
+        covered = all(any(a.slot == s and a.user in mates for a in open_now) for s in slots)
+        holders = {a.user for a in open_now if a.user != me}
+        enough = state.mode != "quorum" or len(holders) + len(state.approvals) >= state.required
+        if mates and covered and enough:
+            return PlannedMove(workflow_id, step, GROUP, tuple(sorted(mates)))
+    eligible = [t.username for t in takers if can_act(t.username)]
+    return PlannedMove(workflow_id, step, NAMED, tuple(eligible[:1]))
+
+
+def _hand_on_tasks(
+    person: User,
+    by: User | None,
+    reason: str,
+    choices: Mapping[uuid.UUID, str] | None = None,
+) -> Iterator[Handover]:
     assert person.tenant_id is not None
     takers = takers_for(person)
     actor = Actor(by, "admin") if by is not None else SYSTEM
     comment = HANDOVER_COMMENT.format(user=person.username, reason=reason)
     done: set[tuple[uuid.UUID, str]] = set()
     for _ in range(_MAX_PASSES):
-        tasks = [
-            (wid, step)
-            for wid, step in PendingTask.objects.filter(assignee=person)
-            .order_by("workflow_id")
-            .values_list("workflow_id", "step")
-            if (wid, step) not in done
-        ]
+        tasks = _open_tasks_of(person, done)
         if not tasks:
             return
         for wid, step in tasks:
             done.add((wid, step))
-            yield Handover(wid, step, _hand_on(person, wid, step, takers, actor, comment))
+            chosen = (choices or {}).get(wid)
+            if chosen:
+                kind, candidates = CHOSEN, [(chosen,)]
+            else:
+                move = _plan_task(person, wid, step, takers)
+                kind = move.kind
+                named = [(t.username,) for t in takers]
+                candidates = named if kind == NAMED else [move.to_users]
+            moved = _hand_on(person, wid, step, candidates, actor, comment)
+            yield Handover(wid, step, moved[0] if moved else None, moved[1:] if moved else (), kind)
 
 
 def _hand_on(
     person: User,
     workflow_id: uuid.UUID,
     step: str,
-    takers: list[User],
+    candidates: list[tuple[str, ...]],
     actor: Actor,
     comment: str,
-) -> str | None:
-    """Move one task to the first taker the engine accepts; the taker's username, or
+) -> tuple[str, ...] | None:
+    """Hand one task on to the first candidates the engine accepts (one Reassign of the
+    leaver: several receivers when a group's members take it back); who took it, or
     None when the task was no longer ``person``'s (decided or moved meanwhile)."""
     assert person.tenant_id is not None
     refusals: list[str] = []
-    for taker in takers:
+    for receivers in candidates:
         command = cmd.Reassign(
             actor.user.username if actor.user is not None else None,
             person.username,
-            taker.username,
+            receivers[0],
             comment,
+            left=True,
+            also_to=receivers[1:],
         )
         try:
             command_execute(
@@ -206,12 +337,12 @@ def _hand_on(
             )
         except CommandRejected as exc:
             if exc.code in _TRY_NEXT:
-                refusals.append(f"{taker.username}: {exc.message}")
+                refusals.append(f"{', '.join(receivers)}: {exc.message}")
                 continue
             if exc.code in (engine_errors.NOT_YOUR_STEP, engine_errors.WORKFLOW_FINISHED):
                 return None
             raise
-        return taker.username
+        return receivers
     raise DeactivationRefused(
         NOBODY_TO_TAKE.format(
             user=person.username,
@@ -220,6 +351,14 @@ def _hand_on(
             why="; ".join(refusals) or NO_CANDIDATES,
         )
     )
+
+
+def _end_delegations(person: User) -> None:
+    """Delegations to and from ``person`` end now; those not begun are dropped."""
+    now = clock.now()
+    theirs = Delegation.objects.filter(Q(user=person) | Q(delegate=person), ends_at__gt=now)
+    theirs.filter(starts_at__gte=now).delete()
+    theirs.filter(starts_at__lt=now).update(ends_at=now)
 
 
 def open_tasks_of_inactive(*, tenant_id: int | None = None) -> list[tuple[int, uuid.UUID]]:

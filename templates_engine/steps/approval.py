@@ -42,6 +42,11 @@ QUORUM_OVER_RULES = (
 )
 RULE_SHAPE = 'must be one of {"manager": "submitter"}, {"group": NAME}, {"user": NAME}'
 RULE_WHEN = ', optionally with "when": a condition on the data'
+REASON_REQUIRED = "Give a reason to {decision}: the person it goes back to reads it."
+REASON_REQUIRED_SHAPE = "must be true or false"
+# Decisions that turn a request back; they carry the approver's reason unless the step
+# says ``"reason_required": false``.
+TURNING_BACK = {"reject": "reject", "send_back": "send back"}
 ON_REJECT_END = "end"
 TO_SUBMITTER = "submitter"
 
@@ -105,6 +110,8 @@ class ApprovalStep(Step):
     # Who gets the step when segregation of duties rules out all its approvers; empty
     # means the submitter's manager.
     fallback: tuple[ApproverRule, ...] = ()
+    # A rejection or a send-back without a comment is refused unless this is False.
+    reason_required: bool = True
 
     kind = "approval"
 
@@ -250,18 +257,24 @@ class ApprovalStep(Step):
                 raise CommandRejected(
                     errors.NOT_YOUR_STEP, f"{command.from_user} holds no open task on {self.id}"
                 )
-            _check_user(b, command.to_user)
-            refuse_unless_eligible(b.definition, b.state, command.to_user, self.id)
-            b.emit(
-                ev.TaskReassigned(
-                    self.id,
-                    command.from_user,
-                    command.to_user,
-                    command.actor,
-                    "reassigned",
-                    comment=command.comment,
+            receivers = (command.to_user, *command.also_to) if command.left else (command.to_user,)
+            for user in receivers:
+                _check_user(b, user)
+                refuse_unless_eligible(b.definition, b.state, user, self.id)
+            reason = ev.HANDED_ON if command.left else "reassigned"
+            for i, user in enumerate(dict.fromkeys(receivers)):
+                b.emit(
+                    ev.TaskReassigned(
+                        self.id,
+                        command.from_user,
+                        user,
+                        command.actor,
+                        reason,
+                        # the leaver stays on their slots until the last receiver's event
+                        replace=i == len(set(receivers)) - 1,
+                        comment=command.comment,
+                    )
                 )
-            )
         else:
             super().on_command(b, command)
 
@@ -295,6 +308,10 @@ class ApprovalStep(Step):
                 )
             )
             return
+        if cmd.decision in TURNING_BACK and self.reason_required and not cmd.comment.strip():
+            raise CommandRejected(
+                errors.REASON_REQUIRED, REASON_REQUIRED.format(decision=TURNING_BACK[cmd.decision])
+            )
         on_behalf_of = holder.on_behalf_of or (holder.user if holder.user != cmd.actor else None)
         b.emit(
             ev.DecisionRecorded(
@@ -457,6 +474,7 @@ def parse(doc: Mapping[str, Any], path: str) -> ApprovalStep:
             "on_reject",
             "send_back_to",
             "fallback",
+            "reason_required",
         },
     )
     step_id, when = common(doc, path)
@@ -486,6 +504,9 @@ def parse(doc: Mapping[str, Any], path: str) -> ApprovalStep:
         not isinstance(fallback, Sequence) or isinstance(fallback, str) or not fallback
     ):
         raise DefinitionError(f"{path}.fallback", "must be a non-empty list of approver rules")
+    reason_required = doc.get("reason_required", True)
+    if not isinstance(reason_required, bool):
+        raise DefinitionError(f"{path}.reason_required", REASON_REQUIRED_SHAPE)
     escalation = doc.get("escalation", "reassign")
     if escalation not in ("reassign", "add"):
         raise DefinitionError(f"{path}.escalation", "must be reassign or add")
@@ -510,6 +531,7 @@ def parse(doc: Mapping[str, Any], path: str) -> ApprovalStep:
         fallback=tuple(
             ApproverRule.parse(r, f"{path}.fallback[{i}]") for i, r in enumerate(fallback or ())
         ),
+        reason_required=reason_required,
     )
 
 
