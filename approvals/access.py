@@ -59,6 +59,7 @@ FORBIDDEN_AUDITOR = "Auditors read; they change nothing."
 FORBIDDEN_INTEGRATION_DECIDE = "Integration accounts do not decide approval steps."
 FORBIDDEN_START = "You may not start workflows of {template!r}."
 FORBIDDEN_SIGNAL = "You may not send the signal {name!r} to this workflow."
+FORBIDDEN_ATTACH = "Auditors read; they add no files."
 FORBIDDEN_CANCEL = "Only the submitter or an organisation admin may cancel."
 FORBIDDEN_REASSIGN = "Only an organisation admin may reassign tasks."
 FORBIDDEN_DEACTIVATE = "Only an organisation admin may deactivate people."
@@ -312,10 +313,40 @@ def _matches(user: User, rules: Iterable[Mapping[str, str]]) -> bool:
     return any(rule.get("user") == user.username or rule.get("role") in roles for rule in rules)
 
 
+def may_attach(user: User, wf: Workflow) -> bool:
+    """May ``user`` add a file to the request? Whoever may read it (the submitter, the
+    approvers, their stand-ins, holders of the template's view), except auditors, who
+    change nothing."""
+    return may_read_workflow(user, wf) and not _read_only(user)
+
+
 def may_cancel(user: User, wf: Workflow) -> bool:
     if not is_member(user) or _read_only(user) or wf.tenant_id != user.tenant_id:
         return False
     return user.is_superuser or has_role(user, Role.ORG_ADMIN) or wf.submitter_id == user.pk
+
+
+def check_may_comment(user: User, wf: Workflow) -> None:
+    """May ``user`` write on the request's conversation? Anyone who may read it, except
+    auditors (they change nothing, and a comment is a change to the history). Raises
+    Forbidden; whether they may read at all is asked first (``may_read_workflow``)."""
+    if _read_only(user):
+        raise Forbidden(FORBIDDEN_AUDITOR)
+
+
+def may_comment(user: User, wf: Workflow) -> bool:
+    if not may_read_workflow(user, wf):
+        return False
+    try:
+        check_may_comment(user, wf)
+    except Forbidden:
+        return False
+    return True
+
+
+def may_withdraw(user: User, wf: Workflow) -> bool:
+    """The submitter withdraws their own request while it runs (the cancel path)."""
+    return wf.status == "RUNNING" and wf.submitter_id == user.pk and may_cancel(user, wf)
 
 
 def may_set_outbound_hosts(user: Any, tenant_id: int | None = None) -> bool:

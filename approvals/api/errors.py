@@ -17,6 +17,8 @@ from templates_engine import errors as engine_errors
 from ..access import CANNOT_HOLD_TASKS, Forbidden
 from ..runtime.commands import Busy, RequestIdReused, WorkflowNotFound
 from ..selectors.tasks import BadCursor
+from ..services.attachments import NO_FILE_CODE, TOO_LARGE_CODE, AttachmentRefused
+from ..services.comments import CommentRefused
 from ..services.drafts import (
     DRAFT_SUBMITTED_CODE,
     SUBJECT_INVALID_CODE,
@@ -43,6 +45,9 @@ class ApiError(Exception):
 
 
 NOT_FOUND = "Not found."
+UNSUPPORTED_BODY = "Send the body as application/json (a file as multipart/form-data)."
+# A file of another type than those accepted is well-formed and refused: 422.
+_ATTACHMENT_STATUS = {TOO_LARGE_CODE: 413, NO_FILE_CODE: 400}
 FORBIDDEN = "You may not do this."
 
 _REJECTION_STATUS = {
@@ -56,6 +61,8 @@ _REJECTION_STATUS = {
     engine_errors.UNKNOWN_USER: 422,
     engine_errors.ALREADY_TURNING_BACK: 409,
     engine_errors.SEGREGATION_OF_DUTIES: 403,
+    engine_errors.INVALID_COMMENT: 422,
+    engine_errors.REASON_REQUIRED: 422,
     CANNOT_HOLD_TASKS: 422,
 }
 
@@ -88,9 +95,13 @@ def _translate(exc: Exception) -> tuple[int, str, str, Any]:
         running = isinstance(exc, WorkflowAlreadyRunning)
         code = "WORKFLOW_ALREADY_RUNNING" if running else "WORKFLOW_ALREADY_FINISHED"
         return 409, code, str(exc), None
+    if isinstance(exc, AttachmentRefused):
+        return _ATTACHMENT_STATUS.get(exc.code, 422), exc.code, exc.message, None
     if isinstance(exc, SignalRefused):
         status = 413 if exc.code == SIGNAL_PAYLOAD_TOO_LARGE else 409
         return status, exc.code, exc.message, None
+    if isinstance(exc, CommentRefused):
+        return 422, exc.code, exc.message, None
     if isinstance(exc, DraftRefused):
         status = {DRAFT_SUBMITTED_CODE: 409, SUBJECT_INVALID_CODE: 400}.get(exc.code, 422)
         return status, exc.code, exc.message, None
@@ -113,7 +124,7 @@ def _translate(exc: Exception) -> tuple[int, str, str, Any]:
     if isinstance(exc, exceptions.MethodNotAllowed):
         return 405, "METHOD_NOT_ALLOWED", str(exc.detail), None
     if isinstance(exc, exceptions.UnsupportedMediaType):
-        return 415, "UNSUPPORTED_MEDIA_TYPE", "Send the body as application/json.", None
+        return 415, "UNSUPPORTED_MEDIA_TYPE", UNSUPPORTED_BODY, None
     if isinstance(exc, exceptions.NotAcceptable):
         return 406, "NOT_ACCEPTABLE", str(exc.detail), None
     if isinstance(exc, exceptions.Throttled):

@@ -114,6 +114,17 @@ _SPECIFIC = {
     ("/drafts/{draft_id}", "put", 404): _DRAFT_NOT_FOUND,
     ("/drafts/{draft_id}", "delete", 404): _DRAFT_NOT_FOUND,
     ("/drafts/{draft_id}/submit", "post", 404): _DRAFT_NOT_FOUND,
+    ("/attachments", "post", 413): "The file is larger than the limit (FILE_TOO_LARGE)",
+    ("/attachments", "post", 415): "The body is not multipart/form-data",
+    ("/attachments", "post", 422): (
+        "The file is not a PDF, PNG, JPEG, WebP or HEIC file, told by its content "
+        "(FILE_TYPE_NOT_ACCEPTED), or the request id was used for another command"
+    ),
+    ("/comments", "post", 422): (
+        "The comment is blank, over 2,000 characters or holds a NUL (INVALID_COMMENT), "
+        "mentions someone unknown (MENTION_UNKNOWN) or someone who may not read the "
+        "request (MENTION_CANNOT_READ), or the request id was used for another command"
+    ),
     ("/workflows", "post", 409): (
         "The workflow template's start policy refuses a start for this subject: "
         "WORKFLOW_ALREADY_RUNNING (one is running) or WORKFLOW_ALREADY_FINISHED (one has "

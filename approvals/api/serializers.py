@@ -10,6 +10,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from templates_engine.commands import DECISIONS
+from templates_engine.comments import COMMENT_MAX
 
 from ..request_ids import REQUEST_ID_PATTERN
 from ..selectors.tasks import CURSOR_PATTERN
@@ -146,6 +147,17 @@ class SignalRequest(RequestBody):
 class CancelRequest(RequestBody):
     requestId = RequestIdField()
     reason = Text(max_length=1000, allow_blank=True, default="")
+
+
+class CommentRequest(RequestBody):
+    requestId = RequestIdField()
+    text = Text(
+        max_length=COMMENT_MAX,
+        help_text=(
+            "1 to 2,000 characters, not all blank. Each @name mentions that person, who "
+            "is told by mail and must be able to read the request."
+        ),
+    )
 
 
 class ReassignRequest(RequestBody):
@@ -434,3 +446,30 @@ class ErrorBody(serializers.Serializer):
 
 class ErrorResponse(serializers.Serializer):
     error = ErrorBody()
+
+
+class AttachmentRequest(RequestBody):
+    """A file added to a request (multipart/form-data)."""
+
+    requestId = RequestIdField()
+    file = serializers.FileField(
+        allow_empty_file=True,  # refused as no accepted type (422), with a sentence
+        help_text=(
+            "A PDF, PNG, JPEG, WebP or HEIC file, told by its content (not its name), "
+            "at most APPROVALS_FILE_MAX_BYTES (10 MB unless the server says otherwise)."
+        ),
+    )
+
+
+class AttachmentResponse(serializers.Serializer):
+    """An attachment's answer (a ``services.attachments.AttachmentAdded``)."""
+
+    status = serializers.CharField(source="result.status")
+    version = serializers.IntegerField(source="result.version")
+    duplicate = serializers.BooleanField(source="result.duplicate")
+    sha256 = serializers.CharField(help_text="The file's SHA-256: its name in the download URL")
+    name = serializers.CharField()
+    size = serializers.IntegerField(help_text="Bytes")
+    contentType = serializers.CharField(
+        source="content_type", help_text="The type the content was recognised as"
+    )

@@ -17,10 +17,21 @@ urlpatterns = [
         name="api-signal",
     ),
     path("workflows/<str:workflow_id>/cancel", views.CancelView.as_view(), name="api-cancel"),
+    path("workflows/<str:workflow_id>/comments", views.CommentView.as_view(), name="api-comments"),
     path(
         "workflows/<str:workflow_id>/reassign",
         views.ReassignView.as_view(),
         name="api-reassign",
+    ),
+    path(
+        "workflows/<str:workflow_id>/attachments",
+        views.AttachmentCollectionView.as_view(),
+        name="api-attachments",
+    ),
+    path(
+        "workflows/<str:workflow_id>/attachments/<str:sha256>",
+        views.AttachmentDownloadView.as_view(),
+        name="api-attachment",
     ),
     path("drafts", views.DraftCollectionView.as_view(), name="api-drafts"),
     path("drafts/<str:draft_id>", views.DraftDetailView.as_view(), name="api-draft"),

@@ -8,12 +8,14 @@ from typing import Any, NamedTuple
 
 from django.contrib.auth import authenticate
 from django.http import HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
 from django_filters.utils import translate_validation
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.exceptions import ValidationError
+from rest_framework.parsers import MultiPartParser
 from rest_framework.permissions import AllowAny, BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -24,6 +26,7 @@ from .. import access
 from ..lockout import lockout_response
 from ..models import ApiToken, User, Workflow
 from ..runtime.commands import CommandResult
+from ..selectors.attachments import attachment_get
 from ..selectors.drafts import draft_get, drafts_of
 from ..selectors.tasks import BAD_CURSOR, BadCursor, task_list_for_user
 from ..selectors.workflows import (
@@ -32,6 +35,8 @@ from ..selectors.workflows import (
     workflow_history,
     workflow_now,
 )
+from ..services.attachments import ACCEPTED_TYPES, attachment_add
+from ..services.comments import workflow_comment
 from ..services.directory import DeactivationRefused, UserNotFound, user_deactivate_by_name
 from ..services.drafts import draft_delete, draft_save, draft_submit, draft_update
 from ..services.tokens import token_issue, token_revoke
@@ -47,6 +52,7 @@ from ..services.workflows import (
     workflow_start,
 )
 from ..web.search import SearchFilterBackend, WorkflowSearch
+from ..web.uploads import attachment_response, stream_uploads
 from . import serializers as s
 from .errors import NOT_FOUND, ApiError, json_error
 from .rendering import compiled
@@ -363,6 +369,32 @@ class CancelView(APIView):
         return Response(_decision_body(result))
 
 
+class CommentView(APIView):
+    permission_classes = [TenantMember]
+
+    @extend_schema(
+        request=s.CommentRequest,
+        parameters=[WORKFLOW_ID],
+        responses={200: s.DecisionResponse},
+        summary="Comment on a request (anyone who may read it, but auditors)",
+        description=(
+            "Recorded once per requestId in the request's history, on a running or a "
+            "finished request. Mails the other participants, and each person the text "
+            "mentions as @name."
+        ),
+    )
+    def post(self, request: Request, workflow_id: str) -> Response:
+        _tag_request_id(request)
+        wid = _workflow_uuid(workflow_id)
+        body = s.CommentRequest(data=request.data)
+        body.is_valid(raise_exception=True)
+        v = body.validated_data
+        result = workflow_comment(
+            user=_user(request), workflow_id=wid, text=v["text"], request_id=v["requestId"]
+        )
+        return Response(_decision_body(result))
+
+
 class ReassignView(APIView):
     permission_classes = [TenantMember]
 
@@ -387,6 +419,65 @@ class ReassignView(APIView):
             comment=v["comment"],
         )
         return Response(_decision_body(result))
+
+
+SHA256 = OpenApiParameter(
+    "sha256",
+    {"type": "string", "pattern": "^[0-9a-f]{64}$", "minLength": 64, "maxLength": 64},
+    OpenApiParameter.PATH,
+    description="The file's SHA-256, as the answer to its upload and the history give it",
+)
+
+
+class AttachmentCollectionView(APIView):
+    permission_classes = [TenantMember]
+    parser_classes = [MultiPartParser]
+
+    def initialize_request(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Request:
+        # Before anything reads the body: each file streams to disk, cut off past the limit.
+        request._attachment_upload = stream_uploads(request)  # type: ignore[attr-defined]
+        return super().initialize_request(request, *args, **kwargs)
+
+    @extend_schema(
+        request={"multipart/form-data": s.AttachmentRequest},
+        parameters=[WORKFLOW_ID],
+        responses={200: s.AttachmentResponse},
+        summary="Attach a file (a receipt, a quote) to a request",
+    )
+    def post(self, request: Request, workflow_id: str) -> Response:
+        wid = _workflow_uuid(workflow_id)
+        _tag_request_id(request)
+        handler = request._request._attachment_upload  # type: ignore[attr-defined]
+        body = s.AttachmentRequest(data=request.data)
+        if handler.too_large:  # refused (404 first, for a request not theirs to read)
+            attachment_add(
+                user=_user(request), workflow_id=wid, upload=None, request_id="", too_large=True
+            )
+        body.is_valid(raise_exception=True)
+        v = body.validated_data
+        added = attachment_add(
+            user=_user(request), workflow_id=wid, upload=v["file"], request_id=v["requestId"]
+        )
+        return Response(s.AttachmentResponse(added).data)
+
+
+class AttachmentDownloadView(APIView):
+    permission_classes = [TenantMember]
+
+    @extend_schema(
+        parameters=[WORKFLOW_ID, SHA256],
+        responses={
+            (200, content_type): OpenApiResponse(OpenApiTypes.BINARY, description="The file")
+            for content_type in ACCEPTED_TYPES
+        },
+        summary="Download a file attached to a request (anyone who may read the request)",
+    )
+    def get(self, request: Request, workflow_id: str, sha256: str) -> HttpResponseBase:
+        wid = _workflow_uuid(workflow_id)
+        attachment = attachment_get(user=_user(request), workflow_id=wid, sha256=sha256)
+        if attachment is None:
+            raise ApiError(404, "NOT_FOUND", NOT_FOUND)
+        return attachment_response(attachment)
 
 
 USERNAME = OpenApiParameter(

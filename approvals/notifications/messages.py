@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 
 from approvals.definitions import definition_for
-from approvals.models import Workflow
+from approvals.models import Workflow, WorkflowEvent
 from approvals.runtime import store
 from approvals.runtime.directory import Contact, TenantDirectory
 from approvals.runtime.dispatch import mail_dispatch_on_commit
@@ -38,6 +38,7 @@ _TOLD = (
     ev.Escalated,
     ev.ReminderSent,
     ev.SentBack,
+    ev.CommentAdded,
     *_OUTCOMES,
 )
 
@@ -57,9 +58,14 @@ class Notice:
 
 
 def notices_of(
-    old: State, events: Sequence[ev.Event], first_seq: int, submitter: str | None
+    old: State,
+    events: Sequence[ev.Event],
+    first_seq: int,
+    submitter: str | None,
+    deciders: frozenset[str] = frozenset(),
 ) -> list[Notice]:
-    """Who is told what about ``events`` (the first at ``first_seq``)."""
+    """Who is told what about ``events`` (the first at ``first_seq``). ``deciders`` are
+    the people who decided a step before these events (a comment tells them too)."""
     out: list[Notice] = []
     last_decision: ev.DecisionRecorded | None = None
     holders = {a.user for a in old.outstanding()} if old.step else set()
@@ -99,12 +105,31 @@ def notices_of(
             by = last_decision.actor if last_decision else ""
             comment = last_decision.comment if last_decision else ""
             out.append(Notice(seq, submitter, MailKind.SENT_BACK, e.step, 0, by, comment))
+        elif isinstance(e, ev.CommentAdded):
+            out += _comment_notices(seq, e, submitter, holders, deciders)
         elif type(e) in _OUTCOMES and submitter:
             if isinstance(e, ev.WorkflowCancelled) and e.actor == submitter:
                 continue  # they did it themselves
             by = last_decision.actor if last_decision else ""
             comment = last_decision.comment if last_decision else ""
             out.append(Notice(seq, submitter, _OUTCOMES[type(e)], "", 0, by, comment))
+    return out
+
+
+def _comment_notices(
+    seq: int,
+    e: ev.CommentAdded,
+    submitter: str | None,
+    holders: set[str],
+    deciders: frozenset[str],
+) -> list[Notice]:
+    """A comment tells the people it mentions, and the other participants: the
+    submitter, who holds the step now and who decided one before; never its author."""
+    mentioned = [u for u in e.mentions if u != e.actor]
+    others = ({submitter} if submitter else set()) | holders | deciders
+    others -= {e.actor, *mentioned}
+    out = [Notice(seq, u, MailKind.MENTIONED, "", 0, e.actor, e.comment) for u in mentioned]
+    out += [Notice(seq, u, MailKind.COMMENT, "", 0, e.actor, e.comment) for u in sorted(others)]
     return out
 
 
@@ -137,6 +162,14 @@ _HEADLINES = {
     MailKind.OUTCOME_REJECTED: ("Rejected", "Your {what} was rejected"),
     MailKind.OUTCOME_CANCELLED: ("Cancelled", "Your {what} was cancelled"),
     MailKind.OUTCOME_FAILED: ("Failed", "Your {what} could not be completed"),
+    MailKind.COMMENT: ("Comment", "{other} commented on {what} from {requester}"),
+    MailKind.MENTIONED: ("Mentioned", "{other} mentioned you on {what} from {requester}"),
+}
+# Mails about a comment: the request is named by its summary line, and the subject
+# leads with who wrote.
+_COMMENT_SUBJECTS = {
+    MailKind.COMMENT: "{other} commented: {what}",
+    MailKind.MENTIONED: "{other} mentioned you: {what}",
 }
 
 
@@ -161,6 +194,10 @@ def facts(
     subject = f"{label}: {what} from {requester}"
     if notice.kind in (MailKind.SENT_BACK,) or notice.kind.startswith("outcome_"):
         subject = f"{label}: your {what}"
+    if notice.kind in _COMMENT_SUBJECTS:
+        what = wf.summary or what
+        headline = line.format(what=what, requester=requester, other=other or "someone")
+        subject = _COMMENT_SUBJECTS[notice.kind].format(other=other or "someone", what=what)
     # The links themselves are minted when the mail is rendered (bodies.py): the
     # row keeps what they grant, so a link's age counts from the mail that carries it.
     link = None
@@ -203,7 +240,12 @@ def mail_project(
         return
     directory = directory or TenantDirectory(wf.tenant_id)
     submitter = (new or old).submitter or _started_by(events)
-    notices = notices_of(old, events, first_seq, submitter)
+    deciders = (
+        _deciders_before(wf, first_seq)
+        if any(isinstance(e, ev.CommentAdded) for e in events)
+        else frozenset()
+    )
+    notices = notices_of(old, events, first_seq, submitter, deciders)
     if not notices:
         return
     names = {n.username for n in notices} | {n.other for n in notices if n.other}
@@ -263,6 +305,16 @@ _MAIL_COLUMNS = (
     "next_attempt_at",
     "created_at",
 )
+
+
+def _deciders_before(wf: Workflow, seq: int) -> frozenset[str]:
+    """Who decided a step of ``wf`` before the event at ``seq`` (and whom a delegate
+    decided for), from its history: read only for a comment, which tells them."""
+    payloads = WorkflowEvent.objects.filter(
+        workflow_id=wf.pk, type="DecisionRecorded", seq__lt=seq
+    ).values_list("payload", flat=True)
+    named = {p.get(k) for p in payloads for k in ("actor", "on_behalf_of")}
+    return frozenset(n for n in named if isinstance(n, str) and n)
 
 
 def _started_by(events: Sequence[ev.Event]) -> str | None:

@@ -19,6 +19,8 @@ class MailKind(models.TextChoices):
     OUTCOME_REJECTED = "outcome_rejected"
     OUTCOME_CANCELLED = "outcome_cancelled"
     OUTCOME_FAILED = "outcome_failed"
+    COMMENT = "comment"
+    MENTIONED = "mentioned"
 
 
 # Kinds that hand someone a task: their mails carry the Approve and Reject links.

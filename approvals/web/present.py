@@ -13,7 +13,7 @@ from typing import Any
 from django.utils import timezone
 
 from .. import zones
-from ..data_words import code_words, currency_of, format_value, money_fields
+from ..data_words import code_words, currency_of, file_size, format_value, money_fields
 from ..notifications.format import money_format
 
 STATUS_WORDS = {
@@ -69,6 +69,12 @@ def person(username: str | None, names: Mapping[str, str]) -> str:
     if not username:
         return "The system"
     return names.get(username) or username
+
+
+def handed_on(leaver: str, names: Mapping[str, str]) -> str:
+    """The inbox's mark on a task someone who left handed on: ``handed on from Ivan
+    (left)``; "" for any other task."""
+    return f"handed on from {person(leaver, names)} (left)" if leaver else ""
 
 
 # -- times -------------------------------------------------------------------------------
@@ -324,6 +330,7 @@ class Line:
     at: dt.datetime
     at_text: str
     comment: str = ""
+    file: str = ""  # a FileAttached line's SHA-256, for its download link
 
 
 @dataclass(frozen=True)
@@ -542,6 +549,9 @@ def sentence(
     if kind in _OPERATIONS:
         who = ctx.who(p.get("actor") or actor) if (p.get("actor") or actor) else "The system"
         return f"{who} {_operation(kind, p, ctx)}: {p.get('reason', '')}"
+    if kind == "FileAttached":
+        who = ctx.who(p.get("actor") or actor)
+        return f"{who} attached {p.get('name', 'a file')} ({file_size(int(p.get('size') or 0))})"
     if kind == "WorkflowCompleted":
         return "The request was approved"
     if kind == "WorkflowRejected":
@@ -550,8 +560,23 @@ def sentence(
         return "The request was rolled back"
     if kind == "WorkflowCancelled":
         who = ctx.who(p.get("actor") or actor) if (p.get("actor") or actor) else "The system"
-        return f"{who} cancelled the request" + (f": {p['reason']}" if p.get("reason") else "")
+        # the submitter's own cancel is a withdrawal
+        did = "withdrew" if ctx.submitter and p.get("actor") == ctx.submitter else "cancelled"
+        return f"{who} {did} the request" + (f": {p['reason']}" if p.get("reason") else "")
+    if kind == "CommentAdded":
+        return comment_words(p, actor=actor, ctx=ctx)
     return humanise(kind)
+
+
+def comment_words(p: Mapping[str, Any], *, actor: str | None, ctx: Context) -> str:
+    """Who wrote a comment, and to whom: "Bob asked Farah" (the text, shown after it,
+    ends with a question mark), "Bob wrote to Farah", "Alice wrote"."""
+    who = ctx.who(p.get("actor") or actor)
+    asked = str(p.get("comment") or "").rstrip().endswith("?")
+    named = _list([ctx.who(u) for u in p.get("mentions") or [] if isinstance(u, str)])
+    if named:
+        return f"{who} {'asked' if asked else 'wrote to'} {named}"
+    return f"{who} {'asked' if asked else 'wrote'}"
 
 
 _OPERATIONS = {
@@ -656,7 +681,8 @@ def timeline(entries: Iterable[Any], ctx: Context) -> list[Line]:
         ):
             continue
         text = sentence(e.type, e.payload, actor=e.actor, on_behalf_of=e.on_behalf_of, ctx=ctx)
-        lines.append(Line(e.type, text, e.at, when(e.at), e.comment or ""))
+        sha = str(e.payload.get("sha256") or "") if e.type == "FileAttached" else ""
+        lines.append(Line(e.type, text, e.at, when(e.at), e.comment or "", sha))
     return lines
 
 
@@ -709,6 +735,7 @@ def usernames_in(entries: Iterable[Any]) -> set[str]:
         for a in p.get("assignments") or []:
             out.update(v for v in (a.get("user"), a.get("on_behalf_of")) if isinstance(v, str))
         out.update(u for u in p.get("users") or [] if isinstance(u, str))
+        out.update(u for u in p.get("mentions") or [] if isinstance(u, str))
         out.update(pair[0] for pair in p.get("excluded") or [] if pair)
         origin = p.get("origin")
         if isinstance(origin, Mapping) and isinstance(origin.get("made_by"), str):

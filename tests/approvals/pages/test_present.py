@@ -202,8 +202,24 @@ SENTENCES = [
     ),
     (
         ("WorkflowCancelled", "alice"),
-        {"actor": "alice", "reason": "withdrawn"},
-        "Alice cancelled the request: withdrawn",
+        {"actor": "alice", "reason": "no longer needed"},
+        "Alice withdrew the request: no longer needed",
+    ),
+    (
+        ("WorkflowCancelled", "victor"),
+        {"actor": "victor", "reason": "duplicate"},
+        "Victor cancelled the request: duplicate",
+    ),
+    (("CommentAdded", "bob"), {"actor": "bob", "comment": "Which hotel?"}, "Bob asked"),
+    (
+        ("CommentAdded", "bob"),
+        {"actor": "bob", "comment": "@fiona @victor have a look", "mentions": ["fiona", "victor"]},
+        "Bob wrote to Fiona and Victor",
+    ),
+    (
+        ("CommentAdded", "alice"),
+        {"actor": "alice", "comment": "@bob is the bill enough?", "mentions": ["bob"]},
+        "Alice asked Bob",
     ),
     (("WorkflowRolledBack", None), {}, "The request was rolled back"),
     (

@@ -1,0 +1,105 @@
+"""The conversation on a request: a comment is a Comment command through the one command
+path (so it is in the history, the export and the hash chain); the mail projection tells
+the other participants and the people it mentions."""
+
+from __future__ import annotations
+
+import copy
+import uuid
+
+from templates_engine import commands as cmd
+from templates_engine.comments import mentions_in
+
+from .. import access
+from ..models import User, Workflow
+from ..runtime.commands import (
+    WORKFLOW_NOT_FOUND,
+    Actor,
+    CommandResult,
+    WorkflowNotFound,
+    command_execute,
+)
+from .workflows import _readable
+
+MENTION_UNKNOWN_CODE = "MENTION_UNKNOWN"
+MENTION_CANNOT_READ_CODE = "MENTION_CANNOT_READ"
+MENTION_UNKNOWN = "No one in your organisation is called @{name}; nothing was recorded."
+MENTION_CANNOT_READ = (
+    "{names} cannot see this request, so the comment cannot mention {them}; nothing was recorded."
+)
+
+
+class CommentRefused(Exception):
+    """A comment refused before anything was recorded (a mention of someone unknown or
+    of someone who may not read the request)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def workflow_comment(
+    *, user: User, workflow_id: uuid.UUID | str, text: str, request_id: str
+) -> CommandResult:
+    """Record ``user``'s comment on the request. Raises WorkflowNotFound when the user
+    may not read it (never a hint that it exists), access.Forbidden for an auditor,
+    CommentRefused when a mention names someone unknown or someone who may not read
+    the request, and CommandRejected (INVALID_COMMENT) for a text outside the limits.
+    Nothing is recorded on any refusal; a repeated ``request_id`` is a duplicate."""
+    wf = _readable(user, workflow_id)
+    access.check_may_comment(user, wf)
+    mentions = tuple(name for name in mentions_in(text) if name != user.username)
+    _check_mentions(user, wf, mentions)
+
+    def authorize(locked: Workflow) -> None:
+        # Asked again with the lock, from what the locking query read.
+        if not access.may_read_workflow(user, locked):
+            raise WorkflowNotFound(WORKFLOW_NOT_FOUND)
+        access.check_may_comment(user, locked)
+
+    if wf.submitter_id == user.pk:
+        role = "submitter"
+    elif access.has_role(user, access.Role.ORG_ADMIN):
+        role = "admin"
+    else:
+        role = "approver"
+    return command_execute(
+        tenant_id=user.member_tenant_id,
+        workflow_id=wf.pk,
+        command=cmd.Comment(user.username, text, mentions),
+        actor=Actor(user, role),
+        request_id=request_id,
+        authorize=authorize,
+    )
+
+
+def _check_mentions(user: User, wf: Workflow, mentions: tuple[str, ...]) -> None:
+    """Each person mentioned exists in the organisation and may read the request."""
+    if not mentions:
+        return
+    people = {
+        u.username: u
+        for u in User.objects.filter(tenant_id=user.member_tenant_id, username__in=mentions)
+    }
+    for name in mentions:
+        if name not in people:
+            raise CommentRefused(MENTION_UNKNOWN_CODE, MENTION_UNKNOWN.format(name=name))
+    plain = _without_reader_answers(wf)
+    blind = [people[n] for n in mentions if not access.may_read_workflow(people[n], plain)]
+    if blind:
+        names = [p.get_full_name() or p.username for p in blind]
+        listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+        them = names[0] if len(names) == 1 else "them"
+        raise CommentRefused(
+            MENTION_CANNOT_READ_CODE, MENTION_CANNOT_READ.format(names=listed, them=them)
+        )
+
+
+def _without_reader_answers(wf: Workflow) -> Workflow:
+    """The workflow without what a query read about one reader (``is_participant``
+    and the like), so the read rule asks afresh for another person."""
+    plain = copy.copy(wf)
+    for name in ("is_participant", "stands_in_now", "holds_template_view"):
+        plain.__dict__.pop(name, None)
+    return plain
