@@ -27,6 +27,37 @@ class ApprovalsAdminSite(AdminSite):
 
         return access.may_use_admin(request.user)
 
+    def get_app_list(self, request: HttpRequest, app_label: str | None = None) -> list[Any]:
+        """The admin home's apps, and for those who audit an "Audit" entry leading to
+        the Verify page and the export."""
+        # Imported here: INSTALLED_APPS loads this module before the models are ready.
+        from django.urls import reverse
+
+        from . import access
+
+        apps = super().get_app_list(request, app_label)
+        user: Any = request.user
+        if app_label is None and access.may_deactivate_people(user):
+            url = reverse("admin:approvals_user_offboard")
+            people = {"name": "Offboard someone who leaves", "object_name": "Offboard"}
+            entry: dict[str, Any] = {**people, "admin_url": url, "add_url": None, "perms": {}}
+            apps = [
+                {"name": "People", "app_label": "people", "app_url": url, "models": [entry]},
+                *apps,
+            ]
+        if app_label is not None or not access.may_audit(request.user):
+            return apps
+        links = [("Verify the audit trail", reverse("audit-verify"))]
+        if access.admin_may(request.user, "view", "workflowevent"):
+            url = reverse("admin:approvals_workflow_audit_export")
+            links.append(("Export the audit trail", url))
+        models: list[dict[str, Any]] = [
+            {"name": name, "object_name": name, "admin_url": url, "add_url": None, "perms": {}}
+            for name, url in links
+        ]
+        audit = {"name": "Audit", "app_label": "audit", "app_url": links[0][1], "models": models}
+        return [audit, *apps]
+
 
 class ApprovalsAdminConfig(AdminConfig):
     default_site = "approvals.admin_site.ApprovalsAdminSite"

@@ -1,8 +1,9 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from . import draft_pages, pages, views
+from . import attachment_pages, conversation_pages, draft_pages, pages, views
 from .admin_login import SignInForm
+from .audit import pages as audit_pages
 
 urlpatterns = [
     path("", pages.inbox, name="inbox"),
@@ -15,11 +16,32 @@ urlpatterns = [
         pages.workflow_resubmit,
         name="workflow-resubmit",
     ),
+    path(
+        "workflows/<uuid:workflow_id>/files",
+        attachment_pages.workflow_attach,
+        name="workflow-attach",
+    ),
+    path(
+        "workflows/<uuid:workflow_id>/files/<str:sha256>",
+        attachment_pages.workflow_file,
+        name="workflow-file",
+    ),
+    path(
+        "workflows/<uuid:workflow_id>/comments",
+        conversation_pages.workflow_comment_page,
+        name="workflow-comment",
+    ),
+    path(
+        "workflows/<uuid:workflow_id>/withdraw",
+        conversation_pages.workflow_withdraw_page,
+        name="workflow-withdraw",
+    ),
     path("drafts/<uuid:draft_id>/submit", draft_pages.draft_submit_page, name="draft-submit"),
     path("drafts/<uuid:draft_id>/delete", draft_pages.draft_delete_page, name="draft-delete"),
     path("search", pages.search, name="search"),
     path("account/out-of-office", pages.out_of_office, name="out-of-office"),
     path("people", pages.people, name="people"),
+    path("audit/verify", audit_pages.verify_page, name="audit-verify"),
     path(
         "accounts/login/",
         auth_views.LoginView.as_view(authentication_form=SignInForm),

@@ -128,6 +128,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "approvals.audit.pages.navigation",
             ],
         },
     },
@@ -316,6 +317,30 @@ APPROVALS_EMBEDDED_WORKER = env_bool("APPROVALS_EMBEDDED_WORKER", not _BROKER_FR
 APPROVALS_AUDIT_SEAL_KEY = env_str("APPROVALS_AUDIT_SEAL_KEY", "")
 # Rows fetched per round trip by the audit export's server-side cursor.
 APPROVALS_AUDIT_EXPORT_CHUNK = env_int("APPROVALS_AUDIT_EXPORT_CHUNK", 2000)
+
+# --- Attachments ----------------------------------------------------------------------
+# Files on a request (receipts, quotes) are kept through the storage alias "attachments",
+# each once under its SHA-256. By default on the local disk under APPROVALS_FILES_ROOT;
+# production may name another backend (an S3-compatible store through django-storages,
+# whose own settings then come from the environment) with APPROVALS_FILES_BACKEND.
+APPROVALS_FILES_ROOT = env_str("APPROVALS_FILES_ROOT", str(BASE_DIR / "files"))
+APPROVALS_FILES_BACKEND = env_str(
+    "APPROVALS_FILES_BACKEND", "django.core.files.storage.FileSystemStorage"
+)
+# The largest file accepted; an upload is cut off as it streams past this.
+APPROVALS_FILE_MAX_BYTES = env_int("APPROVALS_FILE_MAX_BYTES", 10 * 1024 * 1024)
+STORAGES: dict[str, dict[str, Any]] = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    "attachments": {
+        "BACKEND": APPROVALS_FILES_BACKEND,
+        "OPTIONS": (
+            {"location": APPROVALS_FILES_ROOT}
+            if APPROVALS_FILES_BACKEND.endswith("FileSystemStorage")
+            else {}
+        ),
+    },
+}
 
 # --- E-mail ---------------------------------------------------------------------------
 # Mail is an outbox (approvals/notifications): rows written with the event, sent by the

@@ -17,8 +17,13 @@ from django.core import signing
 from django.db.models import Q, QuerySet
 from django.db.models.fields.json import KT
 
+from templates_engine import public_status
+from templates_engine.events import event_from_dict
+from templates_engine.state import State, evolve
+
 from ..models import WorkflowEvent
 from ..selectors.tasks import BAD_CURSOR, BadCursor
+from .models import ChainSeal
 
 # One row per event, in this order (the CSV header).
 COLUMNS: tuple[str, ...] = (
@@ -40,6 +45,39 @@ COLUMNS: tuple[str, ...] = (
     "status",
     "prev_hash",
     "hash",
+)
+# What each JSON Lines row adds: every column an event's hash covers, as the hash read
+# it (approvals.runtime.chain; ``created_at`` is the exact text hashed), and the
+# workflow's recorded head, so the chains can be checked without the database
+# (approvals.audit.offline_verify). The head is null when a filter (since, until,
+# person) leaves out part of a history, since the export cannot then show its tail.
+CHAIN_FIELDS: tuple[str, ...] = (
+    "tenant_id",
+    "created_at",
+    "payload",
+    "request_id",
+    "actor_id",
+    "on_behalf_of_id",
+    "schema_version",
+    "result",
+    "hash_format",
+    "workflow_version",
+    "workflow_last_hash",
+)
+JSONL_FIELDS: tuple[str, ...] = (*COLUMNS, *CHAIN_FIELDS)
+# The fields of a seal line (``{"seal": {...}}``, after the events): what its
+# signature covers (approvals.audit.seal), ``sealed_at`` as the exact text signed.
+SEAL_FIELDS: tuple[str, ...] = (
+    "number",
+    "tenant_id",
+    "tenant_slug",
+    "sealed_at",
+    "count",
+    "digest",
+    "heads",
+    "key_id",
+    "signature",
+    "prev_signature",
 )
 FORMATS = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson"}
 FORMAT_UNKNOWN = "format: csv or jsonl."
@@ -67,6 +105,16 @@ _VALUES = {
     "status": "workflow__public_status",
     "prev_hash": "prev_hash",
     "hash": "hash",
+    "tenant_id": "tenant_id",
+    "payload": "payload",
+    "request_id": "request_id",
+    "actor_id": "actor_id",
+    "on_behalf_of_id": "on_behalf_of_id",
+    "schema_version": "schema_version",
+    "result": "result",
+    "hash_format": "hash_format",
+    "workflow_version": "workflow__version",
+    "workflow_last_hash": "workflow__last_hash",
 }
 
 
@@ -83,6 +131,12 @@ class ExportFilter:
     subject: str | None = None
     person: str | None = None
     workflow_ids: Sequence[Any] | None = None
+
+    @property
+    def whole_histories(self) -> bool:
+        """Does every workflow in the export come with all its events? A time or person
+        filter leaves some out."""
+        return self.since is None and self.until is None and not self.person
 
 
 def audit_events(*, tenant_id: int, filters: ExportFilter) -> QuerySet[WorkflowEvent]:
@@ -118,11 +172,59 @@ def _rows(qs: QuerySet[WorkflowEvent]) -> QuerySet[Any]:
     ).values_list(*_VALUES.values())
 
 
-def _record(values: Sequence[Any]) -> dict[str, Any]:
-    row = dict(zip(COLUMNS, values, strict=True))
+class _StatusAfter:
+    """The workflow's status (as the API words it) after each event, replayed as the
+    rows go by: a workflow's state is kept from one of its events to the next and let
+    go after its last, and a history met part-way (a filter, a page) is replayed from
+    its first event. Empty for a history the engine cannot read."""
+
+    def __init__(self) -> None:
+        self._held: dict[str, tuple[int, State | None]] = {}
+
+    def __call__(self, workflow_id: str, seq: int, payload: Any, version: int) -> str:
+        held = self._held.pop(workflow_id, None)
+        state = held[1] if held is not None and held[0] == seq - 1 else _before(workflow_id, seq)
+        if state is not None:
+            try:
+                state = evolve(state, event_from_dict(payload))
+            except (ValueError, KeyError, TypeError, AttributeError):
+                state = None
+        if seq < version:
+            self._held[workflow_id] = (seq, state)
+        return public_status(state) if state is not None else ""
+
+
+def _before(workflow_id: str, seq: int) -> State | None:
+    state = State()
+    if seq <= 1:
+        return state
+    payloads = (
+        WorkflowEvent.objects.filter(workflow_id=workflow_id, seq__lt=seq)
+        .order_by("seq")
+        .values_list("payload", flat=True)
+    )
+    try:
+        for payload in payloads.iterator(500):
+            state = evolve(state, event_from_dict(payload))
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return state
+
+
+def _record(
+    values: Sequence[Any], status_after: _StatusAfter, whole_histories: bool
+) -> dict[str, Any]:
+    row = dict(zip(_VALUES, values, strict=True))
+    at: dt.datetime = row["time"]
     row["workflow_id"] = str(row["workflow_id"])
-    row["time"] = row["time"].astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    row["created_at"] = at.isoformat()  # the text the hash covers
+    row["time"] = at.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     row["comment"] = row["comment"] or ""
+    row["status"] = status_after(
+        row["workflow_id"], row["seq"], row["payload"], row["workflow_version"]
+    )
+    if not whole_histories:
+        row["workflow_version"] = row["workflow_last_hash"] = None
     return row
 
 
@@ -130,8 +232,34 @@ def audit_rows(*, tenant_id: int, filters: ExportFilter) -> Iterator[dict[str, A
     """Every matching event as a row, read through a server-side cursor on PostgreSQL
     (``APPROVALS_AUDIT_EXPORT_CHUNK`` rows per round trip)."""
     qs = _rows(audit_events(tenant_id=tenant_id, filters=filters))
+    status_after = _StatusAfter()
+    whole = filters.whole_histories
     for values in qs.iterator(chunk_size=settings.APPROVALS_AUDIT_EXPORT_CHUNK):
-        yield _record(values)
+        yield _record(values, status_after, whole)
+
+
+def seal_rows(*, tenant_id: int) -> Iterator[dict[str, Any]]:
+    """The organisation's seals, each with what its signature covers: the seals from
+    before the chain of seals by time, then the chain by number."""
+    seals = ChainSeal.objects.filter(tenant_id=tenant_id).select_related("tenant")
+    ordered = (
+        seals.filter(number__isnull=True).order_by("sealed_at", "pk"),
+        seals.filter(number__isnull=False).order_by("number", "pk"),
+    )
+    for qs in ordered:
+        for seal in qs.iterator(50):
+            yield {
+                "number": seal.number,
+                "tenant_id": seal.tenant_id,
+                "tenant_slug": seal.tenant.slug if seal.tenant else "*",
+                "sealed_at": seal.sealed_at.isoformat(),
+                "count": seal.count,
+                "digest": seal.digest,
+                "heads": seal.heads,
+                "key_id": seal.key_id,
+                "signature": seal.signature,
+                "prev_signature": seal.prev_signature,
+            }
 
 
 def audit_export(*, tenant_id: int, filters: ExportFilter, fmt: str) -> Iterator[str]:
@@ -142,6 +270,8 @@ def audit_export(*, tenant_id: int, filters: ExportFilter, fmt: str) -> Iterator
     if fmt == "jsonl":
         for row in rows:
             yield json.dumps(row, separators=(",", ":"), ensure_ascii=False) + "\n"
+        for seal in seal_rows(tenant_id=tenant_id):
+            yield json.dumps({"seal": seal}, separators=(",", ":"), ensure_ascii=False) + "\n"
         return
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")
@@ -200,7 +330,9 @@ def audit_page(
     qs = audit_events(tenant_id=tenant_id, filters=filters)
     if cursor:
         qs = qs.filter(id__gt=_decode(cursor))
-    rows = [_record(v) for v in _rows(qs)[: limit + 1]]
+    status_after = _StatusAfter()
+    whole = filters.whole_histories
+    rows = [_record(v, status_after, whole) for v in _rows(qs)[: limit + 1]]
     more = len(rows) > limit
     rows = rows[:limit]
     return EventPage(rows, _encode(rows[-1]["event_id"]) if more and rows else None)

@@ -94,15 +94,28 @@ def chain_verify(*, workflow: Workflow) -> int | None:
     return min(seqs) if seqs else (workflow.version if breaks else None)
 
 
-def audit_verify(*, tenant: Tenant | None = None) -> tuple[list[Break], int]:
+def audit_verify(
+    *,
+    tenant: Tenant | None = None,
+    template_key: str | None = None,
+    workflow_id: uuid.UUID | str | None = None,
+) -> tuple[list[Break], int]:
     """Every break in the chains and seals of ``tenant`` (every organisation when None),
-    and the number of workflows checked."""
+    and the number of workflows checked. ``template_key`` or ``workflow_id`` narrow the
+    chains checked to that workflow template's workflows or that one workflow; every
+    seal of the organisation is still checked, and a sealed workflow that is gone is
+    reported only when no narrowing is asked (a gone workflow has no template left)."""
     breaks: list[Break] = []
     seals = ChainSeal.objects.select_related("tenant")
     workflows = Workflow.objects.order_by("pk")
     if tenant is not None:
         seals = seals.filter(tenant=tenant)
         workflows = workflows.filter(tenant=tenant)
+    narrowed = template_key is not None or workflow_id is not None
+    if template_key is not None:
+        workflows = workflows.filter(template_key=template_key)
+    if workflow_id is not None:
+        workflows = workflows.filter(pk=workflow_id)
     sealed: dict[str, list[_Sealed]] = defaultdict(list)
     try:
         key: bytes | None = seal_key()
@@ -125,10 +138,12 @@ def audit_verify(*, tenant: Tenant | None = None) -> tuple[list[Break], int]:
             batch = []
     checked += len(batch)
     breaks.extend(_batch_breaks(batch, sealed, cutoff))
-    for workflow_id, heads in sealed.items():  # what is left was sealed and is gone
+    for gone, heads in sealed.items():  # what is left was sealed and is gone
+        if narrowed:
+            break  # or is out of the narrowed scope
         for head in heads:
             breaks.append(
-                Break(workflow_id, None, f"sealed at version {head.version} by {head.seal}, gone")
+                Break(gone, None, f"sealed at version {head.version} by {head.seal}, gone")
             )
     return breaks, checked
 

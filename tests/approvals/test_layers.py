@@ -53,9 +53,12 @@ LAYERS: dict[str, str] = {
     "approvals.api": "front",
     "approvals.pages": "front",
     "approvals.draft_pages": "front",
+    "approvals.conversation_pages": "front",
+    "approvals.attachment_pages": "front",
     "approvals.admin": "front",
     "approvals.admin_site": "front",
     "approvals.admin_ops": "front",
+    "approvals.admin_offboard": "front",
     "approvals.views": "front",
     "approvals.middleware": "front",
     "approvals.lockout": "front",
@@ -73,6 +76,8 @@ LAYERS: dict[str, str] = {
     "approvals.audit.override": "services",  # records an operator's override, signed
     "approvals.audit.api": "front",
     "approvals.audit.admin": "front",
+    "approvals.audit.pages": "front",  # the Verify page
+    "approvals.audit.offline_verify": "base",  # standard library only: imports nothing
     # Notifications: the mail projection belongs to the command path (written in the
     # command's transaction); sending is a worker's; the link page is a front door.
     "approvals.notifications": "base",  # the package's __init__

@@ -1,0 +1,385 @@
+"""Check an audit export without the database or this app:
+
+    python -m approvals.audit.offline_verify export.jsonl [--seal-key KEY]
+
+Reads the JSON Lines export (``GET /api/audit/export?format=jsonl``, ``export_audit
+--format jsonl``, the admin's download), recomputes every event's hash from the columns
+it covers (format 1 and format 2 of ``approvals.runtime.chain``), checks that each
+event links to the one before it, and, where the export holds whole histories, that
+each chain ends at its workflow's recorded version and last hash. With the seal key
+(``--seal-key``, or ``APPROVALS_AUDIT_SEAL_KEY`` in the environment) it also checks
+every seal's signature, the chain of seals (numbers, each carrying the signature before
+it, the heads adding up to the last seal's digest) and that every sealed head still
+holds in the export. Prints one ``BROKEN workflow … seq …: what`` line per problem, in
+the file's order, the first one first; exits 1 when there is any, 0 otherwise.
+
+Standard library only, on purpose: an auditor runs it on their own machine with any
+Python 3.11 or later. It must never import Django or the app (a test holds it so), so
+the hash formats are written out here again; a test holds them equal to the app's.
+
+What it cannot tell from an export alone: events written since the last seal that were
+rewritten along with every hash after them (no seal holds them yet); a workflow deleted
+whole (unless a seal names it); and events older than two seal intervals that no seal
+covers (the database check knows the time and the interval; the export does not)."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import hmac
+import json
+import os
+import sys
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+HASH_V1 = 1
+HASH_V2 = 2
+_SEAL_FORMAT = "approvals-chain-seal-v1"
+_CHAINED_SEAL_FORMAT = "approvals-chain-seal-v2"
+
+MISSING = "missing (the next event is seq {next})"
+UNLINKED = "does not link to the event before it (prev_hash)"
+EDITED = "its content does not match its hash (edited)"
+UNKNOWN_FORMAT = "hashed in a format this version does not know ({format})"
+OLDER_FORMAT = "hashed in an older format than the event before it"
+OUT_OF_ORDER = "comes after seq {seq} of its workflow in the file (repeated or out of order)"
+TAIL_GONE = "events {first}..{last} are gone (the workflow records version {last})"
+PAST_VERSION = "events past the recorded version {version}"
+LAST_HASH = "the last event's hash is not the workflow's last_hash"
+UNREADABLE = "line {line} is not an event or a seal of the export: {why}"
+SEAL_OTHER_KEY = "{seal}: signed with another key ({key_id}); cannot check it with this one"
+SEAL_BAD_SIGNATURE = "{seal}: its signature does not verify"
+SEAL_HEADS_COUNT = "{seal}: holds {held} heads but says {count}"
+SEAL_HEADS_DIGEST = "{seal}: its heads do not hash to its digest"
+SEALS_MISSING = "seals numbered {first} to {last} of {tenant} are gone (the next is number {next})"
+SEAL_REPEATED = "{seal}: a second seal numbered {number} of {tenant}"
+SEAL_UNLINKED = "{seal}: does not carry the signature of the seal numbered before it"
+SEALS_DISAGREE = (
+    "{seal}: the heads the seals of {tenant} list do not add up to the {count} workflow(s) it "
+    "covers (a sealed workflow is gone, or a seal was lost)"
+)
+SEALED_MISSING = "sealed by {seal}, now missing"
+SEALED_REWRITTEN = "no longer matches the head sealed by {seal} (rewritten)"
+
+
+@dataclass(frozen=True)
+class Problem:
+    workflow_id: str | None
+    seq: int | None
+    what: str
+
+    def __str__(self) -> str:
+        where = f"workflow {self.workflow_id}" if self.workflow_id else "seals"
+        if self.seq is not None:
+            where += f" seq {self.seq}"
+        return f"{where}: {self.what}"
+
+
+@dataclass
+class _Chain:
+    """One workflow's chain as far as the file has gone."""
+
+    seq: int = 0
+    hash: str = ""
+    format: int = HASH_V1
+    version: int | None = None
+    last_hash: str | None = None
+    whole: bool = False
+    at_sealed: dict[int, str] = field(default_factory=dict)
+
+
+@dataclass
+class Report:
+    problems: list[Problem] = field(default_factory=list)
+    events: int = 0
+    workflows: int = 0
+    seals: int = 0
+    seals_checked: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def summary(self) -> str:
+        if self.problems:
+            return f"{len(self.problems)} problem(s) found; the first: {self.problems[0]}"
+        sealed = (
+            f"; {self.seals} seal(s) check"
+            if self.seals_checked
+            else f"; {self.seals} seal(s) not checked (no seal key)"
+        )
+        return (
+            f"OK: {self.events} event(s) of {self.workflows} workflow(s) recompute and "
+            f"chain{sealed}."
+        )
+
+
+# -- the hash formats (as approvals.runtime.chain writes them) ---------------------------
+
+
+def _digest(content: Mapping[str, Any]) -> str:
+    blob = json.dumps(content, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def event_hash(row: Mapping[str, Any]) -> str | None:
+    """The hash an exported event must carry under its ``hash_format``; None for a
+    format this verifier does not know."""
+    content: dict[str, Any] = {
+        "prev": row["prev_hash"],
+        "workflow": row["workflow_id"],
+        "seq": row["seq"],
+        "type": row["type"],
+        "payload": row["payload"],
+        "request_id": row["request_id"],
+        "actor": row["actor_id"],
+        "role": row["role"],
+        "on_behalf_of": row["on_behalf_of_id"],
+        "created_at": row["created_at"],
+    }
+    fmt = row.get("hash_format")
+    if fmt is None or fmt == HASH_V1:
+        return _digest(content)
+    if fmt != HASH_V2:
+        return None
+    content["format"] = HASH_V2
+    content["tenant"] = row["tenant_id"]
+    content["schema_version"] = row["schema_version"]
+    content["result"] = row["result"]
+    return _digest(content)
+
+
+# -- seals (as approvals.audit.seal signs them) ------------------------------------------
+
+
+def key_id(key: bytes) -> str:
+    return hashlib.sha256(b"key-id:" + key).hexdigest()[:16]
+
+
+def heads_digest(heads: Mapping[str, Any]) -> str:
+    h = hashlib.sha256()
+    for workflow_id in sorted(heads):
+        version, last_hash = heads[workflow_id]
+        h.update(f"{workflow_id}:{version}:{last_hash}\n".encode())
+    return h.hexdigest()
+
+
+def seal_signature(seal: Mapping[str, Any], key: bytes) -> str:
+    if seal.get("number") is None:
+        message = "\n".join(
+            (
+                _SEAL_FORMAT,
+                seal["tenant_slug"],
+                seal["sealed_at"],
+                str(seal["count"]),
+                seal["digest"],
+            )
+        )
+    else:
+        message = "\n".join(
+            (
+                _CHAINED_SEAL_FORMAT,
+                str(seal["tenant_id"]),
+                seal["tenant_slug"],
+                str(seal["number"]),
+                seal.get("prev_signature") or "",
+                seal["sealed_at"],
+                str(seal["count"]),
+                seal["digest"],
+                heads_digest(seal["heads"]),
+            )
+        )
+    return hmac.new(key, message.encode(), hashlib.sha256).hexdigest()
+
+
+def _seal_name(seal: Mapping[str, Any]) -> str:
+    if seal.get("number") is None:
+        return f"the seal of {seal.get('tenant_slug')} at {seal.get('sealed_at')}"
+    return f"seal number {seal['number']} of {seal.get('tenant_slug')} ({seal.get('sealed_at')})"
+
+
+def _seal_problems(
+    seals: list[Mapping[str, Any]], key: bytes
+) -> Iterator[Problem | tuple[str, int, str, str]]:
+    """Problems of the seals themselves; and (workflow, version, hash, seal name) for
+    every head a seal that verifies holds."""
+    next_number: dict[Any, int] = {}
+    prev_signature: dict[Any, str] = {}
+    last: dict[Any, Mapping[str, Any] | None] = {}
+    heads: dict[Any, dict[str, Any]] = {}
+    for seal in seals:
+        name = _seal_name(seal)
+        tenant = seal.get("tenant_slug")
+        held = seal.get("heads") if isinstance(seal.get("heads"), dict) else {}
+        assert isinstance(held, dict)
+        numbered = seal.get("number") is not None
+        if numbered:
+            number = int(seal["number"])
+            want = next_number.get(tenant, 1)
+            if number < want:
+                yield Problem(
+                    None, None, SEAL_REPEATED.format(seal=name, number=number, tenant=tenant)
+                )
+            elif number > want:
+                yield Problem(
+                    None,
+                    None,
+                    SEALS_MISSING.format(first=want, last=number - 1, tenant=tenant, next=number),
+                )
+            if (seal.get("prev_signature") or "") != prev_signature.get(tenant, ""):
+                yield Problem(None, None, SEAL_UNLINKED.format(seal=name))
+            next_number[tenant] = number + 1
+            prev_signature[tenant] = seal.get("signature") or ""
+        problem = None
+        if not numbered and len(held) != seal.get("count"):
+            problem = SEAL_HEADS_COUNT.format(seal=name, held=len(held), count=seal.get("count"))
+        elif not numbered and heads_digest(held) != seal.get("digest"):
+            problem = SEAL_HEADS_DIGEST.format(seal=name)
+        elif seal.get("key_id") != key_id(key):
+            problem = SEAL_OTHER_KEY.format(seal=name, key_id=seal.get("key_id"))
+        elif not hmac.compare_digest(seal_signature(seal, key), str(seal.get("signature"))):
+            problem = SEAL_BAD_SIGNATURE.format(seal=name)
+        if problem is not None:
+            yield Problem(None, None, problem)
+            if numbered:
+                last[tenant] = None
+            continue
+        if numbered:
+            last[tenant] = seal
+            heads.setdefault(tenant, {}).update(held)
+        for workflow_id, (version, last_hash) in held.items():
+            yield (str(workflow_id), int(version), str(last_hash), name)
+    for tenant, final in last.items():
+        if final is None:
+            continue
+        every = heads.get(tenant, {})
+        if len(every) != final.get("count") or heads_digest(every) != final.get("digest"):
+            yield Problem(
+                None,
+                None,
+                SEALS_DISAGREE.format(seal=_seal_name(final), tenant=tenant, count=final["count"]),
+            )
+
+
+# -- the check ---------------------------------------------------------------------------
+
+
+def _lines(path: str) -> Iterator[tuple[int, str]]:
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if line.strip():
+                yield n, line
+
+
+def verify_export(path: str, *, seal_key: bytes | None = None) -> Report:
+    """Every problem in the export at ``path``, in the file's order (a seal's
+    problems after the events')."""
+    report = Report()
+    # Seals come last in the file; their heads are wanted while the events go by.
+    seals = [json.loads(line)["seal"] for _, line in _lines(path) if line.startswith('{"seal"')]
+    report.seals = len(seals)
+    sealed: dict[str, list[tuple[int, str, str]]] = {}
+    seal_problems: list[Problem] = []
+    if seal_key is not None:
+        report.seals_checked = True
+        for item in _seal_problems(seals, seal_key):
+            if isinstance(item, Problem):
+                seal_problems.append(item)
+            else:
+                wid, version, last_hash, name = item
+                sealed.setdefault(wid, []).append((version, last_hash, name))
+    chains: dict[str, _Chain] = {}
+    add = report.problems.append
+    for n, line in _lines(path):
+        if line.startswith('{"seal"'):
+            continue
+        try:
+            row = json.loads(line)
+            wid = str(row["workflow_id"])
+            seq = int(row["seq"])
+            stored = row["hash"]
+            expected = event_hash(row)
+        except (ValueError, KeyError, TypeError) as exc:
+            add(Problem(None, None, UNREADABLE.format(line=n, why=f"{type(exc).__name__} {exc}")))
+            continue
+        report.events += 1
+        chain = chains.get(wid)
+        if chain is None:
+            chain = chains[wid] = _Chain(
+                version=row.get("workflow_version"), last_hash=row.get("workflow_last_hash")
+            )
+            chain.whole = chain.version is not None
+            wanted = {version for version, _, _ in sealed.get(wid, ())}
+            chain.at_sealed = dict.fromkeys(wanted, "")
+        if seq <= chain.seq:
+            add(Problem(wid, seq, OUT_OF_ORDER.format(seq=chain.seq)))
+            continue
+        follows = seq == chain.seq + 1
+        if not follows and chain.whole:
+            add(Problem(wid, chain.seq + 1, MISSING.format(next=seq)))
+        if (follows or chain.whole) and row["prev_hash"] != chain.hash:
+            add(Problem(wid, seq, UNLINKED))
+        if expected is None:
+            add(Problem(wid, seq, UNKNOWN_FORMAT.format(format=row.get("hash_format"))))
+        elif expected != stored:
+            add(Problem(wid, seq, EDITED))
+        fmt = row.get("hash_format") if isinstance(row.get("hash_format"), int) else HASH_V1
+        if fmt < chain.format:
+            add(Problem(wid, seq, OLDER_FORMAT))
+        chain.format = max(chain.format, fmt)
+        if seq in chain.at_sealed:
+            chain.at_sealed[seq] = stored
+        chain.seq = seq
+        chain.hash = stored
+    report.workflows = len(chains)
+    for wid, chain in chains.items():
+        if chain.whole and chain.version is not None:
+            if chain.seq < chain.version:
+                add(
+                    Problem(
+                        wid,
+                        chain.seq + 1,
+                        TAIL_GONE.format(first=chain.seq + 1, last=chain.version),
+                    )
+                )
+            elif chain.seq > chain.version:
+                add(Problem(wid, chain.version + 1, PAST_VERSION.format(version=chain.version)))
+            if chain.hash != chain.last_hash:
+                add(Problem(wid, chain.seq or None, LAST_HASH))
+        for version, last_hash, name in sealed.get(wid, ()):
+            got = chain.at_sealed.get(version) or None
+            if got is None:
+                if chain.whole:
+                    add(Problem(wid, version, SEALED_MISSING.format(seal=name)))
+            elif got != last_hash:
+                add(Problem(wid, version, SEALED_REWRITTEN.format(seal=name)))
+    report.problems.extend(seal_problems)
+    return report
+
+
+def main(argv: Iterable[str] | None = None, out: TextIO | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m approvals.audit.offline_verify",
+        description="Recompute every hash of an audit export (JSON Lines) and check its "
+        "chains and, with the seal key, its seals. Exits 1 on any problem.",
+    )
+    parser.add_argument("export", help="the JSON Lines export")
+    parser.add_argument(
+        "--seal-key",
+        help="the seal key (APPROVALS_AUDIT_SEAL_KEY), to check the seals; the environment "
+        "variable of that name is read when this is not given",
+    )
+    args = parser.parse_args(list(argv) if argv is not None else None)
+    out = out or sys.stdout
+    key_text = args.seal_key or os.environ.get("APPROVALS_AUDIT_SEAL_KEY") or None
+    report = verify_export(args.export, seal_key=key_text.encode() if key_text else None)
+    for problem in report.problems:
+        out.write(f"BROKEN {problem}\n")
+    out.write(report.summary() + "\n")
+    return 0 if report.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
