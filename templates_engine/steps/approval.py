@@ -42,7 +42,9 @@ QUORUM_OVER_RULES = (
 )
 RULE_SHAPE = 'must be one of {"manager": "submitter"}, {"group": NAME}, {"user": NAME}'
 RULE_WHEN = ', optionally with "when": a condition on the data'
-REASON_REQUIRED = "Give a reason to {decision}: the person it goes back to reads it."
+REASON_REQUIRED = (
+    "Give a reason to {decision} (the person it goes back to reads it); nothing was recorded."
+)
 REASON_REQUIRED_SHAPE = "must be true or false"
 # Decisions that turn a request back; they carry the approver's reason unless the step
 # says ``"reason_required": false``.

@@ -24,6 +24,15 @@ def start_expense(
     return client.post("/api/workflows", body, format="json", **headers)
 
 
+# A rejection or a send-back needs a reason (unless its step relaxes that): the tests
+# that are not about the reason give this one.
+REASON = "Please look again."
+
+
 def decide(client: Any, workflow_id: str, decision: str, request_id: str, **extra: Any) -> Any:
+    """POST a decision; a rejection or a send-back carries ``REASON`` unless ``comment``
+    is given (an empty one to test the refusal)."""
+    if decision in ("reject", "send_back"):
+        extra.setdefault("comment", REASON)
     body = {"decision": decision, "requestId": request_id, **extra}
     return client.post(f"/api/workflows/{workflow_id}/decisions", body, format="json")

@@ -37,7 +37,7 @@ for _ in range(100):  # the in-process runner reserves the budget
     if Workflow.objects.get(pk=wid).public_status == "PENDING_FINANCE":
         break
     time.sleep(0.05)
-workflow_decide(user=fiona, workflow_id=wid, decision="reject", request_id="f1")
+workflow_decide(user=fiona, workflow_id=wid, decision="reject", request_id="f1", comment="no")
 for _ in range(100):  # ... and releases it
     scheduler_tick()
     if Workflow.objects.get(pk=wid).status == "REJECTED":

@@ -374,7 +374,7 @@ def test_send_back_to_the_submitter_and_resubmit(clock: FakeClock) -> None:
 def test_the_submitter_can_withdraw_after_a_send_back(clock: FakeClock) -> None:
     engine = _engine(Definition.parse(expense_document()), clock)
     engine.start("wf", expense(200_000), submitter="alice")
-    engine.decide("wf", "bob", "send_back", "rq-1")
+    engine.decide("wf", "bob", "send_back", "rq-1", comment="needs another look")
 
     engine.decide("wf", "alice", "reject", "rq-2")
 
@@ -390,7 +390,7 @@ def test_a_reject_can_send_the_workflow_back_to_an_earlier_step(clock: FakeClock
     engine.start("wf", {}, submitter="alice")
     engine.decide("wf", "bob", "approve", "rq-1")
 
-    engine.decide("wf", "frank", "reject", "rq-2")
+    engine.decide("wf", "frank", "reject", "rq-2", comment="needs another look")
 
     assert _pub(engine) == "PENDING_MANAGER"
     (sent,) = _of(engine, ev.SentBack)

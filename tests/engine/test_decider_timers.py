@@ -128,7 +128,7 @@ def test_timer_keys_never_repeat_when_a_step_is_entered_again(clock: FakeClock) 
     engine = _engine(defn, clock)
     engine.start("wf", {}, submitter="alice")
     (first,) = engine.state("wf").timers
-    engine.decide("wf", "bob", "send_back", "rq-1")
+    engine.decide("wf", "bob", "send_back", "rq-1", comment="needs another look")
 
     engine.decide("wf", "alice", "approve", "rq-2")
 
@@ -313,7 +313,7 @@ def test_conditions_see_the_submitter(clock: FakeClock) -> None:
 def test_withdrawn_workflow_reads_cancelled(clock: FakeClock) -> None:
     engine = _engine(_manager_step(), clock)
     engine.start("wf", {}, submitter="alice")
-    engine.decide("wf", "bob", "send_back", "rq-1")
+    engine.decide("wf", "bob", "send_back", "rq-1", comment="needs another look")
 
     engine.decide("wf", "alice", "reject", "rq-2", comment="not needed")
 

@@ -182,7 +182,7 @@ def test_a_signal_early_for_the_second_round_is_taken_when_the_step_begins_again
     engine = _engine(clock)
     engine.decide("wf", "bob", "approve", "r1")
     engine.signal("wf", SIGNED, {"envelope": "E-1"})
-    engine.decide("wf", "fiona", "send_back", "r2")
+    engine.decide("wf", "fiona", "send_back", "r2", comment="needs another look")
     assert public_status(engine.state("wf")) == "PENDING_MANAGER"
 
     # when the contract is signed again before the manager approves again
@@ -212,7 +212,7 @@ def test_a_kept_second_signal_is_taken_by_the_step_in_a_later_round(clock: FakeC
     engine.decide("wf", "bob", "approve", "r1")
 
     # when finance sends back and the manager approves again
-    engine.decide("wf", "fiona", "send_back", "r2")
+    engine.decide("wf", "fiona", "send_back", "r2", comment="needs another look")
     engine.decide("wf", "bob", "approve", "r3")
 
     # then round 2 took the second, in arrival order

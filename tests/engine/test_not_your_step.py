@@ -213,7 +213,7 @@ def test_a_decision_while_the_submitter_makes_changes_says_so() -> None:
     )
     engine = InMemoryEngine(defn, {}, FakeClock(), random.Random(5), PEOPLE)
     engine.start("wf", {}, submitter="alice")
-    engine.decide("wf", "bob", "reject", "rq-bob")
+    engine.decide("wf", "bob", "reject", "rq-bob", comment="needs another look")
 
     refusal = _refusal(engine, "bob", "approve")
 

@@ -187,7 +187,7 @@ def _finished(clock: FakeClock, status: str) -> InMemoryEngine:
     if status == COMPLETED:
         engine.decide("wf", "bob", "approve", "r1")
     elif status == REJECTED:
-        engine.decide("wf", "bob", "reject", "r1")
+        engine.decide("wf", "bob", "reject", "r1", comment="needs another look")
     elif status == CANCELLED:
         engine.cancel("wf", "alice", "not needed")
     drive(engine, "wf")
@@ -246,7 +246,7 @@ def test_a_rejected_workflow_is_not_retried(clock):
     engine = _engine(clock)
     engine.start("wf", {}, submitter="alice")
     drive(engine, "wf")
-    engine.decide("wf", "bob", "reject", "r1")
+    engine.decide("wf", "bob", "reject", "r1", comment="needs another look")
     assert drive(engine, "wf") == REJECTED
     with pytest.raises(CommandRejected, match="rolled back after a step failed"):
         engine.operate("wf", cmd.RetryStep("olga", "again", "wf-2"))

@@ -132,7 +132,7 @@ def test_rounds_are_keyed_apart_and_each_completed_round_is_undone_once_newest_f
         actor = state.outstanding()[0].user
         if state.step == SUBMITTER_STEP and decision == "send_back":
             decision = "approve"  # the submitter resubmits or withdraws
-        engine.decide("wf", actor, decision, request_id=f"r{n}")
+        engine.decide("wf", actor, decision, request_id=f"r{n}", comment=f"reason {n}")
         status = drive(engine, "wf")
     events = engine.events("wf")
     assert engine.state("wf").terminal

@@ -46,12 +46,12 @@ def test_a_send_back_runs_a_new_round_and_a_rejection_undoes_each_round_once(
     engine.start("wf", {}, submitter="alice")
     engine.decide("wf", "bob", "approve", "r1")
     drive(engine, "wf")
-    engine.decide("wf", "fiona", "send_back", "r2")
+    engine.decide("wf", "fiona", "send_back", "r2", comment="needs another look")
     engine.decide("wf", "bob", "approve", "r3")
     drive(engine, "wf")
 
     # when
-    engine.decide("wf", "fiona", "reject", "r4")
+    engine.decide("wf", "fiona", "reject", "r4", comment="needs another look")
     status = drive(engine, "wf")
 
     # then: two rounds, two keys; each undone once, newest first, under its own key
@@ -84,7 +84,7 @@ def test_the_compensation_stack_holds_each_completed_round_once(clock: FakeClock
     engine.start("wf", {}, submitter="alice")
     engine.decide("wf", "bob", "approve", "r1")
     drive(engine, "wf")
-    engine.decide("wf", "fiona", "send_back", "r2")
+    engine.decide("wf", "fiona", "send_back", "r2", comment="needs another look")
     engine.decide("wf", "bob", "approve", "r3")
     drive(engine, "wf")
 

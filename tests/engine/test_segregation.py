@@ -563,7 +563,7 @@ def test_eligibility_answers_without_emitting(clock: FakeClock) -> None:
 def test_eligibility_lets_the_submitter_answer_a_send_back(clock: FakeClock) -> None:
     engine = _engine(definition(approval("manager", BOSS)), clock)
     engine.start("wf", {}, submitter="alice")
-    engine.decide("wf", "bob", "send_back", "rq-1")
+    engine.decide("wf", "bob", "send_back", "rq-1", comment="needs another look")
 
     assert public_status(engine.state("wf")) == "PENDING_SUBMITTER"
     assert eligibility(engine.definition, engine.state("wf"), "alice") is None

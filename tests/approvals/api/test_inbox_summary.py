@@ -103,7 +103,11 @@ def test_a_resubmission_changes_the_summary_line(acme, api):
     wid = _start(acme, NOTE, "N-1", {"text": "first draft"})
     assert _only_item(api)["summary"] == "Note: first draft"
     workflow_decide(
-        user=User.objects.get(username="bob"), workflow_id=wid, decision="reject", request_id="b1"
+        user=User.objects.get(username="bob"),
+        workflow_id=wid,
+        decision="reject",
+        request_id="b1",
+        comment="say what it is for",
     )
 
     workflow_decide(

@@ -90,7 +90,7 @@ class TestLinks:
 
     def test_the_reject_link_rejects(self, waiting, client):
         wid, links = waiting
-        assert client.post(links["reject"]).status_code == 200
+        assert client.post(links["reject"], {"comment": "no receipt"}).status_code == 200
         assert decisions(wid) == [("bob", "reject")]
         # the demo's manager rejection goes back to the submitter
         assert Workflow.objects.get(pk=wid).public_status == "PENDING_SUBMITTER"

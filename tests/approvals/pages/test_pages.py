@@ -179,7 +179,8 @@ def test_a_resubmission_changes_the_data_and_shows_both_rounds(acme: Any) -> Non
     bob = _browser("bob")
     assert (
         bob.post(
-            f"/workflows/{wid}/decide", {"decision": "send_back", "request_id": "s-1"}
+            f"/workflows/{wid}/decide",
+            {"decision": "send_back", "request_id": "s-1", "comment": "add the hotel bill"},
         ).status_code
         == 302
     )

@@ -53,11 +53,19 @@ def test_a_sent_back_action_runs_as_a_new_round_and_each_round_is_undone_once(ac
     # round 1: bob approves, the budget is reserved, farah sends it back to bob
     workflow_decide(user=bob, workflow_id=wid, decision="approve", request_id="b-1")
     _run_due(wid)
-    workflow_decide(user=farah, workflow_id=wid, decision="send_back", request_id="f-1")
+    workflow_decide(
+        user=farah,
+        workflow_id=wid,
+        decision="send_back",
+        request_id="f-1",
+        comment="which project?",
+    )
     # round 2: bob approves again, the budget is reserved again, farah rejects
     workflow_decide(user=bob, workflow_id=wid, decision="approve", request_id="b-2")
     _run_due(wid)
-    workflow_decide(user=farah, workflow_id=wid, decision="reject", request_id="f-2")
+    workflow_decide(
+        user=farah, workflow_id=wid, decision="reject", request_id="f-2", comment="over budget"
+    )
     _run_due(wid)
     _run_due(wid)
 
