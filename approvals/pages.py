@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
@@ -20,8 +21,11 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods
 
 from templates_engine import CommandRejected, Definition
+from templates_engine import errors as engine_errors
+from templates_engine.steps.approval import REASON_REQUIRED, TURNING_BACK
 
 from . import access
+from .data_words import file_size
 from .decisions import DECISION_LABELS, DECISION_RECORDED
 from .definitions import definition_for
 from .models import Delegation, Draft, User, Workflow, WorkflowTemplate
@@ -75,6 +79,12 @@ DECISION_UNREADABLE = "That decision could not be read; please try again."
 DELEGATE_MISSING = "Choose the colleague to hand this task to."
 NOT_SENT_BACK = "This request is not waiting for your changes."
 BUSY = "The workflow is busy; please try again."
+# A rejection is confirmed first: the inbox's script asks in a dialog and sends
+# ``confirmed=yes``; a plain form post gets a confirmation page.
+CONFIRMED = "yes"
+# How long the inbox holds a decision, with an Undo, before it sends it.
+UNDO_SECONDS = 8
+REASON_TEXTS = {d: REASON_REQUIRED.format(decision=words) for d, words in TURNING_BACK.items()}
 
 
 def _member(request: HttpRequest) -> User:
@@ -108,6 +118,27 @@ def _subject(wf: Workflow) -> str:
     return f"{wf.template.title} {wf.subject_id}"
 
 
+def _reason_required(wf: Workflow, step: str | None) -> bool:
+    """Whether ``step`` asks a reason to reject or send back (the engine refuses the
+    decision without one; the page says so before it is sent)."""
+    definition = definition_for(wf.template_id)
+    if not step or step not in {s.id for s in definition.steps}:
+        return True
+    return bool(getattr(definition.step(step), "reason_required", True))
+
+
+def _decision_words(wf: Workflow, requester: str) -> dict[str, Any]:
+    """What the decision forms need to ask before they record: the rejection's
+    question naming the request, and the amount the bulk approval adds up."""
+    figures = present.key_figures(_schema(wf.template), wf.data)
+    amount = present.main_amount(_schema(wf.template), wf.data)
+    return {
+        "question": present.reject_question(_subject(wf), requester, figures),
+        "amount_minor": amount[0] if amount else "",
+        "currency": amount[1] if amount else "",
+    }
+
+
 @login_required
 def inbox(request: HttpRequest) -> HttpResponse:
     user = _member(request)
@@ -115,7 +146,7 @@ def inbox(request: HttpRequest) -> HttpResponse:
         page = task_list_detailed_for_user(user=user, limit=25, cursor=request.GET.get("cursor"))
     except BadCursor:
         return HttpResponseRedirect(reverse("inbox"))
-    names = _names(user, [t.on_behalf_of for t in page.tasks])
+    names = _names(user, [u for t in page.tasks for u in (t.on_behalf_of, t.handed_on_from)])
     now = timezone.now()
     rows = []
     for t in page.tasks:
@@ -132,9 +163,14 @@ def inbox(request: HttpRequest) -> HttpResponse:
                 "figures": present.key_figures(_schema(wf.template), wf.data),
                 "step": present.step_title(_raw(wf.template), t.step),
                 "behalf": present.person(t.on_behalf_of, names) if t.on_behalf_of else "",
+                "handed_on": present.handed_on(t.handed_on_from, names),
                 "due": present.when(t.due_at),
                 "overdue": t.due_at < now,
                 "resubmit": submitter is not None and submitter.pk == user.pk,
+                "reason_required": _reason_required(wf, t.step),
+                **_decision_words(
+                    wf, (submitter.first_name or submitter.username) if submitter else ""
+                ),
             }
         )
     return render(
@@ -144,6 +180,10 @@ def inbox(request: HttpRequest) -> HttpResponse:
             "rows": rows,
             "next_cursor": page.next_cursor,
             "decisions": DECISION_LABELS,
+            "money": present.money_parts({str(r["currency"]) for r in rows if r["currency"]}),
+            "undo_seconds": UNDO_SECONDS,
+            "reason_texts": REASON_TEXTS,
+            "done_words": DECISION_RECORDED,
         },
     )
 
@@ -232,6 +272,7 @@ def _detail_context(user: User, wf: Workflow) -> dict[str, Any]:
         due=due,
         names=names,
     )
+    lines = present.timeline(history, ctx)
     done = {str(h.payload.get("step")) for h in history if h.type == "StepCompleted"}
     skipped = {str(h.payload.get("step")) for h in history if h.type == "StepSkipped"}
     return {
@@ -240,8 +281,16 @@ def _detail_context(user: User, wf: Workflow) -> dict[str, Any]:
         "status_label": present.status_label(wf.public_status, raw),
         "status_sentence": status,
         "data_rows": present.data_rows(_schema(wf.template), wf.data),
-        "timeline": present.timeline(history, ctx),
+        "timeline": lines,
+        "files": [line for line in lines if line.file],
+        "may_attach": access.may_attach(user, wf),
+        "attach_request_id": uuid.uuid4().hex,
+        "file_limit": file_size(settings.APPROVALS_FILE_MAX_BYTES),
         "sent_back_note": present.sent_back_note(history, ctx),
+        "may_comment": access.may_comment(user, wf),
+        "comment_request_id": uuid.uuid4().hex,
+        "may_withdraw": access.may_withdraw(user, wf),
+        "withdraw_request_id": uuid.uuid4().hex,
         "restart": workflow_restart_links(history=history),
         "diagram": workflow_svg(
             raw,
@@ -258,6 +307,9 @@ def _detail_context(user: User, wf: Workflow) -> dict[str, Any]:
         "sent_back": _awaits_changes_from(user, wf),
         "request_id": uuid.uuid4().hex,
         "decisions": DECISION_LABELS,
+        "reason_required": _reason_required(wf, wf.current_step),
+        "reason_texts": REASON_TEXTS,
+        **_decision_words(wf, present.person(submitter, names)),
     }
 
 
@@ -309,6 +361,10 @@ def decide(request: HttpRequest, workflow_id: str) -> HttpResponse:
         return _answer(request, back, ok=False, message=COMMENT_NUL, code=400)
     if delegate_to is not None and "\x00" in delegate_to:
         return _answer(request, back, ok=False, message=DELEGATE_NUL, code=400)
+    if decision in TURNING_BACK:
+        asked = _turning_back_asks(request, user, workflow_id, decision, comment, back)
+        if asked is not None:
+            return asked
     try:
         result = workflow_decide(
             user=user,
@@ -322,7 +378,8 @@ def decide(request: HttpRequest, workflow_id: str) -> HttpResponse:
         raise Http404 from None  # unknown, or another organisation's: the same answer
     except CommandRejected as exc:
         text = REJECTION_TEXT.get(exc.code, exc.message)
-        return _answer(request, back, ok=False, message=text, code=409)
+        code = 422 if exc.code == engine_errors.REASON_REQUIRED else 409
+        return _answer(request, back, ok=False, message=text, code=code)
     except (access.Forbidden, RequestIdReused) as exc:
         return _answer(request, back, ok=False, message=str(exc), code=403)
     except Busy:
@@ -340,6 +397,35 @@ def decide(request: HttpRequest, workflow_id: str) -> HttpResponse:
     if result.duplicate:
         message += " (This decision had already been recorded.)"
     return _answer(request, back, ok=True, message=message, code=200, status=result.status)
+
+
+def _turning_back_asks(
+    request: HttpRequest, user: User, workflow_id: str, decision: str, comment: str, back: str
+) -> HttpResponse | None:
+    """Before a rejection or a send-back is sent: refused at once without the reason its
+    step asks for (the engine refuses it too), and a rejection not yet confirmed asks
+    first, naming the request. None when the decision may go ahead."""
+    wf = workflow_get(user=user, workflow_id=workflow_id)
+    if wf is None:
+        return None  # the service answers as for any decision
+    if not comment.strip() and _reason_required(wf, wf.current_step):
+        text = REASON_REQUIRED.format(decision=TURNING_BACK[decision])
+        return _answer(request, back, ok=False, message=text, code=422)
+    if decision != "reject" or request.POST.get("confirmed") == CONFIRMED:
+        return None
+    submitter = wf.submitter
+    requester = (submitter.first_name or submitter.username) if submitter else ""
+    question = _decision_words(wf, requester)["question"]
+    if _wants_json(request):
+        return JsonResponse({"ok": False, "message": question, "confirm": True}, status=409)
+    context = {
+        "wf": wf,
+        "question": question,
+        "comment": comment,
+        "request_id": request.POST.get("request_id", ""),
+        "back": back,
+    }
+    return render(request, "approvals/decide_confirm.html", context)
 
 
 @login_required

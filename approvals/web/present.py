@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from .. import zones
 from ..data_words import code_words, currency_of, file_size, format_value, money_fields
-from ..notifications.format import money_format
+from ..notifications.format import EXPONENTS, INDIAN_GROUPING, SYMBOLS, money_format
 
 STATUS_WORDS = {
     "NEW": "Starting",
@@ -134,6 +134,42 @@ def key_figures(schema: Mapping[str, Any] | None, data: Mapping[str, Any]) -> st
     return " · ".join(
         format_value(schema, data, name) for name in money_fields(schema) if name in data
     )
+
+
+def main_amount(
+    schema: Mapping[str, Any] | None, data: Mapping[str, Any]
+) -> tuple[int, str] | None:
+    """The request's first amount as (minor units, currency): what a bulk approval adds
+    up; None when it has none."""
+    for name, currency_field in money_fields(schema).items():
+        value = data.get(name)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value, currency_of(data, currency_field).upper()
+    return None
+
+
+def money_parts(currencies: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """How ``money_format`` writes each currency, for the inbox's script to add amounts
+    up the same way: symbol, decimals, and Indian grouping."""
+    return {
+        c: {
+            "symbol": SYMBOLS.get(c, c),
+            "exponent": EXPONENTS.get(c, 2),
+            "indian": c in INDIAN_GROUPING,
+        }
+        for c in sorted(currencies)
+    }
+
+
+def reject_question(subject: str, requester: str, figures: str) -> str:
+    """``Reject Expense claim R-8 from Alice, Rs 45,000.00?``: the rejection's
+    confirmation names what is rejected."""
+    text = f"Reject {subject}"
+    if requester:
+        text += f" from {requester}"
+    if figures:
+        text += f", {figures}"
+    return text + "?"
 
 
 _COMPARISON = re.compile(

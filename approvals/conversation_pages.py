@@ -1,0 +1,116 @@
+"""The request page's conversation: a comment added from the page, and the submitter's
+withdrawal of a request that is still waiting (with a reason). Both go through the same
+services as the API; a refusal shows the page again with what was typed kept."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods
+
+from templates_engine import CommandRejected
+from templates_engine.comments import COMMENT_MAX
+
+from . import access
+from .models import User, Workflow
+from .pages import BUSY, DECISION_UNREADABLE, _detail_context, _member, _subject
+from .request_ids import request_id_valid
+from .runtime.commands import Busy, RequestIdReused, WorkflowNotFound
+from .selectors.workflows import workflow_get
+from .services.comments import CommentRefused, workflow_comment
+from .services.workflows import workflow_cancel
+
+COMMENT_ADDED = "Your comment was added; the others on this request are told by e-mail."
+COMMENT_ALREADY_ADDED = "Your comment had already been added."
+WITHDRAWN = "You withdrew {subject}."
+WITHDRAW_REASON_MISSING = "Say why you are withdrawing the request; nothing was changed."
+WITHDRAW_REASON_MAX = 1000
+WITHDRAW_REASON_TOO_LONG = (
+    f"A reason holds at most {WITHDRAW_REASON_MAX:,} characters; nothing was changed."
+)
+WITHDRAW_REASON_NUL = "A reason may not contain a NUL character; nothing was changed."
+NOT_WITHDRAWABLE = "Only the submitter may withdraw a request, and only while it waits."
+
+
+def _readable(user: User, workflow_id: str) -> Workflow:
+    wf = workflow_get(user=user, workflow_id=workflow_id)
+    if wf is None:
+        raise Http404
+    return wf
+
+
+def _again(
+    request: HttpRequest, user: User, wf: Workflow, status: int, **extra: str
+) -> HttpResponse:
+    """The request page again, with the refusal beside the form and what was typed."""
+    context = _detail_context(user, wf)
+    context.update(extra)
+    return render(request, "approvals/workflow_detail.html", context, status=status)
+
+
+@login_required
+@require_http_methods(["POST"])
+def workflow_comment_page(request: HttpRequest, workflow_id: str) -> HttpResponse:
+    user = _member(request)
+    wf = _readable(user, workflow_id)
+    # The engine counts the characters; a longer post is cut a little past the limit so
+    # the refusal still says how long it was, without keeping megabytes.
+    text = request.POST.get("text", "")[: COMMENT_MAX * 2]
+    request_id = request.POST.get("request_id", "")
+    if not request_id_valid(request_id):
+        return _again(request, user, wf, 400, comment_text=text, comment_error=DECISION_UNREADABLE)
+    try:
+        result = workflow_comment(
+            user=user, workflow_id=workflow_id, text=text, request_id=request_id
+        )
+    except WorkflowNotFound:
+        raise Http404 from None
+    except (CommandRejected, CommentRefused) as exc:
+        return _again(request, user, wf, 422, comment_text=text, comment_error=exc.message)
+    except (access.Forbidden, RequestIdReused) as exc:
+        return _again(request, user, wf, 403, comment_text=text, comment_error=str(exc))
+    except Busy:
+        return _again(request, user, wf, 503, comment_text=text, comment_error=BUSY)
+    messages.success(request, COMMENT_ALREADY_ADDED if result.duplicate else COMMENT_ADDED)
+    return HttpResponseRedirect(reverse("workflow", args=[workflow_id]) + "#conversation")
+
+
+@login_required
+@require_http_methods(["POST"])
+def workflow_withdraw_page(request: HttpRequest, workflow_id: str) -> HttpResponse:
+    """The submitter withdraws a waiting request, saying why (the cancel path)."""
+    user = _member(request)
+    wf = _readable(user, workflow_id)
+    reason = request.POST.get("reason", "")[: WITHDRAW_REASON_MAX * 2]
+    request_id = request.POST.get("request_id", "")
+    problem = None
+    if not access.may_withdraw(user, wf):
+        problem = NOT_WITHDRAWABLE
+    elif not request_id_valid(request_id):
+        problem = DECISION_UNREADABLE
+    elif "\x00" in reason:
+        problem = WITHDRAW_REASON_NUL
+    elif not reason.strip():
+        problem = WITHDRAW_REASON_MISSING
+    elif len(reason) > WITHDRAW_REASON_MAX:
+        problem = WITHDRAW_REASON_TOO_LONG
+    if problem == NOT_WITHDRAWABLE:  # the page shows them no form to put it beside
+        messages.error(request, problem)
+        return _again(request, user, wf, 409)
+    if problem is not None:
+        return _again(request, user, wf, 400, withdraw_reason=reason, withdraw_error=problem)
+    try:
+        workflow_cancel(user=user, workflow_id=workflow_id, reason=reason, request_id=request_id)
+    except WorkflowNotFound:
+        raise Http404 from None
+    except CommandRejected as exc:
+        return _again(request, user, wf, 409, withdraw_reason=reason, withdraw_error=exc.message)
+    except (access.Forbidden, RequestIdReused) as exc:
+        return _again(request, user, wf, 403, withdraw_reason=reason, withdraw_error=str(exc))
+    except Busy:
+        return _again(request, user, wf, 503, withdraw_reason=reason, withdraw_error=BUSY)
+    messages.success(request, WITHDRAWN.format(subject=_subject(wf)))
+    return HttpResponseRedirect(reverse("workflow", args=[workflow_id]))
