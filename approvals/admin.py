@@ -16,6 +16,7 @@ from django.http import HttpRequest, HttpResponse
 
 from . import access
 from .activities.outbound import allow_list
+from .admin_offboard import OffboardingAdmin
 from .admin_ops import WorkflowOperationsAdmin
 from .admin_templates import PrettyJSONField
 from .admin_templates import WorkflowTemplateAdmin as WorkflowTemplateAdminBase
@@ -173,7 +174,7 @@ class TenantAdmin(SuperuserOnly):
 
 
 @admin.register(User)
-class ApprovalsUserAdmin(SuperuserOnly, UserAdmin):
+class ApprovalsUserAdmin(OffboardingAdmin, SuperuserOnly, UserAdmin):
     list_display = ["username", "tenant", "manager", "email", "is_active", "is_staff"]
     list_filter = ["tenant", "is_active", "is_staff"]
     fieldsets = (*UserAdmin.fieldsets, ("Organisation", {"fields": ("tenant", "manager")}))  # type: ignore[misc]

@@ -122,6 +122,8 @@ _DETAILED = (
     "workflow__submitter__id",
     "workflow__submitter__username",
     "workflow__submitter__first_name",
+    # who left and handed the task on (the inbox marks it), "" for most tasks
+    "handed_on_from",
 )
 
 

@@ -238,6 +238,7 @@ def _plan_task(person: User, workflow_id: uuid.UUID, step: str, takers: list[Use
     me = person.username
     open_now = state.outstanding() if state.step == step else ()
     mine = [a for a in open_now if a.user == me]
+    assert person.tenant_id is not None
     active = set(
         User.objects.filter(
             tenant_id=person.tenant_id,
@@ -295,13 +296,14 @@ def _hand_on_tasks(
         for wid, step in tasks:
             done.add((wid, step))
             chosen = (choices or {}).get(wid)
+            candidates: list[tuple[str, ...]]
             if chosen:
                 kind, candidates = CHOSEN, [(chosen,)]
             else:
                 move = _plan_task(person, wid, step, takers)
                 kind = move.kind
                 named = [(t.username,) for t in takers]
-                candidates = named if kind == NAMED else [move.to_users]
+                candidates = list(named) if kind == NAMED else [move.to_users]
             moved = _hand_on(person, wid, step, candidates, actor, comment)
             yield Handover(wid, step, moved[0] if moved else None, moved[1:] if moved else (), kind)
 

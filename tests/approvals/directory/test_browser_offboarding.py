@@ -1,0 +1,61 @@
+"""olga offboards ivan in a real headless Chromium: from the admin home to the page,
+where each task would go, one given to farah, confirmed with a reason; irene, an IT
+admin beside ivan, finds the group task still hers, marked as handed on from him."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, expect
+
+from approvals.models import User
+
+from ..browser import CHROMIUM, browser  # noqa: F401
+from ..pages.test_browser import shot
+from .test_offboarding import holders, ivans_tasks  # noqa: F401
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Chromium is not installed"),
+]
+
+
+def test_olga_offboards_ivan_and_irene_sees_the_mark(
+    ivans_tasks: dict[str, str],  # noqa: F811
+    live_server: Any,
+    browser: Browser,  # noqa: F811
+) -> None:
+    base = live_server.url
+    olga = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    olga.goto(f"{base}/admin/login/")
+    olga.get_by_label("Username").fill("olga")
+    olga.get_by_label("Password").fill("demo")
+    olga.get_by_role("button", name="Log in").click()
+
+    olga.get_by_role("link", name="Offboard someone who leaves").click()
+    olga.get_by_label("Who is leaving").select_option("ivan")
+    olga.get_by_role("button", name="Show their tasks").click()
+    table = olga.locator("#handover")
+    expect(table).to_contain_text("back to the other members of IT admins: Irene")
+    expect(table).to_contain_text("back to Bob, for whom Ivan held it")
+    expect(table).to_contain_text("Victor, Ivan's manager")
+    olga.get_by_label("Give Ivan note M-4 (Review step) instead to").select_option("farah")
+    olga.get_by_role("button", name="Show where the tasks go").click()
+    expect(table).to_contain_text("Farah, chosen by you")
+    assert User.objects.get(username="ivan").is_active  # a preview changes nothing
+    olga.get_by_label("Why they are leaving").fill("moved to another company")
+    shot(olga, "offboarding")
+    olga.get_by_role("button", name="Deactivate Ivan and hand on these tasks").click()
+    expect(olga.get_by_text("Ivan is deactivated. 4 open tasks handed on.")).to_be_visible()
+    assert holders(ivans_tasks["chosen"]) == {"farah": "ivan"}
+
+    irene = browser.new_context().new_page()
+    irene.goto(f"{base}/accounts/login/")
+    irene.get_by_label("Username").fill("irene")
+    irene.get_by_label("Password").fill("demo")
+    irene.get_by_role("button", name="Sign in").click()
+    task = irene.locator(f"li[data-workflow='{ivans_tasks['group']}']")
+    expect(task).to_contain_text("handed on from Ivan (left)")
+    shot(irene, "offboarding-inbox-mark")
