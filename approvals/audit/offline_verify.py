@@ -266,19 +266,86 @@ def _seal_problems(
 # -- the check ---------------------------------------------------------------------------
 
 
-def _lines(path: str) -> Iterator[tuple[int, str]]:
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if line.strip():
-                yield n, line
+# Bytes of the file each worker process reads, hashes and hands back at a time.
+_RANGE_BYTES = 4 * 1024 * 1024
+_SEAL_START = b'{"seal"'
+
+# What a worker hands back for one line: an event's (workflow, seq, prev_hash, hash,
+# the hash recomputed (None: unknown format), hash_format, workflow_version,
+# workflow_last_hash); or a line it could not read: (None, line number in the range, why).
+_Scanned = tuple[Any, ...]
 
 
-def verify_export(path: str, *, seal_key: bytes | None = None) -> Report:
+def _ranges(path: str, size: int) -> list[tuple[str, int, int]]:
+    """The file cut into pieces of about ``size`` bytes, each ending at a line's end."""
+    total = os.path.getsize(path)
+    cuts = [0]
+    with open(path, "rb") as f:
+        while cuts[-1] + size < total:
+            f.seek(cuts[-1] + size)
+            f.readline()
+            if f.tell() >= total:
+                break
+            cuts.append(f.tell())
+    cuts.append(total)
+    return [(path, a, b) for a, b in zip(cuts, cuts[1:], strict=False) if b > a]
+
+
+def _scan(piece: tuple[str, int, int]) -> tuple[int, list[_Scanned]]:
+    """Read and hash the events of one piece of the file: (its line count, the lines)."""
+    path, start, end = piece
+    out: list[_Scanned] = []
+    lines = 0
+    with open(path, "rb") as f:
+        f.seek(start)
+        for raw in f.read(end - start).splitlines():
+            lines += 1
+            if not raw.strip() or raw.startswith(_SEAL_START):
+                continue
+            try:
+                row = json.loads(raw)
+                fmt = row.get("hash_format")
+                out.append(
+                    (
+                        str(row["workflow_id"]),
+                        int(row["seq"]),
+                        row["prev_hash"],
+                        row["hash"],
+                        event_hash(row),
+                        fmt,
+                        row.get("workflow_version"),
+                        row.get("workflow_last_hash"),
+                    )
+                )
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                out.append((None, lines, f"{type(exc).__name__} {exc}"))
+    return lines, out
+
+
+def _scanned(path: str, jobs: int) -> Iterator[tuple[int, list[_Scanned]]]:
+    """Each piece of the file, hashed, in the file's order: in ``jobs`` processes."""
+    pieces = _ranges(path, _RANGE_BYTES)
+    if jobs <= 1 or len(pieces) <= 1:
+        yield from map(_scan, pieces)
+        return
+    import multiprocessing
+
+    with multiprocessing.get_context("spawn").Pool(jobs) as pool:
+        yield from pool.imap(_scan, pieces)
+
+
+def _seal_lines(path: str) -> list[dict[str, Any]]:
+    with open(path, "rb") as f:
+        return [json.loads(line)["seal"] for line in f if line.startswith(_SEAL_START)]
+
+
+def verify_export(path: str, *, seal_key: bytes | None = None, jobs: int | None = None) -> Report:
     """Every problem in the export at ``path``, in the file's order (a seal's
-    problems after the events')."""
+    problems after the events'). ``jobs`` processes hash the events (every CPU when
+    None); one walks the chains."""
     report = Report()
     # Seals come last in the file; their heads are wanted while the events go by.
-    seals = [json.loads(line)["seal"] for _, line in _lines(path) if line.startswith('{"seal"')]
+    seals = _seal_lines(path)
     report.seals = len(seals)
     sealed: dict[str, list[tuple[int, str, str]]] = {}
     seal_problems: list[Problem] = []
@@ -292,47 +359,43 @@ def verify_export(path: str, *, seal_key: bytes | None = None) -> Report:
                 sealed.setdefault(wid, []).append((version, last_hash, name))
     chains: dict[str, _Chain] = {}
     add = report.problems.append
-    for n, line in _lines(path):
-        if line.startswith('{"seal"'):
-            continue
-        try:
-            row = json.loads(line)
-            wid = str(row["workflow_id"])
-            seq = int(row["seq"])
-            stored = row["hash"]
-            expected = event_hash(row)
-        except (ValueError, KeyError, TypeError) as exc:
-            add(Problem(None, None, UNREADABLE.format(line=n, why=f"{type(exc).__name__} {exc}")))
-            continue
-        report.events += 1
-        chain = chains.get(wid)
-        if chain is None:
-            chain = chains[wid] = _Chain(
-                version=row.get("workflow_version"), last_hash=row.get("workflow_last_hash")
-            )
-            chain.whole = chain.version is not None
-            wanted = {version for version, _, _ in sealed.get(wid, ())}
-            chain.at_sealed = dict.fromkeys(wanted, "")
-        if seq <= chain.seq:
-            add(Problem(wid, seq, OUT_OF_ORDER.format(seq=chain.seq)))
-            continue
-        follows = seq == chain.seq + 1
-        if not follows and chain.whole:
-            add(Problem(wid, chain.seq + 1, MISSING.format(next=seq)))
-        if (follows or chain.whole) and row["prev_hash"] != chain.hash:
-            add(Problem(wid, seq, UNLINKED))
-        if expected is None:
-            add(Problem(wid, seq, UNKNOWN_FORMAT.format(format=row.get("hash_format"))))
-        elif expected != stored:
-            add(Problem(wid, seq, EDITED))
-        fmt = row.get("hash_format") if isinstance(row.get("hash_format"), int) else HASH_V1
-        if fmt < chain.format:
-            add(Problem(wid, seq, OLDER_FORMAT))
-        chain.format = max(chain.format, fmt)
-        if seq in chain.at_sealed:
-            chain.at_sealed[seq] = stored
-        chain.seq = seq
-        chain.hash = stored
+    jobs = (os.cpu_count() or 1) if jobs is None else jobs
+    lines_before = 0
+    for lines, scanned in _scanned(path, jobs):
+        for item in scanned:
+            wid, seq = item[0], item[1]
+            if wid is None:
+                add(Problem(None, None, UNREADABLE.format(line=lines_before + seq, why=item[2])))
+                continue
+            _, _, prev_hash, stored, expected, hash_format, version, last_hash = item
+            report.events += 1
+            chain = chains.get(wid)
+            if chain is None:
+                chain = chains[wid] = _Chain(version=version, last_hash=last_hash)
+                chain.whole = version is not None
+                wanted = {v for v, _, _ in sealed.get(wid, ())}
+                chain.at_sealed = dict.fromkeys(wanted, "")
+            if seq <= chain.seq:
+                add(Problem(wid, seq, OUT_OF_ORDER.format(seq=chain.seq)))
+                continue
+            follows = seq == chain.seq + 1
+            if not follows and chain.whole:
+                add(Problem(wid, chain.seq + 1, MISSING.format(next=seq)))
+            if (follows or chain.whole) and prev_hash != chain.hash:
+                add(Problem(wid, seq, UNLINKED))
+            if expected is None:
+                add(Problem(wid, seq, UNKNOWN_FORMAT.format(format=hash_format)))
+            elif expected != stored:
+                add(Problem(wid, seq, EDITED))
+            fmt = hash_format if isinstance(hash_format, int) else HASH_V1
+            if fmt < chain.format:
+                add(Problem(wid, seq, OLDER_FORMAT))
+            chain.format = max(chain.format, fmt)
+            if seq in chain.at_sealed:
+                chain.at_sealed[seq] = stored
+            chain.seq = seq
+            chain.hash = stored
+        lines_before += lines
     report.workflows = len(chains)
     for wid, chain in chains.items():
         if chain.whole and chain.version is not None:
@@ -367,6 +430,12 @@ def main(argv: Iterable[str] | None = None, out: TextIO | None = None) -> int:
     )
     parser.add_argument("export", help="the JSON Lines export")
     parser.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        help="processes that hash the events (default: one per CPU)",
+    )
+    parser.add_argument(
         "--seal-key",
         help="the seal key (APPROVALS_AUDIT_SEAL_KEY), to check the seals; the environment "
         "variable of that name is read when this is not given",
@@ -374,7 +443,9 @@ def main(argv: Iterable[str] | None = None, out: TextIO | None = None) -> int:
     args = parser.parse_args(list(argv) if argv is not None else None)
     out = out or sys.stdout
     key_text = args.seal_key or os.environ.get("APPROVALS_AUDIT_SEAL_KEY") or None
-    report = verify_export(args.export, seal_key=key_text.encode() if key_text else None)
+    report = verify_export(
+        args.export, seal_key=key_text.encode() if key_text else None, jobs=args.jobs
+    )
     for problem in report.problems:
         out.write(f"BROKEN {problem}\n")
     out.write(report.summary() + "\n")

@@ -260,3 +260,25 @@ def test_offline_verifier_command_line(acme: Tenant, api: Any, tmp_path: Path) -
 
     assert code == 0
     assert printed.getvalue().startswith("OK: ")
+
+
+def test_offline_verifier_hashes_in_several_processes_alike(
+    acme: Tenant, api: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given an export cut into many small pieces, one event edited and one line garbled
+    ids = run_expenses(api, 3)
+    edit_payload(ids[2], 4)
+    path = export_file(tmp_path, acme)
+    lines = path.read_text().splitlines()
+    lines.insert(5, '{"workflow_id": "cut short')
+    path.write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(offline, "_RANGE_BYTES", 900)
+    assert len(offline._ranges(str(path), 900)) > 5
+
+    alone = offline.verify_export(str(path), jobs=1)
+    together = offline.verify_export(str(path), jobs=2)
+
+    assert alone.problems == together.problems
+    assert [(p.workflow_id, p.seq) for p in alone.problems] == [(None, None), (ids[2], 4)]
+    assert "line 6 is not an event" in alone.problems[0].what
+    assert alone.events == together.events == len(lines) - 1
