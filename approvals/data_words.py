@@ -138,3 +138,12 @@ def workflow_summary(
         ),
         amount_line(definition.schema, data),
     )
+
+
+def file_size(size: int) -> str:
+    """A file's size as people read it: ``812 bytes``, ``120 KB``, ``2.5 MB``."""
+    if size < 1024:
+        return "1 byte" if size == 1 else f"{size} bytes"
+    if size < 1024 * 1024:
+        return f"{round(size / 1024)} KB"
+    return f"{size / (1024 * 1024):.1f}".removesuffix(".0") + " MB"

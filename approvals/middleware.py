@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
 from collections.abc import Callable
@@ -17,6 +18,9 @@ from .request_ids import request_id_valid
 
 BODY_TOO_LARGE = "The request body is larger than {limit} bytes."
 BAD_LENGTH = "Content-Length is not a number."
+# The upload of a file to a request (POST /api/workflows/{id}/attachments).
+_ATTACHMENTS = re.compile(r"^/api/workflows/[^/]+/attachments$")
+FORM_OVERHEAD_BYTES = 64 * 1024
 
 
 class RequestIdMiddleware:
@@ -38,6 +42,9 @@ class RequestIdMiddleware:
 
     def _refuse(self, request: HttpRequest) -> HttpResponse | None:
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        if limit is not None and _ATTACHMENTS.match(request.path):
+            # A file streams to disk; its own limit, and room for the form around it.
+            limit = max(limit, settings.APPROVALS_FILE_MAX_BYTES + FORM_OVERHEAD_BYTES)
         try:
             length = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:

@@ -1,0 +1,110 @@
+"""The workflow page's files: the "Attach a receipt" form, the timeline's sentence with
+its download link, the refusals in words, and the download to readers only."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.messages import get_messages
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from approvals.models import WorkflowEvent
+from approvals.services.attachments import NOT_ACCEPTED
+
+from ..api.test_attachments import HTML, PDF, files_root  # noqa: F401  (a fixture)
+from .support import expense_started, signed_in
+
+pytestmark = pytest.mark.django_db
+
+
+def _post(client: Any, wid: str, content: bytes, name: str, request_id: str) -> Any:
+    return client.post(
+        f"/workflows/{wid}/files",
+        {"file": SimpleUploadedFile(name, content), "request_id": request_id},
+    )
+
+
+def _said(response: Any) -> list[str]:
+    return [str(m) for m in get_messages(response.wsgi_request)]
+
+
+def test_alice_attaches_a_receipt_and_bob_reads_it_in_the_timeline(
+    acme: Any,
+    files_root: Path,  # noqa: F811
+) -> None:
+    wid = expense_started("E-files-1")
+    alice = signed_in("alice")
+
+    posted = _post(alice, wid, PDF, "receipt.pdf", "page-file-1")
+
+    assert posted.status_code == 302
+    assert posted["Location"] == f"/workflows/{wid}#files"
+    assert _said(posted) == [f"Attached receipt.pdf ({len(PDF)} bytes)."]
+    page = signed_in("bob").get(f"/workflows/{wid}").content.decode()
+    sha = hashlib.sha256(PDF).hexdigest()
+    assert f"Alice attached receipt.pdf ({len(PDF)} bytes)" in page
+    assert f'href="/workflows/{wid}/files/{sha}" download' in page
+    assert "Attach a receipt" in page
+    got = signed_in("bob").get(f"/workflows/{wid}/files/{sha}")
+    assert got.status_code == 200
+    assert got["Content-Disposition"] == 'attachment; filename="receipt.pdf"'
+    assert got["X-Content-Type-Options"] == "nosniff"
+
+
+def test_a_pdf_holding_html_is_refused_in_a_sentence_from_the_page(
+    acme: Any,
+    files_root: Path,  # noqa: F811
+) -> None:
+    wid = expense_started("E-files-2")
+
+    posted = _post(signed_in("alice"), wid, HTML, "receipt.pdf", "page-html-1")
+
+    assert _said(posted) == [NOT_ACCEPTED]
+    assert not WorkflowEvent.objects.filter(workflow_id=wid, type="FileAttached").exists()
+
+
+def test_a_person_who_may_not_read_the_request_gets_404_for_its_files_and_form(
+    acme: Any,
+    files_root: Path,  # noqa: F811
+) -> None:
+    wid = expense_started("E-files-3")
+    _post(signed_in("alice"), wid, PDF, "receipt.pdf", "page-file-3")
+    sha = hashlib.sha256(PDF).hexdigest()
+    ivan = signed_in("ivan")
+
+    assert ivan.get(f"/workflows/{wid}/files/{sha}").status_code == 404
+    assert _post(ivan, wid, PDF, "x.pdf", "page-ivan-3").status_code == 404
+
+
+def test_an_auditor_sees_the_files_but_no_form(
+    acme: Any,
+    files_root: Path,  # noqa: F811
+) -> None:
+    wid = expense_started("E-files-4")
+    _post(signed_in("alice"), wid, PDF, "receipt.pdf", "page-file-4")
+
+    page = signed_in("audrey").get(f"/workflows/{wid}").content.decode()
+
+    assert "Alice attached receipt.pdf" in page
+    assert "Attach a receipt" not in page
+
+
+def test_the_attach_form_is_protected_against_cross_site_posts(
+    acme: Any,
+    files_root: Path,  # noqa: F811
+) -> None:
+    from django.test import Client
+
+    from approvals.models import User
+
+    wid = expense_started("E-files-5")
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(User.objects.get(username="alice"))
+
+    posted = _post(client, wid, PDF, "receipt.pdf", "page-csrf-5")
+
+    assert posted.status_code == 403
+    assert not WorkflowEvent.objects.filter(workflow_id=wid, type="FileAttached").exists()
