@@ -109,7 +109,12 @@ def notices_of(
             out += _comment_notices(seq, e, submitter, holders, deciders)
         elif type(e) in _OUTCOMES and submitter:
             if isinstance(e, ev.WorkflowCancelled) and e.actor == submitter:
-                continue  # they did it themselves
+                # they withdrew it themselves: the step's holders lose a task, and why
+                out += [
+                    Notice(seq, u, MailKind.WITHDRAWN, "", 0, submitter, e.reason)
+                    for u in sorted(holders - {submitter})
+                ]
+                continue
             by = last_decision.actor if last_decision else ""
             comment = last_decision.comment if last_decision else ""
             out.append(Notice(seq, submitter, _OUTCOMES[type(e)], "", 0, by, comment))
@@ -164,12 +169,14 @@ _HEADLINES = {
     MailKind.OUTCOME_FAILED: ("Failed", "Your {what} could not be completed"),
     MailKind.COMMENT: ("Comment", "{other} commented on {what} from {requester}"),
     MailKind.MENTIONED: ("Mentioned", "{other} mentioned you on {what} from {requester}"),
+    MailKind.WITHDRAWN: ("Withdrawn", "{other} withdrew {what}; it no longer waits for you"),
 }
-# Mails about a comment: the request is named by its summary line, and the subject
-# leads with who wrote.
+# Mails about a comment or a withdrawal: the request is named by its summary line, and
+# the subject leads with who wrote.
 _COMMENT_SUBJECTS = {
     MailKind.COMMENT: "{other} commented: {what}",
     MailKind.MENTIONED: "{other} mentioned you: {what}",
+    MailKind.WITHDRAWN: "{other} withdrew {what}",
 }
 
 

@@ -21,6 +21,7 @@ class MailKind(models.TextChoices):
     OUTCOME_FAILED = "outcome_failed"
     COMMENT = "comment"
     MENTIONED = "mentioned"
+    WITHDRAWN = "withdrawn"
 
 
 # Kinds that hand someone a task: their mails carry the Approve and Reject links.

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from django.core import mail
 
-from approvals.models import User
+from approvals.models import User, Workflow
 from approvals.notifications.models import MailMessage, NotificationPreference
 from approvals.notifications.sender import mail_send
 
@@ -81,12 +81,14 @@ def test_a_mention_mails_that_person_as_mentioned(acme, api):
     assert rows["farah"] == "mentioned"
     assert rows["alice"] == "comment"
     assert "bob" not in rows
+    summary = Workflow.objects.get(pk=wid).summary
+    assert summary.startswith("Hotel in Pune, ")
     [to_farah] = [m for m in mail.outbox if m.to == [User.objects.get(username="farah").email]]
-    assert to_farah.subject == "Bob mentioned you: Hotel in Pune, Rs 45,000.00"
-    assert "Bob mentioned you on Hotel in Pune, Rs 45,000.00 from Alice" in to_farah.body
+    assert to_farah.subject == f"Bob mentioned you: {summary}"
+    assert f"Bob mentioned you on {summary} from Alice" in to_farah.body
     assert '"@farah the bill is attached now."' in to_farah.body
     [to_alice] = [m for m in mail.outbox if m.to == [User.objects.get(username="alice").email]]
-    assert to_alice.subject == "Bob commented: Hotel in Pune, Rs 45,000.00"
+    assert to_alice.subject == f"Bob commented: {summary}"
 
 
 def test_a_mention_of_someone_outside_the_participants_who_may_read_mails_them(acme, api):
@@ -127,3 +129,27 @@ def test_a_repeated_comment_request_writes_no_second_mail(acme, api):
 
     assert again.json()["duplicate"] is True
     assert MailMessage.objects.filter(workflow_id=wid).count() == count
+
+
+def test_a_withdrawal_tells_the_steps_holders_why(acme, api):
+    # given: the finance group holds alice's request
+    wid = _at_finance(api)
+
+    # when: alice withdraws it
+    cancelled = api("alice").post(
+        f"/api/workflows/{wid}/cancel",
+        {"requestId": "w-1", "reason": "Booked twice by mistake"},
+        format="json",
+    )
+
+    # then: each holder is told who withdrew it and why; alice herself is not
+    assert cancelled.status_code == 200, cancelled.content
+    rows = MailMessage.objects.filter(workflow_id=wid, kind="withdrawn")
+    assert {r.recipient.username for r in rows} == _finance()
+    summary = Workflow.objects.get(pk=wid).summary
+    for row in rows:
+        assert row.subject == f"Alice withdrew {summary}"
+        assert row.context["comment"] == "Booked twice by mistake"
+    assert not MailMessage.objects.filter(workflow_id=wid, recipient__username="alice").filter(
+        kind__in=("withdrawn", "outcome_cancelled")
+    )
