@@ -30,7 +30,7 @@ import hmac
 import json
 import os
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -201,7 +201,7 @@ def _seal_name(seal: Mapping[str, Any]) -> str:
 
 
 def _seal_problems(
-    seals: list[Mapping[str, Any]], key: bytes
+    seals: Sequence[Mapping[str, Any]], key: bytes
 ) -> Iterator[Problem | tuple[str, int, str, str]]:
     """Problems of the seals themselves; and (workflow, version, hash, seal name) for
     every head a seal that verifies holds."""
@@ -362,12 +362,12 @@ def verify_export(path: str, *, seal_key: bytes | None = None, jobs: int | None 
     jobs = (os.cpu_count() or 1) if jobs is None else jobs
     lines_before = 0
     for lines, scanned in _scanned(path, jobs):
-        for item in scanned:
-            wid, seq = item[0], item[1]
+        for entry in scanned:
+            wid, seq = entry[0], entry[1]
             if wid is None:
-                add(Problem(None, None, UNREADABLE.format(line=lines_before + seq, why=item[2])))
+                add(Problem(None, None, UNREADABLE.format(line=lines_before + seq, why=entry[2])))
                 continue
-            _, _, prev_hash, stored, expected, hash_format, version, last_hash = item
+            _, _, prev_hash, stored, expected, hash_format, version, last_hash = entry
             report.events += 1
             chain = chains.get(wid)
             if chain is None:
