@@ -475,6 +475,22 @@ ROWS = [
         answers("302", "302", "302", "302", "403", "403", "302!", "302", "302", "302!", "302"),
         api=False,
     ),
+    # Offboarding: organisation admins alone; anyone else signed in is refused outright.
+    Row(
+        "admin:approvals_user_offboard",
+        lambda c, w, p: c.get("/admin/approvals/user/offboard/", {"person": "bob"}),
+        answers("403", "403", "403", "403", "403", "403", "200", "403", "403", "200", "302"),
+        api=False,
+    ),
+    Row(
+        "admin:approvals_user_offboard",
+        lambda c, w, p: c.post(
+            "/admin/approvals/user/offboard/",
+            {"person": "bob", "reason": "left", "confirm": "1"},
+        ),
+        answers("403", "403", "403", "403", "403", "403", "302!", "403", "403", "302!", "302"),
+        api=False,
+    ),
     Row(
         "admin:approvals_workflow_attention",
         lambda c, w, p: c.get("/admin/approvals/workflow/attention/"),
