@@ -9,6 +9,10 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from approvals.services.directory import (
+    CHOSEN,
+    GROUP,
+    NAMED,
+    PRINCIPAL,
     DeactivationRefused,
     DirectoryInvalid,
     directory_parse,
@@ -18,6 +22,15 @@ from approvals.services.directory import (
 from ._tenants import tenant_by_slug
 
 UNREADABLE = "Cannot read {path}: {problem}"
+
+
+# Why each task went where it went, in the command's report.
+HOW = {
+    GROUP: "back to the group",
+    PRINCIPAL: "back to the person it was held for",
+    NAMED: "to the manager",
+    CHOSEN: "chosen",
+}
 
 
 class Command(BaseCommand):
@@ -54,5 +67,8 @@ class Command(BaseCommand):
         for name in report.reactivated:
             self.stdout.write(f"reactivated {name}")
         for result in report.deactivated:
-            moved = ", ".join(f"{h.workflow_id} -> {h.to_user}" for h in result.moved)
+            moved = ", ".join(
+                f"{h.workflow_id} -> {' and '.join(h.receivers)} ({HOW[h.kind]})"
+                for h in result.moved
+            )
             self.stdout.write(f"deactivated {result.username}; tasks handed on: {moved or 'none'}")

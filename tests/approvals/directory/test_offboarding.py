@@ -223,6 +223,25 @@ def test_the_directory_sync_deactivates_by_the_same_rules(ivans_tasks):
     assert CHOSEN not in {h.kind for h in result.handovers}
 
 
+def test_the_sync_command_reports_where_each_task_went(ivans_tasks, tmp_path):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    path = tmp_path / "people.csv"
+    path.write_text(
+        "username,email,first_name,last_name,manager,groups,active\n"
+        "ivan,,Ivan,,victor,it-admins,false\n"
+    )
+    out = StringIO()
+
+    call_command("sync_directory", str(path), "--tenant", "acme", stdout=out)
+
+    assert f"{ivans_tasks['group']} -> irene (back to the group)" in out.getvalue()
+    assert f"{ivans_tasks['behalf']} -> bob (back to the person it was held for)" in out.getvalue()
+    assert f"{ivans_tasks['named']} -> victor (to the manager)" in out.getvalue()
+
+
 def test_the_inbox_marks_are_derived_again_by_the_rebuild(ivans_tasks):
     directory_sync(
         tenant=user("ivan").tenant,
