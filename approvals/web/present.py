@@ -511,6 +511,8 @@ def sentence(
             return f"{frm} handed the {step} step to {to}"
         if why == "escalated":
             return f"The {step} step was escalated from {frm} to {to}"
+        if why == "handed_on":
+            return f"{frm} left: the {step} step was handed on to {to}"
         return f"{by} reassigned the {step} step from {frm} to {to}"
     if kind == "TimerFired":
         return _TIMER_CAME_DUE.get(p.get("kind", ""), "A timer of the {step} step went off").format(

@@ -151,6 +151,11 @@ SENTENCES = [
         "Bob handed the Manager step to Ivan",
     ),
     (
+        ("TaskReassigned", "olga"),
+        {"step": "manager", "from_user": "ivan", "to_user": "victor", "reason": "handed_on"},
+        "Ivan left: the Manager step was handed on to Victor",
+    ),
+    (
         ("TimerFired", None),
         {"step": "manager", "key": "manager#1:deadline:0", "kind": "deadline"},
         "The deadline of the Manager step passed",
