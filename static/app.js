@@ -40,8 +40,103 @@
     });
   });
 
+  /* -- decisions ------------------------------------------------------------------
+     A rejection and a send-back need the reason the step asks for, a rejection is
+     confirmed naming the request, and an implicit submission (Enter) decides nothing.
+     The server holds every one of these rules too; this only says so sooner. */
+
+  var dialog = document.getElementById("confirm-decision");
+
+  function ask(question, yesLabel, yesClass) {
+    if (!dialog || typeof dialog.showModal !== "function") {
+      return Promise.resolve(window.confirm(question));
+    }
+    var yes = dialog.querySelector("#confirm-yes");
+    dialog.querySelector(".question").textContent = question;
+    yes.textContent = yesLabel;
+    yes.className = yesClass;
+    dialog.returnValue = "";
+    return new Promise(function (resolve) {
+      dialog.addEventListener("close", function () {
+        resolve(dialog.returnValue === "yes");
+      }, { once: true });
+      dialog.showModal();
+    });
+  }
+
+  function reasonMissing(form, decision) {
+    var box = form.elements.namedItem("comment");
+    return (decision === "reject" || decision === "send_back") &&
+      form.dataset.reasonRequired === "yes" && !(box && box.value.trim());
+  }
+
+  function refuse(form, decision) {
+    var box = form.elements.namedItem("comment");
+    var note = form.querySelector(".reason-missing");
+    if (!note) {
+      note = document.createElement("p");
+      note.className = "reason-missing error";
+      note.id = (box && box.id ? box.id : "decision") + "-missing";
+      note.setAttribute("role", "alert");
+      form.insertBefore(note, box || form.firstChild);
+    }
+    note.textContent = form.dataset[decision === "reject" ? "reasonReject" : "reasonSendBack"];
+    if (box) {
+      box.setAttribute("aria-invalid", "true");
+      box.setAttribute("aria-describedby", note.id);
+      box.focus();
+    }
+  }
+
+  function clearRefusal(form) {
+    var note = form.querySelector(".reason-missing");
+    var box = form.elements.namedItem("comment");
+    if (note) { note.remove(); }
+    if (box) { box.removeAttribute("aria-invalid"); box.removeAttribute("aria-describedby"); }
+  }
+
+  function hidden(form, name, value) {
+    var input = form.querySelector("input[type=hidden][name=" + name + "]");
+    if (!input) {
+      input = document.createElement("input");
+      input.type = "hidden";
+      input.name = name;
+      form.appendChild(input);
+    }
+    input.value = value;
+  }
+
+  /* The workflow page: a plain post once the reason is there and a rejection confirmed. */
+  document.querySelectorAll("form.decide[data-question]").forEach(function (form) {
+    if (form.closest("ul.inbox")) { return; }
+    form.addEventListener("submit", function (event) {
+      var decision = event.submitter ? event.submitter.value : null;
+      if (!decision) { event.preventDefault(); return; }
+      if (reasonMissing(form, decision)) { event.preventDefault(); refuse(form, decision); return; }
+      clearRefusal(form);
+      if (decision !== "reject" || form.dataset.confirmed) { return; }
+      event.preventDefault();
+      ask(form.dataset.question, "Reject", "reject").then(function (yes) {
+        if (!yes) { return; }
+        form.dataset.confirmed = "1";
+        hidden(form, "decision", "reject");
+        hidden(form, "confirmed", "yes");
+        form.submit();
+      });
+    });
+  });
+
   var status = document.getElementById("inbox-status");
   if (!status) { return; }
+
+  function readJson(id) {
+    var node = document.getElementById(id);
+    try { return node ? JSON.parse(node.textContent) : {}; } catch (e) { return {}; }
+  }
+  var moneyParts = readJson("money-parts");
+  var doneWords = readJson("decision-words");
+  var bulkForm = document.getElementById("bulk");
+  var undoSeconds = Number(bulkForm && bulkForm.dataset.undoSeconds) || 8;
 
   function say(text, ok) {
     status.hidden = false;
@@ -49,10 +144,8 @@
     status.textContent = text;
   }
 
-  function send(form, decision) {
-    var body = new FormData(form);
-    if (decision) { body.set("decision", decision); }
-    return fetch(form.action, {
+  function post(action, body) {
+    return fetch(action, {
       method: "POST",
       body: body,
       credentials: "same-origin",
@@ -66,19 +159,27 @@
     });
   }
 
+  function send(form, decision) {
+    var body = new FormData(form);
+    if (decision) { body.set("decision", decision); }
+    return post(form.action, body);
+  }
+
+  function emptied() {
+    if (document.querySelector("li.task")) { return; }
+    var list = document.querySelector("ul.inbox");
+    var empty = document.createElement("p");
+    empty.className = "empty";
+    empty.textContent = "Nothing else waits for you.";
+    if (list) { list.replaceWith(empty); }
+    if (bulkForm) { bulkForm.remove(); }
+  }
+
   function settle(form, answer) {
     var row = form.closest("li.task");
     if (answer.ok && row) {
       row.remove();
-      if (!document.querySelector("li.task")) {
-        var list = document.querySelector("ul.inbox");
-        var empty = document.createElement("p");
-        empty.className = "empty";
-        empty.textContent = "Nothing else waits for you.";
-        if (list) { list.replaceWith(empty); }
-        var bulk = document.getElementById("bulk");
-        if (bulk) { bulk.remove(); }
-      }
+      emptied();
     } else {
       setBusy(form, false);
     }
@@ -91,22 +192,141 @@
     row.setAttribute("aria-busy", busy ? "true" : "false");
   }
 
+  /* Undo: a decision from the inbox is held here, with its request id, for a few
+     seconds. Undo drops it (nothing was sent); otherwise it is sent when the time is up
+     or when the person leaves the page, whichever comes first. A retry of the same
+     body is the same request id, so the server records it once. */
+  var held = [];
+
+  function release(item) {
+    held = held.filter(function (other) { return other !== item; });
+    clearTimeout(item.timer);
+  }
+
+  function record(item) {
+    release(item);
+    post(item.form.action, item.body).then(function (answer) {
+      item.bar.remove();
+      delete item.form.dataset.sending;
+      if (answer.ok) {
+        item.row.remove();
+        emptied();
+      } else {
+        item.row.hidden = false;
+      }
+      say(answer.message, answer.ok);
+    });
+  }
+
+  function hold(form, decision) {
+    var row = form.closest("li.task");
+    var body = new FormData(form);
+    body.set("decision", decision);
+    if (decision === "reject") { body.set("confirmed", "yes"); }
+    form.dataset.sending = "1";
+    var bar = document.createElement("li");
+    bar.className = "held";
+    bar.setAttribute("role", "status");
+    var words = document.createElement("span");
+    words.textContent = (doneWords[decision] || decision) + " " + form.dataset.subject +
+      ". It is recorded in " + undoSeconds + " seconds.";
+    var undo = document.createElement("button");
+    undo.type = "button";
+    undo.className = "undo";
+    undo.textContent = "Undo";
+    undo.setAttribute("aria-label", "Undo: " + (doneWords[decision] || decision) + " " + form.dataset.subject);
+    bar.append(words, " ", undo);
+    row.before(bar);
+    row.hidden = true;
+    var item = { form: form, body: body, row: row, bar: bar, timer: 0 };
+    item.timer = setTimeout(function () { record(item); }, undoSeconds * 1000);
+    held.push(item);
+    undo.addEventListener("click", function () {
+      release(item);
+      bar.remove();
+      row.hidden = false;
+      delete form.dataset.sending;
+      say("Undone: nothing was recorded for " + form.dataset.subject + ".", true);
+      var box = form.elements.namedItem("comment");
+      if (box) { box.focus(); }
+    });
+    undo.focus();
+  }
+
+  window.addEventListener("pagehide", function () {
+    held.slice().forEach(function (item) {
+      release(item);
+      try {
+        fetch(item.form.action, {
+          method: "POST",
+          body: item.body,
+          credentials: "same-origin",
+          keepalive: true,
+          headers: { "Accept": "application/json" }
+        });
+      } catch (e) {
+        navigator.sendBeacon(item.form.action, item.body);
+      }
+    });
+  });
+
   document.querySelectorAll("ul.inbox form.decide").forEach(function (form) {
     form.addEventListener("submit", function (event) {
       event.preventDefault();
       if (form.dataset.sending) { return; }  /* a double click posts once */
-      var decision = event.submitter ? event.submitter.value : null;
-      form.dataset.sending = "1";
-      setBusy(form, true);
-      send(form, decision).then(function (answer) {
-        delete form.dataset.sending;
-        settle(form, answer);
-        say(answer.message, answer.ok);
-        var next = document.querySelector("li.task input.select, li.task button");
-        if (answer.ok && next) { next.focus(); }
-      });
+      var fixed = form.querySelector("input[type=hidden][name=decision]");  /* handing on */
+      var decision = fixed ? fixed.value : (event.submitter ? event.submitter.value : null);
+      if (!decision) { return; }  /* an implicit submission (Enter) decides nothing */
+      if (decision === "delegate") {
+        form.dataset.sending = "1";
+        setBusy(form, true);
+        send(form, decision).then(function (answer) {
+          delete form.dataset.sending;
+          settle(form, answer);
+          say(answer.message, answer.ok);
+        });
+        return;
+      }
+      if (reasonMissing(form, decision)) { refuse(form, decision); return; }
+      clearRefusal(form);
+      var go = decision === "reject" ? ask(form.dataset.question, "Reject", "reject")
+        : Promise.resolve(true);
+      go.then(function (yes) { if (yes) { hold(form, decision); } });
     });
   });
+
+  function group(digits, indian) {
+    if (digits.length <= 3) { return digits; }
+    var head = digits.slice(0, -3), parts = [], size = indian ? 2 : 3;
+    while (head) { parts.unshift(head.slice(-size)); head = head.slice(0, -size); }
+    parts.push(digits.slice(-3));
+    return parts.join(",");
+  }
+
+  /* As approvals.notifications.format.money_format writes it. */
+  function money(minor, currency) {
+    var p = moneyParts[currency] || { symbol: currency, exponent: 2, indian: false };
+    var scale = Math.pow(10, p.exponent);
+    var sign = minor < 0 ? "-" : "";
+    var whole = Math.floor(Math.abs(minor) / scale);
+    var figure = group(String(whole), p.indian);
+    if (p.exponent) { figure += "." + String(Math.abs(minor) % scale).padStart(p.exponent, "0"); }
+    if (!p.symbol) { return sign + figure; }
+    return sign + p.symbol + (/^[A-Za-z]+$/.test(p.symbol) ? " " : "") + figure;
+  }
+
+  function bulkQuestion(forms) {
+    var totals = {};
+    forms.forEach(function (form) {
+      var currency = form.dataset.currency;
+      if (!currency || form.dataset.amount === "") { return; }
+      totals[currency] = (totals[currency] || 0) + Number(form.dataset.amount);
+    });
+    var sums = Object.keys(totals).sort().map(function (c) { return money(totals[c], c); });
+    var text = "Approve " + forms.length + " request" + (forms.length === 1 ? "" : "s");
+    if (sums.length) { text += ", " + sums.join(" and ") + " in all"; }
+    return text + "?";
+  }
 
   var bulk = document.querySelector("[data-bulk]");
   if (bulk) {
@@ -117,25 +337,28 @@
         if (form && !form.dataset.sending) { forms.push(form); }
       });
       if (!forms.length) { say("Tick the requests to approve first.", false); return; }
-      bulk.disabled = true;
-      var done = 0, failed = [];
-      var chain = Promise.resolve();
-      forms.forEach(function (form) {
-        form.dataset.sending = "1";
-        setBusy(form, true);
-        chain = chain.then(function () {
-          return send(form, "approve").then(function (answer) {
-            delete form.dataset.sending;
-            settle(form, answer);
-            if (answer.ok) { done += 1; } else { failed.push(answer.message); }
+      ask(bulkQuestion(forms), "Approve " + forms.length, "approve primary").then(function (yes) {
+        if (!yes) { return; }
+        bulk.disabled = true;
+        var done = 0, failed = [];
+        var chain = Promise.resolve();
+        forms.forEach(function (form) {
+          form.dataset.sending = "1";
+          setBusy(form, true);
+          chain = chain.then(function () {
+            return send(form, "approve").then(function (answer) {
+              delete form.dataset.sending;
+              settle(form, answer);
+              if (answer.ok) { done += 1; } else { failed.push(answer.message); }
+            });
           });
         });
-      });
-      chain.then(function () {
-        bulk.disabled = false;
-        var text = "Approved " + done + " request" + (done === 1 ? "" : "s") + ".";
-        if (failed.length) { text += " Not approved: " + failed.join(" "); }
-        say(text, !failed.length);
+        chain.then(function () {
+          bulk.disabled = false;
+          var text = "Approved " + done + " request" + (done === 1 ? "" : "s") + ".";
+          if (failed.length) { text += " Not approved: " + failed.join(" "); }
+          say(text, !failed.length);
+        });
       });
     });
   }

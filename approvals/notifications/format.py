@@ -8,6 +8,7 @@ from typing import Any
 
 # What people write before the figure; other currencies show their ISO code.
 SYMBOLS = {"INR": "Rs", "USD": "$", "EUR": "€", "GBP": "£"}
+INDIAN_GROUPING = frozenset({"INR"})  # lakhs and crores: 1,00,000
 # Currencies whose minor unit is not a hundredth.
 EXPONENTS = {"JPY": 0, "KRW": 0, "BHD": 3, "KWD": 3, "OMR": 3}
 
@@ -31,7 +32,7 @@ def money_format(*, minor: int, currency: str) -> str:
     exponent = EXPONENTS.get(currency, 2)
     sign = "-" if minor < 0 else ""
     whole, fraction = divmod(abs(int(minor)), 10**exponent)
-    figure = _group(str(whole), indian=currency == "INR")
+    figure = _group(str(whole), indian=currency in INDIAN_GROUPING)
     if exponent:
         figure += "." + str(fraction).rjust(exponent, "0")
     symbol = SYMBOLS.get(currency, currency)

@@ -11,6 +11,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from approvals.models import Workflow, WorkflowEvent
+from approvals.pages import UNDO_SECONDS
 
 from ..browser import CHROMIUM
 
@@ -30,6 +31,7 @@ def sign_in(browser: Browser, base: str, username: str) -> Page:
     return page
 
 
+UNDO_PASSED = (UNDO_SECONDS + 1) * 1000  # ms: an inbox decision is sent after its Undo
 SHOTS = Path(__file__).resolve().parents[3] / "screenshots"
 
 
@@ -80,8 +82,10 @@ def test_submit_approve_from_inbox_and_from_the_workflow_page(
     shot(bob, "inbox")
     navigations: list[str] = []
     bob.on("framenavigated", lambda frame: navigations.append(frame.url))
-    row.get_by_placeholder("Comment (optional)").fill("OK, within budget")
+    bob.clock.install()  # the Undo window is moved past, not waited for
+    row.locator('textarea[name="comment"]').fill("OK, within budget")
     row.get_by_role("button", name="Approve").click()
+    bob.clock.run_for(UNDO_PASSED)
     expect(bob.locator("#inbox-status")).to_contain_text("Approved Expense claim E-2026-001")
     expect(bob.locator(f'li[data-workflow="{wf.pk}"]')).to_have_count(0)
     assert navigations == []
@@ -127,7 +131,9 @@ def test_a_real_double_click_on_approve_records_one_decision(
     wid = str(started.workflow_id)
     bob = sign_in(browser, live_server.url, "bob")
     row = bob.locator(f'li[data-workflow="{wid}"]')
+    bob.clock.install()
     row.get_by_role("button", name="Approve").dblclick()
+    bob.clock.run_for(UNDO_PASSED)
     expect(bob.locator(f'li[data-workflow="{wid}"]')).to_have_count(0)
     expect(bob.locator("#inbox-status")).to_contain_text("Approved")
     bob.wait_for_timeout(500)
@@ -150,8 +156,10 @@ def test_bob_sends_back_and_alice_edits_and_resubmits(
     wid = str(started.workflow_id)
     bob = sign_in(browser, base, "bob")
     row = bob.locator(f'li[data-workflow="{wid}"]')
-    row.get_by_placeholder("Comment (optional)").fill("Attach the receipt total")
+    bob.clock.install()
+    row.locator('textarea[name="comment"]').fill("Attach the receipt total")
     row.get_by_role("button", name="Send back").click()
+    bob.clock.run_for(UNDO_PASSED)
     expect(bob.locator("#inbox-status")).to_contain_text("Sent back")
 
     alice = sign_in(browser, base, "alice")
@@ -253,6 +261,11 @@ def test_approving_selected_rows_at_once_by_keyboard_and_the_other_pages(
         bob.locator(f'li[data-workflow="{wid}"] input.select').focus()
         bob.keyboard.press("Space")
     bob.get_by_role("button", name="Approve selected").focus()
+    bob.keyboard.press("Enter")
+    expect(bob.locator("#confirm-decision")).to_contain_text(
+        "Approve 2 requests, Rs 90,001.00 in all?"
+    )
+    bob.keyboard.press("Shift+Tab")  # from "Keep it" (focused first) to the approval
     bob.keyboard.press("Enter")
     expect(bob.locator("#inbox-status")).to_have_text("Approved 2 requests.")
     expect(bob.locator("li.task")).to_have_count(1)

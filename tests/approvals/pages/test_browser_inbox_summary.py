@@ -11,6 +11,7 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from approvals.models import User
+from approvals.pages import UNDO_SECONDS
 from approvals.services.workflows import workflow_reassign, workflow_start
 
 from ..browser import CHROMIUM
@@ -59,7 +60,9 @@ def test_the_inbox_reads_summaries_and_names_the_step_a_moved_task_waits_for(
         to_user="victor",
         request_id="olga-1",
     )
+    bob.clock.install()
     row.get_by_role("button", name="Approve").click()
+    bob.clock.run_for((UNDO_SECONDS + 1) * 1000)  # past the Undo window
 
     # then: the page says which step the request waits for, and the row stays
     expect(bob.locator("#inbox-status")).to_have_text(

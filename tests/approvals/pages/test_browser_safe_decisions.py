@@ -1,0 +1,236 @@
+"""Safe decisions in a real headless Chromium: Enter in a comment never decides; a
+rejection without a reason is refused; a rejection asks first, naming the request; an
+inbox decision waits behind an Undo (undone, nothing is recorded; left alone, or the
+page left, it is recorded once); and approving selected rows says how many and how much
+first. The browser's clock is Playwright's, so the wait is moved on, not slept."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from approvals.models import WorkflowEvent
+from approvals.pages import REASON_TEXTS, UNDO_SECONDS
+
+from ..browser import CHROMIUM
+from .support import expense_started
+from .test_browser import shot, sign_in
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Chromium is not installed"),
+]
+
+PAST_THE_WINDOW = (UNDO_SECONDS + 1) * 1000
+
+
+def _decisions(*wids: str) -> list[tuple[str, str]]:
+    events = WorkflowEvent.objects.filter(workflow_id__in=wids, type="DecisionRecorded")
+    return [(str(e.workflow_id), e.payload["decision"]) for e in events.order_by("id")]
+
+
+def _settled(page: Page) -> None:
+    """Long enough for a post the page might have sent to be recorded."""
+    page.wait_for_timeout(700)
+
+
+def _inbox(browser: Browser, base: str, who: str = "bob") -> Page:
+    page = sign_in(browser, base, who)
+    page.clock.install()
+    page.reload()
+    return page
+
+
+def test_enter_in_a_comment_does_not_decide(acme: Any, live_server: Any, browser: Browser) -> None:
+    base = live_server.url
+    wid = expense_started("E-enter")
+    bob = _inbox(browser, base)
+    box = bob.locator(f'li[data-workflow="{wid}"] textarea[name="comment"]')
+
+    box.fill("Looks right")
+    box.press("Enter")
+    bob.clock.run_for(PAST_THE_WINDOW)
+    _settled(bob)
+
+    assert _decisions(wid) == []
+    expect(box).to_have_value("Looks right\n")
+    expect(bob.locator(".held")).to_have_count(0)
+
+    # the workflow page, and both pages without JavaScript
+    bob.goto(f"{base}/workflows/{wid}")
+    bob.locator("#decision-comment").press("Enter")
+    _settled(bob)
+    plain = browser.new_context(java_script_enabled=False).new_page()
+    plain.goto(f"{base}/accounts/login/")
+    plain.get_by_label("Username").fill("bob")
+    plain.get_by_label("Password").fill("demo")
+    plain.get_by_role("button", name="Sign in").click()
+    plain.locator(f'li[data-workflow="{wid}"] textarea[name="comment"]').press("Enter")
+    plain.goto(f"{base}/workflows/{wid}")
+    plain.locator("#decision-comment").press("Enter")
+    _settled(plain)
+    assert _decisions(wid) == []
+    expect(plain.get_by_role("button", name="Approve")).to_be_visible()
+
+
+def test_a_rejection_without_a_reason_is_refused(
+    acme: Any, live_server: Any, browser: Browser
+) -> None:
+    base = live_server.url
+    wid = expense_started("E-noreason")
+    bob = _inbox(browser, base)
+    row = bob.locator(f'li[data-workflow="{wid}"]')
+
+    row.get_by_role("button", name="Reject").click()
+
+    expect(row.get_by_role("alert")).to_have_text(REASON_TEXTS["reject"])
+    expect(row.locator("textarea")).to_be_focused()
+    expect(row.locator("textarea")).to_have_attribute("aria-invalid", "true")
+    expect(bob.locator("#confirm-decision")).not_to_be_visible()
+    shot(bob, "inbox-reason-needed")
+    row.get_by_role("button", name="Send back").click()
+    expect(row.get_by_role("alert")).to_have_text(REASON_TEXTS["send_back"])
+    bob.clock.run_for(PAST_THE_WINDOW)
+    _settled(bob)
+    assert _decisions(wid) == []
+
+    # the workflow page refuses the same way, and so does the server without the script
+    bob.goto(f"{base}/workflows/{wid}")
+    bob.get_by_role("button", name="Reject").click()
+    expect(bob.get_by_role("alert")).to_have_text(REASON_TEXTS["reject"])
+    plain = browser.new_context(java_script_enabled=False).new_page()
+    plain.goto(f"{base}/accounts/login/?next=/workflows/{wid}")
+    plain.get_by_label("Username").fill("bob")
+    plain.get_by_label("Password").fill("demo")
+    plain.get_by_role("button", name="Sign in").click()
+    plain.get_by_role("button", name="Reject").click()
+    expect(plain.locator(".flash.error")).to_have_text(REASON_TEXTS["reject"])
+    assert _decisions(wid) == []
+
+
+def test_reject_asks_first_naming_the_request(
+    acme: Any, live_server: Any, browser: Browser
+) -> None:
+    base = live_server.url
+    wid = expense_started("R-8")
+    bob = _inbox(browser, base)
+    row = bob.locator(f'li[data-workflow="{wid}"]')
+    row.locator("textarea").fill("No receipt attached")
+    dialog = bob.locator("#confirm-decision")
+
+    row.get_by_role("button", name="Reject").click()
+
+    expect(dialog).to_be_visible()
+    expect(dialog).to_contain_text("Reject Expense claim R-8 from Alice, Rs 45,000.00?")
+    shot(bob, "inbox-confirm-reject")
+    dialog.get_by_role("button", name="Keep it").click()
+    expect(dialog).not_to_be_visible()
+    expect(row).to_be_visible()
+    row.get_by_role("button", name="Reject").click()
+    dialog.get_by_role("button", name="Reject").click()
+    expect(bob.locator(".held")).to_contain_text("Rejected Expense claim R-8")
+    bob.clock.run_for(PAST_THE_WINDOW)
+    expect(bob.locator("#inbox-status")).to_contain_text("Rejected Expense claim R-8")
+    assert _decisions(wid) == [(wid, "reject")]
+
+    # the workflow page asks the same; without the script, a page asks
+    other = expense_started("R-9")
+    bob.goto(f"{base}/workflows/{other}")
+    bob.locator("#decision-comment").fill("Duplicate of R-8")
+    bob.get_by_role("button", name="Reject").click()
+    expect(dialog).to_contain_text("Reject Expense claim R-9 from Alice, Rs 45,000.00?")
+    shot(bob, "workflow-confirm-reject")
+    dialog.get_by_role("button", name="Reject").click()
+    expect(bob.locator(".status")).to_have_attribute("data-status", "PENDING_SUBMITTER")
+    assert _decisions(other) == [(other, "reject")]
+
+    third = expense_started("R-10")
+    plain = browser.new_context(java_script_enabled=False).new_page()
+    plain.goto(f"{base}/accounts/login/?next=/workflows/{third}")
+    plain.get_by_label("Username").fill("bob")
+    plain.get_by_label("Password").fill("demo")
+    plain.get_by_role("button", name="Sign in").click()
+    plain.locator("#decision-comment").fill("Wrong department")
+    plain.get_by_role("button", name="Reject").click()
+    expect(plain.get_by_role("heading", level=1)).to_have_text(
+        "Reject Expense claim R-10 from Alice, Rs 45,000.00?"
+    )
+    expect(plain.get_by_label("Reason")).to_have_value("Wrong department")
+    shot(plain, "confirm-reject-page")
+    assert _decisions(third) == []
+    plain.get_by_role("button", name="Reject").click()
+    assert _decisions(third) == [(third, "reject")]
+
+
+def test_undo_within_the_window_records_nothing_and_after_it_records_once(
+    acme: Any, live_server: Any, browser: Browser
+) -> None:
+    base = live_server.url
+    wid = expense_started("E-undo")
+    left = expense_started("E-left")
+    bob = _inbox(browser, base)
+    row = bob.locator(f'li[data-workflow="{wid}"]')
+
+    # approved, then undone inside the window: nothing is ever sent
+    row.get_by_role("button", name="Approve").click()
+    held = bob.locator(".held")
+    expect(held).to_contain_text("Approved Expense claim E-undo")
+    expect(row).to_be_hidden()
+    shot(bob, "inbox-undo")
+    bob.clock.run_for(UNDO_SECONDS * 1000 - 2000)
+    held.get_by_role("button", name="Undo").click()
+    expect(row).to_be_visible()
+    expect(bob.locator("#inbox-status")).to_contain_text("Undone: nothing was recorded")
+    bob.clock.run_for(PAST_THE_WINDOW)
+    _settled(bob)
+    assert _decisions(wid) == []
+
+    # approved and left alone: recorded once when the window closes
+    row.get_by_role("button", name="Approve").click()
+    bob.clock.run_for(UNDO_SECONDS * 1000 - 1000)
+    _settled(bob)
+    assert _decisions(wid) == []
+    bob.clock.run_for(2000)
+    expect(bob.locator("#inbox-status")).to_contain_text("Approved Expense claim E-undo")
+    expect(row).to_have_count(0)
+    bob.clock.run_for(PAST_THE_WINDOW)
+    _settled(bob)
+    assert _decisions(wid) == [(wid, "approve")]
+
+    # approved and the page left at once: recorded as the page goes
+    bob.locator(f'li[data-workflow="{left}"]').get_by_role("button", name="Approve").click()
+    bob.get_by_role("link", name="My requests").click()
+    for _ in range(50):
+        if _decisions(left):
+            break
+        time.sleep(0.1)
+    assert _decisions(left) == [(left, "approve")]
+
+
+def test_approving_selected_rows_says_how_many_and_how_much_first(
+    acme: Any, live_server: Any, browser: Browser
+) -> None:
+    base = live_server.url
+    wids = [expense_started(f"E-sel-{i}", amount=4_500_000) for i in range(3)]
+    bob = _inbox(browser, base)
+    for wid in wids:
+        bob.locator(f'li[data-workflow="{wid}"] input.select').check()
+    dialog = bob.locator("#confirm-decision")
+
+    bob.get_by_role("button", name="Approve selected").click()
+
+    expect(dialog).to_contain_text("Approve 3 requests, Rs 1,35,000.00 in all?")
+    shot(bob, "inbox-confirm-bulk")
+    dialog.get_by_role("button", name="Keep it").click()
+    _settled(bob)
+    assert _decisions(*wids) == []
+    bob.get_by_role("button", name="Approve selected").click()
+    dialog.get_by_role("button", name="Approve 3").click()
+    expect(bob.locator("#inbox-status")).to_have_text("Approved 3 requests.")
+    approvals = WorkflowEvent.objects.filter(workflow_id__in=wids, type="DecisionRecorded")
+    assert sorted(str(e.workflow_id) for e in approvals) == sorted(wids)
+    assert len({e.request_id for e in approvals}) == 3
