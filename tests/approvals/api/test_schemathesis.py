@@ -149,6 +149,7 @@ def test_schema_covers_the_api(seeded):
         ("POST", "/api/workflows/{workflow_id}/decisions"),
         ("POST", "/api/workflows/{workflow_id}/signals/{name}"),
         ("POST", "/api/workflows/{workflow_id}/cancel"),
+        ("POST", "/api/workflows/{workflow_id}/comments"),
         ("GET", "/api/me/tasks"),
         ("POST", "/api/drafts"),
         ("GET", "/api/drafts"),
