@@ -234,3 +234,41 @@ def test_approving_selected_rows_says_how_many_and_how_much_first(
     approvals = WorkflowEvent.objects.filter(workflow_id__in=wids, type="DecisionRecorded")
     assert sorted(str(e.workflow_id) for e in approvals) == sorted(wids)
     assert len({e.request_id for e in approvals}) == 3
+
+
+def test_the_bulk_total_is_written_as_the_server_writes_money(
+    acme: Any, live_server: Any, browser: Browser
+) -> None:
+    # app.js adds the amounts up and writes them itself: held equal to money_format
+    from approvals.models import User
+    from approvals.notifications.format import money_format
+    from approvals.services.workflows import workflow_start
+
+    amounts = [
+        ("INR", 12_345_678_901),
+        ("INR", 4_500_099),
+        ("USD", 123_456_789),
+        ("EUR", 4_500_005),
+    ]
+    for i, (currency, minor) in enumerate(amounts):
+        workflow_start(
+            submitter=User.objects.get(username="alice"),
+            template_key="expense-approval",
+            subject_type="expense",
+            subject_id=f"E-mixed-{i}",
+            data={"amountPaise": minor, "currency": currency, "department": "eng"},
+        )
+    bob = _inbox(browser, live_server.url)
+    for box in bob.locator("li.task input.select").all():
+        box.check()
+
+    bob.get_by_role("button", name="Approve selected").click()
+
+    totals = [
+        money_format(minor=4_500_005, currency="EUR"),
+        money_format(minor=12_345_678_901 + 4_500_099, currency="INR"),
+        money_format(minor=123_456_789, currency="USD"),
+    ]
+    expect(bob.locator("#confirm-decision .question")).to_have_text(
+        f"Approve 4 requests, {' and '.join(totals)} in all?"
+    )
