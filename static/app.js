@@ -226,8 +226,8 @@
     form.dataset.sending = "1";
     var bar = document.createElement("li");
     bar.className = "held";
-    bar.setAttribute("role", "status");
     var words = document.createElement("span");
+    words.setAttribute("role", "status");  /* the li stays a list item */
     words.textContent = (doneWords[decision] || decision) + " " + form.dataset.subject +
       ". It is recorded in " + undoSeconds + " seconds.";
     var undo = document.createElement("button");
