@@ -4,7 +4,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('approvals', '0024_attachments'),
+        ('approvals', '0023_workflow_summary'),
     ]
 
     operations = [
