@@ -40,6 +40,7 @@ from .services.templates import (
     workflow_template_rollback,
 )
 from .web import present
+from .web.definition_changes import definition_changes
 from .web.definition_diff import DiffLine, definition_diff, pretty
 from .web.definition_editor import (
     EDITOR_UNREADABLE,
@@ -194,6 +195,7 @@ class WorkflowTemplateForm(forms.ModelForm):
             return None
         return {
             "diff": definition_diff(self.previous or {}, definition),
+            "changes": changes_in_words(self._tenant_id(), self.previous or {}, definition),
             "trial": trial,
             "definition": definition,
         }
@@ -223,12 +225,22 @@ class WorkflowTemplateForm(forms.ModelForm):
         return trial, "", ""
 
 
-def diff_context(lines: list[DiffLine]) -> dict[str, Any]:
+def diff_context(lines: list[DiffLine], changes: list[str]) -> dict[str, Any]:
     return {
+        "changes": changes,
         "lines": lines,
         "added": sum(1 for line in lines if line.kind == "add"),
         "removed": sum(1 for line in lines if line.kind == "del"),
     }
+
+
+def changes_in_words(tenant_id: int, old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """``definition_changes`` with the named approvers by their first names."""
+    named = present.named_approvers(old) | present.named_approvers(new)
+    rows = User.objects.filter(tenant_id=tenant_id, username__in=named).values_list(
+        "username", "first_name"
+    )
+    return definition_changes(old, new, names={u: f or u for u, f in rows})
 
 
 def _diagram(template: WorkflowTemplate) -> Any:
@@ -332,7 +344,7 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
         if form.preview is not None:
             context["errors"] = None  # the note that keeps it unsaved is not an error
             context["preview"] = form.preview
-            context.update(diff_context(form.preview["diff"]))
+            context.update(diff_context(form.preview["diff"], form.preview["changes"]))
             context.update(trial_context(form.preview["trial"], form.preview["definition"]))
         if obj is not None:
             context["versions"] = workflow_template_versions(tenant_id=obj.tenant_id, key=obj.key)
@@ -434,7 +446,9 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
             title=f"{template.key}: version {old.version} against version {new.version}",
             old=old,
             new=new,
-            **diff_context(lines),
+            **diff_context(
+                lines, changes_in_words(template.tenant_id, old.definition, new.definition)
+            ),
         )
         return TemplateResponse(
             request,
