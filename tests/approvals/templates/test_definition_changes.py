@@ -150,3 +150,22 @@ def test_the_compare_page_shows_the_changes_in_words_and_folds_the_json(acme: Te
     fold = page.index('<details class="wt-technical"><summary>Technical details')
     assert words < fold < page.index('<div class="wt-diff" id="diff">')
     assert "&quot;data.amountPaise &gt; 5000000&quot;" in page[fold:]
+
+
+@pytest.mark.django_db
+def test_the_preview_before_publishing_lists_the_changes_in_words(acme: Tenant) -> None:
+    v1 = WorkflowTemplate.objects.get(tenant=acme, key=EXPENSE, version=1)
+    doc = copy.deepcopy(v1.definition)
+    _deadline(doc)
+    client = Client()
+    client.force_login(User.objects.get(username="fiona"))
+
+    response = client.post(
+        f"/admin/approvals/workflowtemplate/{v1.pk}/change/?as=json",
+        {"definition": json.dumps(doc), "try_submitter": "alice", "_preview": "Preview"},
+    )
+
+    page = response.content.decode()
+    assert "Preview only: nothing is published" in page
+    assert "<li>Finance: deadline 3 days (was 2 days)</li>" in page
+    assert not WorkflowTemplate.objects.filter(tenant=acme, key=EXPENSE, version=2).exists()
