@@ -269,6 +269,21 @@ def check_may_start(user: User, template_key: str, scope: Scope | None = None) -
         raise Forbidden(FORBIDDEN_START.format(template=template_key))
 
 
+def may_submit(user: Any) -> bool:
+    """May ``user`` submit requests at all (the navigation's New request)? Everyone but
+    auditors, who read and change nothing."""
+    return not _read_only(user)
+
+
+def may_administer(user: Any) -> bool:
+    """Does the navigation offer ``user`` the Administration link? Finance admins and
+    organisation admins of an organisation, and superusers."""
+    if not getattr(user, "is_authenticated", False) or not user.is_active:
+        return False
+    admins = {Role.FINANCE_ADMIN, Role.ORG_ADMIN}
+    return bool(user.is_superuser or (is_member(user) and roles_of(user) & admins))
+
+
 def may_start(user: User, template_key: str, scope: Scope | None = None) -> bool:
     try:
         check_may_start(user, template_key, scope)

@@ -13,6 +13,7 @@ from django import forms
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse, reverse_lazy
@@ -488,6 +489,9 @@ def workflow_new(request: HttpRequest) -> HttpResponse:
     workflow (a draft's with the draft's own key); Save as draft keeps what is there,
     checked only for types and limits, and routes nothing."""
     user = _member(request)
+    if not access.may_submit(user):
+        # An auditor: the styled 403 page says why, instead of an empty form.
+        raise PermissionDenied(access.FORBIDDEN_AUDITOR)
     templates = _latest_templates(user)
     draft = None
     if request.GET.get("draft"):
@@ -718,8 +722,9 @@ def out_of_office(request: HttpRequest) -> HttpResponse:
                         f"{name} decides your tasks.",
                     )
                     return HttpResponseRedirect(reverse("out-of-office"))
+    now = timezone.now()
     current = (
-        Delegation.objects.filter(user=user, ends_at__gt=timezone.now())
+        Delegation.objects.filter(user=user, ends_at__gt=now)
         .select_related("delegate")
         .order_by("starts_at")
     )
@@ -730,10 +735,12 @@ def out_of_office(request: HttpRequest) -> HttpResponse:
             "form": form,
             "delegations": [
                 {
+                    "id": d.pk,
                     "delegate": d.delegate.first_name or d.delegate.username,
                     "starts": present.day(d.starts_at),
                     "ends": present.day(d.ends_at - dt.timedelta(seconds=1)),
                     "reason": d.reason,
+                    "current": d.starts_at <= now,
                 }
                 for d in current
             ],

@@ -1,14 +1,10 @@
 """Root URL configuration."""
 
-from collections.abc import Callable
-
 from django.contrib import admin
-from django.http import HttpRequest, HttpResponse
 from django.urls import include, path
-from django.views import defaults
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from approvals.api.errors import NOT_FOUND
+from approvals import error_pages
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -27,20 +23,8 @@ urlpatterns = [
 ]
 
 
-def _api_aware(status: int, code: str, message: str) -> Callable[..., HttpResponse]:
-    """Answer errors under /api/ in the API's envelope; pages keep Django's."""
-
-    def view(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-        from approvals.api.errors import json_error
-
-        if request.path.startswith("/api/"):
-            return json_error(request, status, code, message)
-        if status == 404:
-            return defaults.page_not_found(request, exception or Exception())
-        return defaults.server_error(request)
-
-    return view
-
-
-handler404 = _api_aware(404, "NOT_FOUND", NOT_FOUND)
-handler500 = _api_aware(500, "INTERNAL", "Something went wrong on our side; it has been logged.")
+# Pages get styled error pages with the navigation; /api/ keeps its JSON envelope.
+handler400 = error_pages.bad_request
+handler403 = error_pages.permission_denied
+handler404 = error_pages.page_not_found
+handler500 = error_pages.server_error

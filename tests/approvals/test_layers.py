@@ -55,6 +55,8 @@ LAYERS: dict[str, str] = {
     "approvals.draft_pages": "front",
     "approvals.conversation_pages": "front",
     "approvals.attachment_pages": "front",
+    "approvals.absence_pages": "front",
+    "approvals.error_pages": "front",  # styled 404/403/400/500; /api/ keeps JSON
     "approvals.admin": "front",
     "approvals.admin_site": "front",
     "approvals.admin_ops": "front",

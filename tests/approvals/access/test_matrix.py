@@ -62,6 +62,7 @@ class World:
     template_pk: int
     draft_id: str = ""  # alice's draft, complete: only she sees, changes or submits it
     file_sha: str = ""  # a receipt alice attached to the request
+    absence_id: int = 0  # bob's absence, on now, with ivan standing in
 
 
 Call = Callable[[Any, World, str], Any]
@@ -258,7 +259,8 @@ ROWS = [
     Row(
         "workflow-new",
         lambda c, w, p: c.get("/workflows/new"),
-        answers(*["200"] * (len(P) - 1), "302"),
+        # The auditor may submit nothing: a 403 page that says so, not an empty form.
+        answers("200", "200", "200", "200", "200", "403", "200", "200", "200", "200", "302"),
         api=False,
     ),
     Row(
@@ -342,6 +344,35 @@ ROWS = [
             },
         ),
         answers(*["400"] * (len(P) - 1), "302"),
+        api=False,
+    ),
+    # An absence is its owner's alone: anyone else's id is a page that does not exist.
+    Row(
+        "out-of-office-end",
+        lambda c, w, p: c.post(f"/account/out-of-office/{w.absence_id}/end"),
+        answers("404", "302", "404", "404", "404", "404", "404", "404", "404", "404", "302"),
+        api=False,
+    ),
+    Row(
+        "out-of-office-change",
+        lambda c, w, p: c.get(f"/account/out-of-office/{w.absence_id}/change"),
+        answers("404", "200", "404", "404", "404", "404", "404", "404", "404", "404", "302"),
+        api=False,
+    ),
+    Row(
+        "out-of-office-change",
+        lambda c, w, p: c.post(
+            f"/account/out-of-office/{w.absence_id}/change",
+            {"delegate": "victor", "first_day": "2026-12-01", "last_day": "2026-12-05"},
+        ),
+        answers("404", "302", "404", "404", "404", "404", "404", "404", "404", "404", "302"),
+        api=False,
+    ),
+    Row(
+        "out-of-office-delete",
+        # bob's has begun: he is told to end it instead (a message, back to the page)
+        lambda c, w, p: c.post(f"/account/out-of-office/{w.absence_id}/delete"),
+        answers("404", "302", "404", "404", "404", "404", "404", "404", "404", "404", "302"),
         api=False,
     ),
     Row(
@@ -631,7 +662,7 @@ def world(acme: Any) -> World:
     started = start_expense(client, 4_500_000)
     assert started.status_code == 201, started.content
     now = clock.now()
-    Delegation.objects.create(
+    absence = Delegation.objects.create(
         tenant=acme,
         user=User.objects.get(username="bob"),
         delegate=User.objects.get(username="ivan"),
@@ -660,7 +691,9 @@ def world(acme: Any) -> World:
         upload=_pdf(),
         request_id="f-alice",
     )
-    return World(started.json()["workflowId"], template.pk, str(draft.pk), receipt.sha256)
+    return World(
+        started.json()["workflowId"], template.pk, str(draft.pk), receipt.sha256, absence.pk
+    )
 
 
 def _client(persona: str, api: bool) -> Any:
