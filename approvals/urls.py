@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from . import attachment_pages, conversation_pages, draft_pages, pages, views
+from . import absence_pages, attachment_pages, conversation_pages, draft_pages, pages, views
 from .admin_login import SignInForm
 from .audit import pages as audit_pages
 
@@ -40,6 +40,21 @@ urlpatterns = [
     path("drafts/<uuid:draft_id>/delete", draft_pages.draft_delete_page, name="draft-delete"),
     path("search", pages.search, name="search"),
     path("account/out-of-office", pages.out_of_office, name="out-of-office"),
+    path(
+        "account/out-of-office/<int:delegation_id>/end",
+        absence_pages.absence_end,
+        name="out-of-office-end",
+    ),
+    path(
+        "account/out-of-office/<int:delegation_id>/change",
+        absence_pages.absence_change,
+        name="out-of-office-change",
+    ),
+    path(
+        "account/out-of-office/<int:delegation_id>/delete",
+        absence_pages.absence_delete,
+        name="out-of-office-delete",
+    ),
     path("people", pages.people, name="people"),
     path("audit/verify", audit_pages.verify_page, name="audit-verify"),
     path(

@@ -129,6 +129,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "approvals.audit.pages.navigation",
+                "approvals.absence_pages.banner",
             ],
         },
     },

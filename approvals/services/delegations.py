@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import datetime as dt
 
-from .. import access
+from django.db import transaction
+
+from .. import access, clock
 from ..models import Delegation, PendingTask, User, time_bounds
 
 DELEGATE_OTHER_TENANT = "The delegate must belong to the same organisation."
@@ -75,3 +77,79 @@ def delegation_set(
         ends_at=ends_at,
         reason=reason[:200],
     )
+
+
+DELEGATION_NOT_CURRENT = (
+    "This absence has not begun or has already ended, so it cannot be ended now."
+)
+DELEGATION_STARTED = "This absence has already begun: end it now instead of deleting it."
+DELEGATION_ENDED = "This absence has already ended and can no longer be changed."
+
+
+class DelegationNotFound(LookupError):
+    """No delegation of that id is the person's own (another person's reads the same)."""
+
+
+def _own(user: User, delegation_id: int) -> Delegation:
+    found = (
+        Delegation.objects.select_for_update()
+        .filter(pk=delegation_id, tenant_id=user.member_tenant_id, user_id=user.pk)
+        .first()
+    )
+    if found is None:
+        raise DelegationNotFound(delegation_id)
+    return found
+
+
+@transaction.atomic
+def delegation_end(*, user: User, delegation_id: int) -> Delegation:
+    """End the person's current absence now: from this moment their tasks come to them
+    again, and the stand-in may no longer decide on their behalf (the directory's
+    version moves with the row: the database's trigger, migration 0013)."""
+    d = _own(user, delegation_id)
+    now = clock.now()
+    if not d.starts_at <= now < d.ends_at:
+        raise DelegationRefused(DELEGATION_NOT_CURRENT)
+    d.ends_at = max(now, d.starts_at + dt.timedelta(microseconds=1))
+    d.save(update_fields=["ends_at"])
+    return d
+
+
+@transaction.atomic
+def delegation_change(
+    *,
+    user: User,
+    delegation_id: int,
+    delegate: User,
+    starts_at: dt.datetime,
+    ends_at: dt.datetime,
+    reason: str | None = None,
+) -> Delegation:
+    """Change an absence that has not ended (its days or its stand-in), with the checks
+    of ``delegation_set``."""
+    d = _own(user, delegation_id)
+    if d.ends_at <= clock.now():
+        raise DelegationRefused(DELEGATION_ENDED)
+    delegation_check(user=user, delegate=delegate)
+    if not (time_bounds.stored_in_range(starts_at) and time_bounds.stored_in_range(ends_at)):
+        raise DelegationRefused(time_bounds.MOMENT_OUT_OF_RANGE)
+    if ends_at <= starts_at:
+        raise DelegationRefused(DELEGATION_PERIOD)
+    d.delegate = delegate
+    d.starts_at = starts_at
+    d.ends_at = ends_at
+    fields = ["delegate", "starts_at", "ends_at"]
+    if reason is not None:
+        d.reason = reason[:200]
+        fields.append("reason")
+    d.save(update_fields=fields)
+    return d
+
+
+@transaction.atomic
+def delegation_delete(*, user: User, delegation_id: int) -> None:
+    """Delete a planned absence, one that has not begun."""
+    d = _own(user, delegation_id)
+    if d.starts_at <= clock.now():
+        raise DelegationRefused(DELEGATION_STARTED)
+    d.delete()
