@@ -14,6 +14,7 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods
 
 from . import clock
@@ -47,7 +48,9 @@ def _back(request: HttpRequest, fallback: str = "out-of-office") -> HttpResponse
     """Back to the page the form was sent from when it is one of ours (the banner's
     button is on every page), else to Out of office."""
     nxt = request.POST.get("next", "")
-    if nxt.startswith("/") and not nxt.startswith("//"):
+    if nxt.startswith("/") and url_has_allowed_host_and_scheme(
+        nxt, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
         return HttpResponseRedirect(nxt)
     return HttpResponseRedirect(reverse(fallback))
 

@@ -179,3 +179,13 @@ def test_the_banner_costs_one_query_per_page(acme):
     # the inbox may ask about delegations for itself; the banner adds at most one query
     assert len(with_banner.captured_queries) - len(without.captured_queries) <= 1
     assert delegation_queries
+
+
+@pytest.mark.parametrize("elsewhere", ["https://example.com/", "//example.com/", "/\\example.com/"])
+def test_ending_from_the_banner_never_leads_off_the_site(acme, elsewhere):
+    now = clock.now()
+    absence = _away("bob", "ivan", now - DAY, now + DAY)
+
+    response = signed_in("bob").post(f"{PAGE}/{absence.pk}/end", {"next": elsewhere})
+
+    assert response["Location"] == PAGE
