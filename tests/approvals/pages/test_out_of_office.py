@@ -13,7 +13,12 @@ from django.test.utils import CaptureQueriesContext
 from approvals import clock
 from approvals.absence_pages import ABSENCE_BANNER, ABSENCE_ENDED
 from approvals.models import Delegation, DirectoryVersion, User, time_bounds
-from approvals.services.delegations import DELEGATION_STARTED
+from approvals.services.delegations import (
+    DELEGATE_SELF,
+    DELEGATION_STARTED,
+    DelegationRefused,
+    delegation_change,
+)
 
 from ..helpers import decide, start_expense
 from .support import signed_in
@@ -189,3 +194,28 @@ def test_ending_from_the_banner_never_leads_off_the_site(acme, elsewhere):
     response = signed_in("bob").post(f"{PAGE}/{absence.pk}/end", {"next": elsewhere})
 
     assert response["Location"] == PAGE
+
+
+def test_a_change_is_checked_as_setting_one_is(acme):
+    # the service itself refuses, whatever sends it: times outside the range, a stand-in
+    # who cannot act, oneself
+
+    now = clock.now()
+    absence = _away("bob", "ivan", now + DAY, now + 5 * DAY)
+    bob = User.objects.get(username="bob")
+    late = dt.datetime(2300, 1, 1, tzinfo=dt.UTC)
+    cases = [
+        (User.objects.get(username="ivan"), now + DAY, late, time_bounds.MOMENT_OUT_OF_RANGE),
+        (bob, now + DAY, now + 2 * DAY, DELEGATE_SELF),
+    ]
+    for delegate, starts, ends, sentence in cases:
+        with pytest.raises(DelegationRefused, match=sentence):
+            delegation_change(
+                user=bob,
+                delegation_id=absence.pk,
+                delegate=delegate,
+                starts_at=starts,
+                ends_at=ends,
+            )
+    absence.refresh_from_db()
+    assert (absence.delegate.username, absence.ends_at) == ("ivan", now + 5 * DAY)
