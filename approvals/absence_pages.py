@@ -33,7 +33,6 @@ ABSENCE_ENDED = "Your absence has ended: your tasks come to you again."
 ABSENCE_DELETED = "Deleted your absence from {first} to {last}."
 ABSENCE_CHANGED = "Changed your absence: {first} to {last}, {name} decides your tasks."
 ABSENCE_BANNER = "You are out of office until {last}; {name} decides for you."
-NO_SUCH_COLLEAGUE = "Choose a colleague from your organisation."
 
 
 def _name(person: User) -> str:
@@ -115,30 +114,22 @@ def absence_change(request: HttpRequest, delegation_id: int) -> HttpResponse:
     if request.method == "POST":
         status = 400
         if form.is_valid():
-            zone = timezone.get_current_timezone()
-            first = form.cleaned_data["first_day"]
-            last = form.cleaned_data["last_day"]
-            delegate = User.objects.filter(
-                tenant_id=user.member_tenant_id, username=form.cleaned_data["delegate"]
-            ).first()
-            if delegate is None:
-                form.add_error("delegate", NO_SUCH_COLLEAGUE)
-            else:
+            starts, ends = form.period()
+            delegate = form.colleague(user)
+            if delegate is not None:
                 try:
                     changed = delegation_change(
                         user=user,
                         delegation_id=found.pk,
                         delegate=delegate,
-                        starts_at=dt.datetime.combine(first, dt.time.min, tzinfo=zone),
-                        ends_at=dt.datetime.combine(
-                            last + dt.timedelta(days=1), dt.time.min, tzinfo=zone
-                        ),
+                        starts_at=starts,
+                        ends_at=ends,
                         reason=form.cleaned_data["reason"],
                     )
                 except DelegationNotFound:
                     raise Http404 from None
                 except DelegationRefused as exc:
-                    form.add_error("delegate" if last >= first else "last_day", str(exc))
+                    form.refused(exc)
                 else:
                     messages.success(
                         request,

@@ -78,6 +78,7 @@ REJECTION_TEXT = {
 }
 DECISION_UNREADABLE = "That decision could not be read; please try again."
 DELEGATE_MISSING = "Choose the colleague to hand this task to."
+NO_SUCH_COLLEAGUE = "Choose a colleague from your organisation."
 NOT_SENT_BACK = "This request is not waiting for your changes."
 BUSY = "The workflow is busy; please try again."
 # A rejection is confirmed first: the inbox's script asks in a dialog and sends
@@ -666,6 +667,29 @@ class OutOfOfficeForm(forms.Form):
     last_day = BoundedDateField(label="Last day away")
     reason = forms.CharField(label="Note (optional)", required=False, max_length=200)
 
+    def period(self) -> tuple[dt.datetime, dt.datetime]:
+        """The absence as moments: from the first day's start to the end of the last
+        day, in the person's zone. Call after ``is_valid``."""
+        zone = timezone.get_current_timezone()
+        first, last = self.cleaned_data["first_day"], self.cleaned_data["last_day"]
+        starts = dt.datetime.combine(first, dt.time.min, tzinfo=zone)
+        return starts, dt.datetime.combine(last + dt.timedelta(days=1), dt.time.min, tzinfo=zone)
+
+    def colleague(self, user: User) -> User | None:
+        """The stand-in named, in ``user``'s organisation; None (and the field's error
+        NO_SUCH_COLLEAGUE) when nobody there has that name."""
+        found = User.objects.filter(
+            tenant_id=user.member_tenant_id, username=self.cleaned_data["delegate"]
+        ).first()
+        if found is None:
+            self.add_error("delegate", NO_SUCH_COLLEAGUE)
+        return found
+
+    def refused(self, exc: Exception) -> None:
+        """Show a service's refusal beside the field it is about."""
+        first, last = self.cleaned_data["first_day"], self.cleaned_data["last_day"]
+        self.add_error("delegate" if last >= first else "last_day", str(exc))
+
 
 @login_required
 @require_http_methods(["GET"])
@@ -693,17 +717,11 @@ def out_of_office(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         status = 400
         if form.is_valid():
-            zone = timezone.get_current_timezone()
             first = form.cleaned_data["first_day"]
             last = form.cleaned_data["last_day"]
-            starts = dt.datetime.combine(first, dt.time.min, tzinfo=zone)
-            ends = dt.datetime.combine(last + dt.timedelta(days=1), dt.time.min, tzinfo=zone)
-            delegate = User.objects.filter(
-                tenant_id=user.member_tenant_id, username=form.cleaned_data["delegate"]
-            ).first()
-            if delegate is None:
-                form.add_error("delegate", "Choose a colleague from your organisation.")
-            else:
+            starts, ends = form.period()
+            delegate = form.colleague(user)
+            if delegate is not None:
                 try:
                     delegation_set(
                         user=user,
@@ -713,7 +731,7 @@ def out_of_office(request: HttpRequest) -> HttpResponse:
                         reason=form.cleaned_data["reason"],
                     )
                 except DelegationRefused as exc:
-                    form.add_error("delegate" if last >= first else "last_day", str(exc))
+                    form.refused(exc)
                 else:
                     name = delegate.first_name or delegate.username
                     messages.success(

@@ -26,16 +26,12 @@ from templates_engine import commands as cmd
 
 from .. import access
 from ..data_words import file_size
-from ..models import User, Workflow
+from ..models import User
 from ..runtime.commands import (
-    WORKFLOW_NOT_FOUND,
-    Actor,
     CommandResult,
-    WorkflowNotFound,
-    command_execute,
 )
 from ..selectors.attachments import STORAGE_ALIAS, stored_name
-from .workflows import _readable
+from .workflows import _readable, reader_addition
 
 CHUNK_BYTES = 64 * 1024
 SNIFF_BYTES = 8192  # more than any signature filetype reads
@@ -174,23 +170,10 @@ def attachment_add(
     file_store(stream=upload, sha256=sha256)
     name = clean_file_name(str(upload.name or ""))
 
-    def authorize(locked: Workflow) -> None:
-        # Asked again with the lock, from what the locking query read.
-        if not access.may_read_workflow(user, locked):
-            raise WorkflowNotFound(WORKFLOW_NOT_FOUND)
-
-    if wf.submitter_id == user.pk:
-        role = "submitter"
-    elif access.has_role(user, access.Role.ORG_ADMIN):
-        role = "admin"
-    else:
-        role = "approver"
-    result = command_execute(
-        tenant_id=user.member_tenant_id,
-        workflow_id=wf.pk,
+    result = reader_addition(
+        user=user,
+        wf=wf,
         command=cmd.Attach(user.username, sha256, name, size, content_type),
-        actor=Actor(user, role),
         request_id=request_id,
-        authorize=authorize,
     )
     return AttachmentAdded(result, sha256, name, size, content_type)

@@ -12,14 +12,8 @@ from templates_engine.comments import mentions_in
 
 from .. import access
 from ..models import User, Workflow
-from ..runtime.commands import (
-    WORKFLOW_NOT_FOUND,
-    Actor,
-    CommandResult,
-    WorkflowNotFound,
-    command_execute,
-)
-from .workflows import _readable
+from ..runtime.commands import CommandResult
+from .workflows import _readable, reader_addition
 
 MENTION_UNKNOWN_CODE = "MENTION_UNKNOWN"
 MENTION_CANNOT_READ_CODE = "MENTION_CANNOT_READ"
@@ -52,25 +46,12 @@ def workflow_comment(
     mentions = tuple(name for name in mentions_in(text) if name != user.username)
     _check_mentions(user, wf, mentions)
 
-    def authorize(locked: Workflow) -> None:
-        # Asked again with the lock, from what the locking query read.
-        if not access.may_read_workflow(user, locked):
-            raise WorkflowNotFound(WORKFLOW_NOT_FOUND)
-        access.check_may_comment(user, locked)
-
-    if wf.submitter_id == user.pk:
-        role = "submitter"
-    elif access.has_role(user, access.Role.ORG_ADMIN):
-        role = "admin"
-    else:
-        role = "approver"
-    return command_execute(
-        tenant_id=user.member_tenant_id,
-        workflow_id=wf.pk,
+    return reader_addition(
+        user=user,
+        wf=wf,
         command=cmd.Comment(user.username, text, mentions),
-        actor=Actor(user, role),
         request_id=request_id,
-        authorize=authorize,
+        also=access.check_may_comment,
     )
 
 

@@ -6,6 +6,7 @@ import hashlib
 import json
 import re
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -450,6 +451,41 @@ def _in_tenant(user: User, workflow_id: uuid.UUID | str) -> Workflow:
         return Workflow.objects.get(tenant_id=user.member_tenant_id, pk=workflow_id)
     except (Workflow.DoesNotExist, ValueError, TypeError, DjangoValidationError) as exc:
         raise WorkflowNotFound(WORKFLOW_NOT_FOUND) from exc
+
+
+def reader_addition(
+    *,
+    user: User,
+    wf: Workflow,
+    command: cmd.Command,
+    request_id: str,
+    also: Callable[[User, Workflow], None] | None = None,
+) -> CommandResult:
+    """Record what someone who may read the request adds to its history (a comment, a
+    file), named as its submitter, an organisation admin or else an approver. The read
+    rule (and ``also``, a check that raises) is asked again with the lock held, from
+    what the locking query read."""
+
+    def authorize(locked: Workflow) -> None:
+        if not access.may_read_workflow(user, locked):
+            raise WorkflowNotFound(WORKFLOW_NOT_FOUND)
+        if also is not None:
+            also(user, locked)
+
+    if wf.submitter_id == user.pk:
+        role = "submitter"
+    elif access.has_role(user, access.Role.ORG_ADMIN):
+        role = "admin"
+    else:
+        role = "approver"
+    return command_execute(
+        tenant_id=user.member_tenant_id,
+        workflow_id=wf.pk,
+        command=command,
+        actor=Actor(user, role),
+        request_id=request_id,
+        authorize=authorize,
+    )
 
 
 def _readable(user: User, workflow_id: uuid.UUID | str) -> Workflow:
