@@ -128,7 +128,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "approvals.audit.pages.navigation",
+                "approvals.context_processors.navigation",
                 "approvals.absence_pages.banner",
             ],
         },

@@ -298,15 +298,3 @@ def verify_page(request: HttpRequest) -> HttpResponse:
         )
     status = 400 if form.is_bound and not form.is_valid() else 200
     return render(request, "approvals/audit_verify.html", context, status=status)
-
-
-def navigation(request: HttpRequest) -> dict[str, Any]:
-    """For every page: whether its navigation offers New request, Administration and
-    Verify (asked only when a page shows the navigation, so a page without it costs no
-    role lookup; the roles are read once per request)."""
-    user = getattr(request, "user", None)
-    return {
-        "may_audit": lambda: access.may_audit(user),
-        "may_submit": lambda: access.may_submit(user),
-        "may_administer": lambda: access.may_administer(user),
-    }
