@@ -29,6 +29,7 @@ $(VENV)/.installed: requirements.txt | $(PYTHON)
 services:
 	bash scripts/ensure_services.sh
 	bash scripts/ensure_debian_package.sh /usr/bin/chromium chromium
+	bash scripts/ensure_debian_package.sh /usr/bin/pdftoppm poppler-utils
 
 lint: venv
 	$(BIN)/ruff check .
