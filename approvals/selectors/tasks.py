@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Generic, NamedTuple, TypeVar
 
 from django.core import signing
-from django.db.models import BooleanField
+from django.db.models import BooleanField, QuerySet
 from django.db.models.expressions import RawSQL
 
 from ..definitions import definition_for
@@ -155,12 +155,18 @@ def _page(
     return TaskPage(rows, _encode(rows[-1]) if has_more and rows else None)
 
 
-def _detailed(user: User, limit: int, after: tuple[dt.datetime, int] | None) -> list[PendingTask]:
-    qs = (
+def inbox_tasks(user: User) -> QuerySet[PendingTask]:
+    """The tasks the inbox page lists for ``user``, with what it shows of each; the
+    page's sorts and filters (selectors.inbox_lists) narrow and order this."""
+    return (
         PendingTask.objects.filter(tenant_id=user.member_tenant_id, assignee=user)
         .select_related("workflow__template", "workflow__submitter")
         .only(*_LISTED, *_DETAILED)
     )
+
+
+def _detailed(user: User, limit: int, after: tuple[dt.datetime, int] | None) -> list[PendingTask]:
+    qs = inbox_tasks(user)
     if after is not None:
         # A row comparison walks the (tenant, assignee, due_at, id) index in order.
         qs = qs.filter(
