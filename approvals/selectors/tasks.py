@@ -16,6 +16,7 @@ from django.db.models.expressions import RawSQL
 from ..definitions import definition_for
 from ..models import PendingTask, User, Workflow
 from ..runtime import store
+from .standing_in import inbox_holders
 
 CURSOR_SALT = "approvals.inbox.cursor"
 # The shape of what signing.dumps gives: [.]payload:timestamp:signature, all URL-safe.
@@ -159,7 +160,10 @@ def inbox_tasks(user: User) -> QuerySet[PendingTask]:
     """The tasks the inbox page lists for ``user``, with what it shows of each; the
     page's sorts and filters (selectors.inbox_lists) narrow and order this."""
     return (
-        PendingTask.objects.filter(tenant_id=user.member_tenant_id, assignee=user)
+        # with the tasks of anyone out of office who names ``user`` to decide for them
+        PendingTask.objects.filter(
+            tenant_id=user.member_tenant_id, assignee_id__in=inbox_holders(user)
+        )
         .select_related("workflow__template", "workflow__submitter")
         .only(*_LISTED, *_DETAILED)
     )
