@@ -298,11 +298,11 @@ def main() -> None:
         f"(largest over the whole run: {lifetime:.0f} MiB)"
     )
     report.note(
-        "each message costs a claim transaction (SELECT ... FOR UPDATE SKIP LOCKED, the "
-        "lease UPDATE, COMMIT), the send, and the mark-sent UPDATE with its own COMMIT: "
-        "two commits per message, so the rate follows PostgreSQL's commit latency; claiming "
-        "a batch in one statement and marking it sent in one would trade a wider duplicate "
-        "window (a sender killed mid-batch resends the batch's sent part) for fewer trips"
+        "a batch costs one claim transaction (SELECT ... FOR UPDATE SKIP LOCKED of up to "
+        "--batch rows, one lease UPDATE, COMMIT), the sends over one SMTP session, and one "
+        "mark-sent UPDATE for all the accepted rows: two commits per batch, not per "
+        "message. The price is a wider duplicate window: a sender killed mid-batch sends "
+        "the batch's accepted part again, with the same Message-IDs"
     )
     report.markdown.append(
         f"Command: `{command}` (DATABASE_URL and CELERY_BROKER_URL set; the bench database "

@@ -1,12 +1,12 @@
 """Draining the mail outbox.
 
-A sender claims one due row at a time (``SELECT ... FOR UPDATE SKIP LOCKED``, then a
-lease of APPROVALS_MAIL_LEASE_SECONDS and one more attempt, committed), sends it through
-Django's mail backend with its stable Message-ID, and marks it sent in one short
-statement right after the backend returns. Rows are never sent twice except in one
-window: a sender killed after the mail server accepted the message and before that
-statement commits (milliseconds). The lease then runs out and the row is sent again,
-with the same Message-ID, so mail clients that de-duplicate show it once. A failure
+A sender claims a batch of due rows in one short transaction (``SELECT ... FOR UPDATE
+SKIP LOCKED``, then a lease of APPROVALS_MAIL_LEASE_SECONDS and one more attempt each),
+sends them over one connection of Django's mail backend, each with its stable
+Message-ID, and marks the accepted ones sent in one statement right after. Rows are never
+sent twice except in one window: a sender killed after the mail server accepted some of
+the batch and before that statement commits. The lease then runs out and those rows are
+sent again, with the same Message-IDs, so mail clients that de-duplicate show each once. A failure
 sets the next attempt after an exponential back-off; after APPROVALS_MAIL_MAX_ATTEMPTS
 the row is failed (``approvals_mail_failed_total``). The sweeper re-dispatches due rows
 whose message was lost (broker down, worker killed), so nothing waits forever.
@@ -20,14 +20,14 @@ import logging
 import os
 import queue
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives, get_connection
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import F, Q
 
 from approvals import clock
 
@@ -181,35 +181,30 @@ def _due(now: dt.datetime) -> Q:
     )
 
 
-def _claim(ids: Iterator[int] | None) -> MailMessage | None:
-    """Lease the next due row: the next of ``ids`` still due, or the longest due.
+def _claim(ids: list[int] | None, limit: int) -> list[MailMessage]:
+    """Lease up to ``limit`` due rows in one short transaction: one more attempt each,
+    and a lease of APPROVALS_MAIL_LEASE_SECONDS.
 
-    Given ids are tried one primary key at a time: with a large backlog pending, a
-    query on all of them together was planned through the due-rows index and read the
-    whole backlog for every claim."""
-    if ids is None:
-        return _lease(Q())
-    for pk in ids:
-        row = _lease(Q(pk=pk))
-        if row is not None:
-            return row
-    return None
-
-
-def _lease(which: Q) -> MailMessage | None:
-    """Lease the longest due row among ``which``."""
+    Given ids are read through the primary key (ordered by it): with a large backlog
+    pending, ordering them by due time was planned through the due-rows index and read
+    the whole backlog."""
     now = clock.now()
+    lease = now + dt.timedelta(seconds=settings.APPROVALS_MAIL_LEASE_SECONDS)
+    qs = MailMessage.objects.filter(_due(now))
+    if ids is not None:
+        qs = qs.filter(pk__in=ids).order_by("pk")
+    else:
+        qs = qs.order_by("next_attempt_at", "pk")
     with transaction.atomic():
-        qs = MailMessage.objects.filter(_due(now), which)
-        row = qs.order_by("next_attempt_at", "pk").select_for_update(skip_locked=True).first()
-        if row is None:
-            return None
+        rows = list(qs.select_for_update(skip_locked=True)[:limit])
+        if rows:
+            MailMessage.objects.filter(pk__in=[row.pk for row in rows]).update(
+                attempts=F("attempts") + 1, lease_until=lease
+            )
+    for row in rows:
         row.attempts += 1
-        row.lease_until = now + dt.timedelta(seconds=settings.APPROVALS_MAIL_LEASE_SECONDS)
-        MailMessage.objects.filter(pk=row.pk).update(
-            attempts=row.attempts, lease_until=row.lease_until
-        )
-    return row
+        row.lease_until = lease
+    return rows
 
 
 def backoff(attempt: int) -> float:
@@ -234,44 +229,60 @@ def email_of(row: MailMessage, connection: Any = None) -> EmailMultiAlternatives
 
 
 def mail_send(*, ids: list[int] | None = None, limit: int | None = None) -> dict[str, Any]:
-    """Send due rows (only ``ids`` when given), one claim at a time. Returns what
-    happened and, under ``retry_in``, the earliest back-off a failure chose."""
-    limit = limit or settings.APPROVALS_MAIL_BATCH
+    """Send due rows (only ``ids`` when given) over one SMTP connection: lease them in
+    one statement, send each, then mark every accepted one sent in one statement.
+    Returns what happened and, under ``retry_in``, the earliest back-off a failure
+    chose.
+
+    A sender killed after the server accepted some of a batch and before the marking
+    commits leaves those rows leased; when the lease runs out they are sent again with
+    the same Message-ID (mail clients show one). The batch is the window, so it is
+    bounded by APPROVALS_MAIL_BATCH."""
+    limit = min(limit or settings.APPROVALS_MAIL_BATCH, settings.APPROVALS_MAIL_BATCH)
+    if ids is not None:
+        ids = ids[:limit]
     sent = failed = retried = 0
     retry_in: float | None = None
-    connection = None
-    remaining = iter(ids) if ids is not None else None
-    for _ in range(limit):
-        row = _claim(remaining)
-        if row is None:
-            break
-        if connection is None:
-            connection = get_connection(fail_silently=False)
-        try:
-            email_of(row, connection).send()
-        except Exception as exc:
-            connection = _close(connection)  # a refused session may be unusable
-            if _record_failure(row, exc):
-                failed += 1
-            else:
-                retried += 1
-                delay = backoff(row.attempts)
-                retry_in = delay if retry_in is None else min(retry_in, delay)
-            continue
-        # Right after the server accepted it: the only duplicate window is before this.
-        # The row keeps the bodies it sent.
-        MailMessage.objects.filter(pk=row.pk).update(
-            status=MailStatus.SENT,
-            sent_at=clock.now(),
-            lease_until=None,
-            last_error="",
-            text_body=row.text_body,
-            html_body=row.html_body,
-        )
-        metrics.MAIL_SENT.inc()
-        sent += 1
-    _close(connection)
+    rows = _claim(ids, limit)
+    accepted: list[MailMessage] = []
+    connection = get_connection(fail_silently=False) if rows else None
+    try:
+        for row in rows:
+            if connection is None:
+                connection = get_connection(fail_silently=False)
+            try:
+                email_of(row, connection).send()
+            except Exception as exc:
+                connection = _close(connection)  # a refused session may be unusable
+                if _record_failure(row, exc):
+                    failed += 1
+                else:
+                    retried += 1
+                    delay = backoff(row.attempts)
+                    retry_in = delay if retry_in is None else min(retry_in, delay)
+                continue
+            accepted.append(row)
+    finally:
+        # Right after the server accepted them: the only duplicate window is before this.
+        # The rows keep the bodies they sent.
+        _mark_sent(accepted)
+        _close(connection)
+    sent = len(accepted)
     return {"sent": sent, "retried": retried, "failed": failed, "retry_in": retry_in}
+
+
+def _mark_sent(rows: list[MailMessage]) -> None:
+    if not rows:
+        return
+    now = clock.now()
+    for row in rows:
+        row.status = MailStatus.SENT
+        row.sent_at = now
+        row.lease_until = None
+        row.last_error = ""
+    fields = ["status", "sent_at", "lease_until", "last_error", "text_body", "html_body"]
+    MailMessage.objects.bulk_update(rows, fields, batch_size=len(rows))
+    metrics.MAIL_SENT.inc(len(rows))
 
 
 def _close(connection: Any) -> Any:
