@@ -23,7 +23,7 @@ from django.views.decorators.http import require_http_methods
 
 from templates_engine import CommandRejected, Definition
 from templates_engine import errors as engine_errors
-from templates_engine.steps.approval import REASON_REQUIRED, TURNING_BACK
+from templates_engine.steps.approval import HANDOVER_NOTE_MAX, REASON_REQUIRED, TURNING_BACK
 
 from . import access
 from .data_words import file_size
@@ -33,15 +33,16 @@ from .models import Delegation, Draft, User, Workflow, WorkflowTemplate
 from .request_ids import request_id_valid
 from .runtime.commands import Busy, RequestIdReused, WorkflowNotFound
 from .selectors.drafts import draft_get, drafts_of
+from .selectors.inbox_lists import InboxFilter, inbox_kinds, inbox_listing, requests_of
 from .selectors.people import colleagues_matching
-from .selectors.tasks import BadCursor, task_list_detailed_for_user
+from .selectors.standing_in import stands_in_for
+from .selectors.tasks import BadCursor
 from .selectors.templates import workflow_templates_latest
 from .selectors.workflows import (
     workflow_assignees,
     workflow_get,
     workflow_history,
     workflow_restart_links,
-    workflows_submitted,
 )
 from .services.delegations import DelegationRefused, delegation_set
 from .services.drafts import (
@@ -61,9 +62,11 @@ from .services.workflows import (
     workflow_decide,
     workflow_start,
 )
+from .web import inbox_lists as lists
 from .web import present
 from .web.diagram import workflow_svg
 from .web.forms import BoundedDateField, SchemaForm
+from .web.hand_over import hand_over_said, standing_in_marks
 from .web.search import WorkflowSearch
 
 DECISIONS = (*DECISION_LABELS, "delegate")
@@ -141,21 +144,46 @@ def _decision_words(wf: Workflow, requester: str) -> dict[str, Any]:
     }
 
 
+def _query_without(request: HttpRequest, *names: str) -> str:
+    """The page's query string without ``names``, for links that keep the rest."""
+    params = request.GET.copy()
+    for name in names:
+        params.pop(name, None)
+    return params.urlencode()
+
+
 @login_required
 def inbox(request: HttpRequest) -> HttpResponse:
     user = _member(request)
+    now = timezone.now()
+    catalogue = inbox_kinds(user)
+    chosen, number, notes = lists.read_inbox_filter(request.GET, catalogue[0])
     try:
-        page = task_list_detailed_for_user(user=user, limit=25, cursor=request.GET.get("cursor"))
+        page = inbox_listing(
+            user=user,
+            filters=chosen,
+            now=now,
+            cursor=request.GET.get("cursor"),
+            page=number,
+            catalogue=catalogue,
+        )
     except BadCursor:
         return HttpResponseRedirect(reverse("inbox"))
     names = _names(user, [u for t in page.tasks for u in (t.on_behalf_of, t.handed_on_from)])
-    now = timezone.now()
+    others = lists.others_asked(user, page.tasks)
+    resubmitted = lists.resubmissions(t.workflow for t in page.tasks)
+    away = standing_in_marks(user, page.tasks)  # "for Bob", and hand-over notes
     rows = []
     for t in page.tasks:
         wf = t.workflow
         submitter = wf.submitter
+        behalf = present.person(t.on_behalf_of, names) if t.on_behalf_of else ""
         rows.append(
             {
+                "waiting": lists.age(t.created_at, now),
+                "since": present.when(t.created_at),
+                "waits_on": lists.inbox_waits_on(others.get((str(wf.pk), t.step), [])),
+                "resubmission": resubmitted.get(str(wf.pk)),
                 "task": t,
                 "wf": wf,
                 "request_id": uuid.uuid4().hex,
@@ -164,7 +192,7 @@ def inbox(request: HttpRequest) -> HttpResponse:
                 "requester": (submitter.first_name or submitter.username) if submitter else "",
                 "figures": present.key_figures(_schema(wf.template), wf.data),
                 "step": present.step_title(_raw(wf.template), t.step),
-                "behalf": present.person(t.on_behalf_of, names) if t.on_behalf_of else "",
+                "behalf": behalf,
                 "handed_on": present.handed_on(t.handed_on_from, names),
                 "due": present.when(t.due_at),
                 "overdue": t.due_at < now,
@@ -173,6 +201,7 @@ def inbox(request: HttpRequest) -> HttpResponse:
                 **_decision_words(
                     wf, (submitter.first_name or submitter.username) if submitter else ""
                 ),
+                **away.get(t.pk, {}),
             }
         )
     return render(
@@ -181,11 +210,18 @@ def inbox(request: HttpRequest) -> HttpResponse:
         {
             "rows": rows,
             "next_cursor": page.next_cursor,
+            "listing": page,
+            "chosen": chosen,
+            "notes": notes,
+            "sorts": lists.SORT_LABELS,
+            "filtered": chosen != InboxFilter(sort=chosen.sort) or bool(request.GET.get("cursor")),
+            "query": _query_without(request, "page", "cursor"),
             "decisions": DECISION_LABELS,
             "money": present.money_parts({str(r["currency"]) for r in rows if r["currency"]}),
             "undo_seconds": UNDO_SECONDS,
             "reason_texts": REASON_TEXTS,
             "done_words": DECISION_RECORDED,
+            "handover_note_max": HANDOVER_NOTE_MAX,
         },
     )
 
@@ -227,11 +263,35 @@ def _draft_rows(user: User) -> list[dict[str, Any]]:
 @login_required
 def my_workflows(request: HttpRequest) -> HttpResponse:
     user = _member(request)
-    rows = workflows_submitted(user=user, limit=100)
+    kinds, _ = inbox_kinds(user)
+    notes: list[str] = []
+    status = lists.read_status(request.GET, notes)
+    kind = lists.kind_of(request.GET, kinds, notes)
+    statuses = lists.STATUS_FILTERS[status][1] if status else ()
+    rows = requests_of(user=user, statuses=statuses, kind=kind, limit=100)
+    waits = lists.waiting_on(user, rows)
+    now = timezone.now()
+    table = [
+        {
+            **row,
+            "waits_on": waits.get(str(row["wf"].pk), ""),
+            "age": lists.age(row["wf"].created_at, now),
+        }
+        for row in _workflow_rows(user, rows)
+    ]
     return render(
         request,
         "approvals/my_workflows.html",
-        {"rows": _workflow_rows(user, rows), "drafts": _draft_rows(user)},
+        {
+            "rows": table,
+            "drafts": _draft_rows(user),
+            "kinds": kinds,
+            "statuses": {k: words for k, (words, _) in lists.STATUS_FILTERS.items()},
+            "chosen_status": status,
+            "chosen_kind": kind,
+            "filtered": bool(status or kind),
+            "notes": notes,
+        },
     )
 
 
@@ -275,6 +335,8 @@ def _detail_context(user: User, wf: Workflow) -> dict[str, Any]:
         names=names,
     )
     lines = present.timeline(history, ctx)
+    mine = any(a["user"] == user.username for a in assignees)
+    stand_in = "" if mine else stands_in_for(user, [a["user"] or "" for a in assignees])
     done = {str(h.payload.get("step")) for h in history if h.type == "StepCompleted"}
     skipped = {str(h.payload.get("step")) for h in history if h.type == "StepSkipped"}
     return {
@@ -305,7 +367,11 @@ def _detail_context(user: User, wf: Workflow) -> dict[str, Any]:
         ),
         "submitted": present.when(wf.created_at),
         "submitter_name": present.person(submitter, names),
-        "mine": any(a["user"] == user.username for a in assignees),
+        "mine": mine or bool(stand_in),
+        # a task of someone out of office whom ``user`` decides for now ("for Bob")
+        "for_user": stand_in,
+        "for_name": present.person(stand_in, names) if stand_in else "",
+        "handover_note_max": HANDOVER_NOTE_MAX,
         "sent_back": _awaits_changes_from(user, wf),
         "request_id": uuid.uuid4().hex,
         "decisions": DECISION_LABELS,
@@ -350,6 +416,8 @@ def decide(request: HttpRequest, workflow_id: str) -> HttpResponse:
     request_id = request.POST.get("request_id", "")
     comment = request.POST.get("comment", "")[:4000]
     delegate_to = request.POST.get("delegate_to", "").strip() or None
+    # a task of someone out of office whom ``user`` stands in for (the inbox's "for Bob")
+    on_behalf_of = request.POST.get("on_behalf_of", "").strip()[:150] or None
     back = request.POST.get("next") or reverse("workflow", args=[workflow_id])
     if not url_has_allowed_host_and_scheme(
         back, allowed_hosts={request.get_host()}, require_https=request.is_secure()
@@ -363,6 +431,8 @@ def decide(request: HttpRequest, workflow_id: str) -> HttpResponse:
         return _answer(request, back, ok=False, message=COMMENT_NUL, code=400)
     if delegate_to is not None and "\x00" in delegate_to:
         return _answer(request, back, ok=False, message=DELEGATE_NUL, code=400)
+    if on_behalf_of is not None and "\x00" in on_behalf_of:
+        return _answer(request, back, ok=False, message=DECISION_UNREADABLE, code=400)
     if decision in TURNING_BACK:
         asked = _turning_back_asks(request, user, workflow_id, decision, comment, back)
         if asked is not None:
@@ -374,13 +444,15 @@ def decide(request: HttpRequest, workflow_id: str) -> HttpResponse:
             decision=decision,
             request_id=request_id,
             comment=comment,
+            on_behalf_of=on_behalf_of,
             delegate_to=delegate_to if decision == "delegate" else None,
         )
     except WorkflowNotFound:
         raise Http404 from None  # unknown, or another organisation's: the same answer
     except CommandRejected as exc:
         text = REJECTION_TEXT.get(exc.code, exc.message)
-        code = 422 if exc.code == engine_errors.REASON_REQUIRED else 409
+        turned_down = (engine_errors.REASON_REQUIRED, engine_errors.INVALID_COMMENT)
+        code = 422 if exc.code in turned_down else 409
         return _answer(request, back, ok=False, message=text, code=code)
     except (access.Forbidden, RequestIdReused) as exc:
         return _answer(request, back, ok=False, message=str(exc), code=403)
@@ -666,6 +738,12 @@ class OutOfOfficeForm(forms.Form):
     first_day = BoundedDateField(label="First day away")
     last_day = BoundedDateField(label="Last day away")
     reason = forms.CharField(label="Note (optional)", required=False, max_length=200)
+    hand_over = forms.BooleanField(
+        label="Also hand over the tasks I hold now",
+        required=False,
+        help_text="They go to your colleague at once, who decides them for you; they stay "
+        "with them when you are back.",
+    )
 
     def period(self) -> tuple[dt.datetime, dt.datetime]:
         """The absence as moments: from the first day's start to the end of the last
@@ -723,7 +801,7 @@ def out_of_office(request: HttpRequest) -> HttpResponse:
             delegate = form.colleague(user)
             if delegate is not None:
                 try:
-                    delegation_set(
+                    absence = delegation_set(
                         user=user,
                         delegate=delegate,
                         starts_at=starts,
@@ -739,6 +817,8 @@ def out_of_office(request: HttpRequest) -> HttpResponse:
                         f"While you are away ({first.day} {first:%b} to {last.day} {last:%b}), "
                         f"{name} decides your tasks.",
                     )
+                    if form.cleaned_data["hand_over"]:
+                        hand_over_said(request, user, absence.pk, delegate)
                     return HttpResponseRedirect(reverse("out-of-office"))
     now = timezone.now()
     current = (
