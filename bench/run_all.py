@@ -37,6 +37,7 @@ BENCHES: list[tuple[str, list[str]]] = [
     ("mail_drain.py", []),
     ("long_history.py", []),
     ("profile_decisions.py", []),
+    ("offline_verify.py", []),
 ]
 COMMAND = (
     "make bench  # = DATABASE_URL=postgres://postgres@127.0.0.1:5432/approvals "
