@@ -78,7 +78,10 @@ def _manage(url: str, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_a_dump_restored_into_a_fresh_database_verifies_and_rebuilds_equal(
-    acme: Any, mixed_run: list[str], restored_url: str, tmp_path: Path
+    acme: Any,
+    mixed_run: list[str],  # noqa: F811
+    restored_url: str,
+    tmp_path: Path,
 ) -> None:
     original = _reprs(read_models_of(tenant_id=acme.pk))
     assert all(original.values())  # tasks, timers, attempts, participants, workflows
