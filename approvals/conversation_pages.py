@@ -15,13 +15,16 @@ from templates_engine import CommandRejected
 from templates_engine.comments import COMMENT_MAX
 
 from . import access
+from .attachment_pages import files_checked, files_recorded
 from .models import User, Workflow
 from .pages import BUSY, DECISION_UNREADABLE, _detail_context, _member, _subject
 from .request_ids import request_id_valid
 from .runtime.commands import Busy, RequestIdReused, WorkflowNotFound
 from .selectors.workflows import workflow_get
+from .services.attachments import AttachmentRefused
 from .services.comments import CommentRefused, workflow_comment
 from .services.workflows import workflow_cancel
+from .web.uploads import uploads_streamed
 
 COMMENT_ADDED = "Your comment was added; the others on this request are told by e-mail."
 COMMENT_ALREADY_ADDED = "Your comment had already been added."
@@ -53,6 +56,7 @@ def _again(
 
 @login_required
 @require_http_methods(["POST"])
+@uploads_streamed
 def workflow_comment_page(request: HttpRequest, workflow_id: str) -> HttpResponse:
     user = _member(request)
     wf = _readable(user, workflow_id)
@@ -63,18 +67,23 @@ def workflow_comment_page(request: HttpRequest, workflow_id: str) -> HttpRespons
     if not request_id_valid(request_id):
         return _again(request, user, wf, 400, comment_text=text, comment_error=DECISION_UNREADABLE)
     try:
-        result = workflow_comment(
-            user=user, workflow_id=workflow_id, text=text, request_id=request_id
-        )
+        files = files_checked(request, workflow_id=wf.pk)
+        result = None
+        if text.strip() or not files:  # files alone need no words
+            result = workflow_comment(
+                user=user, workflow_id=workflow_id, text=text, request_id=request_id
+            )
     except WorkflowNotFound:
         raise Http404 from None
-    except (CommandRejected, CommentRefused) as exc:
+    except (CommandRejected, CommentRefused, AttachmentRefused) as exc:
         return _again(request, user, wf, 422, comment_text=text, comment_error=exc.message)
     except (access.Forbidden, RequestIdReused) as exc:
         return _again(request, user, wf, 403, comment_text=text, comment_error=str(exc))
     except Busy:
         return _again(request, user, wf, 503, comment_text=text, comment_error=BUSY)
-    messages.success(request, COMMENT_ALREADY_ADDED if result.duplicate else COMMENT_ADDED)
+    if result is not None:
+        messages.success(request, COMMENT_ALREADY_ADDED if result.duplicate else COMMENT_ADDED)
+    files_recorded(request, user, wf.pk, files, request_id)
     return HttpResponseRedirect(reverse("workflow", args=[workflow_id]) + "#conversation")
 
 

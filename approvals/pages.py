@@ -10,11 +10,18 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from django import forms
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseRedirect,
+    JsonResponse,
+    StreamingHttpResponse,
+)
+from django.http.response import HttpResponseBase
 from django.shortcuts import render
 from django.urls import reverse, reverse_lazy
 from django.utils import timezone
@@ -26,7 +33,7 @@ from templates_engine import errors as engine_errors
 from templates_engine.steps.approval import HANDOVER_NOTE_MAX, REASON_REQUIRED, TURNING_BACK
 
 from . import access
-from .data_words import file_size
+from .attachment_pages import file_field_context, files_card, files_checked, files_recorded
 from .decisions import DECISION_LABELS, DECISION_RECORDED
 from .definitions import definition_for
 from .models import Delegation, Draft, User, Workflow, WorkflowTemplate
@@ -44,6 +51,7 @@ from .selectors.workflows import (
     workflow_history,
     workflow_restart_links,
 )
+from .services.attachments import AttachmentRefused
 from .services.delegations import DelegationRefused, delegation_set
 from .services.drafts import (
     DraftNotFound,
@@ -67,7 +75,9 @@ from .web import present
 from .web.diagram import workflow_svg
 from .web.forms import BoundedDateField, SchemaForm
 from .web.hand_over import hand_over_said, standing_in_marks
+from .web import search_results
 from .web.search import WorkflowSearch
+from .web.uploads import uploads_streamed
 
 DECISIONS = (*DECISION_LABELS, "delegate")
 COMMENT_NUL = "The comment may not contain a NUL character; nothing was recorded."
@@ -346,10 +356,10 @@ def _detail_context(user: User, wf: Workflow) -> dict[str, Any]:
         "status_sentence": status,
         "data_rows": present.data_rows(_schema(wf.template), wf.data),
         "timeline": lines,
-        "files": [line for line in lines if line.file],
+        "files": files_card(lines),
         "may_attach": access.may_attach(user, wf),
         "attach_request_id": uuid.uuid4().hex,
-        "file_limit": file_size(settings.APPROVALS_FILE_MAX_BYTES),
+        **file_field_context(),
         "sent_back_note": present.sent_back_note(history, ctx),
         "may_comment": access.may_comment(user, wf),
         "comment_request_id": uuid.uuid4().hex,
@@ -504,6 +514,7 @@ def _turning_back_asks(
 
 @login_required
 @require_http_methods(["POST"])
+@uploads_streamed
 def workflow_resubmit(request: HttpRequest, workflow_id: str) -> HttpResponse:
     """The submitter answers a send-back with changed data (or withdraws)."""
     user = _member(request)
@@ -524,6 +535,7 @@ def workflow_resubmit(request: HttpRequest, workflow_id: str) -> HttpResponse:
         form.add_error(None, COMMENT_NUL)
     if not comment_nul and (withdraw or form.is_valid()):
         try:
+            files = [] if withdraw else files_checked(request, workflow_id=workflow_id)
             workflow_decide(
                 user=user,
                 workflow_id=workflow_id,
@@ -534,7 +546,7 @@ def workflow_resubmit(request: HttpRequest, workflow_id: str) -> HttpResponse:
             )
         except WorkflowNotFound:
             raise Http404 from None
-        except CommandRejected as exc:
+        except (CommandRejected, AttachmentRefused) as exc:
             form.add_error(None, REJECTION_TEXT.get(exc.code, exc.message))
         except (access.Forbidden, RequestIdReused) as exc:
             form.add_error(None, str(exc))
@@ -544,6 +556,7 @@ def workflow_resubmit(request: HttpRequest, workflow_id: str) -> HttpResponse:
             messages.success(
                 request, f"{'Withdrew' if withdraw else 'Resubmitted'} {_subject(wf)}."
             )
+            files_recorded(request, user, workflow_id, files, request_id)
             return HttpResponseRedirect(reverse("workflow", args=[workflow_id]))
     context = _detail_context(user, wf)
     context["form"] = form
@@ -557,6 +570,7 @@ def _latest_templates(user: User) -> list[WorkflowTemplate]:
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@uploads_streamed
 def workflow_new(request: HttpRequest) -> HttpResponse:
     """The new-request form; with ``?draft=`` the draft to go on with. Submit starts the
     workflow (a draft's with the draft's own key); Save as draft keeps what is there,
@@ -594,6 +608,7 @@ def workflow_new(request: HttpRequest) -> HttpResponse:
                 return saved
         elif not saving_draft and form.is_valid():
             try:
+                files = files_checked(request)
                 result = _start_or_submit(user, key, form, draft, idempotency_key)
             except (
                 CommandRejected,
@@ -602,6 +617,7 @@ def workflow_new(request: HttpRequest) -> HttpResponse:
                 SubjectTaken,
                 DraftRefused,
                 access.Forbidden,
+                AttachmentRefused,
             ) as exc:
                 form.add_error(None, str(exc))
             except Busy:
@@ -609,7 +625,10 @@ def workflow_new(request: HttpRequest) -> HttpResponse:
             except DraftNotFound:
                 raise Http404 from None  # deleted meanwhile (in another tab)
             else:
-                return _started(request, user, result)
+                started = _started(request, user, result)
+                if not result.existing:
+                    files_recorded(request, user, result.workflow_id, files, idempotency_key)
+                return started
     return render(
         request,
         "approvals/workflow_new.html",
@@ -620,6 +639,7 @@ def workflow_new(request: HttpRequest) -> HttpResponse:
             "draft": draft,
             "draft_saved": present.when(draft.updated_at) if draft else "",
             "idempotency_key": idempotency_key or uuid.uuid4().hex,
+            **file_field_context(),
         },
         status=status,
     )
@@ -856,13 +876,33 @@ def search(request: HttpRequest) -> HttpResponse:
     parameter names, so a search's address can be shared or asked of the API."""
     _member(request)
     filters = WorkflowSearch(request.GET or None, request=request)
+    paging = search_results.PageForm(request.GET)
     rows: list[dict[str, Any]] | None = None
-    status = 200
+    links: dict[str, str] = {}
+    status, page = 200, paging.number()
     if request.GET:
-        if filters.is_valid():
-            rows = _workflow_rows(filters.user, filters.results())
+        if filters.is_valid() and paging.is_valid():
+            size = search_results.PAGE_SIZE
+            found = filters.results(limit=size + 1, offset=(page - 1) * size)
+            rows = _workflow_rows(filters.user, found[:size])
+            links = search_results.page_links(request.GET.dict(), page, more=len(found) > size)
         else:
             status = 400
-    return render(
-        request, "approvals/search.html", {"form": filters.form, "rows": rows}, status=status
-    )
+    context = {"form": filters.form, "paging": paging, "page": page, "links": links}
+    return render(request, "approvals/search.html", {**context, "rows": rows}, status=status)
+
+
+@login_required
+def search_export(request: HttpRequest) -> HttpResponseBase:
+    """The whole result of a search as CSV, streamed; a refused search is the search
+    page with its errors (and nothing is exported)."""
+    _member(request)
+    filters = WorkflowSearch(request.GET, request=request)
+    if not filters.is_valid():
+        context = {"form": filters.form, "paging": search_results.PageForm(), "rows": None}
+        return render(request, "approvals/search.html", context, status=400)
+    lines = search_results.search_csv(filters, zone=timezone.get_current_timezone())
+    response = StreamingHttpResponse(lines, content_type="text/csv; charset=utf-8")
+    name = search_results.csv_filename(timezone.localtime())
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response

@@ -27,6 +27,11 @@ urlpatterns = [
         name="workflow-file",
     ),
     path(
+        "workflows/<uuid:workflow_id>/files/<str:sha256>/preview",
+        attachment_pages.workflow_file_preview,
+        name="workflow-file-preview",
+    ),
+    path(
         "workflows/<uuid:workflow_id>/comments",
         conversation_pages.workflow_comment_page,
         name="workflow-comment",
@@ -39,6 +44,7 @@ urlpatterns = [
     path("drafts/<uuid:draft_id>/submit", draft_pages.draft_submit_page, name="draft-submit"),
     path("drafts/<uuid:draft_id>/delete", draft_pages.draft_delete_page, name="draft-delete"),
     path("search", pages.search, name="search"),
+    path("search/export.csv", pages.search_export, name="search-export"),
     path("account/out-of-office", pages.out_of_office, name="out-of-office"),
     path(
         "account/out-of-office/<int:delegation_id>/end",

@@ -17,6 +17,7 @@ from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 from approvals.workers.jobs import PERIODIC_JOBS, beat_schedule
+from config.storage import attachments_storage
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -330,17 +331,22 @@ APPROVALS_FILES_BACKEND = env_str(
 )
 # The largest file accepted; an upload is cut off as it streams past this.
 APPROVALS_FILE_MAX_BYTES = env_int("APPROVALS_FILE_MAX_BYTES", 10 * 1024 * 1024)
+# How many files one request may hold, and how many one form or API call may bring.
+APPROVALS_FILES_PER_REQUEST = env_int("APPROVALS_FILES_PER_REQUEST", 20)
+APPROVALS_FILES_PER_UPLOAD = env_int("APPROVALS_FILES_PER_UPLOAD", 5)
+# The types accepted, as sniffed from the content (a subset of the five known ones).
+APPROVALS_FILE_TYPES = env_list(
+    "APPROVALS_FILE_TYPES", "application/pdf,image/png,image/jpeg,image/webp,image/heic"
+)
+# An image larger than this (width x height) is refused: decoding it could take
+# gigabytes (a "decompression bomb"). Previews are cut off after this many seconds.
+APPROVALS_IMAGE_MAX_PIXELS = env_int("APPROVALS_IMAGE_MAX_PIXELS", 40_000_000)
+APPROVALS_PREVIEW_TIMEOUT_SECONDS = env_int("APPROVALS_PREVIEW_TIMEOUT_SECONDS", 10)
+# With APPROVALS_S3_BUCKET set, files go to that S3-compatible bucket (config/storage.py).
 STORAGES: dict[str, dict[str, Any]] = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
-    "attachments": {
-        "BACKEND": APPROVALS_FILES_BACKEND,
-        "OPTIONS": (
-            {"location": APPROVALS_FILES_ROOT}
-            if APPROVALS_FILES_BACKEND.endswith("FileSystemStorage")
-            else {}
-        ),
-    },
+    "attachments": attachments_storage(os.environ, str(BASE_DIR / "files")),
 }
 
 # --- E-mail ---------------------------------------------------------------------------

@@ -55,6 +55,34 @@ def stored_name(sha256: str) -> str:
     return f"{sha256[:2]}/{sha256}"
 
 
+def preview_name(sha256: str) -> str:
+    """Where the preview of the file ``sha256`` is kept (a small PNG), if it has one."""
+    return f"previews/{sha256[:2]}/{sha256}.png"
+
+
+def attachment_hashes(*, workflow_id: uuid.UUID | str) -> set[str]:
+    """The SHA-256 of every file the request's history names (a file attached twice
+    counts once)."""
+    return set(
+        WorkflowEvent.objects.filter(workflow_id=workflow_id, type="FileAttached").values_list(
+            "payload__sha256", flat=True
+        )
+    )
+
+
+def preview_exists(sha256: str) -> bool:
+    return bool(storages[STORAGE_ALIAS].exists(preview_name(sha256)))
+
+
+def preview_open(attachment: Attachment) -> IO[bytes] | None:
+    """The stored preview of ``attachment``, or None when it has none."""
+    storage = storages[STORAGE_ALIAS]
+    name = preview_name(attachment.sha256)
+    if not storage.exists(name):
+        return None
+    return storage.open(name, "rb")
+
+
 def attachment_open(attachment: Attachment) -> IO[bytes]:
     """The stored bytes, opened for reading in chunks."""
     return storages[STORAGE_ALIAS].open(stored_name(attachment.sha256), "rb")
