@@ -14,12 +14,13 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 
-from . import access
+from . import access, zones
 from .activities.outbound import allow_list
 from .admin_offboard import OffboardingAdmin
 from .admin_ops import WorkflowOperationsAdmin
 from .admin_templates import PrettyJSONField
 from .admin_templates import WorkflowTemplateAdmin as WorkflowTemplateAdminBase
+from .admin_workflows import WorkflowPeopleAdmin
 from .audit.admin import AuditExportAdmin
 from .cron import Cron, CronInvalid
 from .models import (
@@ -33,7 +34,6 @@ from .models import (
     Timer,
     User,
     Workflow,
-    WorkflowEvent,
     WorkflowTemplate,
 )
 from .selectors.templates import workflow_template_latest
@@ -120,7 +120,19 @@ class SuperuserOnly(admin.ModelAdmin):
         return self.has_module_permission(request)
 
 
+def _organisation_zones() -> list[tuple[str, str]]:
+    return [("", "UTC (none chosen)"), *zones.zone_choices()]
+
+
 class TenantForm(forms.ModelForm):
+    time_zone = forms.ChoiceField(
+        required=False,
+        choices=_organisation_zones,
+        label="Time zone",
+        help_text="E-mails show times in this zone to people who chose none of their own.",
+        error_messages={"invalid_choice": zones.ZONE_INVALID},
+    )
+
     class Meta:
         model = Tenant
         fields = "__all__"
@@ -132,6 +144,12 @@ class TenantForm(forms.ModelForm):
         except ValueError as exc:
             raise forms.ValidationError(str(exc)) from exc
         return str(text)
+
+    def clean_time_zone(self) -> str:
+        value = str(self.cleaned_data.get("time_zone") or "")
+        if value and zones.zone_named(value) is None:
+            raise forms.ValidationError(zones.ZONE_INVALID)
+        return value
 
 
 @admin.register(Tenant)
@@ -166,7 +184,7 @@ class TenantAdmin(SuperuserOnly):
         user: Any = request.user
         if user.is_superuser:
             return super().get_fields(request, obj)
-        return ["name", "outbound_hosts"]
+        return ["name", "time_zone", "outbound_hosts"]
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
         user: Any = request.user
@@ -392,27 +410,6 @@ class StartScheduleAdmin(TenantScoped):
         super().save_model(request, obj, form, change)
 
 
-class EventInline(admin.TabularInline):
-    model = WorkflowEvent
-    fields = ("seq", "type", "actor", "role", "on_behalf_of", "created_at", "payload")
-    readonly_fields = fields
-    extra = 0
-    can_delete = False
-    ordering = ["seq"]
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return access.admin_may(request.user, "view", "workflowevent")
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-
 class ReadOnlyAdmin(TenantScoped):
     def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
         return False
@@ -425,23 +422,10 @@ class ReadOnlyAdmin(TenantScoped):
 
 
 @admin.register(Workflow)
-class WorkflowAdmin(AuditExportAdmin, WorkflowOperationsAdmin, ReadOnlyAdmin):
+class WorkflowAdmin(AuditExportAdmin, WorkflowOperationsAdmin, WorkflowPeopleAdmin, ReadOnlyAdmin):
     """Read-only: what an organisation admin may do to a workflow is on its operations
-    page (admin_ops), through the command path."""
-
-    list_display = [
-        "id",
-        "template_key",
-        "template_version",
-        "subject_type",
-        "subject_id",
-        "public_status",
-        "submitter",
-        "created_at",
-    ]
-    list_filter = ["tenant", "template_key", "status"]
-    search_fields = ["id", "subject_id"]
-    inlines = [EventInline]
+    page (admin_ops), through the command path. The list and the view read as the
+    app does (admin_workflows)."""
 
 
 @admin.register(PendingTask)

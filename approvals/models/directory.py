@@ -28,6 +28,14 @@ class Tenant(models.Model):
             " word 'private' after a host to allow its private addresses too."
         ),
     )
+    # The zone mails show times in for a person who chose none (approvals.zones).
+    time_zone = models.CharField(
+        max_length=64,
+        blank=True,
+        default="",
+        db_default="",
+        help_text="E-mails show times in this zone to people who chose none of their own.",
+    )
 
     def __str__(self) -> str:
         return self.name

@@ -16,14 +16,16 @@ from django.urls import reverse
 
 from approvals import zones
 from approvals.decisions import DECISION_LABELS
+from approvals.models import Tenant
 
 from . import links
 
 
-def mail_context(facts: dict[str, Any]) -> dict[str, Any]:
+def mail_context(facts: dict[str, Any], org_zone: str = "") -> dict[str, Any]:
     """The template context of a mail: its facts, with the links they grant minted and
     the page addresses added. Facts kept before the links were minted here already
-    carry them (``actions``, ``workflow_url``) and are used as they are."""
+    carry them (``actions``, ``workflow_url``) and are used as they are. Times are shown
+    in the recipient's zone, else ``org_zone`` (the organisation's), else UTC."""
     ctx = dict(facts)
     base = settings.APPROVALS_BASE_URL
     if "workflow" in ctx:
@@ -49,26 +51,38 @@ def mail_context(facts: dict[str, Any]) -> dict[str, Any]:
             for decision in links.DECISIONS
         ]
     ctx.setdefault("actions", [])
+    zone = zones.zone_named(ctx.get("zone") or None) or zones.zone_named(org_zone or None)
     if "due" not in ctx:
-        ctx["due"] = _due(ctx.get("due_at"), ctx.get("zone") or "")
+        ctx["due"] = _moment(ctx.get("due_at"), zone)
+    ctx["since"] = _moment(ctx.get("since_at"), zone)
+    ctx.setdefault("summary", ctx.get("title", ""))
+    ctx.setdefault("comment_label", "Comment")
     return ctx
 
 
-def _due(due_at: float | None, zone: str) -> str:
-    """The task's due time in the recipient's chosen zone (UTC when they chose none:
+def _moment(at: float | None, zone: dt.tzinfo | None) -> str:
+    """An instant kept in a mail's facts, in ``zone`` (UTC, named, when there is none:
     a mail has no browser to ask)."""
-    if not due_at:
+    if not at:
         return ""
-    at = dt.datetime.fromtimestamp(due_at, tz=dt.UTC)
-    return zones.moment(at, zones.zone_named(zone or None) or dt.UTC)
+    moment = dt.datetime.fromtimestamp(at, tz=dt.UTC)
+    return zones.moment(moment, zone or dt.UTC)
 
 
 def mail_bodies(row: Any) -> tuple[str, str]:
     """The text and HTML bodies of an outbox row: those sent, or rendered now from the
-    facts it keeps."""
+    facts it keeps (times in the recipient's zone, else their organisation's)."""
     if row.text_body:
         return row.text_body, row.html_body
-    ctx = mail_context(row.context)
+    ctx = mail_context(row.context, org_zone=organisation_zone(row.tenant_id))
     text = render_to_string("approvals/mail/message.txt", ctx)
     html = render_to_string("approvals/mail/message.html", ctx)
     return text, html
+
+
+def organisation_zone(tenant_id: int | None) -> str:
+    """The zone an organisation's admin chose for its mails; "" when none."""
+    if tenant_id is None:
+        return ""
+    zone = Tenant.objects.filter(pk=tenant_id).values_list("time_zone", flat=True).first()
+    return zone or ""

@@ -6,18 +6,19 @@ projecting the same events again writes nothing new, because each row is unique 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
 
-from approvals.definitions import definition_for
+from approvals.definitions import definition_for, raw_definition_for
 from approvals.models import Workflow, WorkflowEvent
 from approvals.runtime import store
 from approvals.runtime.directory import Contact, TenantDirectory
 from approvals.runtime.dispatch import mail_dispatch_on_commit
+from approvals.step_words import failure_sentence, step_title, undo_failure_sentence
 from templates_engine import State
 from templates_engine import events as ev
 
@@ -63,44 +64,67 @@ def notices_of(
     first_seq: int,
     submitter: str | None,
     deciders: frozenset[str] = frozenset(),
+    new: State | None = None,
 ) -> list[Notice]:
     """Who is told what about ``events`` (the first at ``first_seq``). ``deciders`` are
-    the people who decided a step before these events (a comment tells them too)."""
+    the people who decided a step before these events (a comment tells them too). Each
+    notice carries the why its mail needs: who decided and their words, the deadline
+    that passed, the step that failed; what happened in an earlier command (a rejection
+    whose undo ran later) is marked ``looked_up`` for ``mail_project`` to read."""
     out: list[Notice] = []
     last_decision: ev.DecisionRecorded | None = None
+    failed: ev.StepFailed | None = None
     holders = {a.user for a in old.outstanding()} if old.step else set()
+    due = old.due_at
     for i, e in enumerate(events):
         seq = first_seq + i
         if isinstance(e, ev.DecisionRecorded):
             last_decision = e
+        elif isinstance(e, ev.StepFailed):
+            failed = e
         elif isinstance(e, ev.ApprovalRequested):
             holders = {a.user for a in e.assignments}
-            due = {"due_at": e.due_at} if e.due_at else {}
+            due = e.due_at
+            extra: dict[str, Any] = {"due_at": e.due_at} if e.due_at else {}
             out += [
-                Notice(seq, a.user, MailKind.TASK_ASSIGNED, e.step, seq, extra=due)
+                Notice(seq, a.user, MailKind.TASK_ASSIGNED, e.step, seq, extra=extra)
                 for a in e.assignments
             ]
         elif isinstance(e, ev.TaskReassigned):
             escalated = e.reason == "escalated"
             kind = MailKind.ESCALATED if escalated else MailKind.TASK_ASSIGNED
-            out.append(Notice(seq, e.to_user, kind, e.step, seq, e.from_user, e.comment))
+            extra = {"due_at": due, "handed": e.reason, "by": e.actor or ""}
+            out.append(Notice(seq, e.to_user, kind, e.step, seq, e.from_user, e.comment, extra))
             if escalated and e.replace:
-                out.append(Notice(seq, e.from_user, MailKind.ESCALATED_AWAY, e.step, 0, e.to_user))
+                away = {"due_at": due}
+                passed = Notice(seq, e.from_user, MailKind.ESCALATED_AWAY, e.step, 0, e.to_user)
+                passed.extra = away
+                out.append(passed)
         elif isinstance(e, ev.Escalated):
-            new = {a.user for a in e.assignments}
-            to = ", ".join(sorted(new))
-            out += [Notice(seq, u, MailKind.ESCALATED, e.step, seq) for u in sorted(new)]
+            new_holders = {a.user for a in e.assignments}
+            to = ", ".join(sorted(new_holders))
+            extra = {"due_at": due, "looked_up": "since"}
+            out += [
+                Notice(seq, u, MailKind.ESCALATED, e.step, seq, extra=dict(extra))
+                for u in sorted(new_holders)
+            ]
             if e.replace:
-                gone = sorted(holders - new)
-                out += [Notice(seq, u, MailKind.ESCALATED_AWAY, e.step, 0, to) for u in gone]
-                holders = new
+                gone = sorted(holders - new_holders)
+                out += [
+                    Notice(seq, u, MailKind.ESCALATED_AWAY, e.step, 0, to, extra={"due_at": due})
+                    for u in gone
+                ]
+                holders = new_holders
             else:
-                holders |= new
+                holders |= new_holders
         elif isinstance(e, ev.ReminderSent):
             # A reminder only goes to who holds the step's current round, so its links
             # may be bound to the reminder itself: they stop working, as the first mail's
             # do, once a later round begins (notifications.links).
-            out += [Notice(seq, u, MailKind.REMINDER, e.step, seq) for u in e.users]
+            extra = {"due_at": due, "looked_up": "since"}
+            out += [
+                Notice(seq, u, MailKind.REMINDER, e.step, seq, extra=dict(extra)) for u in e.users
+            ]
         elif isinstance(e, ev.SentBack) and e.to_step is None and submitter:
             by = last_decision.actor if last_decision else ""
             comment = last_decision.comment if last_decision else ""
@@ -115,10 +139,36 @@ def notices_of(
                     for u in sorted(holders - {submitter})
                 ]
                 continue
-            by = last_decision.actor if last_decision else ""
-            comment = last_decision.comment if last_decision else ""
-            out.append(Notice(seq, submitter, _OUTCOMES[type(e)], "", 0, by, comment))
+            out.append(_outcome(seq, e, submitter, last_decision, failed, new or old))
     return out
+
+
+def _outcome(
+    seq: int,
+    e: ev.Event,
+    submitter: str,
+    decision: ev.DecisionRecorded | None,
+    failed: ev.StepFailed | None,
+    state: State,
+) -> Notice:
+    """The submitter's mail about how their request ended, with who and why."""
+    kind = _OUTCOMES[type(e)]
+    if isinstance(e, ev.WorkflowCancelled):
+        if e.actor is None:  # ended after its undo ran: the cancel came before
+            return Notice(seq, submitter, kind, extra={"looked_up": "cancel"})
+        return Notice(seq, submitter, kind, "", 0, e.actor, e.reason)
+    if isinstance(e, ev.WorkflowRejected):
+        if decision is None or decision.decision != "reject":
+            return Notice(seq, submitter, kind, extra={"looked_up": "reject"})
+        return Notice(seq, submitter, kind, decision.step, 0, decision.actor, decision.comment)
+    if isinstance(e, ev.CompensationFailed):
+        return Notice(seq, submitter, kind, e.step, extra={"undo_failed": True})
+    if isinstance(e, ev.WorkflowRolledBack):
+        step = failed.step if failed else (state.failed_step or "")
+        error = failed.error if failed else (state.error or "")
+        return Notice(seq, submitter, kind, step, extra={"error": error})
+    by = decision.actor if decision else ""
+    return Notice(seq, submitter, kind, "", 0, by, decision.comment if decision else "")
 
 
 def _comment_notices(
@@ -144,8 +194,8 @@ def _name(user: Any) -> str:
     return user.get_full_name() or user.username
 
 
-def _step_label(step: str) -> str:
-    return step.replace("_", " ").replace("-", " ").capitalize() if step else ""
+def _step_label(raw: Mapping[str, Any], step: str) -> str:
+    return step_title(raw, step) if step else ""
 
 
 def message_id(*, workflow_id: Any, seq: int, user_id: int) -> str:
@@ -157,27 +207,80 @@ def mail_domain() -> str:
     return urlsplit(settings.APPROVALS_BASE_URL).hostname or "localhost"
 
 
+# (subject label, first line) of each kind; {what} is the request's summary line.
 _HEADLINES = {
     MailKind.TASK_ASSIGNED: ("Please approve", "{what} from {requester} waits for you"),
     MailKind.REMINDER: ("Reminder", "{what} from {requester} still waits for you"),
-    MailKind.ESCALATED: ("Escalated to you", "{what} from {requester} now waits for you"),
-    MailKind.ESCALATED_AWAY: ("Escalated", "{what} from {requester} was passed on to {other}"),
+    MailKind.ESCALATED: (
+        "Escalated to you",
+        "{what} from {requester} was not decided in time and now waits for you",
+    ),
+    MailKind.ESCALATED_AWAY: (
+        "Escalated",
+        "{what} from {requester} was not decided in time and was passed on to {other}",
+    ),
     MailKind.SENT_BACK: ("Sent back", "{other} sent your {what} back for changes"),
     MailKind.OUTCOME_APPROVED: ("Approved", "Your {what} was approved"),
-    MailKind.OUTCOME_REJECTED: ("Rejected", "Your {what} was rejected"),
-    MailKind.OUTCOME_CANCELLED: ("Cancelled", "Your {what} was cancelled"),
-    MailKind.OUTCOME_FAILED: ("Failed", "Your {what} could not be completed"),
+    MailKind.OUTCOME_REJECTED: ("Rejected", "{other} rejected your {what}"),
+    MailKind.OUTCOME_CANCELLED: ("Cancelled", "{other} cancelled your {what}"),
+    MailKind.OUTCOME_FAILED: ("Could not be completed", "Your {what} could not be completed"),
     MailKind.COMMENT: ("Comment", "{other} commented on {what} from {requester}"),
     MailKind.MENTIONED: ("Mentioned", "{other} mentioned you on {what} from {requester}"),
     MailKind.WITHDRAWN: ("Withdrawn", "{other} withdrew {what}; it no longer waits for you"),
 }
-# Mails about a comment or a withdrawal: the request is named by its summary line, and
-# the subject leads with who wrote.
+# A task someone handed over: who did, and how.
+_HANDED = {
+    "delegated": "{other} handed you {what} from {requester}",
+    "reassigned": "{by} gave you {what} from {requester}, which {other} held",
+    "handed_on": "{other} left, so {what} from {requester} now waits for you",
+}
+# The subject leads with who: "{label} by {other}: your {what}" for the submitter's
+# mails; comments and withdrawals as before.
+_BY_SUBJECTS = {
+    MailKind.SENT_BACK,
+    MailKind.OUTCOME_REJECTED,
+    MailKind.OUTCOME_CANCELLED,
+}
 _COMMENT_SUBJECTS = {
     MailKind.COMMENT: "{other} commented: {what}",
     MailKind.MENTIONED: "{other} mentioned you: {what}",
     MailKind.WITHDRAWN: "{other} withdrew {what}",
 }
+# What the quoted words are, by kind: the reason for a rejection, the note with a
+# send-back or a hand-over.
+_WORDS_LABEL = {
+    MailKind.SENT_BACK: "What to change",
+    MailKind.OUTCOME_REJECTED: "Reason",
+    MailKind.OUTCOME_CANCELLED: "Reason",
+    MailKind.WITHDRAWN: "Reason",
+    MailKind.TASK_ASSIGNED: "Note",
+    MailKind.ESCALATED: "Note",
+}
+NO_REASON = "No reason was given."
+
+
+def _why(notice: Notice, raw: Mapping[str, Any]) -> str:
+    """The sentence that says why, for the kinds whose why is not a person's words."""
+    if notice.kind == MailKind.OUTCOME_FAILED:
+        if notice.extra.get("undo_failed"):
+            return undo_failure_sentence(raw, notice.step) + "."
+        if not notice.step:
+            return "A step did not pass, so the steps already done were undone."
+        failure = failure_sentence(raw, notice.step, str(notice.extra.get("error") or ""))
+        return f"{failure}. The steps already done were undone."
+    if notice.kind in (MailKind.ESCALATED, MailKind.ESCALATED_AWAY) and not notice.extra.get(
+        "due_at"
+    ):
+        return "Nobody decided it in time."
+    return ""
+
+
+def _what(summary: str, title: str, amount: str, subject_id: str) -> str:
+    """The request as the mail names it: its summary line; the workflow template's title
+    with it when the line is no more than the amount (a claim with no description)."""
+    if summary and summary != amount:
+        return summary
+    return one_line(f"{title} {amount or subject_id}".strip())
 
 
 def facts(
@@ -188,41 +291,62 @@ def facts(
     people: dict[str, Contact],
     title: str,
     submitter: Contact | None,
+    raw: Mapping[str, Any] | None = None,
 ) -> tuple[str, dict[str, Any]]:
     """The subject of one mail and the facts its bodies are rendered from (plain JSON:
-    the row keeps them, and the sender renders outside the command's transaction)."""
+    the row keeps them, and the sender renders outside the command's transaction).
+    Every mail leads with the request's summary line and says who and why; times stay
+    instants here and are shown in the recipient's zone when the mail is rendered."""
+    raw = raw or {}
     amount = amount_of(wf.data)
-    what = f"{title} {amount}".strip() if amount else title
+    what = _what(wf.summary, title, amount, wf.subject_id)
     requester = _name(submitter)
     other_user = people.get(notice.other)
-    other = _name(other_user) if other_user else notice.other
+    other = _name(other_user) if other_user else (notice.other or "someone")
+    by_user = people.get(str(notice.extra.get("by") or ""))
+    by = _name(by_user) if by_user else "An administrator"
     label, line = _HEADLINES[notice.kind]
-    headline = line.format(what=what, requester=requester, other=other or "someone else")
-    subject = f"{label}: {what} from {requester}"
-    if notice.kind in (MailKind.SENT_BACK,) or notice.kind.startswith("outcome_"):
-        subject = f"{label}: your {what}"
+    handed = str(notice.extra.get("handed") or "")
+    if notice.kind == MailKind.TASK_ASSIGNED and handed in _HANDED:
+        line = _HANDED[handed]
+    headline = line.format(what=what, requester=requester, other=other, by=by)
     if notice.kind in _COMMENT_SUBJECTS:
-        what = wf.summary or what
-        headline = line.format(what=what, requester=requester, other=other or "someone")
-        subject = _COMMENT_SUBJECTS[notice.kind].format(other=other or "someone", what=what)
+        subject = _COMMENT_SUBJECTS[notice.kind].format(other=other, what=what)
+    elif notice.kind in _BY_SUBJECTS:
+        subject = f"{label} by {other}: your {what}"
+    elif notice.kind.startswith("outcome_"):
+        subject = f"{label}: your {what}"
+    else:
+        subject = f"{label}: {what} from {requester}"
     # The links themselves are minted when the mail is rendered (bodies.py): the
     # row keeps what they grant, so a link's age counts from the mail that carries it.
     link = None
     if notice.kind in TASK_KINDS and notice.round:
         link = {"step": notice.step, "round": notice.round, "user": recipient.pk}
-    subject = one_line(subject)
+    words_label = _WORDS_LABEL.get(notice.kind, "Comment")
+    if notice.comment and notice.kind in (MailKind.SENT_BACK, *_BY_SUBJECTS, MailKind.WITHDRAWN):
+        words_label = f"{words_label} ({other})"
+    comment = notice.comment
+    if not comment and notice.kind in _BY_SUBJECTS:
+        comment, words_label = "", "Reason"
     ctx = {
         "recipient": _name(recipient),
-        "subject": subject,
+        "subject": one_line(subject),
         "headline": headline,
+        "summary": what,
         "title": title,
         "amount": amount,
         "requester": requester,
-        "reference": f"{wf.subject_type} {wf.subject_id}",
-        "step": _step_label(notice.step),
+        "reference": f"{title} {wf.subject_id}".strip(),
+        "step": _step_label(raw, notice.step),
         "other": other,
-        "comment": notice.comment,
+        "comment": comment,
+        "comment_label": words_label,
+        "no_reason": NO_REASON if notice.kind in _BY_SUBJECTS and not comment else "",
+        "why": _why(notice, raw),
         "due_at": notice.extra.get("due_at"),  # shown in the recipient's zone
+        "overdue": notice.kind in (MailKind.ESCALATED, MailKind.ESCALATED_AWAY),
+        "since_at": notice.extra.get("since_at"),
         "zone": recipient.time_zone,
         "workflow": str(wf.pk),
         "link": link,
@@ -252,15 +376,17 @@ def mail_project(
         if any(isinstance(e, ev.CommentAdded) for e in events)
         else frozenset()
     )
-    notices = notices_of(old, events, first_seq, submitter, deciders)
+    notices = notices_of(old, events, first_seq, submitter, deciders, new)
     if not notices:
         return
+    _look_up(wf, first_seq, notices)
     names = {n.username for n in notices} | {n.other for n in notices if n.other}
     if submitter:
         names.add(submitter)
     people = directory.contacts(names)
     submitter_contact = people.get(submitter) if submitter else None
     title = definition_for(wf.template_id).title
+    raw = raw_definition_for(wf.template_id)
     rows = []
     for n in notices:
         user = people.get(n.username)
@@ -274,6 +400,7 @@ def mail_project(
             people=people,
             title=title,
             submitter=submitter_contact,
+            raw=raw,
         )
         rows.append(
             (
@@ -312,6 +439,48 @@ _MAIL_COLUMNS = (
     "next_attempt_at",
     "created_at",
 )
+
+
+# What a notice marked ``looked_up`` reads from the history before its command.
+_LOOK_UP_TYPES = {
+    "since": ("ApprovalRequested",),
+    "reject": ("DecisionRecorded",),
+    "cancel": ("CompensationStarted",),
+}
+
+
+def _look_up(wf: Workflow, first_seq: int, notices: list[Notice]) -> None:
+    """Fill in the why of the notices that need an earlier event: since when a reminded
+    or escalated task waits, who rejected or cancelled a request whose undo ran before
+    it ended. One read, and only for those (rare) mails."""
+    wanted = {str(n.extra["looked_up"]) for n in notices if n.extra.get("looked_up")}
+    types = sorted({t for w in wanted for t in _LOOK_UP_TYPES.get(w, ())})
+    if not types:
+        return
+    earlier = list(
+        WorkflowEvent.objects.filter(workflow_id=wf.pk, seq__lt=first_seq, type__in=types)
+        .order_by("-seq")
+        .values_list("type", "payload", "created_at", "actor__username")[:200]
+    )
+    for n in notices:
+        need = n.extra.pop("looked_up", None)
+        for kind, payload, at, actor in earlier:
+            if need == "since" and kind == "ApprovalRequested" and payload.get("step") == n.step:
+                n.extra["since_at"] = at.timestamp()
+                break
+            if (
+                need == "reject"
+                and kind == "DecisionRecorded"
+                and payload.get("decision") == "reject"
+            ):
+                n.step, n.other = str(payload.get("step") or ""), str(payload.get("actor"))
+                n.comment = str(payload.get("comment") or "")
+                break
+            if need == "cancel" and kind == "CompensationStarted":
+                # the engine's reason reads "cancelled by <who>: <their reason>"
+                n.other = actor or ""
+                n.comment = str(payload.get("reason") or "").partition(": ")[2]
+                break
 
 
 def _deciders_before(wf: Workflow, seq: int) -> frozenset[str]:

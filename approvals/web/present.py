@@ -15,6 +15,7 @@ from django.utils import timezone
 from .. import zones
 from ..data_words import code_words, currency_of, file_size, format_value, money_fields
 from ..notifications.format import EXPONENTS, INDIAN_GROUPING, SYMBOLS, money_format
+from ..step_words import humanise, step_title, step_titles
 
 STATUS_WORDS = {
     "NEW": "Starting",
@@ -39,29 +40,6 @@ EXCLUSION_REASONS = {
 
 
 # -- names -------------------------------------------------------------------------------
-
-
-def humanise(identifier: str) -> str:
-    """``reserve_budget`` -> ``Reserve budget``; ``amountPaise`` -> ``Amount paise``."""
-    words = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", identifier or "")
-    words = re.sub(r"[_\-]+", " ", words).strip().lower()
-    return words[:1].upper() + words[1:]
-
-
-def step_titles(raw_definition: Mapping[str, Any]) -> dict[str, str]:
-    """Each step id -> its ``title`` in the workflow template, else the id in words."""
-    titles: dict[str, str] = {}
-    for step in raw_definition.get("steps") or []:
-        if isinstance(step, Mapping) and isinstance(step.get("id"), str):
-            title = step.get("title")
-            titles[step["id"]] = title if isinstance(title, str) and title else humanise(step["id"])
-    return titles
-
-
-def step_title(raw_definition: Mapping[str, Any], step: str | None) -> str:
-    if not step:
-        return ""
-    return step_titles(raw_definition).get(step) or humanise(step)
 
 
 def person(username: str | None, names: Mapping[str, str]) -> str:

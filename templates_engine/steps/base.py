@@ -47,9 +47,14 @@ class Step:
 
 
 def check_fields(doc: Mapping[str, Any], path: str, allowed: set[str]) -> None:
-    unknown = sorted(set(doc) - allowed - {"id", "kind", "when", "title"})
+    unknown = sorted(set(doc) - allowed - {"id", "kind", "when", "title", "failure_text"})
     if unknown:
         raise DefinitionError(f"{path}.{unknown[0]}", "is not a field of this step kind")
+    # What people are told when the step fails for good (the app shows it in place of
+    # the error): a sentence of the workflow template's own.
+    failure = doc.get("failure_text")
+    if failure is not None and (not isinstance(failure, str) or not failure.strip()):
+        raise DefinitionError(f"{path}.failure_text", "must be a non-empty sentence")
 
 
 def common(doc: Mapping[str, Any], path: str) -> tuple[str, Condition | None]:

@@ -42,6 +42,7 @@ LAYERS: dict[str, str] = {
     "approvals.decisions": "base",
     "approvals.zones": "base",
     "approvals.data_words": "base",  # data as people read it; the inbox's summary line
+    "approvals.step_words": "base",  # step titles and failures as people read them
     "approvals.activities": "base",  # the registry of activity functions
     "approvals.cron": "base",  # cron expressions of start schedules
     "approvals.runtime": "runtime",
@@ -62,6 +63,8 @@ LAYERS: dict[str, str] = {
     "approvals.admin_site": "front",
     "approvals.admin_ops": "front",
     "approvals.admin_offboard": "front",
+    "approvals.admin_workflows": "front",
+    "approvals.admin_home": "front",
     "approvals.views": "front",
     "approvals.middleware": "front",
     "approvals.lockout": "front",

@@ -126,9 +126,9 @@ def test_send_back_reject_and_cancel_tell_the_submitter(acme, api):
     )
     row = only(sent_back, "sent_back")
     assert row.recipient.username == "alice"
-    assert row.subject == "Sent back: your Expense claim Rs 45,000.00"
+    assert row.subject == "Sent back by Bob: your Expense claim Rs 45,000.00"
     assert "Bob sent your Expense claim Rs 45,000.00 back" in mail_bodies(row)[0].splitlines()[0]
-    assert '"Add receipts"' in mail_bodies(row)[0]
+    assert 'What to change (Bob): "Add receipts"' in mail_bodies(row)[0]
 
     rejected = start_expense(api("alice"), 4_500_000, subject="E-rj").json()["workflowId"]
     decide(api("bob"), rejected, "approve", "rj-0")
@@ -161,7 +161,8 @@ def test_a_workflow_that_fails_tells_the_submitter(acme, api):
     assert Workflow.objects.get(pk=wid).status == "ROLLED_BACK"
     row = only(wid, "outcome_failed")
     assert row.recipient.username == "alice"
-    assert row.subject == "Failed: your Nobody approves"
+    assert row.subject == "Could not be completed: your Nobody approves 1"
+    assert "Why: Nobody could be found to decide the Ghost step." in mail_bodies(row)[0]
 
 
 def test_a_delegate_gets_the_task_mail_not_the_person_away(acme, api):

@@ -1,0 +1,60 @@
+"""Steps as people read them: a step's title (the workflow template's ``title``, else
+its id in words) and, when a step fails for good, the sentence people are told: the
+step's own ``failure_text`` when the workflow template gives one, else a plain
+sentence naming the step. Never the error's name or an activity's message: those are
+for the administrators' pages. A base helper: the pages (``web.present``) and the mails
+(``notifications.messages``) say the same."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+NO_APPROVERS = "NoApprovers"
+
+
+def humanise(identifier: str) -> str:
+    """``reserve_budget`` -> ``Reserve budget``; ``amountPaise`` -> ``Amount paise``."""
+    words = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", identifier or "")
+    words = re.sub(r"[_\-]+", " ", words).strip().lower()
+    return words[:1].upper() + words[1:]
+
+
+def _steps(raw_definition: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
+    steps = (raw_definition or {}).get("steps") or []
+    return [s for s in steps if isinstance(s, Mapping) and isinstance(s.get("id"), str)]
+
+
+def step_titles(raw_definition: Mapping[str, Any] | None) -> dict[str, str]:
+    """Each step id -> its ``title`` in the workflow template, else the id in words."""
+    titles: dict[str, str] = {}
+    for step in _steps(raw_definition):
+        title = step.get("title")
+        titles[step["id"]] = title if isinstance(title, str) and title else humanise(step["id"])
+    return titles
+
+
+def step_title(raw_definition: Mapping[str, Any] | None, step: str | None) -> str:
+    if not step:
+        return ""
+    return step_titles(raw_definition).get(step) or humanise(step)
+
+
+def failure_sentence(raw_definition: Mapping[str, Any] | None, step: str, error: str = "") -> str:
+    """Why a step failed for good, as its requester reads it: ``The budget check did
+    not pass`` (or the step's own ``failure_text``)."""
+    for s in _steps(raw_definition):
+        own = s.get("failure_text")
+        if s["id"] == step and isinstance(own, str) and own.strip():
+            return own.strip().rstrip(".")
+    title = step_title(raw_definition, step) or "A"
+    if error == NO_APPROVERS:
+        return f"Nobody could be found to decide the {title} step"
+    return f"The {title} step did not pass"
+
+
+def undo_failure_sentence(raw_definition: Mapping[str, Any] | None, step: str) -> str:
+    """What a failed undo means to the requester: a person finishes it."""
+    title = step_title(raw_definition, step) or "a"
+    return f"Undoing the {title} step did not work; an administrator will finish it"
