@@ -28,6 +28,7 @@ from .services.delegations import (
     delegation_end,
 )
 from .web import present
+from .web.hand_over import hand_over_said
 
 ABSENCE_ENDED = "Your absence has ended: your tasks come to you again."
 ABSENCE_DELETED = "Deleted your absence from {first} to {last}."
@@ -139,6 +140,8 @@ def absence_change(request: HttpRequest, delegation_id: int) -> HttpResponse:
                             name=_name(delegate),
                         ),
                     )
+                    if form.cleaned_data["hand_over"]:
+                        hand_over_said(request, user, changed.pk, delegate)
                     return HttpResponseRedirect(reverse("out-of-office"))
     return render(
         request,

@@ -53,3 +53,10 @@ def handover_notes(
         else:
             notes.pop(wid, None)
     return notes
+
+
+def stands_in_for(user: User, holders: Iterable[str]) -> str:
+    """The first of ``holders`` (usernames holding a task) whom ``user`` stands in for
+    now; "" when none."""
+    principals = set(principals_of(user).values())
+    return next((h for h in holders if h in principals), "")

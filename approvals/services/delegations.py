@@ -4,11 +4,18 @@ to ``delegate``. Setting one is refused when the delegate could not hold the tas
 from __future__ import annotations
 
 import datetime as dt
+import uuid
+from dataclasses import dataclass, field
 
 from django.db import transaction
+from django.utils import timezone
+
+from templates_engine import CommandRejected
 
 from .. import access, clock
 from ..models import Delegation, PendingTask, User, time_bounds
+from ..runtime.commands import Busy, WorkflowNotFound
+from .workflows import workflow_decide
 
 DELEGATE_OTHER_TENANT = "The delegate must belong to the same organisation."
 DELEGATE_SELF = "A person cannot delegate to themselves."
@@ -153,3 +160,70 @@ def delegation_delete(*, user: User, delegation_id: int) -> None:
     if d.starts_at <= clock.now():
         raise DelegationRefused(DELEGATION_STARTED)
     d.delete()
+
+
+# -- "also hand over what I hold now" ------------------------------------------------------
+
+HANDOVER_NOTE = "Out of office until {last}"
+
+
+@dataclass(frozen=True)
+class HandOver:
+    """What handing over the tasks one holds did: the workflows handed to the stand-in,
+    and those that stay with the person, each with why in a sentence."""
+
+    handed: list[uuid.UUID] = field(default_factory=list)
+    kept: list[tuple[uuid.UUID, str]] = field(default_factory=list)
+
+
+def _request_id(d: Delegation, task: PendingTask) -> str:
+    # One per absence, request and step: doing it again records nothing more.
+    return f"#away:{d.pk}:{task.workflow_id}:{task.step}"
+
+
+def delegation_hand_over(*, user: User, delegation_id: int) -> HandOver:
+    """Hand every task ``user`` holds now (not their own requests sent back to them) to
+    the stand-in of their absence ``delegation_id``: for each, a delegation through
+    the command path, by ``user``, so the stand-in holds it on their behalf and decides
+    it "for" them. Exactly once per absence and task (the request id says so). The
+    tasks stay with the stand-in when the absence ends: the person takes back what
+    they want by asking, and the stand-in hands it back with the task's own "Hand to a
+    colleague". Raises DelegationNotFound for another person's absence and
+    DelegationRefused for an ended one or a stand-in who can no longer act."""
+    d = (
+        Delegation.objects.filter(
+            pk=delegation_id, tenant_id=user.member_tenant_id, user_id=user.pk
+        )
+        .select_related("delegate")
+        .first()
+    )
+    if d is None:
+        raise DelegationNotFound(delegation_id)
+    if d.ends_at <= clock.now():
+        raise DelegationRefused(DELEGATION_ENDED)
+    delegation_check(user=user, delegate=d.delegate)
+    last = timezone.localtime(d.ends_at - dt.timedelta(seconds=1))
+    note = d.reason or HANDOVER_NOTE.format(last=f"{last.day} {last:%b %Y}")
+    held = (
+        PendingTask.objects.filter(tenant_id=user.member_tenant_id, assignee_id=user.pk)
+        .exclude(workflow__submitter_id=user.pk)
+        .order_by("due_at", "id")
+    )
+    done = HandOver()
+    for task in held:
+        try:
+            workflow_decide(
+                user=user,
+                workflow_id=task.workflow_id,
+                decision="delegate",
+                request_id=_request_id(d, task),
+                comment=note,
+                delegate_to=d.delegate.username,
+            )
+        except CommandRejected as exc:
+            done.kept.append((task.workflow_id, exc.message))
+        except (WorkflowNotFound, Busy, access.Forbidden) as exc:
+            done.kept.append((task.workflow_id, str(exc)))
+        else:
+            done.handed.append(task.workflow_id)
+    return done

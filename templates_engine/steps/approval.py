@@ -49,6 +49,12 @@ REASON_REQUIRED_SHAPE = "must be true or false"
 # Decisions that turn a request back; they carry the approver's reason unless the step
 # says ``"reason_required": false``.
 TURNING_BACK = {"reject": "reject", "send_back": "send back"}
+# A hand-over (a delegation, a reassignment) may carry a note for its receiver.
+HANDOVER_NOTE_MAX = 1000
+HANDOVER_NOTE_TOO_LONG = (
+    f"A hand-over note holds at most {HANDOVER_NOTE_MAX:,} characters; this one has "
+    "{count:,}. Nothing was recorded."
+)
 ON_REJECT_END = "end"
 TO_SUBMITTER = "submitter"
 
@@ -254,6 +260,7 @@ class ApprovalStep(Step):
         if isinstance(command, Decide):
             self.on_decide(b, command)
         elif isinstance(command, Reassign):
+            _check_note(command.comment)
             holder = _outstanding(b, command.from_user)
             if holder is None:
                 raise CommandRejected(
@@ -295,6 +302,7 @@ class ApprovalStep(Step):
         if cmd.decision == "delegate":
             if not cmd.delegate_to:
                 raise CommandRejected(errors.INVALID_DECISION, "delegate needs delegateTo")
+            _check_note(cmd.comment)
             if cmd.delegate_to == holder.user:
                 raise CommandRejected(errors.INVALID_DECISION, "cannot delegate to yourself")
             _check_user(b, cmd.delegate_to)
@@ -359,6 +367,13 @@ def send_back(b: Builder, step: Step, target: str) -> None:
         return
     b.emit(ev.SentBack(step.id, target))
     b.advance(b.definition.index(target))
+
+
+def _check_note(note: str) -> None:
+    if len(note) > HANDOVER_NOTE_MAX:
+        raise CommandRejected(
+            errors.INVALID_COMMENT, HANDOVER_NOTE_TOO_LONG.format(count=len(note))
+        )
 
 
 def _holder_for(b: Builder, cmd: Decide) -> ev.Assignment:
