@@ -250,7 +250,7 @@ class WorkflowOperationsAdmin(admin.ModelAdmin):
         user: Any = request.user
         if not access.admin_may(user, "view", "workflow"):
             raise PermissionDenied
-        rows = [_attention_row(item, user) for item in attention.attention_list(user=user)]
+        rows = [attention_row(item, user) for item in attention.attention_by_request(user=user)]
         context = {
             **self.admin_site.each_context(request),
             "title": "What needs attention",
@@ -336,7 +336,11 @@ KIND_WORDS = {
 }
 
 
-def _attention_row(item: attention.AttentionItem, user: Any) -> dict[str, Any]:
+def _and(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def attention_row(item: attention.AttentionItem, user: Any) -> dict[str, Any]:
     wf, d = item.workflow, item.detail
     step = present.step_title(wf.template.definition, item.step) if item.step else ""
     if item.kind == attention.ROLLBACK_FAILED:
@@ -358,7 +362,8 @@ def _attention_row(item: attention.AttentionItem, user: Any) -> dict[str, Any]:
             + f"; next try {present.when(d['next_at'])}"
         )
     else:
-        who = d["assignee"].get_full_name() or d["assignee"].username
+        people = d.get("assignees") or [d["assignee"]]
+        who = _and([p.get_full_name() or p.username for p in people])
         what = f"Waiting for {who} on the {step} step since it was due"
     return {
         "kind": KIND_WORDS[item.kind],

@@ -8,11 +8,25 @@ from typing import Any
 from django.contrib.admin import AdminSite
 from django.contrib.admin.apps import AdminConfig
 from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
 
 
 class ApprovalsAdminSite(AdminSite):
     site_header = "Approvals administration"
     site_title = "Approvals"
+    index_template = "admin/approvals/index.html"
+
+    def index(self, request: HttpRequest, extra_context: Any = None) -> TemplateResponse:
+        """The home by role (admin_home): what the person came for, then the tables."""
+        # Imported here: INSTALLED_APPS loads this module before the models are ready.
+        from .admin_home import home_app_list, home_sections
+
+        extra = {
+            "home": home_sections(request.user),
+            "app_list": home_app_list(self.get_app_list(request)),
+            **(extra_context or {}),
+        }
+        return super().index(request, extra)
 
     def login(self, request: HttpRequest, extra_context: Any = None) -> HttpResponse:
         # Imported here: INSTALLED_APPS loads this module before the models are ready.
@@ -34,9 +48,18 @@ class ApprovalsAdminSite(AdminSite):
         from django.urls import reverse
 
         from . import access
+        from .admin_home import ENGINE_TABLES, shows_engine_tables
 
         apps = super().get_app_list(request, app_label)
         user: Any = request.user
+        if not shows_engine_tables(user):
+            apps = [
+                {
+                    **app,
+                    "models": [m for m in app["models"] if m["object_name"] not in ENGINE_TABLES],
+                }
+                for app in apps
+            ]
         if app_label is None and access.may_deactivate_people(user):
             url = reverse("admin:approvals_user_offboard")
             people = {"name": "Offboard someone who leaves", "object_name": "Offboard"}

@@ -50,3 +50,15 @@ def moment(at: dt.datetime, zone: dt.tzinfo | None = None, *, with_date: bool = 
     name = local.tzname() or ""
     text = f"{local.day} {local:%b}, {local:%H:%M}" if with_date else f"{local:%H:%M}"
     return f"{text} {name}".strip()
+
+
+def moment_offset(at: dt.datetime, zone: dt.tzinfo | None = None) -> str:
+    """``2 Dec 2026, 14:15 IST (UTC+05:30)`` in ``zone`` (the active zone when None):
+    the admin's times, which auditors compare across zones."""
+    local = timezone.localtime(at, zone)
+    offset = local.strftime("%z") or "+0000"
+    name = local.tzname() or ""
+    text = f"{local.day} {local:%b %Y}, {local:%H:%M}"
+    if name == "UTC":
+        return f"{text} UTC"
+    return f"{text} {name} (UTC{offset[:3]}:{offset[3:]})"

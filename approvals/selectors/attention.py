@@ -58,6 +58,28 @@ def attention_list(*, user: Any, limit: int = LIMIT) -> list[AttentionItem]:
     return sorted(items, key=lambda i: (i.since, i.kind, str(i.workflow.pk)))
 
 
+def attention_by_request(*, user: Any, limit: int = LIMIT) -> list[AttentionItem]:
+    """As ``attention_list``, one item per request and kind of trouble: the overdue
+    tasks of one request (a group's step asks several people) are one item whose
+    ``detail["assignees"]`` names each of them, in the order they fell due."""
+    out: list[AttentionItem] = []
+    overdue: dict[uuid.UUID, AttentionItem] = {}
+    for item in attention_list(user=user, limit=limit):
+        if item.kind != TASK_OVERDUE:
+            out.append(item)
+            continue
+        first = overdue.get(item.workflow.pk)
+        if first is None:
+            merged = AttentionItem(
+                TASK_OVERDUE, item.since, item.workflow, item.step, {"assignees": []}
+            )
+            overdue[item.workflow.pk] = first = merged
+            out.append(merged)
+        if item.detail["assignee"] not in first.detail["assignees"]:
+            first.detail["assignees"].append(item.detail["assignee"])
+    return out
+
+
 def _rollbacks_failed(user: Any, limit: int) -> list[AttentionItem]:
     qs = _scoped(user, Workflow.objects.select_related("template", "submitter")).filter(
         status=WorkflowStatus.COMPENSATION_FAILED

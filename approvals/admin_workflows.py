@@ -1,0 +1,259 @@
+"""The workflow list and view in the admin, in people's words: each request by its
+reference and summary, amount, status, who it waits on, age and submitter; each
+request told as on its page (status sentence, timeline, diagram), with the stored row,
+snapshot and events folded under "Technical"."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from django.contrib import admin
+from django.core.exceptions import ValidationError
+from django.db.models import DecimalField, F, Prefetch, QuerySet
+from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Cast, Coalesce
+from django.http import HttpRequest, HttpResponse
+from django.utils import timezone
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
+
+from . import access, zones
+from .data_words import money_fields
+from .models import PendingTask, User, Workflow, WorkflowEvent, WorkflowTemplate
+from .web import present
+from .web.story import names_in, raw_definition, workflow_story
+
+# How many of a step's people the list names before "and N more".
+NAMED_AT_MOST = 3
+NOBODY = "—"
+
+
+def _name(user: User | None) -> str:
+    if user is None:
+        return ""
+    return user.get_full_name() or user.first_name or user.username
+
+
+def age_words(since: dt.datetime, now: dt.datetime | None = None) -> str:
+    """``3 days``, ``5 hours``, ``12 minutes``: how long ago ``since`` was, roughly."""
+    seconds = max(0, int(((now or timezone.now()) - since).total_seconds()))
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds >= size:
+            n = seconds // size
+            return f"{n} {unit}{'s' if n != 1 else ''}"
+    return "just now"
+
+
+def _amount_order(tenant_ids: list[int] | None) -> Any:
+    """The request's first amount in minor units, for sorting: the money fields of the
+    organisation's workflow templates, the first one the data holds."""
+    templates = WorkflowTemplate.objects.all()
+    if tenant_ids is not None:
+        templates = templates.filter(tenant_id__in=tenant_ids)
+    names: list[str] = []
+    for definition in templates.values_list("definition", flat=True):
+        schema = definition.get("schema") if isinstance(definition, Mapping) else None
+        names += [n for n in money_fields(schema) if n not in names]
+    if not names:
+        return None
+    number = DecimalField(max_digits=30, decimal_places=0)
+    amounts = [Cast(KeyTextTransform(n, "data"), number) for n in names]
+    return amounts[0] if len(amounts) == 1 else Coalesce(*amounts)
+
+
+class TemplateFilter(admin.SimpleListFilter):
+    title = "workflow template"
+    parameter_name = "template"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        rows = access.admin_scope(request.user, WorkflowTemplate.objects.all())
+        titles: dict[str, str] = {}
+        for key, title in rows.order_by("key", "-version").values_list("key", "title"):
+            titles.setdefault(key, title or present.humanise(key))
+        return sorted(titles.items(), key=lambda kv: kv[1])
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        return queryset.filter(template_key=self.value()) if self.value() else queryset
+
+
+class StatusFilter(admin.SimpleListFilter):
+    title = "status"
+    parameter_name = "status"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        words = present.STATUS_WORDS
+        return [(code, words[code]) for code in words if code not in {"NEW", "APPROVED"}]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        return queryset.filter(status=self.value()) if self.value() else queryset
+
+
+class WorkflowPeopleAdmin(admin.ModelAdmin):
+    """Mixed into the workflow admin: the list's columns and the view."""
+
+    list_display = ["reference", "amount", "status_words", "waiting_on", "age", "submitted_by"]
+    list_display_links = ["reference"]
+    list_filter = [TemplateFilter, StatusFilter]
+    search_fields = ["subject_id", "summary", "submitter__first_name", "id"]
+    list_per_page = 50
+    ordering = ["-created_at"]
+    show_full_result_count = False
+    fields = [
+        "technical_id",
+        "template_key",
+        "template_version",
+        "subject_type",
+        "subject_id",
+        "status",
+        "public_status",
+        "current_step",
+        "version",
+        "last_hash",
+        "created",
+        "updated",
+        "data_json",
+        "snapshot_json",
+    ]
+    readonly_fields = tuple(str(f) for f in fields)
+
+    # -- the list ------------------------------------------------------------------------
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        qs = super().get_queryset(request).select_related("template", "submitter")
+        tasks = PendingTask.objects.select_related("assignee").order_by("due_at", "assignee_id")
+        qs = qs.prefetch_related(Prefetch("tasks", queryset=tasks))
+        user: Any = request.user
+        amount = _amount_order(None if user.is_superuser else [user.tenant_id])
+        return qs.annotate(amount_minor=amount) if amount is not None else qs
+
+    @admin.display(description="Request", ordering="subject_id")
+    def reference(self, wf: Workflow) -> SafeString:
+        title = f"{wf.template.title or present.humanise(wf.template_key)} {wf.subject_id}"
+        summary = wf.summary if wf.summary and wf.summary != title else ""
+        if not summary:
+            return format_html("{}", title)
+        return format_html('{}<span class="wf-summary">{}</span>', title, summary)
+
+    @admin.display(description="Amount", ordering=F("amount_minor").asc(nulls_first=True))
+    def amount(self, wf: Workflow) -> str:
+        return wf.amount_display or NOBODY
+
+    @admin.display(description="Status", ordering="public_status")
+    def status_words(self, wf: Workflow) -> str:
+        return present.status_label(wf.public_status, raw_definition(wf))
+
+    @admin.display(description="Waiting on")
+    def waiting_on(self, wf: Workflow) -> str:
+        tasks = list(wf.tasks.all())
+        if not tasks:
+            return NOBODY
+        people = []
+        for task in tasks:
+            name = _name(task.assignee)
+            if name not in people:
+                people.append(name)
+        shown = ", ".join(people[:NAMED_AT_MOST])
+        if len(people) > NAMED_AT_MOST:
+            shown += f" and {len(people) - NAMED_AT_MOST} more"
+        step = present.step_title(raw_definition(wf), tasks[0].step)
+        return f"{shown} ({step})" if step else shown
+
+    @admin.display(description="Age", ordering="-created_at")
+    def age(self, wf: Workflow) -> SafeString:
+        return format_html(
+            '<span title="Submitted {}">{}</span>',
+            zones.moment_offset(wf.created_at),
+            age_words(wf.created_at),
+        )
+
+    @admin.display(description="Submitted by", ordering="submitter__first_name")
+    def submitted_by(self, wf: Workflow) -> str:
+        return _name(wf.submitter) or "The system"
+
+    # -- the technical fold ----------------------------------------------------------------
+
+    @admin.display(description="Id")
+    def technical_id(self, wf: Workflow) -> str:
+        return str(wf.pk)
+
+    @admin.display(description="Created")
+    def created(self, wf: Workflow) -> str:
+        return zones.moment_offset(wf.created_at)
+
+    @admin.display(description="Updated")
+    def updated(self, wf: Workflow) -> str:
+        return zones.moment_offset(wf.updated_at)
+
+    @admin.display(description="Data")
+    def data_json(self, wf: Workflow) -> SafeString:
+        return _pre(wf.data)
+
+    @admin.display(description="Snapshot")
+    def snapshot_json(self, wf: Workflow) -> SafeString:
+        return _pre(wf.snapshot)
+
+    # -- the view ------------------------------------------------------------------------
+
+    def change_view(
+        self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: Any = None
+    ) -> HttpResponse:
+        user: Any = request.user
+        qs = access.admin_scope(user, Workflow.objects.select_related("template", "submitter"))
+        try:
+            wf = qs.filter(pk=object_id).first()
+        except (ValueError, TypeError, ValidationError):  # not a workflow's id: Django says so
+            wf = None
+        extra = dict(extra_context or {})
+        if wf is not None and self.has_view_permission(request, wf):
+            extra.update(_view_context(wf))
+        return super().change_view(request, object_id, form_url, extra)
+
+
+def _pre(value: Any) -> SafeString:
+    text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, default=str)
+    return format_html('<pre class="wf-json">{}</pre>', text)
+
+
+def _view_context(wf: Workflow) -> dict[str, Any]:
+    story = workflow_story(wf)
+    events = list(
+        WorkflowEvent.objects.filter(workflow_id=wf.pk)
+        .order_by("seq")
+        .values_list(
+            "seq",
+            "type",
+            "actor__username",
+            "role",
+            "on_behalf_of__username",
+            "created_at",
+            "payload",
+            "hash",
+        )
+    )
+    names = {
+        **story.names,
+        **names_in(wf.tenant_id, {e[2] for e in events} | {e[4] for e in events}),
+    }
+    return {
+        "title": f"{wf.template.title or present.humanise(wf.template_key)} {wf.subject_id}",
+        "story": story,
+        "timeline": [{"line": line, "at": zones.moment_offset(line.at)} for line in story.timeline],
+        "data_rows": present.data_rows(story.ctx.schema, wf.data),
+        "submitted": zones.moment_offset(wf.created_at),
+        "events": [
+            {
+                "seq": seq,
+                "type": kind,
+                "actor": present.person(actor, names) if actor else "The system",
+                "role": role or "",
+                "behalf": present.person(behalf, names) if behalf else "",
+                "at": zones.moment_offset(at),
+                "payload": json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str),
+                "hash": digest,
+            }
+            for seq, kind, actor, role, behalf, at, payload, digest in events
+        ],
+    }
