@@ -36,7 +36,7 @@ from . import access
 from .attachment_pages import file_field_context, files_card, files_checked, files_recorded
 from .decisions import DECISION_LABELS, DECISION_RECORDED
 from .definitions import definition_for
-from .models import Delegation, Draft, User, Workflow, WorkflowTemplate
+from .models import Delegation, Draft, OrgGroup, User, Workflow, WorkflowTemplate
 from .request_ids import request_id_valid
 from .runtime.commands import Busy, RequestIdReused, WorkflowNotFound
 from .selectors.drafts import draft_get, drafts_of
@@ -76,6 +76,7 @@ from .web.diagram import workflow_svg
 from .web.forms import BoundedDateField, SchemaForm
 from .web.hand_over import hand_over_said, standing_in_marks
 from .web import search_results
+from .web.refusals import REJECTION_TEXT, refusal_text
 from .web.search import WorkflowSearch
 from .web.uploads import uploads_streamed
 
@@ -83,12 +84,6 @@ DECISIONS = (*DECISION_LABELS, "delegate")
 COMMENT_NUL = "The comment may not contain a NUL character; nothing was recorded."
 DELEGATE_NUL = "A colleague's name has no NUL character in it; nothing was recorded."
 DONE_WORDS = {**DECISION_RECORDED, "delegate": "Handed on"}
-# NOT_YOUR_STEP reads as the engine words it: the step the request waits for, by title.
-REJECTION_TEXT = {
-    "ALREADY_DECIDED": "You have already approved this step.",
-    "WORKFLOW_FINISHED": "This workflow has already finished.",
-    "SEGREGATION_OF_DUTIES": "You submitted this request, so you cannot decide it.",
-}
 DECISION_UNREADABLE = "That decision could not be read; please try again."
 DELEGATE_MISSING = "Choose the colleague to hand this task to."
 NO_SUCH_COLLEAGUE = "Choose a colleague from your organisation."
@@ -118,6 +113,15 @@ def _names(user: User, usernames: Iterable[str | None]) -> dict[str, str]:
         "username", "first_name"
     )
     return {u: first or u for u, first in rows}
+
+
+def _group_names(user: User, raw: Mapping[str, Any]) -> dict[str, str]:
+    """The names of the groups a workflow template names, as ``names`` keeps them."""
+    keys = present.named_groups(raw)
+    if not keys:
+        return {}
+    rows = OrgGroup.objects.filter(tenant_id=user.member_tenant_id, key__in=keys)
+    return {present.GROUP_NAME + k: n for k, n in rows.values_list("key", "name")}
 
 
 def _raw(template: WorkflowTemplate) -> Mapping[str, Any]:
@@ -323,7 +327,7 @@ def _detail_context(user: User, wf: Workflow) -> dict[str, Any]:
     wanted = present.usernames_in(history) | {submitter or ""}
     wanted |= {a["user"] or "" for a in assignees} | {a["onBehalfOf"] or "" for a in assignees}
     raw = _raw(wf.template)
-    names = _names(user, wanted | present.named_approvers(raw))
+    names = _names(user, wanted | present.named_approvers(raw)) | _group_names(user, raw)
     ctx = present.Context(raw_definition=raw, data=wf.data, names=names, submitter=submitter)
     since = next(
         (
@@ -460,7 +464,8 @@ def decide(request: HttpRequest, workflow_id: str) -> HttpResponse:
     except WorkflowNotFound:
         raise Http404 from None  # unknown, or another organisation's: the same answer
     except CommandRejected as exc:
-        text = REJECTION_TEXT.get(exc.code, exc.message)
+        colleague = present.person(delegate_to, _names(user, [delegate_to])) if delegate_to else ""
+        text = refusal_text(exc, decision=decision, colleague=colleague)
         turned_down = (engine_errors.REASON_REQUIRED, engine_errors.INVALID_COMMENT)
         code = 422 if exc.code in turned_down else 409
         return _answer(request, back, ok=False, message=text, code=code)
@@ -477,7 +482,8 @@ def decide(request: HttpRequest, workflow_id: str) -> HttpResponse:
         message = f"{DONE_WORDS[decision]} {what}."
         if wf is not None:
             step = present.step_title(_raw(wf.template), wf.current_step)
-            message += " " + present.next_phrase(status=wf.status, step_title=step)
+            then = present.next_phrase(status=wf.status, step_title=step, step=wf.current_step)
+            message += " " + then
     if result.duplicate:
         message += " (This decision had already been recorded.)"
     return _answer(request, back, ok=True, message=message, code=200, status=result.status)
@@ -718,7 +724,7 @@ def _started(request: HttpRequest, user: User, result: StartResult) -> HttpRespo
     wf = workflow_get(user=user, workflow_id=wid)
     if wf is not None:
         step = present.step_title(_raw(wf.template), wf.current_step)
-        then = present.next_phrase(status=wf.status, step_title=step)
+        then = present.next_phrase(status=wf.status, step_title=step, step=wf.current_step)
         done = "Already running:" if result.existing else "Submitted"
         messages.success(request, f"{done} {_subject(wf)}. {then}")
     return HttpResponseRedirect(reverse("workflow", args=[wid]))

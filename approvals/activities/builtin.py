@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from ..data_words import currency_of
+from ..notifications.format import money_format
 from .registry import activity
 
 log = logging.getLogger(__name__)
@@ -18,7 +20,8 @@ class BudgetExceeded(Exception):
 def reserve_budget(key: str, data: dict[str, Any]) -> dict[str, Any]:
     amount = int(data.get("amountPaise", 0))
     if amount > 1_000_000_000:
-        raise BudgetExceeded(f"{amount} paise is over the department budget")
+        shown = money_format(minor=amount, currency=currency_of(data, "currency"))
+        raise BudgetExceeded(f"{shown} is more than the department's budget allows")
     log.info("reserved %s paise under %s", amount, key)
     return {"reservation": key, "amountPaise": amount}
 

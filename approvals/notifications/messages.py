@@ -275,7 +275,7 @@ def _why(notice: Notice, raw: Mapping[str, Any]) -> str:
     return ""
 
 
-def _what(summary: str, title: str, amount: str, subject_id: str) -> str:
+def request_line(summary: str, title: str, amount: str, subject_id: str) -> str:
     """The request as the mail names it: its summary line; the workflow template's title
     with it when the line is no more than the amount (a claim with no description)."""
     if summary and summary != amount:
@@ -299,7 +299,7 @@ def facts(
     instants here and are shown in the recipient's zone when the mail is rendered."""
     raw = raw or {}
     amount = amount_of(wf.data)
-    what = _what(wf.summary, title, amount, wf.subject_id)
+    what = request_line(wf.summary, title, amount, wf.subject_id)
     requester = _name(submitter)
     other_user = people.get(notice.other)
     other = _name(other_user) if other_user else (notice.other or "someone")

@@ -4,6 +4,7 @@ links); the POST confirms through the command path as the link's person."""
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 from django import forms
@@ -15,17 +16,20 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
-from approvals import access
-from approvals.definitions import definition_for
-from approvals.models import User
+from approvals import access, zones
+from approvals.definitions import definition_for, raw_definition_for
+from approvals.models import User, Workflow
 from approvals.runtime.commands import Busy, WorkflowNotFound
 from approvals.services.people import SettingRefused, user_time_zone_set
+from approvals.step_words import step_title
 from approvals.zones import ZONE_INVALID, zone_choices
 from templates_engine import CommandRejected
 
+from .bodies import organisation_zone
 from .confirm import link_confirm
 from .format import amount_of
 from .links import GONE, LinkRefused, LinkTarget, link_check
+from .messages import request_line
 from .models import LinkUse, NotificationMode, NotificationPreference
 
 COMMENT_MAX = 2000
@@ -39,17 +43,31 @@ RECORDED_NOUN = {"approve": "approval", "reject": "rejection"}
 
 
 def _summary(target: LinkTarget) -> dict[str, Any]:
-    """What the page may show: that task's summary, nothing more."""
+    """What the page may show: that task's summary, nothing more; it leads with the
+    request's summary line and links to the full request (which asks to sign in)."""
     wf = target.workflow
-    submitter = wf.submitter
     return {
-        "title": definition_for(wf.template_id).title,
-        "reference": f"{wf.subject_type} {wf.subject_id}",
-        "amount": amount_of(wf.data),
-        "requester": (submitter.get_full_name() or submitter.username) if submitter else "",
-        "step": target.link.step.replace("_", " ").capitalize(),
-        "person": target.user.get_full_name() or target.user.username,
+        **_request(wf),
+        "step": step_title(raw_definition_for(wf.template_id), target.link.step),
     }
+
+
+def _request(wf: Workflow) -> dict[str, Any]:
+    submitter = wf.submitter
+    title = definition_for(wf.template_id).title
+    amount = amount_of(wf.data)
+    return {
+        "title": title,
+        "summary": request_line(wf.summary, title, amount, wf.subject_id),
+        "reference": f"{title} {wf.subject_id}",
+        "amount": amount,
+        "requester": (submitter.get_full_name() or submitter.username) if submitter else "",
+        "workflow_url": reverse("workflow", args=[wf.pk]),
+    }
+
+
+def _person(target: LinkTarget) -> str:
+    return target.user.get_full_name() or target.user.username
 
 
 def _refused(request: HttpRequest, refusal: LinkRefused) -> HttpResponse:
@@ -63,12 +81,11 @@ def _refused(request: HttpRequest, refusal: LinkRefused) -> HttpResponse:
 def _recorded(request: HttpRequest, used: LinkUse) -> HttpResponse:
     """A link used a second time by its own person: their decision stands."""
     wf = used.workflow
+    zone = zones.zone_of(used.user) or zones.zone_named(organisation_zone(wf.tenant_id) or None)
     ctx = {
+        **_request(wf),
         "decision": RECORDED_NOUN.get(used.decision, used.decision),
-        "title": definition_for(wf.template_id).title,
-        "reference": f"{wf.subject_type} {wf.subject_id}",
-        "amount": amount_of(wf.data),
-        "used_at": used.used_at,
+        "used_at": zones.moment(used.used_at, zone or dt.UTC),
         "signed_in": request.user.is_authenticated,
     }
     return render(request, "approvals/link/recorded.html", ctx, status=200)
@@ -83,7 +100,12 @@ def mail_link(request: HttpRequest, token: str) -> HttpResponse:
         except LinkRefused as refusal:
             return _refused(request, refusal)
         decision = target.link.decision
-        ctx = {**_summary(target), "decision": decision, "caption": CAPTIONS[decision]}
+        ctx = {
+            **_summary(target),
+            "person": _person(target),
+            "decision": decision,
+            "caption": CAPTIONS[decision],
+        }
         return render(request, "approvals/link/confirm.html", ctx)
     comment = request.POST.get("comment", "").strip()
     if len(comment) > COMMENT_MAX:
@@ -103,6 +125,7 @@ def mail_link(request: HttpRequest, token: str) -> HttpResponse:
         return _refused(request, LinkRefused((503, BUSY_TEXT)))
     ctx = {
         **_summary(target),
+        "person": _person(target),
         "done": DONE_TEXT[target.link.decision],
         "status": result.status,
         "signed_in": viewer is not None,

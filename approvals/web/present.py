@@ -12,20 +12,28 @@ from typing import Any
 
 from django.utils import timezone
 
+from templates_engine import SUBMITTER_STEP
+
 from .. import zones
 from ..data_words import code_words, currency_of, file_size, format_value, money_fields
 from ..notifications.format import EXPONENTS, INDIAN_GROUPING, SYMBOLS, money_format
-from ..step_words import humanise, step_title, step_titles
+from ..step_words import (
+    failure_sentence,
+    humanise,
+    step_title,
+    step_titles,
+    undo_failure_sentence,
+)
 
 STATUS_WORDS = {
     "NEW": "Starting",
     "RUNNING": "In progress",
-    "COMPENSATING": "Being rolled back",
+    "COMPENSATING": "Undoing its steps",
     "COMPLETED": "Approved",
     "APPROVED": "Approved",
     "REJECTED": "Rejected",
-    "ROLLED_BACK": "Rolled back",
-    "COMPENSATION_FAILED": "Roll-back failed",
+    "ROLLED_BACK": "Could not be completed",
+    "COMPENSATION_FAILED": "Could not be completed; being fixed",
     "CANCELLED": "Cancelled",
 }
 DECISION_PAST = {
@@ -209,7 +217,8 @@ def approver_rule_words(rule: Mapping[str, Any], names: Mapping[str, str]) -> st
     if "manager" in rule:
         return "the manager"
     if "group" in rule:
-        return f"{rule['group']} group"
+        key = str(rule["group"])
+        return f"the {names.get(GROUP_NAME + key) or humanise(key)} group"
     if "user" in rule:
         return person(str(rule["user"]), names)
     return ""
@@ -248,6 +257,22 @@ def approver_reason(
     if side:
         return f"the {side[0]} is {side[1]} {side[2]}"
     return condition_words(condition, schema, data)
+
+
+# ``names`` may carry a group's name under this prefix and its key: the page looks the
+# groups a workflow template names up with its people (``named_groups``).
+GROUP_NAME = "group:"
+
+
+def named_groups(raw_definition: Mapping[str, Any]) -> set[str]:
+    """The group keys a workflow template's approval steps name."""
+    return {
+        str(rule["group"])
+        for step in raw_definition.get("steps") or []
+        if isinstance(step, Mapping)
+        for rule in step.get("approvers") or []
+        if isinstance(rule, Mapping) and isinstance(rule.get("group"), str)
+    }
 
 
 def named_approvers(raw_definition: Mapping[str, Any]) -> set[str]:
@@ -294,11 +319,25 @@ def draft_incomplete(labels: Iterable[str]) -> str:
     return f"This draft is not complete yet: fill in {fields}, then submit it."
 
 
-def next_phrase(*, status: str, step_title: str) -> str:
-    """What a decision or a submission led to: ``It now waits for the Finance step.``"""
+# What a decision or a submission led to, when the request ended.
+_NOW = {
+    "COMPLETED": "It is now approved.",
+    "REJECTED": "It is now rejected.",
+    "CANCELLED": "It is now cancelled.",
+    "COMPENSATING": "A step did not pass, so the steps already done are being undone.",
+    "ROLLED_BACK": "It could not be completed, and the steps already done were undone.",
+    "COMPENSATION_FAILED": "It could not be completed; an administrator is finishing it.",
+}
+
+
+def next_phrase(*, status: str, step_title: str, step: str | None = None) -> str:
+    """What a decision or a submission led to: ``It now waits for the Finance step.``;
+    ``It is back with the requester for changes.`` when ``step`` is the submitter's."""
     if status == "RUNNING":
+        if step == SUBMITTER_STEP:
+            return "It is back with the requester for changes."
         return f"It now waits for the {step_title} step." if step_title else "It is in progress."
-    return f"It is now {STATUS_WORDS.get(status, humanise(status)).lower()}."
+    return _NOW.get(status) or f"It is now {STATUS_WORDS.get(status, humanise(status)).lower()}."
 
 
 def status_sentence(
@@ -403,6 +442,15 @@ def _exclusion(why: str, ctx: Context) -> str:
     if why.startswith("already approved "):
         return f"already approved the {ctx.step(why.removeprefix('already approved '))} step"
     return humanise(why).lower()
+
+
+# Why the steps already done are undone, by the status the workflow will end in (the
+# engine's own reason names people by username and steps by id: not for people).
+_UNDO_BECAUSE = {
+    "REJECTED": "as the request was rejected",
+    "CANCELLED": "as the request was cancelled",
+    "ROLLED_BACK": "as a step did not pass",
+}
 
 
 # What a timer coming due meant, by its kind (the events after it say what it did).
@@ -531,8 +579,10 @@ def sentence(
             f" on attempt {p['attempt']}" if (p.get("attempt") or 1) > 1 else ""
         )
     if kind == "ActivityFailed":
-        error = p.get("message") or humanise(p.get("error", "")) or "an error"
-        text = f"The {step} step failed on attempt {p.get('attempt') or 1}: {error}"
+        # What went wrong in words is the administrators' (their page shows the error);
+        # people are told that it did not work, and what happens next.
+        what = f"Undoing the {step} step" if p.get("undo") else f"The {step} step"
+        text = f"{what} did not work on attempt {p.get('attempt') or 1}"
         if p.get("retry_delay") is not None:
             text += "; it will be tried again"
         return text
@@ -550,13 +600,13 @@ def sentence(
             f" by the {step} step" if p.get("step") else ""
         )
     if kind == "StepFailed":
-        return f"The {step} step failed: {p.get('message') or humanise(p.get('error', ''))}"
+        return failure_sentence(ctx.raw_definition, str(p.get("step") or ""), p.get("error", ""))
     if kind == "CompensationStarted":
-        return "Rolling back the steps already done" + (
-            f": {p['reason']}" if p.get("reason") else ""
+        return "Undoing the steps already done, " + _UNDO_BECAUSE.get(
+            str(p.get("outcome") or ""), "as a step did not pass"
         )
     if kind == "CompensationFailed":
-        return f"Undoing the {step} step failed; the roll-back needs a person"
+        return undo_failure_sentence(ctx.raw_definition, str(p.get("step") or ""))
     if kind == "CompensationSettled" and not p.get("by_hand", True):
         return (
             "Every undo left succeeded when retried, so the failed roll-back is settled; "
@@ -573,7 +623,7 @@ def sentence(
     if kind == "WorkflowRejected":
         return "The request was rejected"
     if kind == "WorkflowRolledBack":
-        return "The request was rolled back"
+        return "The request could not be completed; the steps already done were undone"
     if kind == "WorkflowCancelled":
         who = ctx.who(p.get("actor") or actor) if (p.get("actor") or actor) else "The system"
         # the submitter's own cancel is a withdrawal

@@ -155,7 +155,7 @@ def test_olga_starts_a_rolled_back_request_again_and_each_page_links_the_other(
     # then: the old request stays rolled back and links to the new one, which links back
     assert Workflow.objects.get(pk=rolled).status == "ROLLED_BACK"
     olga.goto(f"{live_server.url}/workflows/{rolled}")
-    expect(olga.get_by_text("Rolled back").first).to_be_visible()
+    expect(olga.get_by_text("Could not be completed").first).to_be_visible()
     olga.get_by_role("link", name="a new request").click()
     expect(olga.get_by_text("This request was started in place of")).to_be_visible()
     expect(olga.get_by_text("Olga started this again for Alice")).to_be_visible()

@@ -71,8 +71,8 @@ def test_steps_read_by_title_else_by_their_id_in_words() -> None:
         ("APPROVED", "Approved"),
         ("REJECTED", "Rejected"),
         ("CANCELLED", "Cancelled"),
-        ("ROLLED_BACK", "Rolled back"),
-        ("COMPENSATION_FAILED", "Roll-back failed"),
+        ("ROLLED_BACK", "Could not be completed"),
+        ("COMPENSATION_FAILED", "Could not be completed; being fixed"),
         ("PENDING_FINANCE", "Waiting: Finance"),
         ("PENDING_SUBMITTER", "Sent back for changes"),
     ],
@@ -110,7 +110,7 @@ def test_an_overdue_step_says_so_and_a_send_back_names_the_submitter() -> None:
     assert text == "Sent back to Alice for changes since 2 Dec, 08:45 UTC, overdue since 2 Dec"
     assert present.status_sentence(
         status="ROLLED_BACK", step="", assignees=[], submitter=None, since=None, due=None, names={}
-    ) == ("Rolled back")
+    ) == ("Could not be completed")
 
 
 def _say(event_type: str, by: str | None = None, behalf: str | None = None, **p: Any) -> str:
@@ -193,12 +193,12 @@ SENTENCES = [
     (
         ("ActivityFailed", None),
         {"step": "finance", "attempt": 1, "error": "Timeout", "retry_delay": 2},
-        "The Finance step failed on attempt 1: Timeout; it will be tried again",
+        "The Finance step did not work on attempt 1; it will be tried again",
     ),
     (
         ("CompensationStarted", None),
-        {"outcome": "REJECTED", "reason": "rejected at finance"},
-        "Rolling back the steps already done: rejected at finance",
+        {"outcome": "REJECTED", "reason": "rejected by fiona on finance"},
+        "Undoing the steps already done, as the request was rejected",
     ),
     (
         ("SignalReceived", None),
@@ -226,7 +226,11 @@ SENTENCES = [
         {"actor": "alice", "comment": "@bob is the bill enough?", "mentions": ["bob"]},
         "Alice asked Bob",
     ),
-    (("WorkflowRolledBack", None), {}, "The request was rolled back"),
+    (
+        ("WorkflowRolledBack", None),
+        {},
+        "The request could not be completed; the steps already done were undone",
+    ),
     (
         ("StepRetried", "victor"),
         {"actor": "victor", "reason": "ERP is back", "step": "finance", "from_step": "manager"},
