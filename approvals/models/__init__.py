@@ -1,6 +1,7 @@
 """Tables. Tenant first in every key: every query is scoped to one tenant."""
 
 from ..audit.models import ChainSeal
+from .analytics import StepVisit
 from .directory import Delegation, DirectoryVersion, OrgGroup, Tenant, User
 from .drafts import Draft
 from .projections import ActivityAttempt, PendingTask, Timer, WorkflowParticipant
@@ -19,6 +20,7 @@ __all__ = [
     "PendingTask",
     "StartRequest",
     "StartSchedule",
+    "StepVisit",
     "Tenant",
     "Timer",
     "User",

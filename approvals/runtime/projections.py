@@ -20,6 +20,7 @@ from .. import clock
 from ..models import ActivityAttempt, PendingTask, Timer, Workflow, WorkflowParticipant
 from ..notifications.messages import mail_project_command
 from . import dispatch, store
+from .analytics import project_visits
 from .directory import TenantDirectory
 from .operations import project_operations
 
@@ -39,6 +40,7 @@ def project(
     _project_timers(wf, old, new, now, events)
     _project_activity(wf, old, new, now, events)
     project_operations(wf, events, now)
+    project_visits(wf, old, new, now, events)
     mail_project_command(wf, old, new, events, now, directory)
 
 

@@ -37,11 +37,13 @@ from ..definitions import definition_for
 from ..models import (
     ActivityAttempt,
     PendingTask,
+    StepVisit,
     Timer,
     Workflow,
     WorkflowEvent,
     WorkflowParticipant,
 )
+from .analytics import Visit, visit_id, visits_apply
 from .directory import TenantDirectory
 from .projections import _open_tasks, handed_on_marks, people_named
 
@@ -63,6 +65,7 @@ class Derived:
     timers: dict[str, TimerRow]
     participants: set[str]
     rearmed: set[str] = field(default_factory=set)
+    visits: dict[int, Visit] = field(default_factory=dict)  # entry -> step visit
 
 
 @dataclass
@@ -70,7 +73,7 @@ class RebuildReport:
     workflows: int = 0
     changed: dict[str, int] = field(
         default_factory=lambda: dict.fromkeys(
-            ("tasks", "timers", "attempts", "participants", "workflow"), 0
+            ("tasks", "timers", "attempts", "participants", "workflow", "visits"), 0
         )
     )
 
@@ -92,6 +95,7 @@ def derive(wf: Workflow) -> Derived:
     tasks: dict[str, TaskValue] = {}
     rearmed_at: dict[str, dt.datetime] = {}
     named: set[str] = set()
+    visits: dict[int, Visit] = {}
     default_due = dt.timedelta(seconds=settings.APPROVALS_DEFAULT_TASK_DUE_SECONDS)
     for now, events in _commands(rows):
         old = state
@@ -101,6 +105,7 @@ def derive(wf: Workflow) -> Derived:
                 rearmed_at[event.key] = now
         named |= people_named(events)
         _apply_tasks(tasks, old, state, now, default_due, events)
+        visits_apply(visits, wf.template_id, old, state, events, now)
     timers = {
         t.key: (t.key, t.step, t.kind, rearmed_at.get(t.key, clock.from_epoch(t.fire_at)))
         for t in state.timers
@@ -113,6 +118,7 @@ def derive(wf: Workflow) -> Derived:
         timers=timers,
         participants=named,
         rearmed=set(rearmed_at) & set(timers),
+        visits=visits,
     )
 
 
@@ -221,6 +227,44 @@ def live_rows(wf: Workflow) -> dict[str, Any]:
             WorkflowParticipant.objects.filter(workflow_id=wf.pk).values_list("user_id", flat=True)
         ),
         "workflow": Workflow.objects.filter(pk=wf.pk).values(*SEARCH_FIELDS).get(),
+        "visits": {
+            (*row[:-1], json.dumps(row[-1], sort_keys=True))
+            for row in StepVisit.objects.filter(
+                tenant_id=wf.tenant_id, workflow_id=wf.pk
+            ).values_list(*VISIT_FIELDS)
+        },
+    }
+
+
+VISIT_FIELDS = (
+    "entry",
+    "template_key",
+    "step",
+    "kind",
+    "entered_at",
+    "left_at",
+    "due_at",
+    "outcome",
+    "escalated",
+    "dims",
+)
+
+
+def _visit_rows(wf: Workflow, d: Derived) -> set[tuple[Any, ...]]:
+    return {
+        (
+            v.entry,
+            wf.template_key,
+            v.step,
+            v.kind,
+            v.entered_at,
+            v.left_at,
+            v.due_at,
+            v.outcome,
+            v.escalated,
+            json.dumps(dict(v.dims or {}), sort_keys=True),
+        )
+        for v in d.visits.values()
     }
 
 
@@ -247,6 +291,7 @@ def derived_rows(wf: Workflow, d: Derived | None = None) -> dict[str, Any]:
         "attempts": _attempt_row(wf, d),
         "participants": set(directory.user_ids_any(d.participants).values()),
         "workflow": {**_search_fields(d), **_summary_fields(wf, d)},
+        "visits": _visit_rows(wf, d),
     }
 
 
@@ -355,12 +400,28 @@ def _fix_workflow(wf: Workflow, d: Derived, want: dict[str, Any], have: dict[str
     Workflow.objects.filter(pk=wf.pk).update(**want)
 
 
+def _fix_visits(wf: Workflow, d: Derived, want: set[Any], have: set[Any]) -> None:
+    StepVisit.objects.filter(tenant_id=wf.tenant_id, workflow_id=wf.pk).delete()
+    StepVisit.objects.bulk_create(
+        StepVisit(
+            id=visit_id(wf.pk, entry),
+            tenant_id=wf.tenant_id,
+            workflow_id=wf.pk,
+            **dict(zip(VISIT_FIELDS[1:-1], rest, strict=True)),
+            entry=entry,
+            dims=json.loads(dims),
+        )
+        for entry, *rest, dims in sorted(want, key=lambda r: r[0])
+    )
+
+
 _FIXES: dict[str, Callable[[Workflow, Derived, Any, Any], None]] = {
     "tasks": _fix_tasks,
     "timers": _fix_timers,
     "attempts": _fix_attempts,
     "participants": _fix_participants,
     "workflow": _fix_workflow,
+    "visits": _fix_visits,
 }
 
 

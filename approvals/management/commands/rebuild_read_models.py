@@ -33,7 +33,8 @@ _SHOWN = 50
 
 class Command(BaseCommand):
     help = (
-        "Rebuild the inbox, the pending timers, the open activity attempts, the participants "
+        "Rebuild the inbox, the pending timers, the open activity attempts, the participants, "
+        "the step visits the analytics page reads "
         "and the workflows' search fields from the events alone, one workflow at a time "
         "under its lock. With --check, only report what is out of line (exit 1 if any)."
     )

@@ -17,6 +17,7 @@ from approvals.models import (
     ActivityAttempt,
     Delegation,
     PendingTask,
+    StepVisit,
     Timer,
     User,
     Workflow,
@@ -119,6 +120,7 @@ def _wipe() -> None:
     Timer.objects.filter(fired_at__isnull=True).delete()
     ActivityAttempt.objects.filter(finished_at__isnull=True).delete()
     WorkflowParticipant.objects.all().delete()
+    StepVisit.objects.all().delete()
     # version and last_hash stay: they are the chain heads verify_audit checks, and a
     # rebuild over heads that do not verify is refused (tests/approvals/audit/test_tamper.py)
     Workflow.objects.update(
@@ -135,6 +137,7 @@ def test_the_live_read_models_are_what_the_events_call_for(acme, mixed_run):
         "attempts": True,
         "participants": True,
         "workflow": True,
+        "visits": True,
     }
 
 

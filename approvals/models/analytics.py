@@ -1,0 +1,53 @@
+"""The analytics read model: one row per visit of a workflow to a step (each entry
+into an approval, wait or signal step, and each time a request went back to its
+submitter for changes), projected from the events in the command's transaction and
+rebuilt from them by ``rebuild_read_models``."""
+
+from __future__ import annotations
+
+from django.db import models
+
+from .directory import Tenant
+from .workflows import Workflow, shared_row
+
+
+class StepVisit(models.Model):
+    """A workflow's ``entry``-th entry into a step: when it came and left, how it left
+    (``outcome``), whether its deadline was set and whether it was escalated, and the
+    values of the workflow template's enum fields when it came (the filters)."""
+
+    # A name the command path can compute (``runtime.analytics.visit_id``), so closing
+    # a visit is an UPDATE by primary key that travels with the command's other writes.
+    id = models.UUIDField(primary_key=True)
+    tenant = shared_row(Tenant, models.CASCADE, db_index=False)
+    workflow = models.ForeignKey(
+        Workflow, on_delete=models.CASCADE, related_name="visits", db_index=False
+    )
+    template_key = models.SlugField(max_length=64, db_index=False)
+    entry = models.PositiveIntegerField()
+    step = models.CharField(max_length=64)
+    # approval | changes (back with the submitter) | wait | signal
+    kind = models.CharField(max_length=16)
+    entered_at = models.DateTimeField()
+    left_at = models.DateTimeField(null=True, blank=True)
+    due_at = models.DateTimeField(null=True, blank=True)
+    # completed | rejected | sent_back | cancelled | ended; "" while open
+    outcome = models.CharField(max_length=16, blank=True, default="")
+    escalated = models.BooleanField(default=False)
+    dims = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "workflow", "entry"], name="visit_unique")
+        ]
+        indexes = [
+            # The page: one organisation's visits of a period, of one workflow template.
+            models.Index(fields=["tenant", "template_key", "entered_at"], name="visit_period"),
+            models.Index(fields=["tenant", "entered_at"], name="visit_tenant_period"),
+            # The longest-waiting open requests.
+            models.Index(
+                fields=["tenant", "entered_at"],
+                name="visit_open",
+                condition=models.Q(left_at__isnull=True),
+            ),
+        ]

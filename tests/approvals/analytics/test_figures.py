@@ -1,0 +1,145 @@
+"""The analytics read model against the events: the figures the page shows equal
+those computed straight from the event table for generated histories (hypothesis),
+and the read model is what ``rebuild_read_models`` makes of the events."""
+
+from __future__ import annotations
+
+import datetime as dt
+from io import StringIO
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from approvals import clock
+from approvals.models import StepVisit, User, Workflow
+from approvals.runtime.rebuild import read_models_check, read_models_of
+from approvals.selectors.analytics import AnalyticsFilter, step_figures, weekly_starts
+from approvals.services.workflows import workflow_cancel
+from approvals.workers.timers import timer_drain
+
+from . import oracle
+from .support import act, later, travel_published, travel_started
+
+pytestmark = pytest.mark.django_db
+
+ACTIONS = st.lists(
+    st.sampled_from(["approve", "reject", "send_back", "wait", "cancel"]), max_size=7
+)
+HISTORIES = st.lists(
+    st.tuples(st.sampled_from(["SALES", "IT_OPS"]), ACTIONS), min_size=1, max_size=3
+)
+
+
+@pytest.fixture
+def travel(acme: Any) -> Any:
+    travel_published(acme)
+    return acme
+
+
+def _play(department: str, actions: list[str]) -> None:
+    wid = travel_started(department=department)
+    for action in actions:
+        if Workflow.objects.get(pk=wid).status != "RUNNING":
+            return
+        if action == "wait":
+            later(30)  # past the lead's one-day deadline: it escalates
+            timer_drain()
+        elif action == "cancel":
+            workflow_cancel(
+                user=User.objects.get(username="olga"),
+                workflow_id=wid,
+                reason="not needed",
+                request_id=f"c-{wid}",
+            )
+        else:
+            later(2)
+            try:
+                act(wid, action)
+            except Exception:  # noqa: BLE001 - a refused decision changes nothing
+                continue
+
+
+def _whole_time(tenant_id: int, **extra: Any) -> AnalyticsFilter:
+    far = dt.timedelta(days=3650)
+    now = clock.now()
+    return AnalyticsFilter(tenant_id=tenant_id, start=now - far, end=now + far, **extra)
+
+
+def _read_model(f: AnalyticsFilter, now: dt.datetime) -> dict[tuple[str, str], tuple[Any, ...]]:
+    def seconds(span: dt.timedelta | None) -> float | None:
+        return None if span is None else round(span.total_seconds(), 3)
+
+    return {
+        (r.template_key, r.step): (
+            r.visits,
+            r.completed,
+            r.rejected,
+            r.sent_back,
+            r.breached,
+            r.escalated,
+            r.waiting,
+            seconds(r.median),
+            seconds(r.p90),
+        )
+        for r in step_figures(f, now=now)
+    }
+
+
+@settings(
+    max_examples=10,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(histories=HISTORIES)
+def test_the_figures_equal_those_computed_from_the_events(travel: Any, histories: Any) -> None:
+    # given: histories played through the command path (examples add to one another)
+    for department, actions in histories:
+        _play(department, actions)
+    now = clock.now()
+    visits = oracle.visits_from_events(travel.pk)
+
+    # then: per step, and per department
+    assert _read_model(_whole_time(travel.pk), now) == oracle.figures(visits, now)
+    sales = [v for v in visits if v["data"].get("department") == "SALES"]
+    only_sales = _whole_time(travel.pk, template_key="travel", field="department", value="SALES")
+    assert _read_model(only_sales, now) == oracle.figures(sales, now)
+    # and the requests started each week
+    weeks: dict[dt.date, int] = {}
+    for v in visits:
+        if v["first"]:
+            monday = v["entered_at"].date() - dt.timedelta(days=v["entered_at"].weekday())
+            weeks[monday] = weeks.get(monday, 0) + 1
+    got = weekly_starts(_whole_time(travel.pk), zone=dt.UTC)
+    assert {m: n for m, _, n in got} == weeks
+
+
+def test_the_read_model_is_what_a_rebuild_makes_of_the_events(travel: Any) -> None:
+    _play("SALES", ["approve", "send_back", "approve", "approve"])
+    _play("IT_OPS", ["wait", "reject", "approve", "approve", "approve"])
+    _play("SALES", ["approve", "cancel"])
+    _play("IT_OPS", ["wait"])
+    live = read_models_of(tenant_id=travel.pk)
+    assert live["visits"], "the histories made visits"
+    assert {v[1][7] for v in live["visits"]} >= {"completed", "sent_back", "rejected", "cancelled"}
+    assert read_models_check(tenant_id=travel.pk) == []
+
+    StepVisit.objects.all().delete()
+    assert read_models_of(tenant_id=travel.pk).get("visits", set()) != live["visits"]
+    # the clock moved days ahead: seal the histories, as the daily job would have
+    call_command("seal_audit", stdout=StringIO())
+    call_command("rebuild_read_models", "--tenant", "acme", stdout=StringIO())
+
+    assert read_models_of(tenant_id=travel.pk)["visits"] == live["visits"]
+
+
+def test_an_escalation_and_a_breach_are_counted(travel: Any) -> None:
+    wid = travel_started(department="SALES")
+    later(30)
+    timer_drain()
+    visit = StepVisit.objects.get(workflow_id=wid, entry=1)
+    assert visit.escalated and visit.left_at is None
+    rows = {r.step: r for r in step_figures(_whole_time(travel.pk), now=clock.now())}
+    assert rows["lead"].breached == 1 and rows["lead"].escalated == 1 and rows["lead"].waiting == 1
