@@ -57,9 +57,11 @@ def image_too_large(stream: IO[bytes]) -> str | None:
     limit = settings.APPROVALS_IMAGE_MAX_PIXELS
     stream.seek(0)
     try:
-        with _bounded(limit), Image.open(stream) as image:
+        # Pillow itself refuses past twice the ceiling; up to there the size is read
+        # and said in the refusal below.
+        with _bounded(limit, strict=False), Image.open(stream) as image:
             width, height = image.size
-    except (Image.DecompressionBombError, Image.DecompressionBombWarning):
+    except Image.DecompressionBombError:
         return IMAGE_BOMB.format(limit=_megapixels(limit))
     except (UnidentifiedImageError, OSError, ValueError, SyntaxError):
         return None
@@ -71,13 +73,14 @@ def image_too_large(stream: IO[bytes]) -> str | None:
 
 
 @contextlib.contextmanager
-def _bounded(limit: int) -> Iterator[None]:
-    """Pillow refuses more than ``limit`` pixels (its warning made an error too)."""
+def _bounded(limit: int, *, strict: bool = True) -> Iterator[None]:
+    """Pillow refuses more than ``limit`` pixels (``strict``: its warning, given past
+    the limit and short of twice it, is made an error too)."""
     before = Image.MAX_IMAGE_PIXELS
     Image.MAX_IMAGE_PIXELS = limit
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            warnings.simplefilter("error" if strict else "ignore", Image.DecompressionBombWarning)
             yield
     finally:
         Image.MAX_IMAGE_PIXELS = before
