@@ -4,11 +4,13 @@ from django.urls import path
 from . import absence_pages, attachment_pages, conversation_pages, draft_pages, pages, views
 from .admin_login import SignInForm
 from .audit import pages as audit_pages
+from .web import route_preview
 
 urlpatterns = [
     path("", pages.inbox, name="inbox"),
     path("workflows/", pages.my_workflows, name="my-workflows"),
     path("workflows/new", pages.workflow_new, name="workflow-new"),
+    path("workflows/new/route", route_preview.workflow_route, name="workflow-route"),
     path("workflows/<uuid:workflow_id>", pages.workflow_detail, name="workflow"),
     path("workflows/<uuid:workflow_id>/decide", pages.decide, name="workflow-decide"),
     path(
