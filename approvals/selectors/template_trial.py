@@ -40,6 +40,9 @@ class TrialEntry:
     # for "asked": the approver entry (its index in the step's ``approvers``) each of
     # ``people`` stands on, so the words can say which a condition chose
     slots: tuple[int, ...] = ()
+    # for "asked": each of ``people`` as a user name, and whom they stand in for ("")
+    users: tuple[str, ...] = ()
+    behalf: tuple[str, ...] = ()
 
 
 @dataclass
@@ -69,7 +72,9 @@ def _entry(event: ev.Event, at: float) -> TrialEntry | None:  # noqa: PLR0911 - 
             for a in event.assignments
         )
         slots = tuple(a.slot for a in event.assignments)
-        return TrialEntry(at, step, "asked", people, event.mode, slots)
+        users = tuple(a.user for a in event.assignments)
+        behalf = tuple(a.on_behalf_of or "" for a in event.assignments)
+        return TrialEntry(at, step, "asked", people, event.mode, slots, users, behalf)
     if isinstance(event, ev.ReminderSent):
         return TrialEntry(at, step, "reminder", event.users)
     if isinstance(event, ev.Escalated):
@@ -105,11 +110,18 @@ class _Recorder:
 
 
 def workflow_template_try(
-    *, tenant_id: int, definition: Mapping[str, Any], data: Mapping[str, Any], submitter: User
+    *,
+    tenant_id: int,
+    definition: Mapping[str, Any],
+    data: Mapping[str, Any],
+    submitter: User,
+    prompt: bool = False,
 ) -> Trial:
     """Run ``definition`` (a published version or a draft that validates) on ``data``
     for ``submitter`` in memory, in the directory of the organisation ``tenant_id``;
-    see the module's docstring for what the people in it are assumed to do."""
+    see the module's docstring for what the people in it are assumed to do. With
+    ``prompt`` everyone asked approves at once instead (the route a request takes when
+    nobody is chased: the new-request form's preview)."""
     trial = Trial()
     parsed = Definition.parse(definition)
     trial.problems = parsed.data_errors(dict(data))
@@ -132,7 +144,7 @@ def workflow_template_try(
         if engine.state(_TRIAL).terminal:
             break
         try:
-            _move_on(engine, parsed, fake, move)
+            _move_on(engine, parsed, fake, move, prompt)
         except CommandRejected as exc:
             trial.problems.append(exc.message)
             break
@@ -141,7 +153,9 @@ def workflow_template_try(
     return trial
 
 
-def _move_on(engine: InMemoryEngine, definition: Definition, fake: FakeClock, move: int) -> None:
+def _move_on(
+    engine: InMemoryEngine, definition: Definition, fake: FakeClock, move: int, prompt: bool
+) -> None:
     """Do what the people or systems would: see the module's docstring."""
     state = engine.state(_TRIAL)
     step = definition.step(state.step) if state.step else None
@@ -149,7 +163,8 @@ def _move_on(engine: InMemoryEngine, definition: Definition, fake: FakeClock, mo
         engine.signal(_TRIAL, step.signal, {}, request_id=f"try-signal-{move}")
         return
     wake = engine.next_run_at(_TRIAL)
-    if wake is not None and wake > fake.now():
+    at_once = prompt and isinstance(step, ApprovalStep)
+    if wake is not None and wake > fake.now() and not at_once:
         fake.advance(wake - fake.now())
         return
     if isinstance(step, ApprovalStep):
