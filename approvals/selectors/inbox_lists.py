@@ -15,7 +15,7 @@ from typing import Any
 from django.db.models import BigIntegerField, BooleanField, Q, QuerySet, Value, When
 from django.db.models import Case as CaseWhen
 from django.db.models.expressions import RawSQL
-from django.db.models.fields.json import KT
+from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast, Coalesce, Lower, NullIf
 
 from ..data_words import money_fields
@@ -75,7 +75,7 @@ def _amount(amounts: dict[str, list[str]]) -> Any:
     one). Amounts of different currencies are compared as numbers."""
     whens = []
     for key, fields in amounts.items():
-        values = [Cast(KT(f"workflow__data__{f}"), BigIntegerField()) for f in fields]
+        values = [Cast(KeyTextTransform(f, "workflow__data"), BigIntegerField()) for f in fields]
         if values:
             whens.append(
                 When(

@@ -112,9 +112,9 @@ def read_status(params: QueryDict, notes: list[str]) -> str:
 
 
 def age(since: dt.datetime, now: dt.datetime) -> str:
-    """``3 days``, ``2 hours``; ``moments`` under a minute."""
+    """``3 days``, ``2 hours``; ``under a minute``."""
     words = timesince(since, now, depth=1)
-    return "moments" if words.startswith("0\xa0") else words.replace("\xa0", " ")
+    return "under a minute" if words.startswith("0\xa0") else words.replace("\xa0", " ")
 
 
 # -- who a request waits on --------------------------------------------------------------
