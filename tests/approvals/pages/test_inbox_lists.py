@@ -141,7 +141,12 @@ def _queries(client: Client, query: str) -> int:
     return len(ctx.captured_queries)
 
 
-QUERIES = ["", "?sort=amount&q=Q-", "?sort=requester&overdue=1", "?sort=waiting&kind=expense-approval"]
+QUERIES = [
+    "",
+    "?sort=amount&q=Q-",
+    "?sort=requester&overdue=1",
+    "?sort=waiting&kind=expense-approval",
+]
 
 
 def test_the_inbox_query_count_is_the_same_for_3_and_30_rows_in_every_sort(acme: Any) -> None:
@@ -200,7 +205,11 @@ def test_a_resubmitted_request_shows_what_changed_and_the_note(acme: Any) -> Non
 def test_data_changes_read_as_people_read_them() -> None:
     schema = {
         "properties": {
-            "amountPaise": {"type": "integer", "title": "Amount", "x-money": {"currency": "currency"}},
+            "amountPaise": {
+                "type": "integer",
+                "title": "Amount",
+                "x-money": {"currency": "currency"},
+            },
             "currency": {"type": "string", "enum": ["INR", "USD"]},
             "note": {"type": "string"},
         }
