@@ -71,13 +71,12 @@ from .services.workflows import (
     workflow_start,
 )
 from .web import inbox_lists as lists
-from .web import present
+from .web import present, search_results
 from .web.diagram import workflow_svg
 from .web.forms import BoundedDateField, SchemaForm
 from .web.hand_over import hand_over_said, standing_in_marks
-from .web import search_results
 from .web.refusals import REJECTION_TEXT, refusal_text
-from .web.search import WorkflowSearch
+from .web.search import PAGE_SIZE, WorkflowSearch
 from .web.uploads import uploads_streamed
 
 DECISIONS = (*DECISION_LABELS, "delegate")
@@ -888,7 +887,7 @@ def search(request: HttpRequest) -> HttpResponse:
     status, page = 200, paging.number()
     if request.GET:
         if filters.is_valid() and paging.is_valid():
-            size = search_results.PAGE_SIZE
+            size = PAGE_SIZE
             found = filters.results(limit=size + 1, offset=(page - 1) * size)
             rows = _workflow_rows(filters.user, found[:size])
             links = search_results.page_links(request.GET.dict(), page, more=len(found) > size)

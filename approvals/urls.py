@@ -1,7 +1,15 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from . import absence_pages, attachment_pages, conversation_pages, draft_pages, pages, views
+from . import (
+    absence_pages,
+    analytics_pages,
+    attachment_pages,
+    conversation_pages,
+    draft_pages,
+    pages,
+    views,
+)
 from .admin_login import SignInForm
 from .audit import pages as audit_pages
 from .web import route_preview
@@ -65,6 +73,7 @@ urlpatterns = [
     ),
     path("people", pages.people, name="people"),
     path("audit/verify", audit_pages.verify_page, name="audit-verify"),
+    path("analytics", analytics_pages.analytics_page, name="analytics"),
     path(
         "accounts/login/",
         auth_views.LoginView.as_view(authentication_form=SignInForm),

@@ -1,7 +1,25 @@
-# Reserved: filled in by the change that needs it (kept as a no-op until then).
+"""The search's words: a GIN index over each workflow's text (its reference, its summary
+and every string in its data), which PostgreSQL fills itself on the command path's own
+INSERT and UPDATE, so a start or a decision makes no extra round trip. The expression is
+``approvals.selectors.search_text.VECTOR`` to the letter: the planner uses the index only
+for the same expression. SQLite has none (its search is a plain match)."""
+
 from django.db import migrations
+
+from ._ops import postgres_sql
+
+# 'simple': no stemming and no stop words. Requests hold names, places, vendors and codes
+# in several languages, which an English stemmer mangles ("Pune" stays, but "offsite"
+# and "offsit" meet only by luck) and whose stop words would make "in" or "a" unsearchable;
+# the search asks each word as a prefix instead ("hotel" finds "hotels").
+SQL = """
+CREATE INDEX IF NOT EXISTS workflow_search_text ON approvals_workflow USING gin (
+    (to_tsvector('simple'::regconfig, subject_id || ' ' || summary)
+     || jsonb_to_tsvector('simple'::regconfig, data, '["string"]'::jsonb))
+)
+"""
 
 
 class Migration(migrations.Migration):
     dependencies = [("approvals", "0025_handed_on")]
-    operations: list[migrations.operations.base.Operation] = []
+    operations = [postgres_sql(SQL, "DROP INDEX IF EXISTS workflow_search_text")]

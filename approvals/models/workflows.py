@@ -109,6 +109,9 @@ class Workflow(models.Model):
                 name="workflow_subject",
             ),
             models.Index(fields=["tenant", "submitter", "-created_at"]),
+            # On PostgreSQL, migration 0026 adds ``workflow_search_text``: a GIN index over
+            # the reference, the summary and every string of the data, for the search's
+            # words (approvals.selectors.search_text); the database fills it itself.
         ]
         constraints = [
             # The database's answer to two starts racing for one subject: the second

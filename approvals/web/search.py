@@ -11,7 +11,7 @@ from typing import Any
 
 import django_filters
 from django import forms
-from django.db.models import Q, QuerySet
+from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 from django_filters.rest_framework import DjangoFilterBackend
@@ -19,8 +19,11 @@ from drf_spectacular.utils import extend_schema_field
 
 from .. import access
 from ..api.schema import NO_NUL
+from ..data_words import money_fields
 from ..models import User, Workflow, WorkflowTemplate, time_bounds
+from ..selectors import search_text
 from . import present
+from .forms import MoneyField
 
 # The statuses a search can ask for besides ``PENDING_<STEP>``: what ``public_status``
 # says (COMPLETED reads APPROVED there; NEW never outlives its transaction).
@@ -38,7 +41,20 @@ BLANK_REFUSED = "may not be blank; leave the parameter out to search without it.
 MOMENT_INVALID = "Enter a date (2026-12-02) or a date and time (2026-12-02T14:15:00+05:30)."
 RANGE_INVERTED = "Submitted before must be later than submitted from."
 TEXT_MAX = 200
-PAGE_LIMIT = 100  # rows the page shows; the API pages with limit and offset
+TEXT_WORDS_MAX = 20
+TOO_MANY_WORDS = f"Search with at most {TEXT_WORDS_MAX} words."
+AMOUNT_INVERTED = "Amount up to must be at least the amount from."
+AMOUNT_MAX_MINOR = 10**17  # a trillion in currency units, with room to spare
+PAGE_LIMIT = 100  # rows the API answers by default; the page shows PAGE_SIZE
+PAGE_SIZE = 25
+PAGES_MAX = 4000  # the API's deepest offset (100,000) in pages of 25
+PAGE_INVALID = f"Choose a page from 1 to {PAGES_MAX:,}."
+SORTS = [
+    ("newest", "Newest first"),
+    ("oldest", "Oldest first"),
+    ("amount", "Largest amount first"),
+    ("status", "Status"),
+]
 
 
 class MomentField(forms.Field):
@@ -113,6 +129,31 @@ def _text(label: str, field: str, max_length: int, **kw: Any) -> django_filters.
     )
 
 
+class AmountField(MoneyField):
+    """An amount in currency units as people type it (``₹10,000``, ``10000.50``), in
+    minor units: the same for every currency the demo knows (two places)."""
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(min_minor=0, max_minor=AMOUNT_MAX_MINOR, **kw)
+
+    def to_python(self, value: Any) -> int | None:  # type: ignore[override]
+        if isinstance(value, str):
+            value = value.strip().lstrip("₹$€£").removeprefix("Rs").strip()
+        return super().to_python(value)
+
+
+@extend_schema_field(
+    {
+        "type": "string",
+        "pattern": r"^[0-9][0-9,]*(\.[0-9]{1,2})?$",
+        "description": "An amount in currency units (10000 or 10,000.50), compared with "
+        "the request's amount in its own currency.",
+    }
+)
+class AmountFilter(django_filters.Filter):
+    field_class = AmountField
+
+
 class SearchForm(forms.Form):
     """The filters' form: the checks across fields, and the API's refusal of blanks."""
 
@@ -127,6 +168,11 @@ class SearchForm(forms.Form):
         after, before = cleaned.get("createdAfter"), cleaned.get("createdBefore")
         if after and before and before <= after:
             self.add_error("createdBefore", RANGE_INVERTED)
+        low, high = cleaned.get("amountMin"), cleaned.get("amountMax")
+        if low is not None and high is not None and high < low:
+            self.add_error("amountMax", AMOUNT_INVERTED)
+        if len(search_text.words_of(cleaned.get("text") or "")) > TEXT_WORDS_MAX:
+            self.add_error("text", TOO_MANY_WORDS)
         return cleaned
 
 
@@ -139,7 +185,8 @@ class WorkflowSearch(django_filters.FilterSet):
         "",
         TEXT_MAX,
         method="filter_text",
-        help_text="Each word in the reference, the kind of request or the submitter's name.",
+        help_text="Each word in the description or any text of the request, its reference, "
+        "its kind or the submitter's name.",
     )
     status = StatusFilter(label="Status", choices=[], empty_label="Any status")
     template = django_filters.ChoiceFilter(
@@ -153,6 +200,12 @@ class WorkflowSearch(django_filters.FilterSet):
     createdAfter = MomentFilter(label="Submitted from", field_name="created_at", lookup_expr="gte")
     createdBefore = MomentFilter(
         label="Submitted before", field_name="created_at", lookup_expr="lt"
+    )
+    amountMin = AmountFilter(label="Amount from", method="filter_amount")
+    amountMax = AmountFilter(label="Amount up to", method="filter_amount")
+    decidedBy = _text("Decided by (username)", "", 150, method="filter_decided_by")
+    sort = django_filters.ChoiceFilter(
+        label="Sort by", choices=SORTS, empty_label=None, method="filter_sort"
     )
 
     class Meta:
@@ -178,7 +231,8 @@ class WorkflowSearch(django_filters.FilterSet):
         super().__init__(
             data, queryset=access.workflows_readable(user), request=request, prefix=prefix
         )
-        statuses, kinds = _choices(user)
+        statuses, kinds, self.money_fields = _choices(user)
+        self.kinds = kinds
         for name, choices in (("status", statuses), ("template", kinds)):
             own = self.filters[name]
             own.extra["choices"] = choices
@@ -192,30 +246,50 @@ class WorkflowSearch(django_filters.FilterSet):
         return form
 
     def filter_text(self, qs: QuerySet[Workflow], name: str, value: str) -> QuerySet[Workflow]:
-        words = value.split()
-        for word in words:
-            qs = qs.filter(
-                Q(subject_id__icontains=word)
-                | Q(template_key__icontains=word)
-                | Q(template__title__icontains=word)
-                | Q(submitter__username__icontains=word)
-                | Q(submitter__first_name__icontains=word)
-                | Q(submitter__last_name__icontains=word)
+        words = search_text.words_of(value)
+        tenant = self.user.member_tenant_id
+        return qs.filter(search_text.words_match(words, tenant_id=tenant, kinds=self.kinds))
+
+    def filter_amount(self, qs: QuerySet[Workflow], name: str, value: int) -> QuerySet[Workflow]:
+        lookup = "gte" if name == "amountMin" else "lte"
+        amount = search_text.amount_minor(self.money_fields)
+        return qs.alias(amount_minor=amount).filter(**{f"amount_minor__{lookup}": value})
+
+    def filter_decided_by(
+        self, qs: QuerySet[Workflow], name: str, value: str
+    ) -> QuerySet[Workflow]:
+        return qs.filter(search_text.decided_by(value))
+
+    def filter_sort(self, qs: QuerySet[Workflow], name: str, value: str) -> QuerySet[Workflow]:
+        return qs  # the order is the results' (``ordered``)
+
+    def ordered(self) -> QuerySet[Workflow]:
+        """The matches in the order asked (newest first unless told), every row once
+        and in a stable place, so pages neither skip nor repeat one."""
+        sort = (self.form.cleaned_data or {}).get("sort") or "newest"
+        qs = self.qs.select_related("submitter", "template")
+        if sort == "oldest":
+            return qs.order_by("created_at", "pk")
+        if sort == "amount":
+            amount = search_text.amount_minor(self.money_fields)
+            return qs.alias(sort_amount=amount).order_by(
+                F("sort_amount").desc(nulls_last=True), "-created_at", "pk"
             )
-        return qs
+        if sort == "status":
+            return qs.order_by("public_status", "-created_at", "pk")
+        return qs.order_by("-created_at", "pk")
 
     def results(self, *, limit: int = PAGE_LIMIT, offset: int = 0) -> list[Workflow]:
-        """The page of matches, newest first; call after ``is_valid()``."""
-        return list(
-            self.qs.select_related("submitter", "template").order_by("-created_at", "pk")[
-                offset : offset + limit
-            ]
-        )
+        """A page of matches in the order asked; call after ``is_valid()``."""
+        return list(self.ordered()[offset : offset + limit])
 
 
-def _choices(user: User) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+def _choices(
+    user: User,
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[str]]:
     """The organisation's statuses (each approval step of any version of its workflow
-    templates) and kinds of request, in one query."""
+    templates), kinds of request and money fields (the first of each version first, as
+    its amount), in one query."""
     rows = (
         WorkflowTemplate.objects.filter(tenant_id=user.member_tenant_id)
         .order_by("key", "version")
@@ -223,9 +297,12 @@ def _choices(user: User) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     )
     kinds: dict[str, str] = {}
     waiting: dict[str, str] = {}
+    money: dict[str, None] = {}
     for key, title, definition in rows:
         kinds[key] = title
         raw = definition if isinstance(definition, Mapping) else {}
+        schema = raw.get("schema")
+        money.update(dict.fromkeys(money_fields(schema if isinstance(schema, Mapping) else None)))
         titles = present.step_titles(raw)
         for step in raw.get("steps") or []:
             if isinstance(step, Mapping) and step.get("kind") == "approval":
@@ -238,7 +315,7 @@ def _choices(user: User) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
         (SENT_BACK, present.status_label(SENT_BACK)),
         *((s, present.STATUS_WORDS[s]) for s in STATUSES if s != "RUNNING"),
     ]
-    return statuses, sorted(kinds.items(), key=lambda kv: kv[1])
+    return statuses, sorted(kinds.items(), key=lambda kv: kv[1]), list(money)
 
 
 class SearchFilterBackend(DjangoFilterBackend):

@@ -232,6 +232,10 @@ def test_the_openapi_schema_documents_every_search_parameter(acme, api):
         "assignee",
         "createdAfter",
         "createdBefore",
+        "amountMin",
+        "amountMax",
+        "decidedBy",
+        "sort",
         "limit",
         "offset",
     }
@@ -247,4 +251,6 @@ def test_the_openapi_schema_documents_every_search_parameter(acme, api):
     assert not re.fullmatch(params["status"]["schema"]["pattern"], "pending")
     assert {"format": "date"} in params["createdAfter"]["schema"]["anyOf"]
     assert params["limit"]["schema"]["maximum"] == 200
+    assert re.fullmatch(params["amountMin"]["schema"]["pattern"], "10,000.50")
+    assert params["sort"]["schema"]["enum"] == ["amount", "newest", "oldest", "status"]
     assert "400" in operation["responses"]

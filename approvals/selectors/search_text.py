@@ -1,0 +1,167 @@
+"""The search's questions of a workflow's own columns: its words, its amount and who
+decided it. Each answers with a condition (a ``Q`` or an expression) for the search to
+combine with the read rule, so one query serves the page, the API and the export.
+
+Words: on PostgreSQL a full-text match over the expression that the GIN index
+``workflow_search_text`` (migration 0026) indexes, each word asked as a prefix of the
+words there; on SQLite (``make run``) a plain case-insensitive match of the same text
+(the reference, the summary and every string in the data, keys left out)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from django.db import connection
+from django.db.models import BigIntegerField, BooleanField, Exists, OuterRef, Q, Subquery
+from django.db.models.expressions import RawSQL
+
+from ..models import User, WorkflowEvent
+
+TABLE = '"approvals_workflow"'
+# Migration 0026's index expression, column for column.
+VECTOR = (
+    f"(to_tsvector('simple'::regconfig, {TABLE}.\"subject_id\" || ' ' || {TABLE}.\"summary\")"
+    f" || jsonb_to_tsvector('simple'::regconfig, {TABLE}.\"data\", '[\"string\"]'::jsonb))"
+)
+INDEX = "workflow_search_text"
+_WORDLIKE = re.compile(r"\w")
+_NONE = Q(pk__in=[])
+
+
+def words_of(text: str) -> list[str]:
+    """The words of a search, each once, in order; bare punctuation (``-``, ``₹``) is no
+    word and asks nothing."""
+    seen: dict[str, None] = {}
+    for word in text.split():
+        if _WORDLIKE.search(word):
+            seen.setdefault(word.casefold(), None)
+    return list(seen)
+
+
+def _postgres() -> bool:
+    return connection.vendor == "postgresql"
+
+
+def _prefix_queries(words: Sequence[str]) -> dict[str, str]:
+    """Each word as a ``tsquery`` of prefixes of its lexemes, split by PostgreSQL's own
+    parser (``TRIP-1`` is ``trip`` and ``-1`` there), in one round trip."""
+    with connection.cursor() as cur:
+        cur.execute(
+            "SELECT w, array(SELECT lexeme FROM unnest(to_tsvector('simple'::regconfig, w)))"
+            " FROM unnest(%s::text[]) AS w",
+            [list(words)],
+        )
+        rows = cur.fetchall()
+    out = {}
+    for word, lexemes in rows:
+        # A lexeme with a quote or a backslash would need the tsquery syntax's escapes;
+        # the simple parser makes none, and one that did would only be left out.
+        parts = [f"'{lex}':*" for lex in lexemes if "'" not in lex and "\\" not in lex]
+        if parts:
+            out[word] = " & ".join(parts)
+    return out
+
+
+def _plain_match(word: str) -> Q:
+    """SQLite: the word anywhere in the reference, the summary or a string of the data."""
+    pattern = "%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    in_data = RawSQL(
+        f'EXISTS (SELECT 1 FROM json_tree({TABLE}."data") AS t'
+        " WHERE t.type = 'text' AND t.value LIKE %s ESCAPE '\\')",
+        [pattern],
+        output_field=BooleanField(),
+    )
+    return Q(subject_id__icontains=word) | Q(summary__icontains=word) | Q(in_data)
+
+
+def words_match(words: Sequence[str], *, tenant_id: int, kinds: Iterable[tuple[str, str]]) -> Q:
+    """Every word in the workflow's text, the kind of request (its key or title) or the
+    submitter's name. The kinds and the people a word names are looked up first, so the
+    condition on workflows is indexed throughout (the text's GIN index, and the tenant's
+    submitter and kind indexes) and PostgreSQL can combine the three in a BitmapOr."""
+    kinds = list(kinds)
+    queries = _prefix_queries(words) if _postgres() and words else {}
+    condition = Q()
+    for word in words:
+        arm = _NONE
+        if _postgres():
+            if word in queries:
+                arm |= Q(
+                    RawSQL(
+                        f"{VECTOR} @@ to_tsquery('simple'::regconfig, %s)",
+                        [queries[word]],
+                        output_field=BooleanField(),
+                    )
+                )
+        else:
+            arm |= _plain_match(word)
+        named = [key for key, title in kinds if word in key.casefold() or word in title.casefold()]
+        if named:
+            arm |= Q(template_key__in=named)
+        people = list(
+            User.objects.filter(tenant_id=tenant_id)
+            .filter(
+                Q(username__icontains=word)
+                | Q(first_name__icontains=word)
+                | Q(last_name__icontains=word)
+            )
+            .values_list("pk", flat=True)
+        )
+        if people:
+            arm |= Q(submitter_id__in=people)
+        condition &= arm
+    return condition
+
+
+def amount_minor(fields: Sequence[str]) -> RawSQL:
+    """The request's amount in minor units: the first of ``fields`` (its workflow
+    template's money fields) that holds a number; NULL when none does. A field of that
+    name holding text in another workflow template is passed over, never cast."""
+    if not fields:
+        return RawSQL("NULL", [], output_field=BigIntegerField())
+    if _postgres():
+        one = (
+            f"CASE WHEN jsonb_typeof({TABLE}.\"data\" -> %s) = 'number'"
+            f' THEN ({TABLE}."data" ->> %s)::numeric END'
+        )
+        params: list[Any] = [p for name in fields for p in (name, name)]
+    else:
+        one = (
+            f"CASE WHEN json_type({TABLE}.\"data\", %s) IN ('integer', 'real')"
+            f' THEN json_extract({TABLE}."data", %s) END'
+        )
+        paths = ['$."' + name.replace('"', '""') + '"' for name in fields]
+        params = [p for path in paths for p in (path, path)]
+    sql = "COALESCE(" + ", ".join([one] * len(fields)) + ")" if len(fields) > 1 else one
+    return RawSQL(sql, params, output_field=BigIntegerField())
+
+
+def decided_by(username: str) -> Exists:
+    """The person recorded a decision on the workflow (approve, reject or send back),
+    for themselves or for someone they stood in for."""
+    return Exists(
+        WorkflowEvent.objects.filter(
+            workflow_id=OuterRef("pk"), type="DecisionRecorded", actor__username=username
+        )
+    )
+
+
+# The events that end a workflow: the time of the last one is when it finished.
+_ENDINGS = (
+    "WorkflowCompleted",
+    "WorkflowRejected",
+    "WorkflowRolledBack",
+    "CompensationFailed",
+    "WorkflowCancelled",
+)
+
+
+def finished_at() -> Subquery:
+    """When the workflow finished (NULL while it runs): one indexed read of its events."""
+    return Subquery(
+        WorkflowEvent.objects.filter(workflow_id=OuterRef("pk"), type__in=_ENDINGS)
+        .order_by("-seq")
+        .values("created_at")[:1]
+    )
