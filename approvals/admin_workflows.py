@@ -132,7 +132,7 @@ class WorkflowPeopleAdmin(admin.ModelAdmin):
     @admin.display(description="Request", ordering="subject_id")
     def reference(self, wf: Workflow) -> SafeString:
         title = f"{wf.template.title or present.humanise(wf.template_key)} {wf.subject_id}"
-        summary = wf.summary if wf.summary and wf.summary != title else ""
+        summary = wf.summary if wf.summary not in ("", title, wf.amount_display) else ""
         if not summary:
             return format_html("{}", title)
         return format_html('{}<span class="wf-summary">{}</span>', title, summary)
@@ -150,11 +150,7 @@ class WorkflowPeopleAdmin(admin.ModelAdmin):
         tasks = list(wf.tasks.all())
         if not tasks:
             return NOBODY
-        people = []
-        for task in tasks:
-            name = _name(task.assignee)
-            if name not in people:
-                people.append(name)
+        people = sorted({_name(task.assignee) for task in tasks})
         shown = ", ".join(people[:NAMED_AT_MOST])
         if len(people) > NAMED_AT_MOST:
             shown += f" and {len(people) - NAMED_AT_MOST} more"
@@ -239,6 +235,7 @@ def _view_context(wf: Workflow) -> dict[str, Any]:
     }
     return {
         "title": f"{wf.template.title or present.humanise(wf.template_key)} {wf.subject_id}",
+        "subtitle": "",  # Django's is the row's own name, with the status code
         "story": story,
         "timeline": [{"line": line, "at": zones.moment_offset(line.at)} for line in story.timeline],
         "data_rows": present.data_rows(story.ctx.schema, wf.data),
