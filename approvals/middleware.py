@@ -18,9 +18,15 @@ from .request_ids import request_id_valid
 
 BODY_TOO_LARGE = "The request body is larger than {limit} bytes."
 BAD_LENGTH = "Content-Length is not a number."
-# The upload of a file to a request (POST /api/workflows/{id}/attachments).
+# The upload of a file to a request (POST /api/workflows/{id}/attachments), and a start
+# with files (multipart POST /api/workflows).
 _ATTACHMENTS = re.compile(r"^/api/workflows/[^/]+/attachments$")
+_START = "/api/workflows"
 FORM_OVERHEAD_BYTES = 64 * 1024
+
+
+def _multipart(request: HttpRequest) -> bool:
+    return str(request.META.get("CONTENT_TYPE", "")).startswith("multipart/form-data")
 
 
 class RequestIdMiddleware:
@@ -45,6 +51,9 @@ class RequestIdMiddleware:
         if limit is not None and _ATTACHMENTS.match(request.path):
             # A file streams to disk; its own limit, and room for the form around it.
             limit = max(limit, settings.APPROVALS_FILE_MAX_BYTES + FORM_OVERHEAD_BYTES)
+        elif limit is not None and request.path == _START and _multipart(request):
+            files = settings.APPROVALS_FILE_MAX_BYTES * settings.APPROVALS_FILES_PER_UPLOAD
+            limit = max(limit, files + limit + FORM_OVERHEAD_BYTES)
         try:
             length = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:

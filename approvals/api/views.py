@@ -54,7 +54,9 @@ from ..services.workflows import (
 from ..web.search import SearchFilterBackend, WorkflowSearch
 from ..web.uploads import attachment_response, stream_uploads
 from . import serializers as s
+from . import start_files
 from .errors import NOT_FOUND, ApiError, json_error
+from .parsers import LimitedJSONParser
 from .rendering import compiled
 
 INVALID_CREDENTIALS = "The username or password is wrong."
@@ -212,9 +214,14 @@ class WorkflowCollectionView(APIView):
     schema = _SearchSchema()
     filterset_class = WorkflowSearch
     queryset = Workflow.objects.none()  # the model, for the schema; the search scopes itself
+    parser_classes = [LimitedJSONParser, MultiPartParser]  # multipart: a start with files
+
+    def initialize_request(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Request:
+        start_files.prepare(request)  # before anything reads the body
+        return super().initialize_request(request, *args, **kwargs)
 
     @extend_schema(
-        request=s.StartRequestBody,
+        request={"application/json": s.StartRequestBody},  # multipart: see the description
         parameters=[IDEMPOTENCY_KEY],
         responses={
             201: s.StartResponse,
@@ -227,9 +234,15 @@ class WorkflowCollectionView(APIView):
             ),
         },
         summary="Start a workflow",
+        description=(
+            "With files: send multipart/form-data, this JSON in a part named `body` and "
+            "each file in a part named `file`; the files are checked before anything "
+            "starts and the answer lists them under `files`."
+        ),
     )
     def post(self, request: Request) -> Response:
-        body = s.StartRequestBody(data=request.data)
+        raw, files = start_files.body_and_files(request)
+        body = s.StartRequestBody(data=raw)
         body.is_valid(raise_exception=True)
         key = request.headers.get("Idempotency-Key")
         if key is not None and not idempotency_key_valid(key):
@@ -244,7 +257,18 @@ class WorkflowCollectionView(APIView):
             idempotency_key=key,
             scope=_scope(request),
         )
-        return _started(result)
+        response = _started(result)
+        if files:
+            response.data = {
+                **response.data,
+                "files": start_files.record(
+                    user=_user(request),
+                    result=result,
+                    files=files,
+                    request_id=key or uuid.uuid4().hex,
+                ),
+            }
+        return response
 
     @extend_schema(
         parameters=[s.WorkflowSearchQuery],
