@@ -21,7 +21,6 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
-from django.views.decorators.http import require_POST
 from django_jsonform.widgets import JSONFormWidget
 from guardian.admin import GuardedModelAdmin
 
@@ -29,6 +28,7 @@ from templates_engine import TERMINAL
 
 from . import clock, json_input
 from .activities import activity_names
+from .admin_template_pages import editor_context, first_names, retire_effect, rollback_effect
 from .models import OrgGroup, User, WorkflowTemplate
 from .selectors.template_trial import Trial, workflow_template_try
 from .selectors.templates import workflow_template_problems, workflow_template_versions
@@ -39,7 +39,7 @@ from .services.templates import (
     workflow_template_retire,
     workflow_template_rollback,
 )
-from .web import present
+from .web import condition_form, present
 from .web.definition_changes import definition_changes
 from .web.definition_diff import DiffLine, definition_diff, pretty
 from .web.definition_editor import (
@@ -52,7 +52,9 @@ from .web.definition_editor import (
     sample_data,
     to_editor,
 )
+from .web.definition_problems import problems_in_words
 from .web.diagram import workflow_svg
+from .web.forms import SchemaForm
 from .web.template_trial_words import trial_rows
 
 PREVIEW_NOTE = "Preview only: nothing is published until you press Save."
@@ -62,6 +64,9 @@ UNKNOWN_SUBMITTER = "Pick a submitter of this organisation."
 SAME_AS_NEWEST = "Version {version} reads as the newest version does: nothing to publish."
 DIFF_VERSION_UNKNOWN = "Choose the versions to compare by their numbers, from 1 to {last}."
 SAVING_PUBLISHES = "Saving publishes the next version; workflows already running keep theirs."
+NOTHING_CHANGED = "Nothing changed from version {version}, so nothing was published."
+TRY_FORM_INVALID = "The sample request has a mistake; see the fields under Try it."
+TRY_PREFIX = "try"
 STARTER = {"key": "", "title": "", "steps": []}
 AS_JSON = "as"  # ?as=json: the pretty-printed JSON instead of the structured editor
 
@@ -151,6 +156,23 @@ class WorkflowTemplateForm(forms.ModelForm):
         choice.choices = [(u, u) for u in users]
         self.initial.setdefault("try_data", json.dumps(sample_data(base)))
         self.initial.setdefault("try_submitter", self.viewer)
+        self.edited: dict[str, Any] | None = None  # the definition posted, once read
+        self.condition_errors: dict[str, str] = {}
+        self.problems: list[Any] = []
+        self.try_form = self._try_form(base)
+
+    def _try_form(self, definition: dict[str, Any]) -> SchemaForm:
+        """The form employees fill in, built from ``definition``'s schema, in currency
+        units: the sample request of "try it"."""
+        schema = definition.get("schema") if isinstance(definition.get("schema"), dict) else None
+        posted = any(k.startswith(f"{TRY_PREFIX}-") for k in self.data)
+        return SchemaForm(
+            schema,
+            self.data if posted else None,
+            prefix=TRY_PREFIX,
+            with_reference=False,
+            initial=sample_data(definition),
+        )
 
     def _tenant_id(self) -> int:
         tenant = self.cleaned_data.get("tenant")
@@ -161,12 +183,19 @@ class WorkflowTemplateForm(forms.ModelForm):
         if not isinstance(doc, dict):
             raise forms.ValidationError(NOT_AN_OBJECT)
         definition = doc if self.as_json else self._from_editor(doc)
+        if not self.as_json:
+            self.edited = definition
+            definition, self.condition_errors = condition_form.apply(definition, self.data)
+            self.edited = definition
+            if self.condition_errors:
+                raise forms.ValidationError(list(self.condition_errors.values()))
         problems = workflow_template_problems(tenant_id=self._tenant_id(), doc=definition)
         if problems:
             widget = self.fields["definition"].widget
             if isinstance(widget, JSONFormWidget):
                 widget.add_error(error_map(problems, doc))
-            raise forms.ValidationError([f"{p.path}: {p.problem}" for p in problems])
+            self.problems = problems_in_words(problems, definition)
+            raise forms.ValidationError([p.text for p in self.problems])
         return definition
 
     def _from_editor(self, doc: dict[str, Any]) -> dict[str, Any]:
@@ -200,15 +229,21 @@ class WorkflowTemplateForm(forms.ModelForm):
             "definition": definition,
         }
 
-    def trial(self, definition: dict[str, Any]) -> tuple[Trial | None, str, str]:
+    def trial(self, definition: dict[str, Any]) -> tuple[Trial | None, str | None, str]:
         """The try-it run of ``definition`` with the form's sample data and submitter,
         or the field at fault and the problem."""
-        try:
-            data = json_input.loads(self.cleaned_data.get("try_data") or "{}")
-        except ValueError as exc:
-            return None, "try_data", BAD_TRY_DATA.format(problem=exc)
-        if not isinstance(data, dict):
-            return None, "try_data", BAD_TRY_DATA.format(problem="not an object")
+        self.try_form = self._try_form(definition)
+        if self.try_form.is_bound:
+            if not self.try_form.is_valid():
+                return None, None, TRY_FORM_INVALID
+            data = self.try_form.data_for_engine()
+        else:  # the JSON page, and API-minded callers, still send the data as JSON
+            try:
+                data = json_input.loads(self.cleaned_data.get("try_data") or "{}")
+            except ValueError as exc:
+                return None, "try_data", BAD_TRY_DATA.format(problem=exc)
+            if not isinstance(data, dict):
+                return None, "try_data", BAD_TRY_DATA.format(problem="not an object")
         submitter = User.objects.filter(
             tenant_id=self._tenant_id(),
             is_active=True,
@@ -245,11 +280,11 @@ def changes_in_words(tenant_id: int, old: dict[str, Any], new: dict[str, Any]) -
 
 def _diagram(template: WorkflowTemplate) -> Any:
     """The version's diagram, the people its approval steps name by their first names."""
-    named = present.named_approvers(template.definition)
-    rows = User.objects.filter(tenant_id=template.tenant_id, username__in=named).values_list(
-        "username", "first_name"
-    )
-    return workflow_svg(template.definition, data={}, names={u: f or u for u, f in rows})
+    return draft_diagram(template.tenant_id, template.definition)
+
+
+def draft_diagram(tenant_id: int, definition: dict[str, Any]) -> Any:
+    return workflow_svg(definition, data={}, names=first_names(tenant_id, definition))
 
 
 def trial_context(trial: Trial | None, definition: dict[str, Any]) -> dict[str, Any]:
@@ -326,6 +361,8 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
             return [(None, {"fields": ["pretty_definition"]})]
         user: Any = request.user
         main = ["tenant", "definition"] if user.is_superuser else ["definition"]
+        if request.GET.get(AS_JSON) != "json":
+            return [(None, {"fields": main})]  # the page draws "try it" with the form
         return [
             (None, {"fields": main}),
             ("Try it", {"fields": ["try_submitter", "try_data"]}),
@@ -346,11 +383,15 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
             context["preview"] = form.preview
             context.update(diff_context(form.preview["diff"], form.preview["changes"]))
             context.update(trial_context(form.preview["trial"], form.preview["definition"]))
+            context["preview_diagram"] = draft_diagram(
+                form._tenant_id(), form.preview["definition"]
+            )
         if obj is not None:
             context["versions"] = workflow_template_versions(tenant_id=obj.tenant_id, key=obj.key)
             context["diagram"] = _diagram(obj)
             context["newest"] = context["versions"][0].pk == obj.pk
         context["as_json"] = form.as_json
+        context.update(editor_context(form, obj))
         return super().render_change_form(request, context, add, change, form_url, obj)
 
     def save_model(
@@ -358,6 +399,9 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
     ) -> None:
         user: Any = request.user
         tenant = form.cleaned_data["tenant"] if user.is_superuser else user.tenant
+        if change and form.cleaned_data["definition"] == form.previous:
+            messages.info(request, NOTHING_CHANGED.format(version=obj.version))
+            return  # the page opens again on the version edited
         published = workflow_template_publish(
             tenant=tenant,
             definition=form.cleaned_data["definition"],
@@ -391,12 +435,9 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
         own = [
             path("<int:pk>/diff/", view(self.diff_view), name=f"{name}_diff"),
             path("<int:pk>/try/", view(self.try_view), name=f"{name}_try"),
-            path("<int:pk>/retire/", view(require_POST(self.retire_view)), name=f"{name}_retire"),
-            path(
-                "<int:pk>/rollback/",
-                view(require_POST(self.rollback_view)),
-                name=f"{name}_rollback",
-            ),
+            # GET asks first, naming the effect; POST acts
+            path("<int:pk>/retire/", view(self.retire_view), name=f"{name}_retire"),
+            path("<int:pk>/rollback/", view(self.rollback_view), name=f"{name}_rollback"),
         ]
         return own + super().get_urls()
 
@@ -482,8 +523,21 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
         )
         return TemplateResponse(request, "admin/approvals/workflowtemplate/try.html", context)
 
+    def _confirm(self, request: HttpRequest, template: WorkflowTemplate, **extra: Any) -> Any:
+        context = self._page(request, template, **extra)
+        return TemplateResponse(request, "admin/approvals/workflowtemplate/confirm.html", context)
+
     def retire_view(self, request: HttpRequest, pk: int) -> HttpResponse:
         template = self._version(request, pk, "change")
+        if request.method != "POST":
+            title = template.definition.get("title") or template.key
+            return self._confirm(
+                request,
+                template,
+                title=f"Retire {title}?",
+                effect=retire_effect(template),
+                action="Retire it",
+            )
         try:
             workflow_template_retire(
                 tenant=template.tenant,
@@ -502,6 +556,14 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
 
     def rollback_view(self, request: HttpRequest, pk: int) -> HttpResponse:
         template = self._version(request, pk, "change")
+        if request.method != "POST":
+            return self._confirm(
+                request,
+                template,
+                title=f"Roll back to version {template.version}?",
+                effect=rollback_effect(template),
+                action=f"Publish version {template.version} again",
+            )
         newest = workflow_template_versions(tenant_id=template.tenant_id, key=template.key)[0]
         try:
             published = workflow_template_rollback(

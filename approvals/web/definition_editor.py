@@ -27,6 +27,8 @@ import isodate
 
 from templates_engine import DefinitionError
 
+from .duration_input import UNITS, DurationInputError, from_seconds, to_iso
+
 JOIN = "§"  # django-jsonform's separator of the parts of a field's path
 
 TYPES = {  # editor word -> JSON Schema type
@@ -37,8 +39,7 @@ TYPES = {  # editor word -> JSON Schema type
     "money": "integer",
 }
 _DURATION_KEYS = ("deadline", "duration", "timeout")
-_DURATION_PARTS = ("days", "hours", "minutes", "seconds")
-DURATION_PART_INVALID = "The {part} of a duration must be a whole number of zero or more."
+DURATION_WORDS = {"deadline": "The deadline", "duration": "The wait", "timeout": "The time limit"}
 EDITOR_UNREADABLE = (
     "Part of the form came back in a shape it cannot read; reload the page and try again."
 )
@@ -61,10 +62,13 @@ def _duration(title: str, help_text: str = "") -> dict[str, Any]:
         "title": title,
         "help_text": help_text,
         "properties": {
-            "days": {"type": "integer", "minimum": 0},
-            "hours": {"type": "integer", "minimum": 0},
-            "minutes": {"type": "integer", "minimum": 0},
-            "seconds": {"type": "integer", "minimum": 0},
+            "number": {"type": "integer", "title": f"{title}: how many", "minimum": 1},
+            "unit": {
+                "type": "string",
+                "title": f"{title}: unit",
+                "choices": list(UNITS),
+                "default": "days",
+            },
         },
     }
 
@@ -90,12 +94,6 @@ def _step(kind: str, title: str, own: dict[str, Any]) -> dict[str, Any]:
             "kind": {"type": "string", "const": kind, "readonly": True, "title": "Kind"},
             "id": {"type": "string", "title": "Step id", "help_text": "a_short_name, unique"},
             "title": {"type": "string", "title": "Title"},
-            "when": {
-                "type": "string",
-                "title": "Only when",
-                "help_text": "A condition on the data, e.g. data.amountPaise >= 100000 "
-                "(empty: always)",
-            },
             **own,
         },
     }
@@ -106,14 +104,9 @@ def editor_schema(
 ) -> dict[str, Any]:
     """The JSON Schema of the editor's document, with the organisation's groups and
     people as the approvers one may pick, and the registered activities."""
+    # conditions (a step's, a rule-chosen approver's) are edited in the condition
+    # builders beside this form (web/condition_form.py), in the fields' own units
     approver = _rule("Approver", groups, users, ["submitter"])
-    # an approver may be asked only when a condition on the data holds; the step's
-    # mode applies to everyone asked
-    approver["properties"]["when"] = {
-        "type": "string",
-        "title": "Only when",
-        "help_text": "A condition on the data, e.g. data.amountPaise > 50000000 (empty: always)",
-    }
     approval = _step(
         "approval",
         "Approval by people",
@@ -228,49 +221,32 @@ def _seconds(value: Any) -> float | None:
     return None
 
 
-def duration_to_editor(value: Any) -> Any:
+def duration_to_editor(value: Any, _what: str = "") -> Any:
     seconds = _seconds(value)
     if seconds is None:
         return value
-    total = int(seconds)
-    return {
-        "days": total // 86400,
-        "hours": total % 86400 // 3600,
-        "minutes": total % 3600 // 60,
-        "seconds": total % 60,
-    }
+    number, unit = from_seconds(seconds)
+    return {"number": number, "unit": unit}
 
 
-def duration_from_editor(value: Any) -> Any:
+def duration_from_editor(value: Any, what: str = "The duration") -> Any:
+    """``{"number": 3, "unit": "days"}`` -> ``"P3D"``; an empty number: no duration."""
     if not isinstance(value, Mapping):
         return value
-    days, hours, minutes, seconds = (_duration_part(value, k) for k in _DURATION_PARTS)
-    if not (days or hours or minutes or seconds):
-        return None
-    time = "".join(f"{n}{unit}" for n, unit in ((hours, "H"), (minutes, "M"), (seconds, "S")) if n)
-    return "P" + (f"{days}D" if days else "") + (f"T{time}" if time else "")
+    try:
+        return to_iso(value.get("number"), value.get("unit") or "days", what=what)
+    except DurationInputError as exc:
+        raise EditorShapeError(str(exc)) from exc
 
 
-def _duration_part(value: Mapping[str, Any], part: str) -> int:
-    """One number of an edited duration: a whole number (or digits) of zero or more."""
-    raw = value.get(part)
-    if raw in (None, ""):
-        return 0
-    if isinstance(raw, str) and raw.isascii() and raw.isdigit():
-        raw = int(raw)
-    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 0:
-        raise EditorShapeError(DURATION_PART_INVALID.format(part=part))
-    return raw
-
-
-def _durations(step: Mapping[str, Any], convert: Callable[[Any], Any]) -> dict[str, Any]:
+def _durations(step: Mapping[str, Any], convert: Callable[..., Any]) -> dict[str, Any]:
     """A copy of ``step`` with each of its durations (reminders too) converted."""
     out = dict(step)
     for key in _DURATION_KEYS:
         if key in out:
-            out[key] = convert(out[key])
+            out[key] = convert(out[key], DURATION_WORDS[key])
     if isinstance(out.get("reminders"), list):
-        out["reminders"] = [convert(r) for r in out["reminders"]]
+        out["reminders"] = [convert(r, "A reminder") for r in out["reminders"]]
     return out
 
 
@@ -390,10 +366,24 @@ def _step_from_editor(step: Any, old_steps: Mapping[Any, Any]) -> Any:
                 step[key] = value
         if isinstance(old.get("compensate"), Mapping) and "compensate" in step:
             step["compensate"] = {**old["compensate"], "activity": step["compensate"]}
+        _keep_approver_conditions(step, old)
     return _prune(step)
 
 
-_COMMON = {"kind", "id", "title", "when"}
+def _keep_approver_conditions(step: dict[str, Any], old: Mapping[str, Any]) -> None:
+    """The form does not show an approver's condition (its builder does): each approver
+    keeps the one its place had, when it names the same kind of approver."""
+    before = old.get("approvers")
+    after = step.get("approvers")
+    if not isinstance(before, list) or not isinstance(after, list):
+        return
+    for rule, was in zip(after, before, strict=False):
+        same_kind = isinstance(was, Mapping) and set(was) - {"when"} == set(rule or ())
+        if isinstance(rule, dict) and same_kind and "when" in was and "when" not in rule:
+            rule["when"] = was["when"]
+
+
+_COMMON = {"kind", "id", "title"}  # the condition: kept, then set by its builder
 _SHOWN = {
     "approval": _COMMON
     | {"approvers", "mode", "quorum", "deadline", "reminders", "escalate_to", "fallback"}

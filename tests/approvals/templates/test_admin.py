@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 from django.apps import apps
+from django.contrib.messages import get_messages
 from django.test import Client
 
-from approvals.admin_templates import DIFF_VERSION_UNKNOWN
+from approvals.admin_templates import DIFF_VERSION_UNKNOWN, NOTHING_CHANGED
 from approvals.models import OrgGroup, Tenant, User, WorkflowTemplate
 from approvals.web.definition_editor import (
-    DURATION_PART_INVALID,
     EDITOR_UNREADABLE,
     JOIN,
     complete,
@@ -69,12 +69,13 @@ def test_the_change_page_shows_editor_versions_and_diagram(acme: Tenant) -> None
     assert "data-django-jsonform" in page
     assert 'id="versions"' in page and "version 1</a> (newest)" in page
     assert '<svg class="diagram"' in page
-    assert "Retire (no new workflows)" in page
+    assert "Retire (no new requests)…" in page
+    assert "Save and add another" not in page and "Save and continue editing" not in page
 
 
 def test_saving_the_editor_publishes_the_next_version(acme: Tenant) -> None:
     doc = _editor_doc(_v(acme, 1))
-    doc["steps"][0]["deadline"] = {"days": 3, "hours": 0, "minutes": 0}
+    doc["steps"][0]["deadline"] = {"number": 3, "unit": "days"}
 
     response = _post(_as("fiona"), _v(acme, 1), doc, _save="Save")
 
@@ -99,7 +100,7 @@ def test_a_misspelt_group_is_refused_at_the_field_and_nothing_is_published(
 
     assert response.status_code == 200
     page = response.content.decode()
-    assert "$.steps[2].approvers[0].group: there is no group &#x27;finanse&#x27;" in page
+    assert "Step 3, Finance, approver 1: there is no group &#x27;finanse&#x27;" in page
     # the editor's own error map points at the field
     widget = response.context["adminform"].form.fields["definition"].widget
     assert JOIN.join(["steps", "2", "approvers", "0", "group"]) in widget.error_map
@@ -119,9 +120,7 @@ def test_the_json_is_one_click_away_and_checked_the_same(acme: Tenant) -> None:
     )
 
     assert response.status_code == 200
-    assert (
-        "$.steps[3].activity: there is no activity &#x27;pay_out&#x27;" in response.content.decode()
-    )
+    assert "Step 4, Pay: there is no activity &#x27;pay_out&#x27;" in response.content.decode()
     assert not WorkflowTemplate.objects.filter(key=EXPENSE, version=2).exists()
 
 
@@ -212,9 +211,28 @@ def test_auditors_cannot_retire_or_roll_back(acme: Tenant, action: str) -> None:
     assert _v(acme, 1).retired_at is None
 
 
-def test_retire_is_a_post(acme: Tenant) -> None:
-    assert _as("fiona").get(f"{BASE}/{_v(acme, 1).pk}/retire/").status_code == 405
+def test_retire_asks_first_naming_the_effect(acme: Tenant, api: Any) -> None:
+    start_expense(api("alice"), 4_500_000, subject="E-running")
+    people = User.objects.filter(tenant=acme, is_active=True).exclude(
+        groups__name__in=["auditors", "integrations"]
+    )
+
+    page = _as("fiona").get(f"{BASE}/{_v(acme, 1).pk}/retire/").content.decode()
+
+    assert (
+        f"Expense claim will no longer be offered to {people.count()} people; "
+        "1 running request finish on the version they started with."
+    ) in page
     assert _v(acme, 1).retired_at is None
+
+
+def test_a_save_with_no_change_publishes_nothing_and_says_so(acme: Tenant) -> None:
+    response = _post(_as("fiona"), _v(acme, 1), _editor_doc(_v(acme, 1)), _save="Save")
+
+    assert response.status_code == 302
+    assert WorkflowTemplate.objects.filter(key=EXPENSE).count() == 1
+    shown = [m.message for m in get_messages(response.wsgi_request)]
+    assert shown == [NOTHING_CHANGED.format(version=1)]
 
 
 @pytest.mark.parametrize("page", ["diff/", "try/", "change/"], ids=["diff", "try", "change"])
@@ -263,17 +281,26 @@ def test_a_diff_of_versions_that_are_not_there_is_a_400_with_a_sentence(acme, qu
 
 
 def _days(value: Any) -> Any:
-    return lambda doc: doc["steps"][0].__setitem__("deadline", {"days": value})
+    return lambda doc: doc["steps"][0].__setitem__("deadline", {"number": value, "unit": "days"})
+
+
+DEADLINE_INVALID = "The deadline must be a positive number of days, hours or minutes."
 
 
 EDITOR_SHAPES = [
-    pytest.param(_days([1]), DURATION_PART_INVALID.format(part="days"), id="days-a-list"),
-    pytest.param(_days("two"), DURATION_PART_INVALID.format(part="days"), id="days-a-word"),
-    pytest.param(_days(-1), DURATION_PART_INVALID.format(part="days"), id="days-negative"),
+    pytest.param(_days([1]), DEADLINE_INVALID, id="days-a-list"),
+    pytest.param(_days("two"), DEADLINE_INVALID, id="days-a-word"),
+    pytest.param(_days(-1), DEADLINE_INVALID, id="days-negative"),
+    pytest.param(_days(0), DEADLINE_INVALID, id="days-zero"),
     pytest.param(
-        lambda doc: doc["steps"][0].__setitem__("reminders", [{"hours": [1]}]),
-        DURATION_PART_INVALID.format(part="hours"),
+        lambda doc: doc["steps"][0].__setitem__("reminders", [{"number": [1], "unit": "hours"}]),
+        "A reminder must be a positive number of days, hours or minutes.",
         id="reminder-hours-a-list",
+    ),
+    pytest.param(
+        lambda doc: doc["steps"][0].__setitem__("deadline", {"number": 2, "unit": "weeks"}),
+        "The deadline: choose days, hours or minutes.",
+        id="unit-unknown",
     ),
     pytest.param(lambda doc: doc.__setitem__("fields", 3), EDITOR_UNREADABLE, id="fields-a-number"),
     pytest.param(lambda doc: doc.__setitem__("steps", 3), EDITOR_UNREADABLE, id="steps-a-number"),

@@ -39,27 +39,26 @@ def test_an_untouched_editor_gives_back_the_same_definition(path: Path) -> None:
 def test_an_edited_deadline_and_a_new_reminder() -> None:
     definition = json.loads(DEMO[0].read_text())
     doc = _as_posted(definition)
-    doc["steps"][0]["deadline"] = {"days": 1, "hours": 12, "minutes": 0, "seconds": 0}
-    doc["steps"][0]["reminders"].append({"days": 0, "hours": 0, "minutes": 30, "seconds": 0})
+    doc["steps"][0]["deadline"] = {"number": 36, "unit": "hours"}
+    doc["steps"][0]["reminders"].append({"number": 30, "unit": "minutes"})
 
     step = from_editor(doc, definition)["steps"][0]
 
-    assert step["deadline"] == "P1DT12H"
+    assert step["deadline"] == "PT36H"
     assert step["reminders"] == ["P1D", "PT30M"]
 
 
 @pytest.mark.parametrize(
     ("value", "editor", "back"),
     [
-        ("P2D", {"days": 2, "hours": 0, "minutes": 0, "seconds": 0}, "P2D"),
-        ("PT90M", {"days": 0, "hours": 1, "minutes": 30, "seconds": 0}, "PT1H30M"),
-        (3630, {"days": 0, "hours": 1, "minutes": 0, "seconds": 30}, "PT1H30S"),
+        ("P2D", {"number": 2, "unit": "days"}, "P2D"),
+        ("PT90M", {"number": 90, "unit": "minutes"}, "PT90M"),
+        ("P1DT12H", {"number": 36, "unit": "hours"}, "PT36H"),
+        (3630, {"number": 3630, "unit": "seconds"}, "PT3630S"),
     ],
-    ids=["days", "minutes", "seconds"],
+    ids=["days", "minutes", "hours", "seconds"],
 )
-def test_durations_in_days_hours_minutes_and_seconds(
-    value: Any, editor: dict[str, int], back: str
-) -> None:
+def test_durations_as_a_number_and_a_unit(value: Any, editor: dict[str, int], back: str) -> None:
     assert duration_to_editor(value) == editor
     assert duration_from_editor(editor) == back
 

@@ -52,20 +52,20 @@ def _html(text: str) -> str:
     [
         (
             _doc(when="(" * 200 + "true" + ")" * 200),
-            f"$.steps[0].when: condition {limits.TOO_NESTED}",
+            f"Step 1, W: the condition {limits.TOO_NESTED}",
         ),
         (
             _doc(when="[1,2].all(a, [1].all(b, [1].all(c, a > b + c)))"),
-            f"$.steps[0].when: condition {limits.TOO_MANY_COMPREHENSIONS}",
+            f"Step 1, W: the condition {limits.TOO_MANY_COMPREHENSIONS}",
         ),
-        (_doc(duration="P3000000D"), f"$.steps[0].duration: {DURATION_TOO_LONG}"),
+        (_doc(duration="P3000000D"), f"Step 1, W: the wait {DURATION_TOO_LONG}"),
         (
             _doc(schema={"type": "object", "properties": {"v": {"$ref": "http://10.0.0.1/s"}}}),
-            "$.schema.properties.v.$ref: " + data_schema.REMOTE_REF.format(ref="http://10.0.0.1/s"),
+            "Data field V: " + data_schema.REMOTE_REF.format(ref="http://10.0.0.1/s"),
         ),
         (
             _doc(schema={"type": "object", "properties": {"v": {"pattern": "(?=a)"}}}),
-            "$.schema.properties.v.pattern: &#x27;(?=a)&#x27; cannot be used",
+            "Data field V: &#x27;(?=a)&#x27; cannot be used",
         ),
     ],
     ids=["parentheses", "comprehensions", "duration", "remote-ref", "not-re2"],

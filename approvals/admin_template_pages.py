@@ -1,0 +1,95 @@
+"""The parts of the workflow template editor page beyond Django's change form: the
+condition builders, the problems in words at the top, the sample request employees'
+form, the section links; and the confirmations retire and roll back ask first."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .models import User, WorkflowTemplate
+from .selectors.template_effects import workflow_template_reach
+from .web import condition_form, present
+from .web.definition_problems import Problem
+
+SECTIONS = (
+    ("steps", "Steps"),
+    ("conditions", "Conditions"),
+    ("try", "Try it"),
+    ("preview", "Preview"),
+    ("versions", "Versions"),
+    ("diagram", "Diagram"),
+)
+RETIRE_EFFECT = (
+    "{title} will no longer be offered to {people}; {running} finish on the version "
+    "they started with."
+)
+ROLLBACK_EFFECT = (
+    "Version {version} of {title} is published again as the newest version: new "
+    "requests follow it; {running} keep the version they started with."
+)
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n:,} {one if n == 1 else many}"
+
+
+def editor_context(form: Any, obj: WorkflowTemplate | None) -> dict[str, Any]:
+    """What the editor page draws besides the form: builders, problems, try it."""
+    out: dict[str, Any] = {
+        "show_save_and_add_another": False,  # a new version, not another template
+        "show_save_and_continue": False,  # saving already comes back to the page
+        "sections": [
+            (anchor, words)
+            for anchor, words in SECTIONS
+            if (anchor != "preview" or form.preview is not None)
+            and (anchor not in ("versions", "diagram") or obj is not None)
+            and (anchor not in ("conditions", "try") or not form.as_json)
+        ],
+    }
+    if form.as_json:
+        return out
+    base = form.edited or form.previous or {}
+    problems = [Problem(text, prefix) for prefix, text in form.condition_errors.items()] + list(
+        form.problems
+    )
+    out.update(
+        {
+            "conditions": condition_form.builders(
+                base,
+                form.data if form.is_bound else None,
+                form.condition_errors,
+                names=first_names(form.tenant_id, base),
+            ),
+            "problems": problems,
+            "try_form": form.try_form,
+            "try_submitter": form["try_submitter"],
+        }
+    )
+    return out
+
+
+def first_names(tenant_id: int, definition: dict[str, Any]) -> dict[str, str]:
+    """The first names of the people ``definition``'s approval steps name."""
+    named = present.named_approvers(definition)
+    rows = User.objects.filter(tenant_id=tenant_id, username__in=named).values_list(
+        "username", "first_name"
+    )
+    return {u: f or u for u, f in rows}
+
+
+def retire_effect(template: WorkflowTemplate) -> str:
+    reach = workflow_template_reach(tenant_id=template.tenant_id, key=template.key)
+    return RETIRE_EFFECT.format(
+        title=template.definition.get("title") or template.key,
+        people=_count(reach.people, "person", "people"),
+        running=_count(reach.running, "running request", "running requests"),
+    )
+
+
+def rollback_effect(template: WorkflowTemplate) -> str:
+    reach = workflow_template_reach(tenant_id=template.tenant_id, key=template.key)
+    return ROLLBACK_EFFECT.format(
+        version=template.version,
+        title=template.definition.get("title") or template.key,
+        running=_count(reach.running, "running request", "running requests"),
+    )
