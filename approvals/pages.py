@@ -348,8 +348,10 @@ def _detail_context(user: User, wf: Workflow) -> dict[str, Any]:
         names=names,
     )
     lines = present.timeline(history, ctx)
-    mine = any(a["user"] == user.username for a in assignees)
+    held = next((a for a in assignees if a["user"] == user.username), None)
+    mine = held is not None
     stand_in = "" if mine else stands_in_for(user, [a["user"] or "" for a in assignees])
+    held_for = (held or {}).get("onBehalfOf") or stand_in  # "for Bob"
     done = {str(h.payload.get("step")) for h in history if h.type == "StepCompleted"}
     skipped = {str(h.payload.get("step")) for h in history if h.type == "StepSkipped"}
     return {
@@ -383,7 +385,7 @@ def _detail_context(user: User, wf: Workflow) -> dict[str, Any]:
         "mine": mine or bool(stand_in),
         # a task of someone out of office whom ``user`` decides for now ("for Bob")
         "for_user": stand_in,
-        "for_name": present.person(stand_in, names) if stand_in else "",
+        "for_name": present.person(held_for, names) if held_for else "",
         "handover_note_max": HANDOVER_NOTE_MAX,
         "sent_back": _awaits_changes_from(user, wf),
         "request_id": uuid.uuid4().hex,

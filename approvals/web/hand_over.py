@@ -14,8 +14,7 @@ from ..selectors.standing_in import handover_notes, principals_of
 from ..services.delegations import DelegationRefused, delegation_hand_over
 
 HANDED = (
-    "{count} handed to {name}, who decides {them} for you; {they} stay with {name} when "
-    "you are back."
+    "{count} handed to {name}, who decides {them} for you; {they} with {name} when you are back."
 )
 NOTHING_HELD = "You held no tasks to hand over."
 KEPT = "{subject} stays with you: {why}"
@@ -44,7 +43,7 @@ def hand_over_said(request: HttpRequest, user: User, delegation_id: int, delegat
                 count=_tasks(len(done.handed)).capitalize(),
                 name=name,
                 them="it" if one else "them",
-                they="it" if one else "they",
+                they="it stays" if one else "they stay",
             ),
         )
     if done.kept:
