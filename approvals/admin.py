@@ -20,7 +20,7 @@ from .admin_offboard import OffboardingAdmin
 from .admin_ops import WorkflowOperationsAdmin
 from .admin_templates import PrettyJSONField
 from .admin_templates import WorkflowTemplateAdmin as WorkflowTemplateAdminBase
-from .admin_workflows import WorkflowPeopleAdmin
+from .admin_workflows import PeopleRowsAdmin, RequestRowsAdmin, WorkflowPeopleAdmin
 from .audit.admin import AuditExportAdmin
 from .cron import Cron, CronInvalid
 from .models import (
@@ -246,9 +246,9 @@ class DelegationForm(forms.ModelForm):
 
 
 @admin.register(Delegation)
-class DelegationAdmin(TenantScoped):
+class DelegationAdmin(PeopleRowsAdmin, TenantScoped):
     form = DelegationForm
-    list_display = ["user", "delegate", "starts_at", "ends_at", "tenant"]
+    list_display = ["away", "stand_in", "starts", "ends", "reason"]
     list_filter = ["tenant"]
 
 
@@ -429,29 +429,27 @@ class WorkflowAdmin(AuditExportAdmin, WorkflowOperationsAdmin, WorkflowPeopleAdm
 
 
 @admin.register(PendingTask)
-class PendingTaskAdmin(ReadOnlyAdmin):
-    list_display = ["assignee", "workflow", "step", "due_at", "on_behalf_of"]
+class PendingTaskAdmin(RequestRowsAdmin, ReadOnlyAdmin):
+    list_display = ["request", "step_words", "holder", "behalf", "handed_on", "due"]
+    list_select_related = ["workflow__template", "assignee"]
 
 
 @admin.register(Timer)
-class TimerAdmin(ReadOnlyAdmin):
-    list_display = ["workflow", "key", "kind", "fire_at", "fired_at", "failures", "dead_at"]
+class TimerAdmin(RequestRowsAdmin, ReadOnlyAdmin):
+    list_display = ["request", "step_words", "kind_words", "fires", "fired", "failures", "stopped"]
     list_filter = ["kind", "dead_at"]
 
 
 @admin.register(ActivityAttempt)
-class ActivityAttemptAdmin(ReadOnlyAdmin):
+class ActivityAttemptAdmin(RequestRowsAdmin, ReadOnlyAdmin):
     list_display = [
-        "workflow",
-        "step",
-        "undo",
+        "request",
+        "step_words",
+        "activity_words",
         "attempt",
-        "activity",
-        "queue",
-        "not_before",
-        "lease_until",
-        "finished_at",
-        "outcome",
+        "not_before_at",
+        "finished",
+        "outcome_words",
     ]
 
 

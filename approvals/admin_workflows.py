@@ -254,3 +254,97 @@ def _view_context(wf: Workflow) -> dict[str, Any]:
             for seq, kind, actor, role, behalf, at, payload, digest in events
         ],
     }
+
+
+class RequestRowsAdmin(admin.ModelAdmin):
+    """Mixed into the lists of a request's tasks, timers and automated attempts: each
+    row names its request and step in words, people by name, times in the person's
+    zone with the offset."""
+
+    list_select_related = ["workflow__template"]
+
+    @admin.display(description="Request", ordering="workflow__subject_id")
+    def request(self, obj: Any) -> str:
+        wf = obj.workflow
+        return f"{wf.template.title or present.humanise(wf.template_key)} {wf.subject_id}"
+
+    @admin.display(description="Step", ordering="step")
+    def step_words(self, obj: Any) -> str:
+        return present.step_title(raw_definition(obj.workflow), obj.step)
+
+    @admin.display(description="Kind", ordering="kind")
+    def kind_words(self, obj: Any) -> str:
+        return present.humanise(obj.kind)
+
+    @admin.display(description="Held by", ordering="assignee__first_name")
+    def holder(self, obj: Any) -> str:
+        return _name(obj.assignee)
+
+    @admin.display(description="On behalf of")
+    def behalf(self, obj: Any) -> str:
+        return self._person(obj, obj.on_behalf_of)
+
+    @admin.display(description="Handed on from")
+    def handed_on(self, obj: Any) -> str:
+        return self._person(obj, obj.handed_on_from)
+
+    @admin.display(description="Due", ordering="due_at")
+    def due(self, obj: Any) -> str:
+        return zones.moment_offset(obj.due_at)
+
+    @admin.display(description="Fires", ordering="fire_at")
+    def fires(self, obj: Any) -> str:
+        return zones.moment_offset(obj.fire_at)
+
+    @admin.display(description="Fired", ordering="fired_at")
+    def fired(self, obj: Any) -> str:
+        return zones.moment_offset(obj.fired_at) if obj.fired_at else "Not yet"
+
+    @admin.display(description="Stopped after failing", ordering="dead_at")
+    def stopped(self, obj: Any) -> str:
+        return zones.moment_offset(obj.dead_at) if obj.dead_at else ""
+
+    @admin.display(description="Automated task", ordering="activity")
+    def activity_words(self, obj: Any) -> str:
+        doing = present.humanise(obj.activity)
+        return f"Undo: {doing.lower()}" if obj.undo else doing
+
+    @admin.display(description="Not before", ordering="not_before")
+    def not_before_at(self, obj: Any) -> str:
+        return zones.moment_offset(obj.not_before)
+
+    @admin.display(description="Finished", ordering="finished_at")
+    def finished(self, obj: Any) -> str:
+        return zones.moment_offset(obj.finished_at) if obj.finished_at else "Not yet"
+
+    @admin.display(description="Outcome", ordering="outcome")
+    def outcome_words(self, obj: Any) -> str:
+        return present.humanise(obj.outcome) if obj.outcome else ""
+
+    @staticmethod
+    def _person(obj: Any, username: str) -> str:
+        if not username:
+            return ""
+        return present.person(username, names_in(obj.workflow.tenant_id, [username]))
+
+
+class PeopleRowsAdmin(admin.ModelAdmin):
+    """Mixed into the out-of-office list: people by name, times with the offset."""
+
+    list_select_related = ["user", "delegate"]
+
+    @admin.display(description="Away", ordering="user__first_name")
+    def away(self, obj: Any) -> str:
+        return _name(obj.user)
+
+    @admin.display(description="Stand-in", ordering="delegate__first_name")
+    def stand_in(self, obj: Any) -> str:
+        return _name(obj.delegate)
+
+    @admin.display(description="From", ordering="starts_at")
+    def starts(self, obj: Any) -> str:
+        return zones.moment_offset(obj.starts_at)
+
+    @admin.display(description="Until", ordering="ends_at")
+    def ends(self, obj: Any) -> str:
+        return zones.moment_offset(obj.ends_at)

@@ -6,14 +6,16 @@ offboarding, audrey's verification and export without the engine's tables."""
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import re
 from typing import Any
 
 import pytest
+from django.utils import timezone
 from playwright.sync_api import Browser, Page, expect
 
-from approvals.models import PendingTask, User, Workflow
+from approvals.models import Delegation, PendingTask, Tenant, User, Workflow
 from approvals.selectors.attention import attention_by_request, attention_list
 
 from ..a11y import assert_accessible
@@ -191,3 +193,44 @@ def test_each_role_finds_what_they_came_for_on_the_admin_home(
     assert_accessible(audrey, "audrey's admin home")
     audit.get_by_role("link", name="Verify the audit trail").click()
     expect(audrey).to_have_url(f"{live_server.url}/audit/verify")
+
+
+def test_the_lists_of_tasks_timers_and_absences_lead_with_words(
+    requests: dict[str, str], live_server: Any, browser: Browser
+) -> None:
+    now = timezone.now()
+    Delegation.objects.create(
+        tenant=Tenant.objects.get(slug="acme"),
+        user=User.objects.get(username="bob"),
+        delegate=User.objects.get(username="victor"),
+        starts_at=now,
+        ends_at=now + dt.timedelta(days=3),
+    )
+    olga = admin_page(browser, live_server.url, "olga")
+    for path, first_header in (("pendingtask", "Request"), ("timer", "Request")):
+        olga.goto(f"{live_server.url}/admin/approvals/{path}/")
+        headers = olga.locator("#result_list thead th:not(.action-checkbox-column)")
+        expect(headers.first).to_have_text(first_header)
+        first_column = olga.locator("#result_list tbody tr > th")
+        for text in first_column.all_inner_texts():
+            assert text.startswith("Expense claim E-"), (path, text)
+        body = olga.locator("#result_list").inner_text()
+        assert not UUID.search(body) and "PENDING_" not in body, (path, body)
+    olga.goto(f"{live_server.url}/admin/approvals/pendingtask/")
+    expect(olga.locator("#result_list tbody tr", has_text="E-FIN")).to_have_count(2)
+    fiona = olga.locator("#result_list tbody tr", has_text="Fiona")
+    expect(fiona.locator("td.field-step_words")).to_have_text("Finance")
+    expect(fiona.locator("th.field-request")).to_have_text("Expense claim E-FIN")
+    shot(olga, "admin-pending-tasks")
+    assert_accessible(olga, "the admin's list of open tasks")
+    olga.goto(f"{live_server.url}/admin/approvals/timer/")
+    expect(olga.locator("#result_list td.field-kind_words").first).to_have_text(
+        re.compile(r"^(Deadline|Reminder|Escalation)")
+    )
+
+    audrey = admin_page(browser, live_server.url, "audrey")
+    audrey.goto(f"{live_server.url}/admin/approvals/delegation/")
+    row = audrey.locator("#result_list tbody tr").first
+    expect(row.locator("th")).to_have_text("Bob")
+    expect(row.locator("td.field-stand_in")).to_have_text("Victor")
+    assert_accessible(audrey, "the admin's list of absences")
