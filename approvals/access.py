@@ -80,6 +80,9 @@ CANNOT_HOLD_INTEGRATION = (
 # The code of the refusal (CannotHoldTasks) in the API's error envelope.
 CANNOT_HOLD_TASKS = "CANNOT_HOLD_TASKS"
 FORBIDDEN_AUDIT = "Only auditors and organisation admins may export the audit trail."
+FORBIDDEN_ANALYTICS = (
+    "Only finance admins, organisation admins and auditors may see how the process performs."
+)
 
 
 class Role(enum.StrEnum):
@@ -257,6 +260,14 @@ def may_audit(user: Any) -> bool:
 def check_may_audit(user: Any) -> None:
     if not may_audit(user):
         raise Forbidden(FORBIDDEN_AUDIT)
+
+
+def may_analyse(user: Any) -> bool:
+    """May ``user`` see their organisation's process analytics (volumes, waits,
+    breaches)? Finance admins, organisation admins and auditors of an organisation,
+    and superusers who belong to one."""
+    analysts = {Role.FINANCE_ADMIN, Role.ORG_ADMIN, Role.AUDITOR}
+    return is_member(user) and bool(user.is_superuser or roles_of(user) & analysts)
 
 
 # -- acting ----------------------------------------------------------------------------

@@ -57,6 +57,7 @@ LAYERS: dict[str, str] = {
     "approvals.conversation_pages": "front",
     "approvals.attachment_pages": "front",
     "approvals.absence_pages": "front",
+    "approvals.analytics_pages": "front",  # the analytics page (figures from step visits)
     "approvals.context_processors": "front",  # the navigation by role, for every page
     "approvals.error_pages": "front",  # styled 404/403/400/500; /api/ keeps JSON
     "approvals.admin": "front",

@@ -1,0 +1,68 @@
+"""The analytics page in a real headless Chromium: the finance admin reaches it from
+the navigation, filters by department, and the page passes axe-core (WCAG 2.1 A/AA)
+with its SVG charts and their tables."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, expect
+
+from ..a11y import assert_accessible
+from ..browser import CHROMIUM, browser  # noqa: F401 - the fixture
+from ..pages.test_browser import shot, sign_in
+from .support import act, later, travel_published, travel_started
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Chromium is not installed"),
+]
+
+
+def test_the_finance_admin_reads_how_the_process_performs(
+    acme: Any,
+    live_server: Any,
+    browser: Browser,  # noqa: F811
+) -> None:
+    # given: a few requests that waited at their steps
+    travel_published(acme)
+    for department, hours in (("SALES", 3), ("IT_OPS", 30), ("SALES", 8)):
+        wid = travel_started(department=department)
+        later(hours)
+        act(wid, "approve")
+    act(travel_started(department="IT_OPS"), "reject")
+
+    # when: fiona opens Analytics from the navigation
+    page = sign_in(browser, live_server.url, "fiona")
+    page.get_by_role("navigation").get_by_role("link", name="Analytics").click()
+
+    # then: charts with their tables, in words
+    expect(page.get_by_role("heading", name="How the process performs")).to_be_visible()
+    expect(page.get_by_role("img", name="Requests started each week")).to_be_visible()
+    steps = page.get_by_role("table", name="Each step")
+    expect(steps.get_by_role("row", name="Travel request Team lead")).to_contain_text(
+        "23 hours 24 minutes"
+    )
+    expect(page.get_by_role("link", name="Download these numbers (CSV)").first).to_be_visible()
+    assert_accessible(page, "the analytics page")
+    shot(page, "analytics")
+
+    # and: only Sales
+    page.get_by_label("Kind of request").select_option(label="Travel request")
+    page.get_by_label("Only where").select_option(label="Department is Sales")
+    page.get_by_role("button", name="Show").click()
+    expect(steps.get_by_role("row", name="Travel request Team lead")).to_contain_text(
+        "7 hours 30 minutes"
+    )
+    expect(page.get_by_role("table", name="Each step")).not_to_contain_text(
+        "Changes by the submitter"
+    )
+
+    # and: a period that ends before it starts is told, not shown
+    page.get_by_label("From", exact=True).fill("2026-11-30")
+    page.get_by_label("To", exact=True).fill("2026-11-01")
+    page.get_by_role("button", name="Show").click()
+    expect(page.get_by_role("alert")).to_contain_text("The period ends before it starts")
+    assert_accessible(page, "the analytics page with a bad period")
