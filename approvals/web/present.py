@@ -98,7 +98,14 @@ def field_order(schema: Mapping[str, Any] | None) -> list[str]:
 def field_label(schema: Mapping[str, Any] | None, name: str) -> str:
     spec = ((schema or {}).get("properties") or {}).get(name)
     title = spec.get("title") if isinstance(spec, Mapping) else None
-    return title if isinstance(title, str) and title else humanise(name)
+    if isinstance(title, str) and title:
+        return title
+    if name in money_fields(schema):  # amountPaise: the amount, not its minor unit
+        return humanise(_MINOR_UNIT.sub("", name)) or "Amount"
+    return humanise(name)
+
+
+_MINOR_UNIT = re.compile(r"_?(paise|Paise|cents|Cents|minor|Minor|pence|Pence)$")
 
 
 def data_rows(schema: Mapping[str, Any] | None, data: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -107,7 +114,9 @@ def data_rows(schema: Mapping[str, Any] | None, data: Mapping[str, Any]) -> list
     money = money_fields(schema)
     hidden = {c for c in money.values() if c}
     order = field_order(schema)
-    order += [k for k in data if k not in order]
+    # Data the schema does not declare is shown too, except what only a machine reads:
+    # an automated step's result (an object or a list) would show as code.
+    order += [k for k in data if k not in order and not isinstance(data[k], Mapping | list)]
     return [
         (field_label(schema, name), format_value(schema, data, name))
         for name in order
