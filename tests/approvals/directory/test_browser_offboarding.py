@@ -1,6 +1,8 @@
 """olga offboards ivan in a real headless Chromium: from the admin home to the page,
 where each task would go, one given to farah, confirmed with a reason; irene, an IT
-admin beside ivan, finds the group task still hers, marked as handed on from him."""
+admin beside ivan, finds the group task still hers, marked as handed on from him, and
+bob, victor and farah each find the mark on the task that came to them. axe-core checks
+the offboarding page."""
 
 from __future__ import annotations
 
@@ -12,8 +14,9 @@ from playwright.sync_api import Browser, expect
 
 from approvals.models import User
 
+from ..a11y import assert_accessible
 from ..browser import CHROMIUM, browser  # noqa: F401
-from ..pages.test_browser import shot
+from ..pages.test_browser import shot, sign_in
 from .test_offboarding import holders, ivans_tasks  # noqa: F401
 
 pytestmark = [
@@ -47,15 +50,22 @@ def test_olga_offboards_ivan_and_irene_sees_the_mark(
     assert User.objects.get(username="ivan").is_active  # a preview changes nothing
     olga.get_by_label("Why they are leaving").fill("moved to another company")
     shot(olga, "offboarding")
+    assert_accessible(olga, "the offboarding page")
     olga.get_by_role("button", name="Deactivate Ivan and hand on these tasks").click()
     expect(olga.get_by_text("Ivan is deactivated. 4 open tasks handed on.")).to_be_visible()
     assert holders(ivans_tasks["chosen"]) == {"farah": "ivan"}
 
-    irene = browser.new_context().new_page()
-    irene.goto(f"{base}/accounts/login/")
-    irene.get_by_label("Username").fill("irene")
-    irene.get_by_label("Password").fill("demo")
-    irene.get_by_role("button", name="Sign in").click()
+    # the group task stays with the group (irene), not with ivan's manager
+    assert holders(ivans_tasks["group"]) == {"irene": "ivan"}
+    irene = sign_in(browser, base, "irene")
     task = irene.locator(f"li[data-workflow='{ivans_tasks['group']}']")
     expect(task).to_contain_text("handed on from Ivan (left)")
     shot(irene, "offboarding-inbox-mark")
+
+    # every other receiver finds the mark on the task that came to them
+    for receiver, kind in (("bob", "behalf"), ("victor", "named"), ("farah", "chosen")):
+        assert holders(ivans_tasks[kind]) == {receiver: "ivan"}, kind
+        inbox = sign_in(browser, base, receiver)
+        row = inbox.locator(f"li[data-workflow='{ivans_tasks[kind]}']")
+        expect(row).to_contain_text("handed on from Ivan (left)")
+        inbox.context.close()
