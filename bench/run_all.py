@@ -31,6 +31,7 @@ BENCHES: list[tuple[str, list[str]]] = [
     ("inprocess.py", []),
     ("http_decisions.py", []),
     ("inbox.py", []),
+    ("inbox_lists.py", []),
     ("timers.py", []),
     ("activities.py", []),
     ("audit_export.py", []),
@@ -38,6 +39,8 @@ BENCHES: list[tuple[str, list[str]]] = [
     ("long_history.py", []),
     ("profile_decisions.py", []),
     ("offline_verify.py", []),
+    ("upload_rss.py", []),
+    ("search_fts.py", []),
 ]
 COMMAND = (
     "make bench  # = DATABASE_URL=postgres://postgres@127.0.0.1:5432/approvals "
