@@ -5,6 +5,8 @@ offline verifier agrees on the file she downloads."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,7 @@ from approvals.audit import offline_verify
 from approvals.audit.seal import seal_create
 from approvals.models import Tenant, Workflow
 
+from ..a11y import assert_accessible
 from ..browser import CHROMIUM
 from ..pages.test_browser import shot
 from .support import run_expenses, triggers_off
@@ -50,6 +53,7 @@ def test_audrey_verifies_then_finds_the_tampered_event(
         "All 3 requests verify: every event chains to the one before and every seal checks."
     )
     shot(page, "audit-verify-ok")
+    assert_accessible(page, "the Verify page")
 
     # a database superuser edits the second expense's third event
     with triggers_off(), connection.cursor() as c:
@@ -66,6 +70,7 @@ def test_audrey_verifies_then_finds_the_tampered_event(
     expect(first).to_contain_text(f"Event 3 of {wf.version}")
     expect(first).to_contain_text("changed after it was written")
     shot(page, "audit-verify-broken")
+    assert_accessible(page, "the Verify page with a problem")
 
     # the export she downloads, checked offline, names the same event
     with page.expect_download() as download:
@@ -74,6 +79,16 @@ def test_audrey_verifies_then_finds_the_tampered_event(
     download.value.save_as(path)
     report = offline_verify.verify_export(str(path))
     assert [(p.workflow_id, p.seq) for p in report.problems] == [(ids[1], 3)]
+    # and as an auditor runs it, on the command line
+    run = subprocess.run(
+        [sys.executable, "-m", "approvals.audit.offline_verify", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 1, run.stdout + run.stderr
+    broken = [line for line in run.stdout.splitlines() if line.startswith("BROKEN")]
+    assert broken == [f"BROKEN workflow {ids[1]} seq 3: {offline_verify.EDITED}"]
 
     # the link leads to the request
     first.get_by_role("link").click()
