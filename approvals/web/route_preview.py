@@ -13,6 +13,7 @@ from typing import Any
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_http_methods
+from rest_framework.throttling import UserRateThrottle
 
 from .. import access
 from ..definitions import definition_for
@@ -27,6 +28,15 @@ FILL_IN = "Fill in the form to see who will approve it."
 NO_ONE = "No one needs to approve this: it is approved as soon as you submit it."
 STOPS = "As it stands this request would not go through: {why}"
 ROUTE_START = "It will go to "
+TOO_MANY = "Too many route previews at once; the next change will show it again."
+
+
+class PreviewThrottle(UserRateThrottle):
+    """Each person's route previews, counted in the cache as the API's throttles are:
+    the form's script asks at most once per pause in typing, far below this."""
+
+    scope = "route_preview"
+    rate = "120/minute"
 
 
 def _names(user: User, usernames: set[str]) -> dict[str, str]:
@@ -146,6 +156,8 @@ def workflow_route(request: HttpRequest) -> JsonResponse:
     user = request.user
     if not isinstance(user, User) or user.tenant_id is None or not access.may_submit(user):
         return JsonResponse({"error": NOT_YOURS}, status=404)
+    if not PreviewThrottle().allow_request(request, None):  # type: ignore[arg-type]
+        return JsonResponse({"error": TOO_MANY}, status=429)
     key = request.GET.get("template", "")
     template = next(
         (

@@ -103,3 +103,19 @@ def test_the_form_carries_the_preview_box_and_its_script(acme):
     assert 'data-route="/workflows/new/route?template=expense-approval"' in body
     assert 'id="route-preview" hidden' in body  # without the script nothing shows
     assert "route_preview" in body and "<script>" not in body
+
+
+def test_route_previews_are_limited_per_person(acme, monkeypatch):
+    from django.core.cache import cache
+
+    from approvals.web.route_preview import TOO_MANY, PreviewThrottle
+
+    cache.clear()
+    monkeypatch.setattr(PreviewThrottle, "rate", "2/minute")
+    client = signed_in("alice")
+    params = {"template": "expense-approval", "currency": "INR", "department": "eng"}
+    answers = [client.get(URL, {**params, "amountPaise": "45000"}) for _ in range(3)]
+    assert [a.status_code for a in answers] == [200, 200, 429]
+    assert answers[2].json() == {"error": TOO_MANY}
+    # another person is counted on their own
+    assert signed_in("bob").get(URL, {**params, "amountPaise": "45000"}).status_code == 200
