@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
+from typing import Any
 
 import pytest
 
@@ -112,18 +113,23 @@ def test_a_stand_in_who_cannot_act_is_refused_with_words_and_nothing_changes(acm
     assert not WorkflowEvent.objects.filter(workflow_id=wid, type="TaskReassigned").exists()
 
 
-def test_a_hand_over_note_reaches_the_receiver_in_inbox_mail_and_history(acme):
-    wid = expense_started("SI-6")
-    answer = signed_in("bob").post(
+def _hand_to_ivan(wid: str, note: str) -> Any:
+    """Bob hands his task to Ivan from the request page, with ``note``."""
+    return signed_in("bob").post(
         f"/workflows/{wid}/decide",
         {
             "decision": "delegate",
             "delegate_to": "ivan",
-            "comment": "The hotel bill is on page 2",
+            "comment": note,
             "request_id": uuid.uuid4().hex,
         },
         HTTP_ACCEPT="application/json",
     )
+
+
+def test_a_hand_over_note_reaches_the_receiver_in_inbox_mail_and_history(acme):
+    wid = expense_started("SI-6")
+    answer = _hand_to_ivan(wid, "The hotel bill is on page 2")
     assert answer.status_code == 200, answer.content
     ivan = signed_in("ivan")
     assert "Bob&#x27;s note: The hotel bill is on page 2" in ivan.get("/").content.decode()
@@ -136,16 +142,7 @@ def test_a_hand_over_note_reaches_the_receiver_in_inbox_mail_and_history(acme):
 
 def test_a_hand_over_note_too_long_is_refused_in_words(acme):
     wid = expense_started("SI-7")
-    answer = signed_in("bob").post(
-        f"/workflows/{wid}/decide",
-        {
-            "decision": "delegate",
-            "delegate_to": "ivan",
-            "comment": "x" * (HANDOVER_NOTE_MAX + 1),
-            "request_id": uuid.uuid4().hex,
-        },
-        HTTP_ACCEPT="application/json",
-    )
+    answer = _hand_to_ivan(wid, "x" * (HANDOVER_NOTE_MAX + 1))
     assert answer.status_code == 422
     assert "A hand-over note holds at most 1,000 characters" in answer.json()["message"]
     assert PendingTask.objects.get(workflow_id=wid).assignee.username == "bob"
