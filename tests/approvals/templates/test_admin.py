@@ -15,7 +15,7 @@ from django.apps import apps
 from django.contrib.messages import get_messages
 from django.test import Client
 
-from approvals.admin_templates import DIFF_VERSION_UNKNOWN, NOTHING_CHANGED
+from approvals.admin_templates import DIFF_VERSION_UNKNOWN, NOTHING_CHANGED, TRY_FORM_INVALID
 from approvals.models import OrgGroup, Tenant, User, WorkflowTemplate
 from approvals.web.definition_editor import (
     EDITOR_UNREADABLE,
@@ -347,4 +347,22 @@ def test_a_lone_surrogate_in_the_definition_is_a_form_error(acme, as_json):
     assert response.status_code == 200
     errors = response.context["adminform"].form.errors["definition"]
     assert errors == ["title: Text contains a lone UTF-16 surrogate."]
+    assert _row_counts() == before
+
+
+def test_try_it_takes_the_sample_request_as_employees_fill_it_in(acme: Tenant) -> None:
+    fiona = _as("fiona")
+    url = f"{BASE}/{_v(acme, 1).pk}/try/"
+    claim = {"try_submitter": "alice", "try-currency": "INR", "try-department": "Sales"}
+    before = _row_counts()
+
+    response = fiona.post(url, {**claim, "try-amountPaise": "1,50,000"})
+
+    vp = [r for r in response.context["trial_rows"] if r.step == "VP"]
+    assert vp and not any(r.what.startswith("Skipped") for r in vp)  # Rs 1,50,000 > 1,00,000
+
+    response = fiona.post(url, {**claim, "try-amountPaise": "lots"})
+
+    assert response.context["problem"] == TRY_FORM_INVALID
+    assert "Enter an amount such as 45000.00." in response.content.decode()
     assert _row_counts() == before
