@@ -36,7 +36,7 @@ from . import access
 from .attachment_pages import file_field_context, files_card, files_checked, files_recorded
 from .decisions import DECISION_LABELS, DECISION_RECORDED
 from .definitions import definition_for
-from .models import Delegation, Draft, OrgGroup, User, Workflow, WorkflowTemplate
+from .models import Delegation, Draft, User, Workflow, WorkflowTemplate
 from .request_ids import request_id_valid
 from .runtime.commands import Busy, RequestIdReused, WorkflowNotFound
 from .selectors.drafts import draft_get, drafts_of
@@ -46,9 +46,7 @@ from .selectors.standing_in import stands_in_for
 from .selectors.tasks import BadCursor
 from .selectors.templates import workflow_templates_latest
 from .selectors.workflows import (
-    workflow_assignees,
     workflow_get,
-    workflow_history,
     workflow_restart_links,
 )
 from .services.attachments import AttachmentRefused
@@ -72,11 +70,11 @@ from .services.workflows import (
 )
 from .web import inbox_lists as lists
 from .web import present, search_results
-from .web.diagram import workflow_svg
 from .web.forms import BoundedDateField, SchemaForm
 from .web.hand_over import hand_over_said, standing_in_marks
 from .web.refusals import REJECTION_TEXT, refusal_text
 from .web.search import PAGE_SIZE, WorkflowSearch
+from .web.story import workflow_story
 from .web.uploads import uploads_streamed
 
 DECISIONS = (*DECISION_LABELS, "delegate")
@@ -112,15 +110,6 @@ def _names(user: User, usernames: Iterable[str | None]) -> dict[str, str]:
         "username", "first_name"
     )
     return {u: first or u for u, first in rows}
-
-
-def _group_names(user: User, raw: Mapping[str, Any]) -> dict[str, str]:
-    """The names of the groups a workflow template names, as ``names`` keeps them."""
-    keys = present.named_groups(raw)
-    if not keys:
-        return {}
-    rows = OrgGroup.objects.filter(tenant_id=user.member_tenant_id, key__in=keys)
-    return {present.GROUP_NAME + k: n for k, n in rows.values_list("key", "name")}
 
 
 def _raw(template: WorkflowTemplate) -> Mapping[str, Any]:
@@ -320,68 +309,32 @@ def _awaits_changes_from(user: User, wf: Workflow) -> bool:
 
 
 def _detail_context(user: User, wf: Workflow) -> dict[str, Any]:
-    history = workflow_history(workflow=wf)
-    assignees = workflow_assignees(workflow=wf)
-    submitter = wf.submitter.username if wf.submitter else None
-    wanted = present.usernames_in(history) | {submitter or ""}
-    wanted |= {a["user"] or "" for a in assignees} | {a["onBehalfOf"] or "" for a in assignees}
-    raw = _raw(wf.template)
-    names = _names(user, wanted | present.named_approvers(raw)) | _group_names(user, raw)
-    ctx = present.Context(raw_definition=raw, data=wf.data, names=names, submitter=submitter)
-    since = next(
-        (
-            h.at
-            for h in reversed(history)
-            if h.type in {"ApprovalRequested", "SentBack", "Escalated", "TaskReassigned"}
-        ),
-        None,
-    )
-    due_epoch = wf.snapshot.get("due_at")
-    due = dt.datetime.fromtimestamp(due_epoch, tz=dt.UTC) if due_epoch else None
-    status = present.status_sentence(
-        status=wf.status,
-        step=present.step_title(raw, wf.current_step),
-        assignees=[(a["user"] or "", a["onBehalfOf"]) for a in assignees],
-        submitter=submitter,
-        since=since,
-        due=due,
-        names=names,
-    )
-    lines = present.timeline(history, ctx)
+    told = workflow_story(wf)
+    history, assignees, names, lines = told.history, told.assignees, told.names, told.timeline
     held = next((a for a in assignees if a["user"] == user.username), None)
     mine = held is not None
     stand_in = "" if mine else stands_in_for(user, [a["user"] or "" for a in assignees])
     held_for = (held or {}).get("onBehalfOf") or stand_in  # "for Bob"
-    done = {str(h.payload.get("step")) for h in history if h.type == "StepCompleted"}
-    skipped = {str(h.payload.get("step")) for h in history if h.type == "StepSkipped"}
     return {
         "wf": wf,
         "subject": _subject(wf),
-        "status_label": present.status_label(wf.public_status, raw),
-        "status_sentence": status,
+        "status_label": told.status_label,
+        "status_sentence": told.status_sentence,
         "data_rows": present.data_rows(_schema(wf.template), wf.data),
         "timeline": lines,
         "files": files_card(lines),
         "may_attach": access.may_attach(user, wf),
         "attach_request_id": uuid.uuid4().hex,
         **file_field_context(),
-        "sent_back_note": present.sent_back_note(history, ctx),
+        "sent_back_note": present.sent_back_note(history, told.ctx),
         "may_comment": access.may_comment(user, wf),
         "comment_request_id": uuid.uuid4().hex,
         "may_withdraw": access.may_withdraw(user, wf),
         "withdraw_request_id": uuid.uuid4().hex,
         "restart": workflow_restart_links(history=history),
-        "diagram": workflow_svg(
-            raw,
-            data=wf.data,
-            current=wf.current_step if wf.status == "RUNNING" else None,
-            done=done,
-            skipped=skipped,
-            finished=wf.status == "COMPLETED",
-            names=names,
-        ),
+        "diagram": told.diagram,
         "submitted": present.when(wf.created_at),
-        "submitter_name": present.person(submitter, names),
+        "submitter_name": told.submitter_name,
         "mine": mine or bool(stand_in),
         # a task of someone out of office whom ``user`` decides for now ("for Bob")
         "for_user": stand_in,
@@ -392,7 +345,7 @@ def _detail_context(user: User, wf: Workflow) -> dict[str, Any]:
         "decisions": DECISION_LABELS,
         "reason_required": _reason_required(wf, wf.current_step),
         "reason_texts": REASON_TEXTS,
-        **_decision_words(wf, present.person(submitter, names)),
+        **_decision_words(wf, told.submitter_name),
     }
 
 

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..models import User, Workflow
+from ..models import OrgGroup, User, Workflow
 from ..selectors.workflows import HistoryEntry, workflow_assignees, workflow_history
 from . import present
 from .diagram import workflow_svg
@@ -42,6 +42,15 @@ def names_in(tenant_id: int, usernames: Iterable[str | None]) -> dict[str, str]:
     return {u: first or u for u, first in rows}
 
 
+def group_names_in(tenant_id: int, raw: Mapping[str, Any]) -> dict[str, str]:
+    """The names of the groups a workflow template names, as ``names`` keeps them."""
+    keys = present.named_groups(raw)
+    if not keys:
+        return {}
+    rows = OrgGroup.objects.filter(tenant_id=tenant_id, key__in=keys)
+    return {present.GROUP_NAME + k: n for k, n in rows.values_list("key", "name")}
+
+
 def raw_definition(wf: Workflow) -> Mapping[str, Any]:
     definition = wf.template.definition
     return definition if isinstance(definition, Mapping) else {}
@@ -57,6 +66,7 @@ def workflow_story(wf: Workflow) -> Story:
     wanted = present.usernames_in(history) | {submitter or ""}
     wanted |= {a["user"] or "" for a in assignees} | {a["onBehalfOf"] or "" for a in assignees}
     names = names_in(wf.tenant_id, wanted | present.named_approvers(raw))
+    names |= group_names_in(wf.tenant_id, raw)
     ctx = present.Context(raw_definition=raw, data=wf.data, names=names, submitter=submitter)
     since = next((h.at for h in reversed(history) if h.type in _WAITING_FROM), None)
     due_epoch = wf.snapshot.get("due_at")
