@@ -78,12 +78,14 @@ def fill(cur: object, *, bob_id: int, alice_id: int, template_id: int, version: 
         """
         INSERT INTO approvals_workflow (id, template_key, template_version, subject_type,
             subject_id, data, status, public_status, current_step, version, snapshot,
-            last_hash, created_at, updated_at, submitter_id, tenant_id, template_id)
+            last_hash, created_at, updated_at, submitter_id, tenant_id, template_id,
+            summary, amount_display)
         SELECT gen_random_uuid(), 'expense-approval', %(version)s, %(subject)s, g::text,
             jsonb_build_object('amountPaise', 100000 + g, 'currency', 'INR',
                                'department', 'dept-' || (g %% 40)),
             'RUNNING', 'PENDING_MANAGER', 'manager', 2, '{}'::jsonb, '',
-            now() - g * interval '10 seconds', now(), %(alice)s, %(tenant)s, %(template)s
+            now() - g * interval '10 seconds', now(), %(alice)s, %(tenant)s, %(template)s,
+            'Team dinner ' || g || ', dept-' || (g %% 40), ''
         FROM generate_series(1, %(n)s) g
         """,
         {

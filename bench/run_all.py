@@ -39,6 +39,7 @@ BENCHES: list[tuple[str, list[str]]] = [
     ("long_history.py", []),
     ("profile_decisions.py", []),
     ("offline_verify.py", []),
+    ("analytics.py", []),
     ("upload_rss.py", []),
     ("search_fts.py", []),
 ]
