@@ -1,6 +1,7 @@
 """Time zones people are shown times in: their own setting (``User.time_zone``), else
 what their browser said (the ``tz`` cookie the pages' script sets), else UTC. Mail has
-no browser: it uses the setting, else UTC. Every time shown names its zone."""
+no browser: it uses the setting, else the organisation's (``Tenant.time_zone``), else
+UTC. Every time shown names its zone."""
 
 from __future__ import annotations
 

@@ -44,11 +44,20 @@ def _claim(user_id: int, now: dt.datetime) -> list[MailMessage]:
     return rows
 
 
+def _detail(facts: dict[str, Any]) -> str:
+    """The why under a digest's line: the person's words (a reason, a note) or the
+    sentence that says why (a failed step)."""
+    if facts.get("comment"):
+        return f'{facts.get("comment_label") or "Comment"}: "{facts["comment"]}"'
+    return str(facts.get("why") or "")
+
+
 def digest_email(user: User, rows: list[MailMessage]) -> EmailMultiAlternatives:
     base = settings.APPROVALS_BASE_URL
     items = [
         {
             "subject": r.subject,
+            "detail": _detail(r.context or {}),
             "url": base + reverse("workflow", args=[r.workflow_id]),
             "task": r.kind in TASK_KINDS,
         }

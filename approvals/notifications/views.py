@@ -148,8 +148,8 @@ class PreferenceForm(forms.Form):
     time_zone = forms.ChoiceField(
         required=False,
         label="Show times in",
-        help_text="Pages and e-mails show dates and times in this zone. E-mails use UTC "
-        "until you choose one.",
+        help_text="Pages and e-mails show dates and times in this zone. Until you choose "
+        "one, e-mails use your organisation's zone.",
     )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

@@ -10,15 +10,19 @@ import re
 from typing import Any
 
 import pytest
+from django.core import mail
+from django.test import Client
 
 from approvals import clock
 from approvals.models import ActivityAttempt, Tenant, User
 from approvals.notifications.bodies import mail_bodies
-from approvals.notifications.models import MailMessage
+from approvals.notifications.digest import mail_digest_send
+from approvals.notifications.models import MailMessage, NotificationPreference
 from approvals.services.templates import workflow_template_publish
 from approvals.services.workflows import workflow_cancel, workflow_decide, workflow_start
 from approvals.workers.activities import attempt_run
 from approvals.workers.timers import timer_drain
+from approvals.zones import ZONE_INVALID
 
 from ..helpers import decide, start_expense
 
@@ -291,3 +295,33 @@ def test_an_approval_mail_and_a_withdrawal_lead_with_the_summary(acme, api):
     row = only(withdrawn, "withdrawn")
     assert row.subject == f"Alice withdrew {LINE}"
     assert 'Reason (Alice): "Paid it myself"' in text_of(row)
+
+
+def test_an_organisation_admin_sets_the_organisations_zone_in_the_admin(acme):
+    olga = Client()
+    olga.force_login(User.objects.get(username="olga"))
+    url = f"/admin/approvals/tenant/{acme.pk}/change/"
+    assert 'name="time_zone"' in olga.get(url).content.decode()
+
+    refused = olga.post(url, {"time_zone": "Mars/Olympus_Mons", "outbound_hosts": ""})
+    assert refused.status_code == 200
+    assert ZONE_INVALID in refused.content.decode()
+    acme.refresh_from_db()
+    assert acme.time_zone == ""
+
+    saved = olga.post(url, {"time_zone": "Asia/Kolkata", "outbound_hosts": ""})
+    assert saved.status_code == 302
+    acme.refresh_from_db()
+    assert acme.time_zone == "Asia/Kolkata"
+
+
+def test_the_digest_lists_each_request_by_its_summary_with_who_and_why(acme, api):
+    NotificationPreference.objects.create(user=User.objects.get(username="alice"), mode="digest")
+    wid = expense(api)
+    decide(api("bob"), wid, "send_back", "sb", comment="Add the hotel bill")
+
+    assert mail_digest_send() == {"sent": 1, "failed": 0}
+
+    [digest] = mail.outbox
+    assert f"- Sent back by Bob: your {LINE}" in digest.body
+    assert '  What to change (Bob): "Add the hotel bill"' in digest.body

@@ -159,3 +159,23 @@ def test_the_submitters_own_decision_and_a_send_back_read_in_words(acme: Any) ->
 
     assert "Submitter step" not in text
     assert_people_words(text)
+
+
+def test_a_send_back_from_the_page_says_who_it_is_back_with(acme: Any) -> None:
+    wid = expense_started("E-words-3")
+
+    response = signed_in("bob").post(
+        f"/workflows/{wid}/decide",
+        {
+            "request_id": uuid.uuid4().hex,
+            "decision": "send_back",
+            "comment": "Add the bill",
+        },
+        HTTP_ACCEPT="application/json",
+    )
+
+    assert response.status_code == 200, response.content
+    message = str(response.json()["message"])
+    assert message.endswith("It is back with the requester for changes.")
+    assert "Submitter step" not in message
+    assert_people_words(message)
