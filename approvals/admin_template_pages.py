@@ -19,13 +19,10 @@ SECTIONS = (
     ("versions", "Versions"),
     ("diagram", "Diagram"),
 )
-RETIRE_EFFECT = (
-    "{title} will no longer be offered to {people}; {running} finish on the version "
-    "they started with."
-)
+RETIRE_EFFECT = "{title} will no longer be offered to {people}; {running}, each on its own version."
 ROLLBACK_EFFECT = (
     "Version {version} of {title} is published again as the newest version: new "
-    "requests follow it; {running} keep the version they started with."
+    "requests follow it; {running}."
 )
 
 
@@ -82,7 +79,7 @@ def retire_effect(template: WorkflowTemplate) -> str:
     return RETIRE_EFFECT.format(
         title=template.definition.get("title") or template.key,
         people=_count(reach.people, "person", "people"),
-        running=_count(reach.running, "running request", "running requests"),
+        running=_count(reach.running, "running request finishes", "running requests finish"),
     )
 
 
@@ -91,5 +88,7 @@ def rollback_effect(template: WorkflowTemplate) -> str:
     return ROLLBACK_EFFECT.format(
         version=template.version,
         title=template.definition.get("title") or template.key,
-        running=_count(reach.running, "running request", "running requests"),
+        running=_count(
+            reach.running, "running request keeps its version", "running requests keep theirs"
+        ),
     )

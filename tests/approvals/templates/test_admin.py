@@ -221,9 +221,27 @@ def test_retire_asks_first_naming_the_effect(acme: Tenant, api: Any) -> None:
 
     assert (
         f"Expense claim will no longer be offered to {people.count()} people; "
-        "1 running request finish on the version they started with."
+        "1 running request finishes, each on its own version."
     ) in page
     assert _v(acme, 1).retired_at is None
+
+
+def test_roll_back_asks_first_naming_the_effect(acme: Tenant, api: Any) -> None:
+    _post(_as("fiona"), _v(acme, 1), _deadline(_editor_doc(_v(acme, 1)), 3), _save="Save")
+    start_expense(api("alice"), 4_500_000, subject="E-running")
+
+    response = _as("fiona").get(f"{BASE}/{_v(acme, 1).pk}/rollback/")
+
+    assert response.context["effect"] == (
+        "Version 1 of Expense claim is published again as the newest version: new requests "
+        "follow it; 1 running request keeps its version."
+    )
+    assert WorkflowTemplate.objects.filter(key=EXPENSE).count() == 2
+
+
+def _deadline(doc: dict[str, Any], days: int) -> dict[str, Any]:
+    doc["steps"][0]["deadline"] = {"number": days, "unit": "days"}
+    return doc
 
 
 def test_a_save_with_no_change_publishes_nothing_and_says_so(acme: Tenant) -> None:

@@ -92,7 +92,7 @@ def test_fiona_moves_the_vp_threshold_in_rupees(
     # retire asks first, naming what it does, and does nothing until confirmed
     page.get_by_role("link", name="Retire (no new requests)…").click()
     expect(page.locator("#effect")).to_contain_text("Expense claim will no longer be offered to")
-    expect(page.locator("#effect")).to_contain_text("1 running request finish")
+    expect(page.locator("#effect")).to_contain_text("1 running request finishes")
     assert_accessible(page, "the retire confirmation")
     page.get_by_role("link", name="Cancel: change nothing").click()
     assert WorkflowTemplate.objects.get(pk=v2.pk).retired_at is None
