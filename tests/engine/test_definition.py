@@ -353,3 +353,15 @@ def test_a_key_or_step_id_with_a_trailing_newline_is_refused(doc: object, path: 
         Definition.parse(doc)
 
     assert caught.value.path == path
+
+
+def test_a_step_may_say_in_its_own_words_why_it_failed() -> None:
+    step = {"id": "reserve", "kind": "action", "activity": "reserve_budget"}
+    ok = {"key": "k", "steps": [{**step, "failure_text": "The budget has no room for this"}]}
+    assert Definition.parse(ok).steps[0].id == "reserve"
+
+    for bad in ("", "   ", 42):
+        doc = {"key": "k", "steps": [{**step, "failure_text": bad}]}
+        with pytest.raises(DefinitionError) as caught:
+            Definition.parse(doc)
+        assert caught.value.path == "$.steps[0].failure_text"
