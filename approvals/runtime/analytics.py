@@ -206,12 +206,9 @@ def command_visits(
     )
 
 
-_COLUMNS = (
-    "id",
-    "tenant",
-    "workflow",
-    "template_key",
+VISIT_FIELDS = (
     "entry",
+    "template_key",
     "step",
     "kind",
     "entered_at",
@@ -221,6 +218,23 @@ _COLUMNS = (
     "escalated",
     "dims",
 )
+_COLUMNS = ("id", "tenant", "workflow", *VISIT_FIELDS)
+
+
+def visit_values(wf: Workflow, v: Visit) -> tuple[Any, ...]:
+    """The visit's values in the order of ``VISIT_FIELDS``."""
+    return (
+        v.entry,
+        wf.template_key,
+        v.step,
+        v.kind,
+        v.entered_at,
+        v.left_at,
+        v.due_at,
+        v.outcome,
+        v.escalated,
+        dict(v.dims or {}),
+    )
 
 
 def project_visits(
@@ -235,21 +249,7 @@ def project_visits(
             StepVisit,
             _COLUMNS,
             [
-                (
-                    visit_id(wf.pk, v.entry),
-                    wf.tenant_id,
-                    wf.pk,
-                    wf.template_key,
-                    v.entry,
-                    v.step,
-                    v.kind,
-                    v.entered_at,
-                    v.left_at,
-                    v.due_at,
-                    v.outcome,
-                    v.escalated,
-                    v.dims or {},
-                )
+                (visit_id(wf.pk, v.entry), wf.tenant_id, wf.pk, *visit_values(wf, v))
                 for v in changes.opened
             ],
         )

@@ -43,7 +43,7 @@ from ..models import (
     WorkflowEvent,
     WorkflowParticipant,
 )
-from .analytics import Visit, visit_id, visits_apply
+from .analytics import VISIT_FIELDS, Visit, visit_id, visit_values, visits_apply
 from .directory import TenantDirectory
 from .projections import _open_tasks, handed_on_marks, people_named
 
@@ -236,35 +236,10 @@ def live_rows(wf: Workflow) -> dict[str, Any]:
     }
 
 
-VISIT_FIELDS = (
-    "entry",
-    "template_key",
-    "step",
-    "kind",
-    "entered_at",
-    "left_at",
-    "due_at",
-    "outcome",
-    "escalated",
-    "dims",
-)
-
-
 def _visit_rows(wf: Workflow, d: Derived) -> set[tuple[Any, ...]]:
     return {
-        (
-            v.entry,
-            wf.template_key,
-            v.step,
-            v.kind,
-            v.entered_at,
-            v.left_at,
-            v.due_at,
-            v.outcome,
-            v.escalated,
-            json.dumps(dict(v.dims or {}), sort_keys=True),
-        )
-        for v in d.visits.values()
+        (*row[:-1], json.dumps(row[-1], sort_keys=True))
+        for row in (visit_values(wf, v) for v in d.visits.values())
     }
 
 
