@@ -12,10 +12,13 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, expect
 
+from approvals.models import Workflow
 from approvals.services.attachments import NOT_ACCEPTED
 
+from ..a11y import assert_accessible
 from ..api.test_attachments import HTML, PDF, files_root  # noqa: F401  (a fixture)
 from ..browser import CHROMIUM, browser  # noqa: F401  (a fixture)
+from ..files import pdf_bytes, png_bytes
 from .support import expense_started
 from .test_browser import shot, sign_in
 
@@ -77,3 +80,57 @@ def test_a_receipt_attached_by_alice_is_downloaded_by_bob_and_not_found_for_ivan
     answer = ivan.goto(f"{url}/files/{sha}")
     assert answer is not None
     assert answer.status == 404
+
+
+def test_files_attached_at_start_are_previewed_for_bob_and_not_found_for_ivan(
+    acme: Any,
+    live_server: Any,
+    browser: Browser,  # noqa: F811
+    files_root: Path,  # noqa: F811
+) -> None:
+    base = live_server.url
+    receipt, photo = pdf_bytes(pages=1), png_bytes((900, 600))
+
+    # alice fills in the new request and chooses two files before submitting
+    alice = sign_in(browser, base, "alice")
+    alice.goto(f"{base}/workflows/new?template=expense-approval")
+    alice.get_by_label("Amount").fill("12000.00")
+    alice.get_by_label("Currency").select_option("INR")
+    alice.get_by_label("Department").fill("engineering")
+    alice.get_by_label("Reference").fill("E-2026-FILES")
+    alice.get_by_label("Receipts or quotes").set_input_files(
+        [
+            {"name": "hotel.pdf", "mimeType": "application/pdf", "buffer": receipt},
+            {"name": "taxi.png", "mimeType": "image/png", "buffer": photo},
+        ]
+    )
+    shot(alice, "new-request-with-files")
+    alice.get_by_role("button", name="Submit", exact=True).click()
+    expect(alice.locator(".flash").last).to_contain_text("Attached 2 files: hotel.pdf")
+    wf = Workflow.objects.get(subject_id="E-2026-FILES")
+
+    # bob sees both files with their previews on the Files card, and downloads one
+    bob = sign_in(browser, base, "bob")
+    bob.goto(f"{base}/workflows/{wf.pk}")
+    card = bob.locator("#files")
+    expect(card).to_contain_text("Alice attached hotel.pdf")
+    expect(card).to_contain_text("Alice attached taxi.png")
+    previews = card.locator("img.preview")
+    expect(previews).to_have_count(2)
+    for i in range(2):
+        loaded = previews.nth(i).evaluate("img => img.complete && img.naturalWidth")
+        assert 0 < loaded <= 320
+    expect(card.locator(".preview.none")).to_have_count(0)
+    assert_accessible(bob, "the request page with files")
+    shot(bob, "workflow-files-previews")
+    with bob.expect_download() as caught:
+        card.get_by_role("link", name="Alice attached taxi.png", exact=False).click()
+    saved = caught.value.path()
+    assert saved is not None and Path(saved).read_bytes() == photo
+
+    # ivan may not read the request: its file and its preview are not found
+    ivan = sign_in(browser, base, "ivan")
+    sha = hashlib.sha256(photo).hexdigest()
+    for path in (f"files/{sha}", f"files/{sha}/preview"):
+        answer = ivan.goto(f"{base}/workflows/{wf.pk}/{path}")
+        assert answer is not None and answer.status == 404
