@@ -20,6 +20,18 @@ CREATE INDEX IF NOT EXISTS workflow_search_text ON approvals_workflow USING gin 
 """
 
 
+# The search's words also find the requests of the people they name: their names'
+# index (written when a person is added or renamed, never on the command path).
+PEOPLE_SQL = """
+CREATE INDEX IF NOT EXISTS user_search_name ON approvals_user USING gin (
+    to_tsvector('simple'::regconfig, username || ' ' || first_name || ' ' || last_name)
+)
+"""
+
+
 class Migration(migrations.Migration):
     dependencies = [("approvals", "0025_handed_on")]
-    operations = [postgres_sql(SQL, "DROP INDEX IF EXISTS workflow_search_text")]
+    operations = [
+        postgres_sql(SQL, "DROP INDEX IF EXISTS workflow_search_text"),
+        postgres_sql(PEOPLE_SQL, "DROP INDEX IF EXISTS user_search_name"),
+    ]

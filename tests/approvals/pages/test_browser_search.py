@@ -6,6 +6,7 @@ in place; a chosen time zone changing the times shown; a colleague named by typi
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
@@ -14,6 +15,7 @@ from playwright.sync_api import Browser, expect
 
 from approvals.models import User
 
+from ..a11y import assert_accessible
 from ..browser import CHROMIUM
 from .support import expense_started
 from .test_browser import shot, sign_in
@@ -105,3 +107,56 @@ def test_out_of_office_names_a_colleague_by_typing_among_20000(
     field.press_sequentially("iv", delay=30)
     expect(bob.locator("#people-list option")).to_have_count(10)
     shot(bob, "out-of-office-people")
+
+
+def test_search_finds_hotel_in_a_description_pages_and_exports(
+    acme: Any, live_server: Any, browser: Browser
+) -> None:
+    from approvals.services.workflows import workflow_start
+
+    alice_user = User.objects.get(username="alice")
+
+    def claim(subject: str, description: str, amount: int) -> str:
+        data = {"amountPaise": amount, "currency": "INR", "department": "eng"}
+        started = workflow_start(
+            submitter=alice_user,
+            template_key="expense-approval",
+            subject_type="expense",
+            subject_id=subject,
+            data={**data, "description": description},
+        )
+        return str(started.workflow_id)
+
+    hotel = claim("TRIP-9", "Hotel in Pune for the offsite", 2_500_000)
+    claim("CAB-2", "Taxi to the airport", 3_000_000)
+    claim("BIG-1", "Hotel block for the sales kickoff", 9_000_000)
+    alice = sign_in(browser, live_server.url, "alice")
+
+    alice.get_by_role("link", name="Search").click()
+    alice.get_by_label("Words").fill("hotel")
+    alice.get_by_label("Amount from").fill("₹10,000")
+    alice.get_by_label("Amount up to").fill("50,000")
+    alice.get_by_label("Sort by").select_option(label="Largest amount first")
+    alice.get_by_label("Words").press("Enter")
+
+    rows = alice.locator("table.tasks tbody tr")
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_have_attribute("data-workflow", hotel)
+    expect(rows.first).to_contain_text("Hotel in Pune for the offsite")
+    query = parse_qs(urlparse(alice.url).query)
+    assert query["amountMin"] == ["₹10,000"] and query["sort"] == ["amount"]
+    assert_accessible(alice, "the search page with results")
+    shot(alice, "search-hotel")
+
+    with alice.expect_download() as download:
+        alice.get_by_role("link", name="Download all results (CSV)").click()
+    lines = Path(download.value.path()).read_text(encoding="utf-8").splitlines()
+    assert lines[0].startswith("Reference,Summary,Amount,Status")
+    assert len(lines) == 2 and lines[1].startswith("TRIP-9,")
+
+    alice.get_by_label("Amount up to").fill("abc")
+    alice.get_by_role("button", name="Search").click()
+    expect(alice.get_by_role("alert")).to_contain_text("Enter an amount such as")
+    expect(rows).to_have_count(0)
+    assert_accessible(alice, "the search page with a refused amount")
+    shot(alice, "search-amount-refused")

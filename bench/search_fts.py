@@ -1,0 +1,224 @@
+"""The search's words over 1,000,000 workflows: PostgreSQL full-text search over the GIN
+index ``workflow_search_text`` (migration 0026).
+
+    .venv/bin/python bench/search_fts.py [--reset] [--rows N]
+
+The fill is plain SQL (generate_series) in one transaction, skipped when already there;
+each row's description is built from a purpose, a place, a reason and an invoice number
+("Hotel in Pune for the offsite, invoice INV-000123"), so a word is as common as it is
+in life: "hotel" in one request of 20, "hotel pune" in one of 300, an invoice in one.
+The index is dropped for the fill and built again after (as a restore would). Then the
+search's first page (25 rows, newest first) is timed in-process through
+``WorkflowSearch`` (the page's own path: the words' lexemes, the names they match, the
+query), as an auditor (who reads all of them) and as an employee (the read rule), and
+the plan of each query is printed with the index it uses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import Report, setup_django, summarize_ms, verdict  # noqa: E402
+
+SUBJECT_TYPE = "bench-search"
+ROWS = 1_000_000
+P95_TARGET = 100.0
+INDEX_SQL = """
+CREATE INDEX IF NOT EXISTS workflow_search_text ON approvals_workflow USING gin (
+    (to_tsvector('simple'::regconfig, subject_id || ' ' || summary)
+     || jsonb_to_tsvector('simple'::regconfig, data, '["string"]'::jsonb))
+)
+"""
+PEOPLE_SQL = """
+CREATE INDEX IF NOT EXISTS user_search_name ON approvals_user USING gin (
+    to_tsvector('simple'::regconfig, username || ' ' || first_name || ' ' || last_name)
+)
+"""
+PURPOSES = [
+    "Hotel", "Taxi", "Flight", "Train ticket", "Team dinner", "Client lunch", "Laptop",
+    "Monitor", "Conference pass", "Software licence", "Office chairs", "Courier",
+    "Internet bill", "Mobile recharge", "Books", "Training course", "Visa fee", "Parking",
+    "Fuel", "Printer ink",
+]  # fmt: skip
+PLACES = [
+    "Pune", "Mumbai", "Bengaluru", "Delhi", "Chennai", "Hyderabad", "Kolkata", "Ahmedabad",
+    "Jaipur", "Kochi", "Goa", "Singapore", "London", "Berlin", "Dubai",
+]  # fmt: skip
+REASONS = [
+    "for the offsite", "for the customer visit", "for the quarterly review",
+    "for the hackathon", "for the sales kickoff", "for onboarding", "for the audit",
+    "for the product launch", "for the training week", "for the partner meeting",
+]  # fmt: skip
+QUERIES = [
+    ("one invoice (1 match)", None),
+    ("hotel pune (1 in 300)", "hotel pune"),
+    ("hotel (1 in 20)", "hotel"),
+    ("offsite goa taxi (1 in 3,000)", "offsite goa taxi"),
+]
+
+
+def _array(values: list[str]) -> str:
+    return "ARRAY[" + ", ".join("'" + v.replace("'", "''") + "'" for v in values) + "]"
+
+
+def filled(cur: Any, rows: int) -> bool:
+    cur.execute(
+        "SELECT count(*) FROM approvals_workflow WHERE tenant_id = %s AND subject_type = %s",
+        [TENANT_ID, SUBJECT_TYPE],
+    )
+    return bool(cur.fetchone()[0] >= rows)
+
+
+def reset(cur: Any) -> None:
+    cur.execute("DELETE FROM approvals_workflow WHERE subject_type = %s", [SUBJECT_TYPE])
+
+
+def fill(cur: Any, *, rows: int, alice_id: int, template_id: int, version: int) -> None:
+    cur.execute("SET LOCAL session_replication_role = replica")
+    cur.execute("SET LOCAL maintenance_work_mem = '256MB'")
+    cur.execute("DROP INDEX IF EXISTS workflow_search_text")
+    purposes, places, reasons = _array(PURPOSES), _array(PLACES), _array(REASONS)
+    cur.execute(
+        f"""
+        INSERT INTO approvals_workflow (id, template_key, template_version, subject_type,
+            subject_id, data, status, public_status, current_step, version, snapshot,
+            last_hash, created_at, updated_at, submitter_id, tenant_id, template_id,
+            summary, amount_display, subject_exclusive)
+        SELECT gen_random_uuid(), 'expense-approval', %(version)s, %(subject)s,
+            'E-' || g, jsonb_build_object('amountPaise', 100000 + (g::bigint * 7919) %% 50000000,
+                'currency', 'INR', 'department', 'dept-' || (g %% 40),
+                'description', d.text),
+            'RUNNING', 'PENDING_MANAGER', 'manager', 2, '{{}}'::jsonb, '',
+            now() - g * interval '10 seconds', now(), %(alice)s, %(tenant)s, %(template)s,
+            d.text, '', false
+        FROM generate_series(1, %(n)s) g,
+        LATERAL (SELECT ({purposes})[1 + abs(hashint4(g)::bigint) %% {len(PURPOSES)}] || ' in '
+                     || ({places})[1 + abs(hashint4(g + 7919)::bigint) %% {len(PLACES)}] || ' '
+                     || ({reasons})[1 + abs(hashint4(g + 104729)::bigint) %% {len(REASONS)}]
+                     || ', invoice INV-' || lpad(g::text, 7, '0') AS text) d
+        """,
+        {
+            "version": version,
+            "subject": SUBJECT_TYPE,
+            "alice": alice_id,
+            "tenant": TENANT_ID,
+            "template": template_id,
+            "n": rows,
+        },
+    )
+    cur.execute(INDEX_SQL)
+
+
+TENANT_ID = 0
+
+
+def main() -> None:
+    global TENANT_ID
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--reset", action="store_true", help="drop the filled rows first")
+    ap.add_argument("--rows", type=int, default=ROWS)
+    ap.add_argument("--iterations", type=int, default=200)
+    args = ap.parse_args()
+
+    setup_django()
+    from _common import seed
+    from django.db import connection, transaction
+    from django.test import RequestFactory
+
+    from approvals.models import WorkflowTemplate
+    from approvals.web.search import PAGE_SIZE, WorkflowSearch
+
+    org = seed()
+    TENANT_ID = org["tenant"].pk
+    template = (
+        WorkflowTemplate.objects.filter(tenant_id=TENANT_ID, key="expense-approval")
+        .order_by("-version")
+        .first()
+    )
+    assert template is not None
+    report = Report("search_fts", f"Search: full-text over {args.rows:,} workflows")
+
+    t = time.perf_counter()
+    with connection.cursor() as cur:
+        if args.reset:
+            with transaction.atomic():
+                reset(cur)
+        if filled(cur, args.rows):
+            fill_note = "already filled: skipped"
+        else:
+            with transaction.atomic():
+                reset(cur)
+                fill(
+                    cur,
+                    rows=args.rows,
+                    alice_id=org["alice"].pk,
+                    template_id=template.pk,
+                    version=template.version,
+                )
+            fill_note = f"filled and indexed in {time.perf_counter() - t:.1f} s"
+        cur.execute(INDEX_SQL)
+        cur.execute(PEOPLE_SQL)  # migration 0026's, for a database migrated before it had it
+        cur.execute("ANALYZE approvals_workflow")
+        cur.execute("SELECT count(*) FROM approvals_workflow")
+        total = cur.fetchone()[0]
+        cur.execute("SELECT pg_size_pretty(pg_relation_size('workflow_search_text'))")
+        index_size = cur.fetchone()[0]
+    report.note(f"fill: {fill_note}; {total:,} workflows in the table; index {index_size}")
+
+    factory = RequestFactory()
+    rng = random.Random(7)
+
+    def search(who: Any, text: str) -> WorkflowSearch:
+        request = factory.get("/search")
+        request.user = who
+        found = WorkflowSearch({"text": text}, request=request)
+        assert found.is_valid(), found.errors
+        return found
+
+    def words(query: str | None) -> str:
+        return query or f"INV-{rng.randint(1, args.rows):07d}"
+
+    rows = []
+    plans = []
+    for who in ("audrey", "bob"):
+        person = org[who]
+        for label, query in QUERIES:
+            for _ in range(5):  # warm
+                search(person, words(query)).results(limit=PAGE_SIZE + 1)
+            lat, hits = [], 0
+            for _ in range(args.iterations):
+                t = time.perf_counter()
+                page = search(person, words(query)).results(limit=PAGE_SIZE + 1)
+                lat.append(time.perf_counter() - t)
+                hits = len(page)
+            s = summarize_ms(lat)
+            role = "auditor (reads all)" if who == "audrey" else "employee (read rule)"
+            ok = s["p95"] <= P95_TARGET
+            rows.append([role, label, hits, s["p50"], s["p95"], s["p99"], verdict(ok)])
+            if who == "audrey":
+                qs = search(person, words(query)).ordered()[: PAGE_SIZE + 1]
+                plan = qs.explain(analyze=True)
+                uses = "Bitmap Index Scan on workflow_search_text" in plan
+                plans.append((label, plan, uses))
+    report.table(
+        f"First page ({PAGE_SIZE} rows, newest first) of a search, in-process, "
+        f"{args.iterations} runs each; target p95 <= {P95_TARGET:.0f} ms",
+        ["who", "words", "rows on page", "p50 ms", "p95 ms", "p99 ms", "verdict"],
+        rows,
+    )
+    for label, plan, uses in plans:
+        line = f"{label}: {'uses' if uses else 'does NOT use'} the GIN index workflow_search_text"
+        print(f"\nEXPLAIN ANALYZE, {label}:\n{plan}\n{line}", flush=True)
+        report.notes.append(line)
+        report.markdown.append(f"EXPLAIN ANALYZE, {label}:\n\n```\n{plan}\n```\n\n**{line}.**")
+    report.write()
+
+
+if __name__ == "__main__":
+    main()
