@@ -124,3 +124,11 @@ def test_a_bad_amount_and_a_negative_deadline_are_listed_at_the_top_in_words(
     assert "$." not in problems.inner_text()
     assert_accessible(page, "the editor with problems")
     assert WorkflowTemplate.objects.filter(key=EXPENSE).count() == 1
+
+    # the Try it page of a published version takes the same form
+    page.goto(f"{live_server.url}/admin/approvals/workflowtemplate/{v1.pk}/try/")
+    page.get_by_label("Submitted by").select_option("alice")
+    page.get_by_label("Amount").fill("1,50,000")
+    page.get_by_role("button", name="Try it").click()
+    expect(page.locator("#trial tbody tr", has_text="VP").first).not_to_contain_text("Skipped")
+    assert_accessible(page, "the Try it page")
