@@ -18,6 +18,7 @@ from ..a11y import assert_accessible
 from ..browser import CHROMIUM
 from .support import expense_started
 from .test_browser import shot, sign_in
+from .test_inbox_lists import _send_back_and_resubmit
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -137,3 +138,13 @@ def test_my_requests_filters_and_is_accessible(
     expect(alice.locator("table.my-requests tbody tr")).to_have_count(1)
     shot(alice, "my-requests-filtered")
     assert_accessible(alice, "My requests")
+
+    # the approver sees what a resubmission changed, and the note, behind its mark
+    _send_back_and_resubmit("M-2")
+    bob = sign_in(browser, base, "bob")
+    mark = bob.locator("li.task details.resubmitted")
+    mark.locator("summary").click()
+    expect(mark).to_contain_text("Department: eng")
+    expect(mark).to_contain_text("Took the taxi out")
+    shot(bob, "inbox-resubmitted")
+    assert_accessible(bob, "the inbox with a resubmission")
