@@ -273,26 +273,24 @@ def approver_reason(
 GROUP_NAME = "group:"
 
 
-def named_groups(raw_definition: Mapping[str, Any]) -> set[str]:
-    """The group keys a workflow template's approval steps name."""
+def _named(raw_definition: Mapping[str, Any], rule_kind: str) -> set[str]:
     return {
-        str(rule["group"])
+        str(rule[rule_kind])
         for step in raw_definition.get("steps") or []
         if isinstance(step, Mapping)
         for rule in step.get("approvers") or []
-        if isinstance(rule, Mapping) and isinstance(rule.get("group"), str)
+        if isinstance(rule, Mapping) and isinstance(rule.get(rule_kind), str)
     }
+
+
+def named_groups(raw_definition: Mapping[str, Any]) -> set[str]:
+    """The group keys a workflow template's approval steps name."""
+    return _named(raw_definition, "group")
 
 
 def named_approvers(raw_definition: Mapping[str, Any]) -> set[str]:
     """The people a workflow template's approval steps name, for looking up their names."""
-    return {
-        str(rule["user"])
-        for step in raw_definition.get("steps") or []
-        if isinstance(step, Mapping)
-        for rule in step.get("approvers") or []
-        if isinstance(rule, Mapping) and isinstance(rule.get("user"), str)
-    }
+    return _named(raw_definition, "user")
 
 
 # -- statuses ----------------------------------------------------------------------------
