@@ -20,6 +20,7 @@ from approvals.web import search_results
 
 from ..helpers import decide, start_expense
 from .support import signed_in
+from .test_search import _api_ids, _page_ids
 
 pytestmark = pytest.mark.django_db
 
@@ -30,18 +31,6 @@ def _start(api: Any, subject: str, amount: int, who: str = "alice", **data: Any)
     response = start_expense(api(who), amount, subject=subject, **data)
     assert response.status_code == 201, response.content
     return str(response.json()["workflowId"])
-
-
-def _page_ids(client: Client, params: dict[str, str]) -> list[str]:
-    response = client.get("/search", params)
-    assert response.status_code == 200, response.content
-    return re.findall(r'<tr data-workflow="([0-9a-f-]+)"', response.content.decode())
-
-
-def _api_ids(client: Any, params: dict[str, str]) -> list[str]:
-    response = client.get("/api/workflows", params)
-    assert response.status_code == 200, response.content
-    return [w["workflowId"] for w in response.json()["workflows"]]
 
 
 def _csv(client: Client, params: dict[str, str]) -> list[list[str]]:
