@@ -155,13 +155,14 @@ def analytics_page(request: HttpRequest) -> HttpResponse:
     if download == "waiting":
         rows = words.open_rows(longest_open(f, limit=1000), kinds, now)
         return _csv("waiting", words.OPEN_COLUMNS, [r.cells() for r in rows])
+    if download == "steps":
+        steps = words.step_rows(step_figures(f, now=now), kinds)
+        return _csv("steps", words.STEP_COLUMNS, [r.cells() for r in steps])
     weeks = words.week_rows(weekly_starts(f, zone=zone), start, end)
     if download == "weeks":
         cells = [[words.week_words(m), str(n)] for m, n in weeks]
         return _csv("weeks", words.WEEK_COLUMNS, cells)
     steps = words.step_rows(step_figures(f, now=now), kinds)
-    if download == "steps":
-        return _csv("steps", words.STEP_COLUMNS, [r.cells() for r in steps])
     query = request.GET.copy()
     query.pop("download", None)
     context = {
