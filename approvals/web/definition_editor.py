@@ -21,6 +21,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Callable, Mapping, Sequence
+from decimal import Decimal
 from typing import Any
 
 import isodate
@@ -40,6 +41,11 @@ TYPES = {  # editor word -> JSON Schema type
 }
 _DURATION_KEYS = ("deadline", "duration", "timeout")
 DURATION_WORDS = {"deadline": "The deadline", "duration": "The wait", "timeout": "The time limit"}
+MONEY_EXPONENT = 2  # limits of a money field are typed in rupees (paise kept)
+MONEY_LIMIT_MINOR = 10**15
+MONEY_LIMIT_INVALID = (
+    "{label}: the lowest and highest amounts are in currency units, at most two decimals."
+)
 EDITOR_UNREADABLE = (
     "Part of the form came back in a shape it cannot read; reload the page and try again."
 )
@@ -173,13 +179,13 @@ def editor_schema(
             "type": {"type": "string", "title": "Type", "choices": list(TYPES), "default": "text"},
             "required": {"type": "boolean", "title": "Required"},
             "choices": {"type": "array", "title": "Choices", "items": {"type": "string"}},
-            "currency_field": {
-                "type": "string",
-                "title": "Currency field (money only)",
-                "help_text": "Money is kept in minor units (paise, cents)",
-            },
+            "currency_field": {"type": "string", "title": "Currency field (money only)"},
             "description": {"type": "string", "title": "Help text"},
-            "minimum": {"type": "number", "title": "At least"},
+            "minimum": {
+                "type": "number",
+                "title": "At least",
+                "help_text": "For money, in currency units (1000 is Rs 1,000.00)",
+            },
             "maximum": {"type": "number", "title": "At most"},
         },
     }
@@ -264,7 +270,16 @@ def _field_to_editor(name: str, prop: Mapping[str, Any], required: bool) -> dict
         "currency_field": money.get("currency", "") if isinstance(money, Mapping) else "",
     }
     out.update({k: prop[k] for k in ("description", "minimum", "maximum") if k in prop})
+    if kind == "money":  # limits in currency units, as the amount is typed
+        for key in ("minimum", "maximum"):
+            if _is_number(out.get(key)):
+                units = Decimal(out[key]).scaleb(-MONEY_EXPONENT)
+                out[key] = int(units) if units == units.to_integral_value() else float(units)
     return out
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _schema(definition: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -316,7 +331,18 @@ def _field_from_editor(field: Mapping[str, Any], before: Mapping[str, Any]) -> d
             prop.pop(dst, None)
     if kind == "money":
         prop["x-money"] = {"currency": field.get("currency_field") or "currency"}
+        for key in ("minimum", "maximum"):
+            if key in prop and _is_number(field.get(key)):
+                prop[key] = _minor(field[key], field.get("label") or field.get("name") or "")
     return prop
+
+
+def _minor(units: Any, label: str) -> int:
+    """A money field's limit typed in currency units (1000.5), in minor units (100050)."""
+    minor = Decimal(str(units)).scaleb(MONEY_EXPONENT)
+    if minor != minor.to_integral_value() or abs(minor) > MONEY_LIMIT_MINOR:
+        raise EditorShapeError(MONEY_LIMIT_INVALID.format(label=label))
+    return int(minor)
 
 
 def from_editor(doc: Mapping[str, Any], previous: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -11,6 +11,7 @@ import pytest
 
 from approvals.web.definition_editor import (
     JOIN,
+    EditorShapeError,
     complete,
     duration_from_editor,
     duration_to_editor,
@@ -73,7 +74,7 @@ def test_a_money_field_keeps_its_currency_and_limits() -> None:
     prop = from_editor(doc, definition)["schema"]["properties"]["amountPaise"]
 
     assert prop["x-money"] == {"currency": "currency"}
-    assert (prop["type"], prop["minimum"], prop["maximum"]) == ("integer", 1, 500)
+    assert (prop["type"], prop["minimum"], prop["maximum"]) == ("integer", 1, 50_000)  # Rs 500
 
 
 @pytest.mark.parametrize(
@@ -90,3 +91,25 @@ def test_errors_land_on_the_editor_field(path: str, key: str) -> None:
     doc = {"fields": [{"name": "amountPaise"}, {"name": "currency"}]}
 
     assert error_key(path, doc) == key
+
+
+def test_a_money_field_s_limits_are_typed_in_rupees_and_kept_in_paise() -> None:
+    definition = json.loads(DEMO[0].read_text())
+    doc = _as_posted(definition)
+    amount = next(f for f in doc["fields"] if f["name"] == "amountPaise")
+    assert (amount["minimum"], amount["maximum"]) == (0.01, 1_000_000_000)
+
+    amount["maximum"] = 50_000.5
+    prop = from_editor(doc, definition)["schema"]["properties"]["amountPaise"]
+
+    assert (prop["minimum"], prop["maximum"]) == (1, 5_000_050)
+
+
+@pytest.mark.parametrize("limit", [0.001, 10.0**20])
+def test_a_money_limit_finer_than_a_paisa_or_too_large_is_refused_in_words(limit: float) -> None:
+    definition = json.loads(DEMO[0].read_text())
+    doc = _as_posted(definition)
+    next(f for f in doc["fields"] if f["name"] == "amountPaise")["maximum"] = limit
+
+    with pytest.raises(EditorShapeError, match="Amount: the lowest and highest amounts are in"):
+        from_editor(doc, definition)
