@@ -16,6 +16,7 @@ from approvals.models import Delegation, PendingTask, User, WorkflowEvent
 from approvals.notifications.models import MailMessage
 from templates_engine.steps.approval import HANDOVER_NOTE_MAX
 
+from ..helpers import decide
 from .support import expense_started, signed_in
 
 pytestmark = pytest.mark.django_db
@@ -146,3 +147,22 @@ def test_a_hand_over_note_too_long_is_refused_in_words(acme):
     assert answer.status_code == 422
     assert "A hand-over note holds at most 1,000 characters" in answer.json()["message"]
     assert PendingTask.objects.get(workflow_id=wid).assignee.username == "bob"
+
+
+def test_the_api_takes_the_stand_ins_decision_and_refuses_a_long_note(acme, api):
+    # the stand-in decides bob's held task through the API, on bob's behalf
+    wid = expense_started("SI-8")
+    _away()
+    assert decide(api("ivan"), wid, "approve", "si-8-a", onBehalfOf="bob").status_code == 200
+    decided = WorkflowEvent.objects.get(workflow_id=wid, type="DecisionRecorded")
+    assert decided.payload["on_behalf_of"] == "bob"
+    # a hand-over through the API with a note too long is refused, and nothing moves
+    other = expense_started("SI-9", who="ivan")  # waits for ivan's manager
+    holder = PendingTask.objects.get(workflow_id=other).assignee.username
+    long_note = "x" * (HANDOVER_NOTE_MAX + 1)
+    refused = decide(
+        api(holder), other, "delegate", "si-9-d", delegateTo="alice", comment=long_note
+    )
+    assert refused.status_code == 422
+    assert refused.json()["error"]["code"] == "INVALID_COMMENT"
+    assert PendingTask.objects.get(workflow_id=other).assignee.username == holder
