@@ -57,6 +57,9 @@ def test_the_stand_in_decides_a_task_handed_over_for_bob(
     shot(ivan, "inbox-for-bob")
     row.get_by_role("link", name="Expense claim OOO-1").click()
     expect(ivan.get_by_role("heading", name="Your decision for Bob")).to_be_visible()
+    ivan.get_by_text("Hand to a colleague").click()  # the hand-over with a note, opened
+    expect(ivan.get_by_label("Note for them (optional)")).to_be_visible()
+    shot(ivan, "request-page-for-bob")
     ivan.get_by_role("button", name="Approve", exact=True).click()
     expect(ivan.locator(".flash.success")).to_contain_text("Approved Expense claim OOO-1")
 

@@ -166,3 +166,25 @@ def test_the_api_takes_the_stand_ins_decision_and_refuses_a_long_note(acme, api)
     assert refused.status_code == 422
     assert refused.json()["error"]["code"] == "INVALID_COMMENT"
     assert PendingTask.objects.get(workflow_id=other).assignee.username == holder
+
+
+def test_changing_an_absence_can_hand_over_what_one_holds_to_the_new_stand_in(acme):
+    # given bob holds alice's request and has a planned absence with victor standing in
+    wid = expense_started("SI-10")
+    user = User.objects.get(username="bob")
+    now = clock.now()
+    planned = Delegation.objects.create(
+        tenant_id=user.tenant_id,
+        user=user,
+        delegate=User.objects.get(username="victor"),
+        starts_at=now + 10 * DAY,
+        ends_at=now + 12 * DAY,
+    )
+    # when he changes it to ivan, from now, and hands over what he holds
+    response = signed_in("bob").post(
+        f"{PAGE}/{planned.pk}/change", _form(delegate="ivan", hand_over="on"), follow=True
+    )
+    # then ivan holds it for bob
+    assert "1 task handed to Ivan" in response.content.decode()
+    task = PendingTask.objects.get(workflow_id=wid)
+    assert (task.assignee.username, task.on_behalf_of) == ("ivan", "bob")
