@@ -43,12 +43,11 @@ def editor_context(form: Any, obj: WorkflowTemplate | None) -> dict[str, Any]:
             and (anchor not in ("conditions", "try") or not form.as_json)
         ],
     }
+    problems = [Problem(text, prefix) for prefix, text in form.condition_errors.items()]
+    out["problems"] = problems + list(form.problems)
     if form.as_json:
         return out
     base = form.edited or form.previous or {}
-    problems = [Problem(text, prefix) for prefix, text in form.condition_errors.items()] + list(
-        form.problems
-    )
     out.update(
         {
             "conditions": condition_form.builders(
@@ -57,7 +56,6 @@ def editor_context(form: Any, obj: WorkflowTemplate | None) -> dict[str, Any]:
                 form.condition_errors,
                 names=first_names(form.tenant_id, base),
             ),
-            "problems": problems,
             "try_form": form.try_form,
             "try_submitter": form["try_submitter"],
         }
