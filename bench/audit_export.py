@@ -50,13 +50,14 @@ def fill(cur: object, *, tenant_id: int, template_id: int, version: int, events:
         """
         INSERT INTO approvals_workflowevent (tenant_id, workflow_id, seq, type, schema_version,
             payload, request_id, result, actor_id, role, on_behalf_of_id, created_at,
-            prev_hash, hash)
+            prev_hash, hash, history_month)
         SELECT %(tenant)s, w.id, s, 'DecisionRecorded', 1,
             jsonb_build_object('step', 'manager', 'decision', 'approve',
                                'comment', 'looks fine ' || s),
             NULL, NULL, NULL, 'approver', NULL, now() - (s * interval '1 minute'),
             md5(w.id::text || (s - 1)) || md5((s - 1)::text),
-            md5(w.id::text || s) || md5(s::text)
+            md5(w.id::text || s) || md5(s::text),
+            date_trunc('month', w.created_at AT TIME ZONE 'UTC')::date
         FROM approvals_workflow w CROSS JOIN generate_series(1, %(per)s) s
         WHERE w.tenant_id = %(tenant)s AND w.subject_type = %(subject)s
         """,

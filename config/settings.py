@@ -304,6 +304,12 @@ APPROVALS_SWEEP_INTERVAL_SECONDS = env_int("APPROVALS_SWEEP_INTERVAL_SECONDS", 5
 APPROVALS_PRUNE_INTERVAL_SECONDS = env_int("APPROVALS_PRUNE_INTERVAL_SECONDS", 3600)
 # How often the start schedules (admin: Start schedules) are checked for a due period.
 APPROVALS_SCHEDULE_INTERVAL_SECONDS = env_int("APPROVALS_SCHEDULE_INTERVAL_SECONDS", 30)
+# The workflow events' monthly partitions (PostgreSQL) are created this many months
+# ahead, checked this often.
+APPROVALS_HISTORY_MONTHS_AHEAD = env_int("APPROVALS_HISTORY_MONTHS_AHEAD", 3)
+APPROVALS_HISTORY_PARTITIONS_INTERVAL_SECONDS = env_int(
+    "APPROVALS_HISTORY_PARTITIONS_INTERVAL_SECONDS", 86400
+)
 APPROVALS_TIMER_BATCH = env_int("APPROVALS_TIMER_BATCH", 200)
 # Due timers of this many workflows fire in one transaction (1: each alone).
 APPROVALS_TIMER_GROUP = env_int("APPROVALS_TIMER_GROUP", 20)

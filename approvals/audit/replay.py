@@ -15,7 +15,7 @@ from templates_engine.events import event_from_dict
 from templates_engine.snapshot import state_to_dict
 
 from ..definitions import definition_for
-from ..models import Tenant, Workflow, WorkflowEvent
+from ..models import Tenant, Workflow, WorkflowEvent, history_month
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,9 @@ def workflow_replay_check(*, workflow: Workflow) -> list[Divergence]:
     try:
         definition = definition_for(workflow.template_id)
         payloads = (
-            WorkflowEvent.objects.filter(workflow_id=workflow.pk)
+            WorkflowEvent.objects.filter(
+                workflow_id=workflow.pk, history_month=history_month(workflow.created_at)
+            )
             .order_by("seq")
             .values_list("payload", flat=True)
         )

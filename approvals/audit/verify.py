@@ -19,7 +19,7 @@ from django.conf import settings
 from django.db.models import QuerySet
 
 from .. import clock
-from ..models import Tenant, Workflow, WorkflowEvent
+from ..models import Tenant, Workflow, WorkflowEvent, history_month
 from ..runtime.chain import HASH_V1, EventRow, stored_event_hash
 from .models import ChainSeal
 from .seal import SealKeyMissing, heads_digest, seal_key, seal_problem
@@ -215,7 +215,12 @@ def _batch_breaks(
     if not batch:
         return
     rows = (
-        WorkflowEvent.objects.filter(workflow_id__in=[wf.pk for wf in batch])
+        WorkflowEvent.objects.filter(
+            workflow_id__in=[wf.pk for wf in batch],
+            # prunes to the batch's partitions; an event moved to another month is
+            # then missing from its chain, which is reported
+            history_month__in={history_month(wf.created_at) for wf in batch},
+        )
         .order_by("workflow_id", "seq")
         .values_list(*_EVENT_FIELDS)
     )

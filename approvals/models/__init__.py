@@ -7,7 +7,14 @@ from .drafts import Draft
 from .projections import ActivityAttempt, PendingTask, Timer, WorkflowParticipant
 from .schedules import StartSchedule
 from .tokens import ApiToken
-from .workflows import StartRequest, Workflow, WorkflowEvent, WorkflowStatus, WorkflowTemplate
+from .workflows import (
+    StartRequest,
+    Workflow,
+    WorkflowEvent,
+    WorkflowStatus,
+    WorkflowTemplate,
+    history_month,
+)
 
 __all__ = [
     "ActivityAttempt",
@@ -26,6 +33,7 @@ __all__ = [
     "User",
     "Workflow",
     "WorkflowEvent",
+    "history_month",
     "WorkflowParticipant",
     "WorkflowStatus",
     "WorkflowTemplate",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid
 from typing import Any
 
@@ -154,6 +155,12 @@ class Workflow(models.Model):
         return f"{self.template_key} {self.subject_type}:{self.subject_id} ({self.public_status})"
 
 
+def history_month(started: dt.datetime) -> dt.date:
+    """The partition a workflow's events live in: the UTC month it started."""
+    started = started.astimezone(dt.UTC)
+    return dt.date(started.year, started.month, 1)
+
+
 class WorkflowEvent(models.Model):
     """One event of a workflow's history. Append-only: on PostgreSQL a trigger refuses
     UPDATE and DELETE. ``hash`` chains each event to the one before it."""
@@ -180,11 +187,19 @@ class WorkflowEvent(models.Model):
     # Which of ``runtime.chain``'s formats ``hash`` was computed under; NULL is format 1
     # (events written before there was a choice), so adding the column rewrote no row.
     hash_format = models.SmallIntegerField(null=True, blank=True)
+    # The first day of the UTC month the workflow started in: the partition key on
+    # PostgreSQL (migration 0029), so a workflow's whole history is in one partition.
+    # Not hashed: it follows from the workflow, which the chain already names.
+    history_month = models.DateField()
 
     class Meta:
+        # With the partition key, as PostgreSQL requires of a partitioned table's unique
+        # constraints; the same uniqueness, since the month follows from the workflow.
         constraints = [
-            models.UniqueConstraint(fields=["workflow", "seq"], name="event_seq"),
-            models.UniqueConstraint(fields=["workflow", "request_id"], name="event_request_id"),
+            models.UniqueConstraint(fields=["workflow", "seq", "history_month"], name="event_seq"),
+            models.UniqueConstraint(
+                fields=["workflow", "request_id", "history_month"], name="event_request_id"
+            ),
         ]
         ordering = ["workflow", "seq"]
 

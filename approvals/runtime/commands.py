@@ -49,6 +49,7 @@ from ..models import (
     WorkflowEvent,
     WorkflowParticipant,
     WorkflowTemplate,
+    history_month,
 )
 from . import store
 from .chain import HASH_FORMAT, EventRow, event_hash
@@ -236,7 +237,10 @@ def _execute_locked(
     ]
     queries.append((VERSION_SQL, []))
     if request_id:
-        queries.append((_RECORDED_SQL, [wf_param, request_id]))
+        if connection.vendor == "postgresql":
+            queries.append((_RECORDED_SQL_PARTITIONED, [wf_param, request_id, wf_param]))
+        else:
+            queries.append((_RECORDED_SQL, [wf_param, request_id]))
     found, version_rows, *recorded_rows = store.fetch_many(queries)
     if not found:
         raise WorkflowNotFound(WORKFLOW_NOT_FOUND)
@@ -398,6 +402,12 @@ def _lock_params(actor: Actor, tenant_id: int, wf_param: Any, now: Any) -> list[
 _RECORDED_SQL = (
     f"SELECT result FROM {WorkflowEvent._meta.db_table} WHERE workflow_id = %s AND request_id = %s"
 )
+# On PostgreSQL the month names the one partition to read (pruned when the plan runs).
+_RECORDED_SQL_PARTITIONED = (
+    _RECORDED_SQL
+    + " AND history_month = (SELECT date_trunc('month', created_at AT TIME ZONE 'UTC')::date"
+    f" FROM {Workflow._meta.db_table} WHERE id = %s)"
+)
 
 
 def load_state(wf: Workflow, definition: Definition) -> State:
@@ -407,7 +417,9 @@ def load_state(wf: Workflow, definition: Definition) -> State:
     if wf.version == 0:
         state = replay(definition, ())
     elif state is None:
-        payloads = WorkflowEvent.objects.filter(workflow_id=wf.pk).order_by("seq")
+        payloads = WorkflowEvent.objects.filter(
+            workflow_id=wf.pk, history_month=history_month(wf.created_at)
+        ).order_by("seq")
         state = replay(
             definition, (event_from_dict(p) for p in payloads.values_list("payload", flat=True))
         )
@@ -436,6 +448,7 @@ def _append(
     behalf_ids = directory.user_ids(_behalf_names(events))
     rows = []
     prev = wf.last_hash
+    month = history_month(wf.created_at)
     for i, event in enumerate(events):
         first = i == 0
         behalf = getattr(event, "on_behalf_of", None)
@@ -459,7 +472,7 @@ def _append(
         prev = event_hash(
             row, tenant_id=wf.tenant_id, schema_version=event.schema_version, result=result
         )
-        rows.append((wf.tenant_id, *row, event.schema_version, result, HASH_FORMAT, prev))
+        rows.append((wf.tenant_id, *row, event.schema_version, result, HASH_FORMAT, prev, month))
     wf.version = version
     wf.last_hash = prev
     wf.public_status = status
@@ -493,7 +506,15 @@ def _append(
 
 
 _WORKFLOW_COLUMNS = tuple(f.attname for f in Workflow._meta.concrete_fields)
-_EVENT_COLUMNS = ("tenant", *EventRow._fields, "schema_version", "result", "hash_format", "hash")
+_EVENT_COLUMNS = (
+    "tenant",
+    *EventRow._fields,
+    "schema_version",
+    "result",
+    "hash_format",
+    "hash",
+    "history_month",
+)
 
 
 def command_fingerprint(command: cmd.Command, actor: Actor) -> str:

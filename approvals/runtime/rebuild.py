@@ -42,6 +42,7 @@ from ..models import (
     Workflow,
     WorkflowEvent,
     WorkflowParticipant,
+    history_month,
 )
 from .analytics import VISIT_FIELDS, Visit, visit_id, visit_values, visits_apply
 from .directory import TenantDirectory
@@ -87,7 +88,7 @@ def _commands(rows: Iterable[tuple[Any, ...]]) -> Iterator[tuple[dt.datetime, li
 def derive(wf: Workflow) -> Derived:
     """Replay ``wf``'s history and apply the projections' rules command by command."""
     rows = list(
-        WorkflowEvent.objects.filter(workflow_id=wf.pk)
+        WorkflowEvent.objects.filter(workflow_id=wf.pk, history_month=history_month(wf.created_at))
         .order_by("seq")
         .values_list("payload", "created_at", "hash")
     )

@@ -12,7 +12,15 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from templates_engine.snapshot import state_from_dict
 
 from .. import access
-from ..models import ActivityAttempt, PendingTask, Timer, User, Workflow, WorkflowEvent
+from ..models import (
+    ActivityAttempt,
+    PendingTask,
+    Timer,
+    User,
+    Workflow,
+    WorkflowEvent,
+    history_month,
+)
 
 
 def workflow_get(*, user: User, workflow_id: uuid.UUID | str) -> Workflow | None:
@@ -61,7 +69,9 @@ def workflow_restart_links(*, history: list[HistoryEntry]) -> RestartLinks:
 
 def workflow_history(*, workflow: Workflow) -> list[HistoryEntry]:
     rows = (
-        WorkflowEvent.objects.filter(workflow_id=workflow.pk)
+        WorkflowEvent.objects.filter(
+            workflow_id=workflow.pk, history_month=history_month(workflow.created_at)
+        )
         .order_by("seq")
         .values_list(
             "seq",

@@ -44,6 +44,13 @@ PERIODIC_JOBS: tuple[PeriodicJob, ...] = (
     PeriodicJob("seal-audit", "approvals.seal_audit", "APPROVALS_AUDIT_SEAL_INTERVAL_SECONDS", 600),
     # Tasks a command gave someone while they were being deactivated (it read them as
     # active just before): handed on to their manager like the rest.
+    # The events' monthly partitions, created ahead (runtime/partitions.py).
+    PeriodicJob(
+        "history-partitions",
+        "approvals.history_partitions",
+        "APPROVALS_HISTORY_PARTITIONS_INTERVAL_SECONDS",
+        86400,
+    ),
     PeriodicJob(
         "hand-on-tasks", "approvals.hand_on_tasks", "APPROVALS_HAND_ON_INTERVAL_SECONDS", 60
     ),

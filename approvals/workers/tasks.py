@@ -13,6 +13,7 @@ from django.db import close_old_connections
 
 from ..audit.seal import seal_all
 from ..notifications.tasks import send_digests, sweep_mail
+from ..runtime.partitions import history_partitions_ensure
 from ..services.directory import stragglers_hand_on
 from ..services.schedules import schedules_start_due
 from .activities import attempt_run, attempt_sweep
@@ -49,6 +50,12 @@ def seal_audit() -> int:
     return len(seal_all(only_changed=True))
 
 
+@shared_task(name="approvals.history_partitions", ignore_result=True)
+def history_partitions() -> int:
+    """The events' partitions of this month and the next few (runtime.partitions)."""
+    return len(history_partitions_ensure())
+
+
 @shared_task(name="approvals.hand_on_tasks", ignore_result=True)
 def hand_on_tasks() -> int:
     """Tasks still held by deactivated people go to their manager (services.directory)."""
@@ -71,6 +78,7 @@ PERIODIC_TASKS: dict[str, Callable[[], Any]] = {
         send_digests,
         seal_audit,
         hand_on_tasks,
+        history_partitions,
         start_scheduled,
     )
 }

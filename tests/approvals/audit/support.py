@@ -14,7 +14,14 @@ from typing import Any
 from django.core.management import CommandError, call_command
 from django.db import connection
 
-from approvals.models import Tenant, User, Workflow, WorkflowEvent, WorkflowTemplate
+from approvals.models import (
+    Tenant,
+    User,
+    Workflow,
+    WorkflowEvent,
+    WorkflowTemplate,
+    history_month,
+)
 from approvals.runtime.chain import (
     HASH_V2,
     EventRow,
@@ -89,7 +96,13 @@ def bulk_history(
                 prev = event_hash_v1(row)
                 stored_format = None
             rows.append(
-                WorkflowEvent(tenant=tenant, hash=prev, hash_format=stored_format, **row._asdict())
+                WorkflowEvent(
+                    tenant=tenant,
+                    hash=prev,
+                    hash_format=stored_format,
+                    history_month=history_month(wf.created_at),
+                    **row._asdict(),
+                )
             )
         WorkflowEvent.objects.bulk_create(rows, batch_size=2000)
         Workflow.objects.filter(pk=wf.pk).update(version=events_each, last_hash=prev)
