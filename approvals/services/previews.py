@@ -34,6 +34,7 @@ log = logging.getLogger(__name__)
 
 PREVIEW_BOX = (320, 320)
 PDF_DPI = "36"
+PDF_MEMORY_BYTES = 512 * 1024 * 1024
 IMAGE_TYPES = {"image/png", "image/jpeg", "image/webp"}  # HEIC: Pillow cannot read it
 
 IMAGE_TOO_LARGE = (
@@ -110,10 +111,15 @@ def _pdf_preview(path: str) -> bytes:
     pdftoppm = shutil.which("pdftoppm")
     if pdftoppm is None:
         raise FileNotFoundError("pdftoppm is not installed")
+    # A hostile PDF may ask for a huge page: util-linux's prlimit caps the drawing's
+    # address space where it is installed (the timeout bounds the time either way).
+    prlimit = shutil.which("prlimit")
+    capped = [prlimit, f"--as={PDF_MEMORY_BYTES}", "--"] if prlimit else []
     with tempfile.TemporaryDirectory(prefix="approvals-preview-") as folder:
         out = os.path.join(folder, "page")
         subprocess.run(  # noqa: S603  (a fixed program and arguments, no shell)
             [
+                *capped,
                 pdftoppm,
                 "-png",
                 "-f",

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, expect
+from playwright.sync_api import Browser, FilePayload, expect
 
 from approvals.models import Workflow
 from approvals.services.attachments import NOT_ACCEPTED
@@ -98,12 +98,11 @@ def test_files_attached_at_start_are_previewed_for_bob_and_not_found_for_ivan(
     alice.get_by_label("Currency").select_option("INR")
     alice.get_by_label("Department").fill("engineering")
     alice.get_by_label("Reference").fill("E-2026-FILES")
-    alice.get_by_label("Receipts or quotes").set_input_files(
-        [
-            {"name": "hotel.pdf", "mimeType": "application/pdf", "buffer": receipt},
-            {"name": "taxi.png", "mimeType": "image/png", "buffer": photo},
-        ]
-    )
+    chosen: list[FilePayload] = [
+        {"name": "hotel.pdf", "mimeType": "application/pdf", "buffer": receipt},
+        {"name": "taxi.png", "mimeType": "image/png", "buffer": photo},
+    ]
+    alice.get_by_label("Receipts or quotes").set_input_files(chosen)
     shot(alice, "new-request-with-files")
     alice.get_by_role("button", name="Submit", exact=True).click()
     expect(alice.locator(".flash").last).to_contain_text("Attached 2 files: hotel.pdf")
