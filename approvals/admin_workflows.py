@@ -215,24 +215,8 @@ def _pre(value: Any) -> SafeString:
 
 def _view_context(wf: Workflow) -> dict[str, Any]:
     story = workflow_story(wf)
-    events = list(
-        WorkflowEvent.objects.filter(workflow_id=wf.pk)
-        .order_by("seq")
-        .values_list(
-            "seq",
-            "type",
-            "actor__username",
-            "role",
-            "on_behalf_of__username",
-            "created_at",
-            "payload",
-            "hash",
-        )
-    )
-    names = {
-        **story.names,
-        **names_in(wf.tenant_id, {e[2] for e in events} | {e[4] for e in events}),
-    }
+    hashes = dict(WorkflowEvent.objects.filter(workflow_id=wf.pk).values_list("seq", "hash"))
+    names = story.names  # every actor and principal of the history is in it
     return {
         "title": f"{wf.template.title or present.humanise(wf.template_key)} {wf.subject_id}",
         "subtitle": "",  # Django's is the row's own name, with the status code
@@ -242,18 +226,29 @@ def _view_context(wf: Workflow) -> dict[str, Any]:
         "submitted": zones.moment_offset(wf.created_at),
         "events": [
             {
-                "seq": seq,
-                "type": kind,
-                "actor": present.person(actor, names) if actor else "The system",
-                "role": role or "",
-                "behalf": present.person(behalf, names) if behalf else "",
-                "at": zones.moment_offset(at),
-                "payload": json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str),
-                "hash": digest,
+                "seq": e.seq,
+                "type": e.type,
+                "actor": present.person(e.actor, names) if e.actor else "The system",
+                "role": e.role or "",
+                "behalf": present.person(e.on_behalf_of, names) if e.on_behalf_of else "",
+                "at": zones.moment_offset(e.at),
+                "payload": json.dumps(e.payload, sort_keys=True, ensure_ascii=False, default=str),
+                "hash": hashes.get(e.seq, ""),
             }
-            for seq, kind, actor, role, behalf, at, payload, digest in events
+            for e in story.history
         ],
     }
+
+
+def _time_column(field: str, description: str, *, none: str = "") -> Any:
+    """A list column showing the row's ``field`` in the person's zone with the offset."""
+
+    @admin.display(description=description, ordering=field)
+    def column(self: Any, obj: Any) -> str:
+        value = getattr(obj, field)
+        return zones.moment_offset(value) if value else none
+
+    return column
 
 
 class RequestRowsAdmin(admin.ModelAdmin):
@@ -288,34 +283,18 @@ class RequestRowsAdmin(admin.ModelAdmin):
     def handed_on(self, obj: Any) -> str:
         return self._person(obj, obj.handed_on_from)
 
-    @admin.display(description="Due", ordering="due_at")
-    def due(self, obj: Any) -> str:
-        return zones.moment_offset(obj.due_at)
-
-    @admin.display(description="Fires", ordering="fire_at")
-    def fires(self, obj: Any) -> str:
-        return zones.moment_offset(obj.fire_at)
-
-    @admin.display(description="Fired", ordering="fired_at")
-    def fired(self, obj: Any) -> str:
-        return zones.moment_offset(obj.fired_at) if obj.fired_at else "Not yet"
-
-    @admin.display(description="Stopped after failing", ordering="dead_at")
-    def stopped(self, obj: Any) -> str:
-        return zones.moment_offset(obj.dead_at) if obj.dead_at else ""
+    due = _time_column("due_at", "Due")
+    fires = _time_column("fire_at", "Fires")
+    fired = _time_column("fired_at", "Fired", none="Not yet")
+    stopped = _time_column("dead_at", "Stopped after failing")
 
     @admin.display(description="Automated task", ordering="activity")
     def activity_words(self, obj: Any) -> str:
         doing = present.humanise(obj.activity)
         return f"Undo: {doing.lower()}" if obj.undo else doing
 
-    @admin.display(description="Not before", ordering="not_before")
-    def not_before_at(self, obj: Any) -> str:
-        return zones.moment_offset(obj.not_before)
-
-    @admin.display(description="Finished", ordering="finished_at")
-    def finished(self, obj: Any) -> str:
-        return zones.moment_offset(obj.finished_at) if obj.finished_at else "Not yet"
+    not_before_at = _time_column("not_before", "Not before")
+    finished = _time_column("finished_at", "Finished", none="Not yet")
 
     @admin.display(description="Outcome", ordering="outcome")
     def outcome_words(self, obj: Any) -> str:
@@ -341,10 +320,5 @@ class PeopleRowsAdmin(admin.ModelAdmin):
     def stand_in(self, obj: Any) -> str:
         return _name(obj.delegate)
 
-    @admin.display(description="From", ordering="starts_at")
-    def starts(self, obj: Any) -> str:
-        return zones.moment_offset(obj.starts_at)
-
-    @admin.display(description="Until", ordering="ends_at")
-    def ends(self, obj: Any) -> str:
-        return zones.moment_offset(obj.ends_at)
+    starts = _time_column("starts_at", "From")
+    ends = _time_column("ends_at", "Until")

@@ -13,9 +13,11 @@ from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path
+from django.utils import timezone
 
 from .. import access
-from ..models import WorkflowStatus
+from ..models import WorkflowStatus, WorkflowTemplate
+from ..web import present
 from .api import audit_response
 from .export import ExportFilter
 
@@ -27,30 +29,45 @@ def may_export(request: HttpRequest) -> bool:
     return access.admin_may(user, "view", "workflowevent") and access.may_audit(user)
 
 
+def _status_choices() -> list[tuple[str, str]]:
+    words = present.STATUS_WORDS
+    return [("", "Any"), *((code, words.get(code, code)) for code, _ in WorkflowStatus.choices)]
+
+
 class ExportForm(forms.Form):
+    """The export's filters in the auditor's words: workflow templates by title,
+    statuses in words, times in her own time zone (the one the pages show)."""
+
     format = forms.ChoiceField(
         choices=[("csv", "CSV (opens in a spreadsheet)"), ("jsonl", "JSON Lines")],
         initial="csv",
     )
-    template = forms.CharField(
-        required=False,
-        max_length=64,
-        label="Workflow template key",
-        help_text="e.g. expense-approval",
-    )
-    status = forms.ChoiceField(
-        required=False, choices=[("", "Any"), *WorkflowStatus.choices], label="Workflow status"
-    )
-    since = forms.DateTimeField(
-        required=False, label="Events from", help_text="UTC, e.g. 2026-01-01 or 2026-01-01 09:00"
-    )
-    until = forms.DateTimeField(required=False, label="Events before", help_text="UTC")
+    template = forms.ChoiceField(required=False, label="Workflow template", choices=[])
+    status = forms.ChoiceField(required=False, choices=_status_choices, label="Workflow status")
+    since = forms.DateTimeField(required=False, label="Events from")
+    until = forms.DateTimeField(required=False, label="Events before")
     subject = forms.CharField(
         required=False, max_length=200, help_text="A subject id, or type:id (expense:E-1)"
     )
     person = forms.CharField(
         required=False, max_length=150, help_text="A username who acted or submitted"
     )
+
+    def __init__(self, *args: Any, tenant_id: int | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        titles: dict[str, str] = {}
+        rows = WorkflowTemplate.objects.none()
+        if tenant_id is not None:
+            rows = WorkflowTemplate.objects.filter(tenant_id=tenant_id).order_by("key", "-version")
+        for key, title in rows.values_list("key", "title"):
+            titles.setdefault(key, title or present.humanise(key))
+        by_title = sorted(titles.items(), key=lambda kv: kv[1])
+        self.fields["template"].choices = [("", "Any"), *by_title]  # type: ignore[attr-defined]
+        zone = timezone.get_current_timezone_name()
+        self.fields[
+            "since"
+        ].help_text = f"In your time zone ({zone}), e.g. 2026-01-01 or 2026-01-01 09:00"
+        self.fields["until"].help_text = f"In your time zone ({zone})"
 
 
 class AuditExportAdmin(admin.ModelAdmin):
@@ -94,7 +111,9 @@ class AuditExportAdmin(admin.ModelAdmin):
         if not may_export(request):
             raise PermissionDenied
         user: Any = request.user
-        form = ExportForm(request.GET if "format" in request.GET else None)
+        form = ExportForm(
+            request.GET if "format" in request.GET else None, tenant_id=user.member_tenant_id
+        )
         if form.is_bound and form.is_valid():
             data = form.cleaned_data
             return audit_response(

@@ -191,7 +191,16 @@ def test_each_role_finds_what_they_came_for_on_the_admin_home(
     assert "/admin/approvals/activityattempt/" not in audrey.content()
     shot(audrey, "admin-home-audrey")
     assert_accessible(audrey, "audrey's admin home")
-    audit.get_by_role("link", name="Verify the audit trail").click()
+    audit.get_by_role("link", name="Export the audit trail").click()
+    template = audrey.get_by_label("Workflow template")
+    expect(template.locator("option")).to_have_text(["Any", "Expense claim", "Purchase request"])
+    status = audrey.get_by_label("Workflow status").locator("option")
+    expect(status.nth(1)).not_to_have_text(re.compile("^[A-Z_]+$"))
+    expect(audrey.locator("#content-main")).not_to_contain_text("expense-approval")
+    expect(audrey.locator("#content-main")).not_to_contain_text("UTC, e.g.")
+    assert_accessible(audrey, "the admin's export page")
+    audrey.goto(f"{live_server.url}/admin/")
+    audrey.locator("#home-audit").get_by_role("link", name="Verify the audit trail").click()
     expect(audrey).to_have_url(f"{live_server.url}/audit/verify")
 
 
