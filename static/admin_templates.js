@@ -75,3 +75,68 @@
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
   else start();
 })();
+
+// The condition builders work without script (the value's box follows the field after
+// Preview); with it, choosing a field draws its value box at once: an amount in rupees,
+// a choice, a date, yes or no, and offers only the comparisons that field allows.
+(function () {
+  "use strict";
+  var ORDERED = [">", ">=", "<", "<="];
+
+  function valueBox(kind, choices, old) {
+    var box;
+    if (kind === "choice" || kind === "yesno") {
+      box = document.createElement("select");
+      (kind === "yesno" ? ["yes", "no"] : choices).forEach(function (c) {
+        var option = document.createElement("option");
+        option.value = option.textContent = c;
+        box.appendChild(option);
+      });
+    } else {
+      box = document.createElement("input");
+      box.type = kind === "date" ? "date" : "text";
+      if (kind === "money") { box.inputMode = "decimal"; box.autocomplete = "off"; }
+    }
+    box.id = old.id;
+    box.name = old.name;
+    return box;
+  }
+
+  function redraw(row) {
+    var field = row.querySelector("select[id$='-field']");
+    var chosen = field.options[field.selectedIndex];
+    var kind = chosen.getAttribute("data-kind") || "text";
+    var choices = (chosen.getAttribute("data-choices") || "").split("|").filter(Boolean);
+    var old = row.querySelector("[id$='-value']");
+    var box = valueBox(kind, choices, old);
+    var sign = row.querySelector(".wt-currency");
+    if (sign) sign.remove();
+    if (kind === "money") {
+      sign = document.createElement("span");
+      sign.className = "wt-currency";
+      sign.setAttribute("aria-hidden", "true");
+      sign.textContent = "Rs";
+      old.before(sign);
+    }
+    old.replaceWith(box);
+    var label = row.querySelector("label[for='" + box.id + "']");
+    if (label) label.textContent = label.textContent.replace(/ in rupees$/, "") +
+      (kind === "money" ? " in rupees" : "");
+    var ordered = ["money", "whole", "number", "date"].indexOf(kind) >= 0;
+    var op = row.querySelector("select[id$='-op']");
+    Array.prototype.forEach.call(op.options, function (option) {
+      option.disabled = !ordered && ORDERED.indexOf(option.value) >= 0;
+    });
+    if (op.selectedOptions[0] && op.selectedOptions[0].disabled) op.value = "==";
+  }
+
+  function start() {
+    document.querySelectorAll("[data-builder-row]").forEach(function (row) {
+      var field = row.querySelector("select[id$='-field']");
+      if (field) field.addEventListener("change", function () { redraw(row); });
+    });
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();

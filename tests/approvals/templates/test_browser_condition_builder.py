@@ -125,6 +125,19 @@ def test_a_bad_amount_and_a_negative_deadline_are_listed_at_the_top_in_words(
     assert_accessible(page, "the editor with problems")
     assert WorkflowTemplate.objects.filter(key=EXPENSE).count() == 1
 
+    # a second row: choosing Currency draws its choices and offers only is / is not
+    page.get_by_label("Step 2, VP, condition 1: value in rupees").fill("50,000")
+    page.get_by_label("Step 2, VP, condition 2: field").select_option("currency")
+    value = page.get_by_label("Step 2, VP, condition 2: value")
+    expect(value).to_have_js_property("tagName", "SELECT")
+    expect(page.locator("#when-vp-1-op option[value='>']")).to_be_disabled()
+    value.select_option("USD")
+    page.get_by_label("Step 2, VP: Only when").select_option("any")
+    page.click("input[name=_preview]")
+    expect(page.locator("#changes")).to_contain_text("VP: approves when")
+    expect(page.locator("#problems")).to_have_count(0)
+    expect(page.get_by_label("Step 2, VP, condition 2: value")).to_have_value("USD")
+
     # the Try it page of a published version takes the same form
     page.goto(f"{live_server.url}/admin/approvals/workflowtemplate/{v1.pk}/try/")
     page.get_by_label("Submitted by").select_option("alice")
