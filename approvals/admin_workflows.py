@@ -12,9 +12,9 @@ from typing import Any
 
 from django.contrib import admin
 from django.core.exceptions import ValidationError
-from django.db.models import DecimalField, F, Prefetch, QuerySet
-from django.db.models.fields.json import KeyTextTransform
-from django.db.models.functions import Cast, Coalesce
+from django.db.models import F, JSONField, Prefetch, QuerySet
+from django.db.models.fields.json import KeyTransform
+from django.db.models.functions import Coalesce
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 from django.utils.html import format_html
@@ -59,9 +59,10 @@ def _amount_order(tenant_ids: list[int] | None) -> Any:
         names += [n for n in money_fields(schema) if n not in names]
     if not names:
         return None
-    number = DecimalField(max_digits=30, decimal_places=0)
-    amounts = [Cast(KeyTextTransform(n, "data"), number) for n in names]
-    return amounts[0] if len(amounts) == 1 else Coalesce(*amounts)
+    # Compared as jsonb, not cast: numbers order as numbers, and a value of another
+    # type in old data orders apart instead of failing the whole list.
+    amounts = [KeyTransform(n, "data") for n in names]
+    return amounts[0] if len(amounts) == 1 else Coalesce(*amounts, output_field=JSONField())
 
 
 class TemplateFilter(admin.SimpleListFilter):

@@ -243,3 +243,8 @@ def test_the_lists_of_tasks_timers_and_absences_lead_with_words(
     expect(row.locator("th")).to_have_text("Bob")
     expect(row.locator("td.field-stand_in")).to_have_text("Victor")
     assert_accessible(audrey, "the admin's list of absences")
+    # she reads it and changes nothing: no button offers to save or add
+    row.locator("th a").click()
+    expect(audrey.locator("input[name='_save'], input[name='_continue']")).to_have_count(0)
+    expect(audrey.locator("input[name='_addanother']")).to_have_count(0)
+    expect(audrey.get_by_role("link", name="Close")).to_be_visible()
