@@ -29,7 +29,8 @@ def _route(who: str, **fields: str) -> Any:
 
 
 def _rows() -> dict[str, int]:
-    return {m._meta.label: m.objects.count() for m in apps.get_app_config("approvals").get_models()}
+    # every table of every app: the approvals app's, mail, audit, sessions, sign-in logs
+    return {m._meta.label: m._default_manager.count() for m in apps.get_models()}
 
 
 def test_the_route_names_the_manager_and_finance_and_victor_above_the_threshold(acme):

@@ -29,7 +29,7 @@ def _away(who: str = "bob", stand_in: str = "ivan") -> Delegation:
     user = User.objects.get(username=who)
     now = clock.now()
     return Delegation.objects.create(
-        tenant_id=user.tenant_id,
+        tenant_id=user.member_tenant_id,
         user=user,
         delegate=User.objects.get(username=stand_in),
         starts_at=now - DAY,
@@ -174,7 +174,7 @@ def test_changing_an_absence_can_hand_over_what_one_holds_to_the_new_stand_in(ac
     user = User.objects.get(username="bob")
     now = clock.now()
     planned = Delegation.objects.create(
-        tenant_id=user.tenant_id,
+        tenant_id=user.member_tenant_id,
         user=user,
         delegate=User.objects.get(username="victor"),
         starts_at=now + 10 * DAY,
