@@ -275,6 +275,12 @@ def _why(notice: Notice, raw: Mapping[str, Any]) -> str:
     return ""
 
 
+def _names_of(usernames: str, people: dict[str, Contact]) -> str:
+    """``"cora, victor"`` (an escalation to several) -> ``"Cora and Victor"``."""
+    named = [_name(people[u]) if u in people else u for u in usernames.split(", ") if u]
+    return " and ".join(named)
+
+
 def request_line(summary: str, title: str, amount: str, subject_id: str) -> str:
     """The request as the mail names it: its summary line; the workflow template's title
     with it when the line is no more than the amount (a claim with no description)."""
@@ -301,8 +307,7 @@ def facts(
     amount = amount_of(wf.data)
     what = request_line(wf.summary, title, amount, wf.subject_id)
     requester = _name(submitter)
-    other_user = people.get(notice.other)
-    other = _name(other_user) if other_user else (notice.other or "someone")
+    other = _names_of(notice.other, people) or "someone"
     by_user = people.get(str(notice.extra.get("by") or ""))
     by = _name(by_user) if by_user else "An administrator"
     label, line = _HEADLINES[notice.kind]
@@ -380,7 +385,7 @@ def mail_project(
     if not notices:
         return
     _look_up(wf, first_seq, notices)
-    names = {n.username for n in notices} | {n.other for n in notices if n.other}
+    names = {n.username for n in notices} | {u for n in notices for u in n.other.split(", ") if u}
     if submitter:
         names.add(submitter)
     people = directory.contacts(names)

@@ -325,3 +325,24 @@ def test_the_digest_lists_each_request_by_its_summary_with_who_and_why(acme, api
     [digest] = mail.outbox
     assert f"- Sent back by Bob: your {LINE}" in digest.body
     assert '  What to change (Bob): "Add the hotel bill"' in digest.body
+
+
+def test_a_hand_over_names_who_handed_it_and_their_note(acme, api):
+    wid = expense(api)
+    workflow_decide(
+        user=User.objects.get(username="bob"),
+        workflow_id=wid,
+        decision="delegate",
+        delegate_to="victor",
+        request_id="h",
+        comment="I am on leave; Victor knows the offsite",
+    )
+
+    row = MailMessage.objects.get(
+        workflow_id=wid, kind="task_assigned", recipient__username="victor"
+    )
+    text = text_of(row)
+    assert text.splitlines()[0] == f"Bob handed you {LINE} from Alice."
+    assert 'Note: "I am on leave; Victor knows the offsite"' in text
+    assert "Approve: http" in text  # the task is his to decide from the mail
+    assert_people_words(row)
