@@ -74,7 +74,9 @@ def mail_bodies(row: Any) -> tuple[str, str]:
     facts it keeps (times in the recipient's zone, else their organisation's)."""
     if row.text_body:
         return row.text_body, row.html_body
-    ctx = mail_context(row.context, org_zone=organisation_zone(row.tenant_id))
+    facts = row.context or {}
+    org_zone = "" if facts.get("zone") else organisation_zone(row.tenant_id)
+    ctx = mail_context(facts, org_zone=org_zone)
     text = render_to_string("approvals/mail/message.txt", ctx)
     html = render_to_string("approvals/mail/message.html", ctx)
     return text, html

@@ -22,13 +22,14 @@ from approvals.models import User, Workflow
 from approvals.runtime.commands import Busy, WorkflowNotFound
 from approvals.services.people import SettingRefused, user_time_zone_set
 from approvals.step_words import step_title
+from approvals.web.refusals import refusal_text
 from approvals.zones import ZONE_INVALID, zone_choices
 from templates_engine import CommandRejected
 
 from .bodies import organisation_zone
 from .confirm import link_confirm
 from .format import amount_of
-from .links import GONE, LinkRefused, LinkTarget, link_check
+from .links import GONE, LinkRefused, LinkTarget, link_check, link_read
 from .messages import request_line
 from .models import LinkUse, NotificationMode, NotificationPreference
 
@@ -117,7 +118,7 @@ def mail_link(request: HttpRequest, token: str) -> HttpResponse:
     except LinkRefused as refusal:
         return _refused(request, refusal)
     except CommandRejected as exc:
-        reason = getattr(exc, "message", None) or str(exc)
+        reason = refusal_text(exc, decision=link_read(token).decision)
         return _refused(request, LinkRefused((409, REJECTED_TEXT.format(reason=reason))))
     except (WorkflowNotFound, access.Forbidden):
         return _refused(request, LinkRefused(GONE))
