@@ -117,8 +117,11 @@ _SPECIFIC = {
     ("/attachments", "post", 413): "The file is larger than the limit (FILE_TOO_LARGE)",
     ("/attachments", "post", 415): "The body is not multipart/form-data",
     ("/attachments", "post", 422): (
-        "The file is not a PDF, PNG, JPEG, WebP or HEIC file, told by its content "
-        "(FILE_TYPE_NOT_ACCEPTED), or the request id was used for another command"
+        "The file is not of a type accepted here (by default PDF, PNG, JPEG, WebP or "
+        "HEIC), told by its content (FILE_TYPE_NOT_ACCEPTED); an image announces more "
+        "pixels than APPROVALS_IMAGE_MAX_PIXELS (IMAGE_TOO_LARGE); the request holds its "
+        "most files already (TOO_MANY_FILES); or the request id was used for another "
+        "command"
     ),
     ("/comments", "post", 422): (
         "The comment is blank, over 2,000 characters or holds a NUL (INVALID_COMMENT), "
