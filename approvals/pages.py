@@ -216,7 +216,7 @@ def inbox(request: HttpRequest) -> HttpResponse:
             "chosen": chosen,
             "notes": notes,
             "sorts": lists.SORT_LABELS,
-            "filtered": chosen != InboxFilter(sort=chosen.sort) or bool(request.GET.get("cursor")),
+            "filtered": chosen != InboxFilter(sort=chosen.sort),
             "query": _query_without(request, "page", "cursor"),
             "decisions": DECISION_LABELS,
             "money": present.money_parts({str(r["currency"]) for r in rows if r["currency"]}),
