@@ -119,9 +119,13 @@ class Report:
 # -- the hash formats (as approvals.runtime.chain writes them) ---------------------------
 
 
+# Built once: ``json.dumps`` with these options builds an encoder on every call, a
+# tenth of the time an event takes to check.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str).encode
+
+
 def _digest(content: Mapping[str, Any]) -> str:
-    blob = json.dumps(content, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()
+    return hashlib.sha256(_CANONICAL(content).encode()).hexdigest()
 
 
 def event_hash(row: Mapping[str, Any]) -> str | None:
