@@ -96,10 +96,9 @@ def notices_of(
             extra = {"due_at": due, "handed": e.reason, "by": e.actor or ""}
             out.append(Notice(seq, e.to_user, kind, e.step, seq, e.from_user, e.comment, extra))
             if escalated and e.replace:
-                away = {"due_at": due}
-                passed = Notice(seq, e.from_user, MailKind.ESCALATED_AWAY, e.step, 0, e.to_user)
-                passed.extra = away
-                out.append(passed)
+                was_due = {"due_at": due}
+                away = MailKind.ESCALATED_AWAY
+                out.append(Notice(seq, e.from_user, away, e.step, 0, e.to_user, extra=was_due))
         elif isinstance(e, ev.Escalated):
             new_holders = {a.user for a in e.assignments}
             to = ", ".join(sorted(new_holders))
