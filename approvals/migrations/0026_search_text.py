@@ -2,9 +2,13 @@
 and every string in its data), which PostgreSQL fills itself on the command path's own
 INSERT and UPDATE, so a start or a decision makes no extra round trip. The expression is
 ``approvals.selectors.search_text.VECTOR`` to the letter: the planner uses the index only
-for the same expression. SQLite has none (its search is a plain match)."""
+for the same expression. SQLite has none (its search is a plain match).
 
-from django.db import migrations
+And ``workflow_newest`` (the tenant's workflows, newest first): a word in one request of
+twenty has thousands of matches, and their first page is found walking the newest rows
+until 25 have it, instead of reading and sorting every match."""
+
+from django.db import migrations, models
 
 from ._ops import postgres_sql
 
@@ -32,6 +36,10 @@ CREATE INDEX IF NOT EXISTS user_search_name ON approvals_user USING gin (
 class Migration(migrations.Migration):
     dependencies = [("approvals", "0025_handed_on")]
     operations = [
+        migrations.AddIndex(
+            model_name="workflow",
+            index=models.Index(fields=["tenant", "-created_at"], name="workflow_newest"),
+        ),
         postgres_sql(SQL, "DROP INDEX IF EXISTS workflow_search_text"),
         postgres_sql(PEOPLE_SQL, "DROP INDEX IF EXISTS user_search_name"),
     ]

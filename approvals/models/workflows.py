@@ -110,6 +110,9 @@ class Workflow(models.Model):
                 name="workflow_subject",
             ),
             models.Index(fields=["tenant", "submitter", "-created_at"]),
+            # The search's newest (or oldest) first: a common word's first page is the
+            # newest rows that have it, found walking this instead of sorting them all.
+            models.Index(fields=["tenant", "-created_at"], name="workflow_newest"),
             # On PostgreSQL, migration 0026 adds ``workflow_search_text``: a GIN index over
             # the reference, the summary and every string of the data, for the search's
             # words (approvals.selectors.search_text); the database fills it itself.

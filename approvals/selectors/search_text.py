@@ -9,12 +9,24 @@ words there; on SQLite (``make run``) a plain case-insensitive match of the same
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from django.db import connection
-from django.db.models import BigIntegerField, BooleanField, Exists, OuterRef, Q, Subquery
+from django.db.models import (
+    BigIntegerField,
+    BooleanField,
+    DateTimeField,
+    Exists,
+    ExpressionWrapper,
+    F,
+    OuterRef,
+    Q,
+    Subquery,
+    Value,
+)
 from django.db.models.expressions import RawSQL
 
 from ..models import User, WorkflowEvent
@@ -52,11 +64,13 @@ def _postgres() -> bool:
 
 
 def _prefix_queries(words: Sequence[str]) -> dict[str, str]:
-    """Each word as a ``tsquery`` of prefixes of its lexemes, split by PostgreSQL's own
-    parser (``TRIP-1`` is ``trip`` and ``-1`` there), in one round trip."""
+    """Each word as a ``tsquery`` of its lexemes, the last one a prefix, split by
+    PostgreSQL's own parser (``TRIP-1`` is ``trip`` and ``-1`` there), in one round
+    trip."""
     with connection.cursor() as cur:
         cur.execute(
-            "SELECT w, array(SELECT lexeme FROM unnest(to_tsvector('simple'::regconfig, w)))"
+            "SELECT w, array(SELECT lexeme FROM unnest(to_tsvector('simple'::regconfig, w))"
+            " ORDER BY positions[1])"
             " FROM unnest(%s::text[]) AS w",
             [list(words)],
         )
@@ -65,9 +79,12 @@ def _prefix_queries(words: Sequence[str]) -> dict[str, str]:
     for word, lexemes in rows:
         # A lexeme with a quote or a backslash would need the tsquery syntax's escapes;
         # the simple parser makes none, and one that did would only be left out.
-        parts = [f"'{lex}':*" for lex in lexemes if "'" not in lex and "\\" not in lex]
+        parts = [f"'{lex}'" for lex in lexemes if "'" not in lex and "\\" not in lex]
         if parts:
-            out[word] = " & ".join(parts)
+            # Only the word's last part is a prefix: "INV-0012" is the whole "inv" and a
+            # number starting "-0012". A prefix is a union of the index's lists, which
+            # cannot skip along a rarer part's, and "inv" begins every "invoice".
+            out[word] = " & ".join([*parts[:-1], parts[-1] + ":*"])
     return out
 
 
@@ -135,6 +152,21 @@ def _people_named(word: str, query: str | None, *, tenant_id: int) -> list[int]:
             | Q(last_name__icontains=word)
         )
     return list(people.values_list("pk", flat=True))
+
+
+def created_order(*, newest: bool, words: bool) -> list[Any]:
+    """The order by submission time, and the row's id to settle ties. With words on
+    PostgreSQL the time is asked as an expression no index answers, so the planner reads
+    the matches through the GIN index and sorts them (cost bounded by the matches)
+    rather than walking ``workflow_newest`` until 25 rows match: its guess of a
+    prefix's share can be a thousand times too high, and a rare word then reads every
+    row of the organisation (20 s over a million, where the GIN index takes 1 ms)."""
+    when: Any = F("created_at")
+    if words and _postgres():
+        when = ExpressionWrapper(
+            F("created_at") + Value(dt.timedelta(0)), output_field=DateTimeField()
+        )
+    return [when.desc() if newest else when.asc(), "pk"]
 
 
 def amount_minor(fields: Sequence[str]) -> RawSQL:

@@ -266,18 +266,21 @@ class WorkflowSearch(django_filters.FilterSet):
     def ordered(self) -> QuerySet[Workflow]:
         """The matches in the order asked (newest first unless told), every row once
         and in a stable place, so pages neither skip nor repeat one."""
-        sort = (self.form.cleaned_data or {}).get("sort") or "newest"
+        cleaned = self.form.cleaned_data or {}
+        sort = cleaned.get("sort") or "newest"
+        words = bool(search_text.words_of(cleaned.get("text") or ""))
         qs = self.qs.select_related("submitter", "template")
         if sort == "oldest":
-            return qs.order_by("created_at", "pk")
+            return qs.order_by(*search_text.created_order(newest=False, words=words))
+        newest = search_text.created_order(newest=True, words=words)
         if sort == "amount":
             amount = search_text.amount_minor(self.money_fields)
             return qs.alias(sort_amount=amount).order_by(
-                F("sort_amount").desc(nulls_last=True), "-created_at", "pk"
+                F("sort_amount").desc(nulls_last=True), *newest
             )
         if sort == "status":
-            return qs.order_by("public_status", "-created_at", "pk")
-        return qs.order_by("-created_at", "pk")
+            return qs.order_by("public_status", *newest)
+        return qs.order_by(*newest)
 
     def results(self, *, limit: int = PAGE_LIMIT, offset: int = 0) -> list[Workflow]:
         """A page of matches in the order asked; call after ``is_valid()``."""
