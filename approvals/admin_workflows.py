@@ -97,7 +97,7 @@ class WorkflowPeopleAdmin(admin.ModelAdmin):
 
     list_display = ["reference", "amount", "status_words", "waiting_on", "age", "submitted_by"]
     list_display_links = ["reference"]
-    list_filter = [TemplateFilter, StatusFilter]
+    list_filter = [TemplateFilter, StatusFilter, "tenant"]
     search_fields = ["subject_id", "summary", "submitter__first_name", "id"]
     list_per_page = 50
     ordering = ["-created_at"]
