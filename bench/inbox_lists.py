@@ -107,7 +107,7 @@ def main() -> None:
                 for x in q.captured_queries
                 if "approvals_pendingtask" in x["sql"]
                 and "ORDER BY" in x["sql"]
-                and "COUNT(" not in x["sql"]
+                and "OVER ()" in x["sql"]
             ]
             if listing and path in ("/?sort=amount", "/?q=alice&sort=amount"):
                 with connection.cursor() as c:
