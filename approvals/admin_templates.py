@@ -28,7 +28,6 @@ from templates_engine import TERMINAL
 
 from . import clock, json_input
 from .activities import activity_names
-from .admin_template_pages import editor_context, first_names, retire_effect, rollback_effect
 from .models import OrgGroup, User, WorkflowTemplate
 from .selectors.template_trial import Trial, workflow_template_try
 from .selectors.templates import workflow_template_problems, workflow_template_versions
@@ -52,8 +51,9 @@ from .web.definition_editor import (
     sample_data,
     to_editor,
 )
-from .web.definition_problems import problems_in_words
+from .web.definition_problems import Problem, problems_in_words
 from .web.diagram import workflow_svg
+from .web.editor_page import editor_context, first_names, retire_effect, rollback_effect
 from .web.forms import SchemaForm
 from .web.template_trial_words import trial_rows
 
@@ -184,7 +184,6 @@ class WorkflowTemplateForm(forms.ModelForm):
             raise forms.ValidationError(NOT_AN_OBJECT)
         definition = doc if self.as_json else self._from_editor(doc)
         if not self.as_json:
-            self.edited = definition
             definition, self.condition_errors = condition_form.apply(definition, self.data)
             self.edited = definition
             if self.condition_errors:
@@ -204,6 +203,7 @@ class WorkflowTemplateForm(forms.ModelForm):
         try:
             return from_editor(doc, self.previous)
         except EditorShapeError as exc:
+            self.problems = [Problem(str(exc), "steps")]
             raise forms.ValidationError(str(exc)) from exc
         except (TypeError, ValueError, AttributeError, KeyError) as exc:
             raise forms.ValidationError(EDITOR_UNREADABLE) from exc

@@ -374,7 +374,14 @@ def from_editor(doc: Mapping[str, Any], previous: Mapping[str, Any] | None) -> d
             schema["required"] = required
         out["schema"] = schema
     old_steps = {s.get("id"): s for s in previous.get("steps") or [] if isinstance(s, Mapping)}
-    out["steps"] = [_step_from_editor(s, old_steps) for s in doc.get("steps") or []]
+    out["steps"] = []
+    for index, step in enumerate(doc.get("steps") or []):
+        try:
+            out["steps"].append(_step_from_editor(step, old_steps))
+        except EditorShapeError as exc:
+            title = step.get("title") or step.get("id") or "" if isinstance(step, Mapping) else ""
+            where = f"Step {index + 1}" + (f", {title}" if title else "")
+            raise EditorShapeError(f"{where}: {str(exc)[:1].lower()}{str(exc)[1:]}") from exc
     return out
 
 

@@ -302,7 +302,9 @@ def _days(value: Any) -> Any:
     return lambda doc: doc["steps"][0].__setitem__("deadline", {"number": value, "unit": "days"})
 
 
-DEADLINE_INVALID = "The deadline must be a positive number of days, hours or minutes."
+DEADLINE_INVALID = (
+    "Step 1, Manager: the deadline must be a positive number of days, hours or minutes."
+)
 
 
 EDITOR_SHAPES = [
@@ -312,12 +314,12 @@ EDITOR_SHAPES = [
     pytest.param(_days(0), DEADLINE_INVALID, id="days-zero"),
     pytest.param(
         lambda doc: doc["steps"][0].__setitem__("reminders", [{"number": [1], "unit": "hours"}]),
-        "A reminder must be a positive number of days, hours or minutes.",
+        "Step 1, Manager: a reminder must be a positive number of days, hours or minutes.",
         id="reminder-hours-a-list",
     ),
     pytest.param(
         lambda doc: doc["steps"][0].__setitem__("deadline", {"number": 2, "unit": "weeks"}),
-        "The deadline: choose days, hours or minutes.",
+        "Step 1, Manager: the deadline: choose days, hours or minutes.",
         id="unit-unknown",
     ),
     pytest.param(lambda doc: doc.__setitem__("fields", 3), EDITOR_UNREADABLE, id="fields-a-number"),

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .models import User, WorkflowTemplate
-from .selectors.template_effects import workflow_template_reach
-from .web import condition_form, present
-from .web.definition_problems import Problem
+from ..models import User, WorkflowTemplate
+from ..selectors.template_effects import workflow_template_reach
+from . import condition_form, present
+from .definition_problems import Problem
 
 SECTIONS = (
     ("steps", "Steps"),
