@@ -49,7 +49,7 @@ def test_enter_in_a_comment_does_not_decide(acme: Any, live_server: Any, browser
     base = live_server.url
     wid = expense_started("E-enter")
     bob = _inbox(browser, base)
-    box = bob.locator(f'li[data-workflow="{wid}"] textarea[name="comment"]')
+    box = bob.locator(f'li[data-workflow="{wid}"] textarea[id^="comment-"]')
 
     box.fill("Looks right")
     box.press("Enter")
@@ -69,7 +69,7 @@ def test_enter_in_a_comment_does_not_decide(acme: Any, live_server: Any, browser
     plain.get_by_label("Username").fill("bob")
     plain.get_by_label("Password").fill("demo")
     plain.get_by_role("button", name="Sign in").click()
-    plain.locator(f'li[data-workflow="{wid}"] textarea[name="comment"]').press("Enter")
+    plain.locator(f'li[data-workflow="{wid}"] textarea[id^="comment-"]').press("Enter")
     plain.goto(f"{base}/workflows/{wid}")
     plain.locator("#decision-comment").press("Enter")
     _settled(plain)
@@ -88,8 +88,8 @@ def test_a_rejection_without_a_reason_is_refused(
     row.get_by_role("button", name="Reject").click()
 
     expect(row.get_by_role("alert")).to_have_text(REASON_TEXTS["reject"])
-    expect(row.locator("textarea")).to_be_focused()
-    expect(row.locator("textarea")).to_have_attribute("aria-invalid", "true")
+    expect(row.locator('textarea[id^="comment-"]')).to_be_focused()
+    expect(row.locator('textarea[id^="comment-"]')).to_have_attribute("aria-invalid", "true")
     expect(bob.locator("#confirm-decision")).not_to_be_visible()
     shot(bob, "inbox-reason-needed")
     row.get_by_role("button", name="Send back").click()
@@ -119,7 +119,7 @@ def test_reject_asks_first_naming_the_request(
     wid = expense_started("R-8")
     bob = _inbox(browser, base)
     row = bob.locator(f'li[data-workflow="{wid}"]')
-    row.locator("textarea").fill("No receipt attached")
+    row.locator('textarea[id^="comment-"]').fill("No receipt attached")
     dialog = bob.locator("#confirm-decision")
 
     row.get_by_role("button", name="Reject").click()
