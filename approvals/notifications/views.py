@@ -30,7 +30,7 @@ from .bodies import organisation_zone
 from .confirm import link_confirm
 from .format import amount_of
 from .links import GONE, LinkRefused, LinkTarget, link_check, link_read
-from .messages import request_line
+from .mail_words import request_line
 from .models import LinkUse, NotificationMode, NotificationPreference
 
 COMMENT_MAX = 2000

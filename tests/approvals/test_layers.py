@@ -94,6 +94,7 @@ LAYERS: dict[str, str] = {
     "approvals.notifications.metrics": "base",
     "approvals.notifications.links": "base",
     "approvals.notifications.messages": "runtime",
+    "approvals.notifications.mail_words": "runtime",
     "approvals.notifications.confirm": "services",
     "approvals.notifications.sender": "workers",
     "approvals.notifications.digest": "workers",
