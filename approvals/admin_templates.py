@@ -38,7 +38,7 @@ from .services.templates import (
     workflow_template_retire,
     workflow_template_rollback,
 )
-from .web import condition_form, present
+from .web import condition_form
 from .web.definition_changes import definition_changes
 from .web.definition_diff import DiffLine, definition_diff, pretty
 from .web.definition_editor import (
@@ -270,12 +270,9 @@ def diff_context(lines: list[DiffLine], changes: list[str]) -> dict[str, Any]:
 
 
 def changes_in_words(tenant_id: int, old: dict[str, Any], new: dict[str, Any]) -> list[str]:
-    """``definition_changes`` with the named approvers by their first names."""
-    named = present.named_approvers(old) | present.named_approvers(new)
-    rows = User.objects.filter(tenant_id=tenant_id, username__in=named).values_list(
-        "username", "first_name"
-    )
-    return definition_changes(old, new, names={u: f or u for u, f in rows})
+    """``definition_changes`` with the named approvers by their first names and the
+    groups by their names."""
+    return definition_changes(old, new, names=first_names(tenant_id, old, new))
 
 
 def _diagram(template: WorkflowTemplate) -> Any:

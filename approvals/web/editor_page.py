@@ -10,6 +10,7 @@ from ..models import User, WorkflowTemplate
 from ..selectors.template_effects import workflow_template_reach
 from . import condition_form, present
 from .definition_problems import Problem
+from .story import group_names_in
 
 SECTIONS = (
     ("steps", "Steps"),
@@ -63,13 +64,17 @@ def editor_context(form: Any, obj: WorkflowTemplate | None) -> dict[str, Any]:
     return out
 
 
-def first_names(tenant_id: int, definition: dict[str, Any]) -> dict[str, str]:
-    """The first names of the people ``definition``'s approval steps name."""
-    named = present.named_approvers(definition)
+def first_names(tenant_id: int, *definitions: dict[str, Any]) -> dict[str, str]:
+    """The first names of the people ``definitions``' approval steps name, and the names
+    of their groups, as ``present``'s ``names`` keeps them."""
+    named = set().union(*(present.named_approvers(d) for d in definitions))
     rows = User.objects.filter(tenant_id=tenant_id, username__in=named).values_list(
         "username", "first_name"
     )
-    return {u: f or u for u, f in rows}
+    out = {u: f or u for u, f in rows}
+    for definition in definitions:
+        out.update(group_names_in(tenant_id, definition))
+    return out
 
 
 def retire_effect(template: WorkflowTemplate) -> str:

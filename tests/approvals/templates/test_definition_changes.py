@@ -81,12 +81,12 @@ CASES: list[tuple[str, Callable[[dict[str, Any]], None], list[str]]] = [
     ("new-step-with-its-place", _new_ceo, ["New step: CEO, after VP"]),
     ("removed-step", _no_legal, ["Step removed: Manager"]),
     ("deadline-in-days", _deadline, ["Finance: deadline 3 days (was 2 days)"]),
-    ("approvers", _approvers, ["Finance: approvers: it group (was finance group)"]),
+    ("approvers", _approvers, ["Finance: approvers: the It group (was Finance group)"]),
     (
         "mode",
         _mode,
         [
-            "Finance: approvers: finance group and the manager (was finance group)",
+            "Finance: approvers: the Finance group and the manager (was the Finance group)",
             "Finance: mode: all must approve (was any one approves)",
         ],
     ),
