@@ -10,7 +10,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from django import forms
 from django.contrib import admin
+from django.contrib.admin import helpers
 from django.core.exceptions import ValidationError
 from django.db.models import F, JSONField, Prefetch, QuerySet
 from django.db.models.fields.json import KeyTransform
@@ -63,6 +65,11 @@ def _amount_order(tenant_ids: list[int] | None) -> Any:
     # type in old data orders apart instead of failing the whole list.
     amounts = [KeyTransform(n, "data") for n in names]
     return amounts[0] if len(amounts) == 1 else Coalesce(*amounts, output_field=JSONField())
+
+
+def request_title(wf: Workflow) -> str:
+    """``Expense claim E-2026-001``: the workflow template's title and the subject."""
+    return f"{wf.template.title or present.humanise(wf.template_key)} {wf.subject_id}"
 
 
 class TemplateFilter(admin.SimpleListFilter):
@@ -130,9 +137,16 @@ class WorkflowPeopleAdmin(admin.ModelAdmin):
         amount = _amount_order(None if user.is_superuser else [user.tenant_id])
         return qs.annotate(amount_minor=amount) if amount is not None else qs
 
+    def action_checkbox(self, obj: Any) -> SafeString:
+        """Django's checkbox, its label naming the request as the list does, not the
+        row's own name (the workflow template key and status code)."""
+        label = f"Select {request_title(obj)} for an action"
+        checkbox = forms.CheckboxInput({"class": "action-select", "aria-label": label})
+        return checkbox.render(helpers.ACTION_CHECKBOX_NAME, str(obj.pk))
+
     @admin.display(description="Request", ordering="subject_id")
     def reference(self, wf: Workflow) -> SafeString:
-        title = f"{wf.template.title or present.humanise(wf.template_key)} {wf.subject_id}"
+        title = request_title(wf)
         summary = wf.summary if wf.summary not in ("", title, wf.amount_display) else ""
         if not summary:
             return format_html("{}", title)
@@ -219,7 +233,7 @@ def _view_context(wf: Workflow) -> dict[str, Any]:
     hashes = dict(WorkflowEvent.objects.filter(workflow_id=wf.pk).values_list("seq", "hash"))
     names = story.names  # every actor and principal of the history is in it
     return {
-        "title": f"{wf.template.title or present.humanise(wf.template_key)} {wf.subject_id}",
+        "title": request_title(wf),
         "subtitle": "",  # Django's is the row's own name, with the status code
         "story": story,
         "timeline": [{"line": line, "at": zones.moment_offset(line.at)} for line in story.timeline],
@@ -261,8 +275,7 @@ class RequestRowsAdmin(admin.ModelAdmin):
 
     @admin.display(description="Request", ordering="workflow__subject_id")
     def request(self, obj: Any) -> str:
-        wf = obj.workflow
-        return f"{wf.template.title or present.humanise(wf.template_key)} {wf.subject_id}"
+        return request_title(obj.workflow)
 
     @admin.display(description="Step", ordering="step")
     def step_words(self, obj: Any) -> str:
