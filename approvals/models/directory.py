@@ -116,6 +116,12 @@ class Delegation(models.Model):
             ),
         ]
 
+    def __str__(self) -> str:
+        # What the admin's titles and checkbox labels say: "Bob away, Victor stands in".
+        away = self.user.first_name or self.user.username
+        stand_in = self.delegate.first_name or self.delegate.username
+        return f"{away} away, {stand_in} stands in"
+
 
 class DirectoryVersion(models.Model):
     """One row whose ``version`` the database bumps on every change to people, groups,

@@ -248,3 +248,5 @@ def test_the_lists_of_tasks_timers_and_absences_lead_with_words(
     expect(audrey.locator("input[name='_save'], input[name='_continue']")).to_have_count(0)
     expect(audrey.locator("input[name='_addanother']")).to_have_count(0)
     expect(audrey.get_by_role("link", name="Close")).to_be_visible()
+    expect(audrey.locator(".breadcrumbs")).to_contain_text("Bob away, Victor stands in")
+    expect(audrey.locator("#content")).not_to_contain_text("Delegation object")
