@@ -17,7 +17,7 @@ from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 from approvals.workers.jobs import PERIODIC_JOBS, beat_schedule
-from config.storage import attachments_storage
+from config.storage import archive_storage, attachments_storage
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -353,7 +353,13 @@ STORAGES: dict[str, dict[str, Any]] = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
     "attachments": attachments_storage(os.environ, str(BASE_DIR / "files")),
+    # Archived months of history (approvals.audit.archive): APPROVALS_ARCHIVE_ROOT, or an
+    # S3-compatible bucket with APPROVALS_ARCHIVE_S3_BUCKET (config/storage.py).
+    "archive": archive_storage(os.environ, str(BASE_DIR / "archive")),
 }
+# How many years a workflow's history is kept after it finishes, unless its
+# organisation sets otherwise (approvals.audit.archive; RetentionPolicy).
+APPROVALS_RETENTION_YEARS = env_int("APPROVALS_RETENTION_YEARS", 7)
 
 # --- E-mail ---------------------------------------------------------------------------
 # Mail is an outbox (approvals/notifications): rows written with the event, sent by the

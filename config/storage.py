@@ -46,3 +46,26 @@ def attachments_storage(environ: Mapping[str, str], default_root: str) -> dict[s
         "BACKEND": backend,
         "OPTIONS": {"location": root} if backend.endswith("FileSystemStorage") else {},
     }
+
+
+def archive_storage(environ: Mapping[str, str], default_root: str) -> dict[str, Any]:
+    """The ``STORAGES["archive"]`` entry for ``environ``: where the archiver writes the
+    months it moves out of the database (approvals.audit.archive). The same choice as
+    the attachments' under the archive's own names: the local disk under
+    ``APPROVALS_ARCHIVE_ROOT`` by default, an S3-compatible bucket once
+    ``APPROVALS_ARCHIVE_S3_BUCKET`` is set (``APPROVALS_ARCHIVE_S3_ENDPOINT_URL``,
+    ``APPROVALS_ARCHIVE_S3_REGION``, ``APPROVALS_ARCHIVE_S3_PREFIX``; the AWS keys are
+    shared)."""
+    renamed = {
+        "APPROVALS_S3_BUCKET": "APPROVALS_ARCHIVE_S3_BUCKET",
+        "APPROVALS_S3_ENDPOINT_URL": "APPROVALS_ARCHIVE_S3_ENDPOINT_URL",
+        "APPROVALS_S3_REGION": "APPROVALS_ARCHIVE_S3_REGION",
+        "APPROVALS_S3_PREFIX": "APPROVALS_ARCHIVE_S3_PREFIX",
+        "APPROVALS_FILES_BACKEND": "APPROVALS_ARCHIVE_BACKEND",
+        "APPROVALS_FILES_ROOT": "APPROVALS_ARCHIVE_ROOT",
+    }
+    mine = {name: environ[theirs] for name, theirs in renamed.items() if theirs in environ}
+    for shared in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        if shared in environ:
+            mine[shared] = environ[shared]
+    return attachments_storage(mine, default_root)

@@ -88,3 +88,69 @@ class AuditOverride(models.Model):
         if not self._state.adding:
             raise ValueError("audit overrides are append-only")
         super().save(*args, **kwargs)
+
+
+class RetentionPolicy(models.Model):
+    """How long an organisation keeps a workflow's history after it finishes, when not
+    the deployment's ``APPROVALS_RETENTION_YEARS`` (seven years)."""
+
+    tenant = models.OneToOneField(Tenant, on_delete=models.PROTECT, related_name="retention")
+    years = models.PositiveSmallIntegerField(default=7)
+    set_by = models.CharField(max_length=150, blank=True, default="")
+    set_at = models.DateTimeField()
+
+    class Meta:
+        app_label = "approvals"
+
+
+class LegalHold(models.Model):
+    """A legal hold put on (``action`` "hold") or taken off ("release") one workflow
+    (``workflow_id``) or a whole organisation (``workflow_id`` null), by an auditor or an
+    organisation admin, with a reason; signed with the seal key. Append-only: a trigger
+    refuses UPDATE and DELETE, so the latest row of a workflow or organisation says
+    whether it is held, and every earlier one stays."""
+
+    HOLD = "hold"
+    RELEASE = "release"
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT)
+    workflow_id = models.UUIDField(null=True, blank=True)
+    action = models.CharField(max_length=16)
+    by = models.CharField(max_length=150)
+    at = models.DateTimeField()
+    reason = models.TextField()
+    key_id = models.CharField(max_length=16)
+    signature = models.CharField(max_length=64)
+
+    class Meta:
+        app_label = "approvals"
+        indexes = [models.Index(fields=["tenant", "workflow_id", "at"], name="legalhold_target")]
+        ordering = ["at", "id"]
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding:
+            raise ValueError("legal holds are append-only")
+        super().save(*args, **kwargs)
+
+
+class ArchivedMonth(models.Model):
+    """One organisation's events of one month, written to the archive store
+    (approvals.audit.archive): where, how many, and the manifest's signature.
+    ``dropped_at`` is set once the month's partition is gone from the database: from
+    then on the archive is that history, and ``verify_audit`` reads it there."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT)
+    month = models.DateField()
+    data_name = models.CharField(max_length=300)
+    manifest_name = models.CharField(max_length=300)
+    events = models.PositiveBigIntegerField()
+    workflows = models.PositiveIntegerField()
+    signature = models.CharField(max_length=64)
+    written_at = models.DateTimeField()
+    dropped_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        app_label = "approvals"
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "month"], name="archivedmonth_tenant_month")
+        ]
