@@ -36,3 +36,15 @@ def decide(client: Any, workflow_id: str, decision: str, request_id: str, **extr
         extra.setdefault("comment", REASON)
     body = {"decision": decision, "requestId": request_id, **extra}
     return client.post(f"/api/workflows/{workflow_id}/decisions", body, format="json")
+
+
+def run_activities(workflow_id: str) -> None:
+    """Run, once each, the activity attempts of ``workflow_id`` not finished yet, as a
+    worker would (an undo scheduled by one of them waits for the next call)."""
+    from approvals.models import ActivityAttempt
+    from approvals.workers.activities import attempt_run
+
+    for attempt in ActivityAttempt.objects.filter(
+        workflow_id=workflow_id, finished_at__isnull=True
+    ):
+        attempt_run(attempt_id=attempt.pk)

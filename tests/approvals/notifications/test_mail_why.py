@@ -14,17 +14,16 @@ from django.core import mail
 from django.test import Client
 
 from approvals import clock
-from approvals.models import ActivityAttempt, Tenant, User
+from approvals.models import Tenant, User
 from approvals.notifications.bodies import mail_bodies
 from approvals.notifications.digest import mail_digest_send
 from approvals.notifications.models import MailMessage, NotificationPreference
 from approvals.services.templates import workflow_template_publish
 from approvals.services.workflows import workflow_cancel, workflow_decide, workflow_start
-from approvals.workers.activities import attempt_run
 from approvals.workers.timers import timer_drain
 from approvals.zones import ZONE_INVALID
 
-from ..helpers import decide, start_expense
+from ..helpers import decide, run_activities, start_expense
 
 pytestmark = pytest.mark.django_db
 DAY = dt.timedelta(days=1)
@@ -104,11 +103,6 @@ def budget(acme: Any, amount: int, definition: dict[str, Any] = BUDGET) -> str:
         data={"amountPaise": amount, "currency": "INR", "purpose": "Team offsite"},
     )
     return str(started.workflow_id)
-
-
-def run_activities(wid: str) -> None:
-    for attempt in ActivityAttempt.objects.filter(workflow_id=wid, finished_at__isnull=True):
-        attempt_run(attempt_id=attempt.pk)
 
 
 def test_a_task_mail_leads_with_the_summary_and_names_requester_step_and_due(acme, api):

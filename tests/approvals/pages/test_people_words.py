@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from approvals.models import ActivityAttempt, OrgGroup, User
+from approvals.models import OrgGroup, User
 from approvals.services.templates import workflow_template_publish
 from approvals.services.workflows import workflow_decide, workflow_start
-from approvals.workers.activities import attempt_run
 
+from ..helpers import run_activities
 from .support import expense_started, signed_in
 
 pytestmark = pytest.mark.django_db
@@ -79,11 +79,6 @@ def laptop(acme: Any, amount: int) -> str:
         data={"amountPaise": amount, "currency": "INR", "item": "ThinkPad"},
     )
     return str(started.workflow_id)
-
-
-def run_activities(wid: str) -> None:
-    for attempt in ActivityAttempt.objects.filter(workflow_id=wid, finished_at__isnull=True):
-        attempt_run(attempt_id=attempt.pk)
 
 
 def test_a_rejected_and_undone_request_reads_in_words(acme: Any) -> None:
