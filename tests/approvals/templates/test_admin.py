@@ -386,3 +386,11 @@ def test_try_it_takes_the_sample_request_as_employees_fill_it_in(acme: Tenant) -
     assert response.context["problem"] == TRY_FORM_INVALID
     assert "Enter an amount such as 45000.00." in response.content.decode()
     assert _row_counts() == before
+
+
+def test_a_new_workflow_template_opens_with_its_builders_and_sections(acme: Tenant) -> None:
+    page = _as("fiona").get(f"{BASE}/add/").content.decode()
+
+    assert 'id="conditions"' in page and 'id="try"' in page
+    assert 'href="#versions"' not in page  # nothing published yet
+    assert "Save and add another" not in page

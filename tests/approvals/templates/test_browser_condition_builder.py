@@ -123,6 +123,8 @@ def test_a_bad_amount_and_a_negative_deadline_are_listed_at_the_top_in_words(
     expect(link).to_have_attribute("href", "#when-vp")
     assert "$." not in problems.inner_text()
     assert_accessible(page, "the editor with problems")
+    SHOTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(SHOTS / "template-editor-problems.png"))
     assert WorkflowTemplate.objects.filter(key=EXPENSE).count() == 1
 
     # a second row: choosing Currency draws its choices and offers only is / is not
