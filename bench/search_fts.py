@@ -44,8 +44,8 @@ ROWS = 1_000_000
 P95_TARGET = 100.0
 INDEX_SQL = """
 CREATE INDEX IF NOT EXISTS workflow_search_text ON approvals_workflow USING gin (
-    (to_tsvector('simple'::regconfig, subject_id || ' ' || summary)
-     || jsonb_to_tsvector('simple'::regconfig, data, '["string"]'::jsonb))
+    (to_tsvector('english'::regconfig, subject_id || ' ' || summary)
+     || jsonb_to_tsvector('english'::regconfig, data, '["string"]'::jsonb))
 )
 """
 PEOPLE_SQL = """

@@ -12,14 +12,15 @@ from django.db import migrations, models
 
 from ._ops import postgres_sql
 
-# 'simple': no stemming and no stop words. Requests hold names, places, vendors and codes
-# in several languages, which an English stemmer mangles ("Pune" stays, but "offsite"
-# and "offsit" meet only by luck) and whose stop words would make "in" or "a" unsearchable;
-# the search asks each word as a prefix instead ("hotel" finds "hotels").
+# 'english': requests are written in English, and its stems let "hotels" find "Hotel" and
+# "travelling" find "travel"; names, places and codes pass through as they are, and stop
+# words ("the", "for") are left out of both sides. Words are matched whole (no prefix):
+# a prefix is a union of the index's lists, which cannot skip along a rarer word's list
+# as whole words do, and its share of the rows is a guess to the planner.
 SQL = """
 CREATE INDEX IF NOT EXISTS workflow_search_text ON approvals_workflow USING gin (
-    (to_tsvector('simple'::regconfig, subject_id || ' ' || summary)
-     || jsonb_to_tsvector('simple'::regconfig, data, '["string"]'::jsonb))
+    (to_tsvector('english'::regconfig, subject_id || ' ' || summary)
+     || jsonb_to_tsvector('english'::regconfig, data, '["string"]'::jsonb))
 )
 """
 

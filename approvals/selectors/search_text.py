@@ -29,13 +29,14 @@ from django.db.models import (
 )
 from django.db.models.expressions import RawSQL
 
-from ..models import User, WorkflowEvent
+from ..models import User, Workflow, WorkflowEvent
 
 TABLE = '"approvals_workflow"'
 # Migration 0026's index expression, column for column.
+CONFIG = "'english'::regconfig"
 VECTOR = (
-    f"(to_tsvector('simple'::regconfig, {TABLE}.\"subject_id\" || ' ' || {TABLE}.\"summary\")"
-    f" || jsonb_to_tsvector('simple'::regconfig, {TABLE}.\"data\", '[\"string\"]'::jsonb))"
+    f'(to_tsvector({CONFIG}, {TABLE}."subject_id" || \' \' || {TABLE}."summary")'
+    f' || jsonb_to_tsvector({CONFIG}, {TABLE}."data", \'["string"]\'::jsonb))'
 )
 INDEX = "workflow_search_text"
 # Migration 0026's index of people's names: a word of a search finds the requests of
@@ -63,29 +64,36 @@ def _postgres() -> bool:
     return connection.vendor == "postgresql"
 
 
-def _prefix_queries(words: Sequence[str]) -> dict[str, str]:
-    """Each word as a ``tsquery`` of its lexemes, the last one a prefix, split by
-    PostgreSQL's own parser (``TRIP-1`` is ``trip`` and ``-1`` there), in one round
-    trip."""
+def _tsquery(lexemes: Sequence[str], *, prefix: bool) -> str | None:
+    # A lexeme with a quote or a backslash would need the tsquery syntax's escapes; the
+    # parser makes none, and one that did would only be left out.
+    parts = [f"'{lex}'" for lex in lexemes if "'" not in lex and "\\" not in lex]
+    if not parts:
+        return None
+    if prefix:  # only the last part: "ivy-00" is the whole "ivy" and a number "-00..."
+        parts[-1] += ":*"
+    return " & ".join(parts)
+
+
+def _queries(words: Sequence[str]) -> dict[str, tuple[str | None, str | None]]:
+    """Each word as two ``tsquery`` values, split by PostgreSQL's own parser (``TRIP-1``
+    is ``trip`` and ``-1``): its stems in English for the text (``hotels`` is
+    ``hotel``; None for a stop word such as ``the``), and its lexemes with the last a
+    prefix for the names (``ali`` finds Alice). One round trip."""
     with connection.cursor() as cur:
         cur.execute(
-            "SELECT w, array(SELECT lexeme FROM unnest(to_tsvector('simple'::regconfig, w))"
+            "SELECT w,"
+            f" array(SELECT lexeme FROM unnest(to_tsvector({CONFIG}, w)) ORDER BY positions[1]),"
+            " array(SELECT lexeme FROM unnest(to_tsvector('simple'::regconfig, w))"
             " ORDER BY positions[1])"
             " FROM unnest(%s::text[]) AS w",
             [list(words)],
         )
         rows = cur.fetchall()
-    out = {}
-    for word, lexemes in rows:
-        # A lexeme with a quote or a backslash would need the tsquery syntax's escapes;
-        # the simple parser makes none, and one that did would only be left out.
-        parts = [f"'{lex}'" for lex in lexemes if "'" not in lex and "\\" not in lex]
-        if parts:
-            # Only the word's last part is a prefix: "INV-0012" is the whole "inv" and a
-            # number starting "-0012". A prefix is a union of the index's lists, which
-            # cannot skip along a rarer part's, and "inv" begins every "invoice".
-            out[word] = " & ".join([*parts[:-1], parts[-1] + ":*"])
-    return out
+    return {
+        word: (_tsquery(stems, prefix=False), _tsquery(lexemes, prefix=True))
+        for word, stems, lexemes in rows
+    }
 
 
 def _plain_match(word: str) -> Q:
@@ -106,16 +114,19 @@ def words_match(words: Sequence[str], *, tenant_id: int, kinds: Iterable[tuple[s
     condition on workflows is indexed throughout (the text's GIN index, and the tenant's
     submitter and kind indexes) and PostgreSQL can combine the three in a BitmapOr."""
     kinds = list(kinds)
-    queries = _prefix_queries(words) if _postgres() and words else {}
+    queries = _queries(words) if _postgres() and words else {}
     condition = Q()
     for word in words:
         arm = _NONE
         if _postgres():
-            if word in queries:
+            text, name = queries.get(word, (None, None))
+            if text is None and name is not None:
+                continue  # a stop word ("the", "for"): it asks nothing
+            if text is not None:
                 arm |= Q(
                     RawSQL(
-                        f"{VECTOR} @@ to_tsquery('simple'::regconfig, %s)",
-                        [queries[word]],
+                        f"{VECTOR} @@ to_tsquery({CONFIG}, %s)",
+                        [text],
                         output_field=BooleanField(),
                     )
                 )
@@ -124,7 +135,7 @@ def words_match(words: Sequence[str], *, tenant_id: int, kinds: Iterable[tuple[s
         named = [key for key, title in kinds if word in key.casefold() or word in title.casefold()]
         if named:
             arm |= Q(template_key__in=named)
-        people = _people_named(word, queries.get(word), tenant_id=tenant_id)
+        people = _people_named(word, queries.get(word, (None, None))[1], tenant_id=tenant_id)
         if people:
             arm |= Q(submitter_id__in=people)
         condition &= arm
@@ -167,6 +178,31 @@ def created_order(*, newest: bool, words: bool) -> list[Any]:
             F("created_at") + Value(dt.timedelta(0)), output_field=DateTimeField()
         )
     return [when.desc() if newest else when.asc(), "pk"]
+
+
+# How many of the newest rows a search by words asks first: at least WINDOW_MIN, and
+# WINDOW_PER_ROW for each row up to the page's end. Only the matches among them are
+# read (the GIN index and ``workflow_newest`` combine in a BitmapAnd), so a word in one
+# request of 500 still fills a first page from them.
+WINDOW_MIN = 20_000
+WINDOW_PER_ROW = 50
+
+
+def time_window(tenant_id: int, *, newest: bool, rows: int) -> Q | None:
+    """The organisation's newest (or oldest) workflows a search asks first, as a
+    condition on the time (its edge read from ``workflow_newest``); None where that is
+    all of them or on SQLite, where there is nothing to save."""
+    if not _postgres():
+        return None
+    size = max(rows * WINDOW_PER_ROW, WINDOW_MIN)
+    times = Workflow.objects.filter(tenant_id=tenant_id).order_by(
+        "-created_at" if newest else "created_at"
+    )
+    edge = times.values_list("created_at", flat=True)[size : size + 1]
+    found = list(edge)
+    if not found:
+        return None
+    return Q(created_at__gte=found[0]) if newest else Q(created_at__lte=found[0])
 
 
 def amount_minor(fields: Sequence[str]) -> RawSQL:

@@ -59,8 +59,9 @@ def claims(acme: Any, api: Any) -> dict[str, str]:
 
 WORDS = [
     pytest.param("hotel", ["dinner", "hotel"], id="a-word-of-the-description"),
-    pytest.param("HOTELS", [], id="more-than-the-word-is-not-a-prefix"),
-    pytest.param("hot", ["dinner", "hotel"], id="a-prefix"),
+    pytest.param("HOTELS", ["dinner", "hotel"], id="a-stem-in-english"),
+    pytest.param("hot", [], id="whole-words-not-a-prefix"),
+    pytest.param("the hotel", ["dinner", "hotel"], id="a-stop-word-asks-nothing"),
     pytest.param("pune offsite", ["hotel"], id="every-word"),
     pytest.param("hotel airport", [], id="words-of-two-requests"),
     pytest.param("hotel victor", ["dinner"], id="a-word-and-the-submitters-name"),
