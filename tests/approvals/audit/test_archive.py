@@ -46,6 +46,7 @@ from approvals.runtime.partitions import (
 )
 from approvals.services.workflows import workflow_cancel, workflow_decide, workflow_start
 from config.storage import archive_storage
+from tests.approvals.test_s3_attachments import KEYS, s3_endpoint  # noqa: F401
 
 pytestmark = [
     pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL partitions"),
@@ -193,8 +194,7 @@ def test_a_month_is_refused_in_words_while_running_within_retention_or_on_hold(
 
     _one_year(acme)
     # they finished now, so one year keeps them too
-    assert all("is kept until" in r for r in month_refusals(month))
-    retention_set(tenant=acme, years=1, by="olga")
+    assert all("(1 years after it finished)" in r for r in month_refusals(month))
     with clock.shifted(dt.timedelta(days=400)):
         assert month_refusals(month) == []
         hold_set(by=_user("audrey"), reason="Tax inquiry 2025/17", workflow_id=workflows[1].pk)
@@ -309,6 +309,57 @@ def test_the_archiver_killed_between_writing_and_dropping_loses_nothing(
     check = archive_check(acme.pk, month)
     assert check.ok, check.problems
     assert check.manifest["events"] == len(before)
+    assert audit_verify() == ([], Workflow.objects.count())
+
+    month_restore(month)
+    assert _events(month) == before
+    assert audit_verify() == ([], Workflow.objects.count())
+
+
+@pytest.mark.django_db
+def test_archive_round_trip_through_an_s3_compatible_store(
+    acme: Tenant,
+    s3_endpoint: str,  # noqa: F811
+    settings: Any,
+) -> None:
+    import boto3
+
+    bucket = "approvals-archive"
+    client = boto3.client(
+        "s3",
+        endpoint_url=s3_endpoint,
+        region_name="us-east-1",
+        aws_access_key_id=KEYS["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=KEYS["AWS_SECRET_ACCESS_KEY"],
+    )
+    client.create_bucket(Bucket=bucket)
+    environ = {
+        "APPROVALS_ARCHIVE_S3_BUCKET": bucket,
+        "APPROVALS_ARCHIVE_S3_ENDPOINT_URL": s3_endpoint,
+        "APPROVALS_ARCHIVE_S3_REGION": "us-east-1",
+        "APPROVALS_ARCHIVE_S3_PREFIX": "approvals",
+        **KEYS,
+    }
+    storage = archive_storage(environ, "/nonexistent")
+    assert storage["BACKEND"] == "storages.backends.s3.S3Storage"
+    settings.STORAGES = {**settings.STORAGES, "archive": storage}
+    _one_year(acme)
+    month, _ = _old_month()
+    seal_all()
+    before = _events(month)
+
+    result = month_archive(month)
+
+    assert result.dropped and result.events == len(before)
+    listed = client.list_objects_v2(Bucket=bucket)["Contents"]
+    data_name, manifest_name = archive_names(acme.pk, month)
+    assert sorted(o["Key"] for o in listed) == [
+        f"approvals/{data_name}",
+        f"approvals/{manifest_name}",
+    ]
+    body = client.get_object(Bucket=bucket, Key=f"approvals/{data_name}")["Body"].read()
+    lines = gzip.decompress(body).decode().splitlines()
+    assert [json.loads(line)["hash"] for line in lines] == [e[-1] for e in before]
     assert audit_verify() == ([], Workflow.objects.count())
 
     month_restore(month)
