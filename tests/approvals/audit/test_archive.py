@@ -322,7 +322,7 @@ def test_archive_round_trip_through_an_s3_compatible_store(
     s3_endpoint: str,  # noqa: F811
     settings: Any,
 ) -> None:
-    import boto3
+    boto3 = pytest.importorskip("boto3")
 
     bucket = "approvals-archive"
     client = boto3.client(
