@@ -302,3 +302,20 @@ def test_a_page_out_of_reach_is_a_sentence(claims, page):
     assert response.status_code == 400
     assert search_module.PAGE_INVALID in response.content.decode()
     assert "<tr data-workflow" not in response.content.decode()
+
+
+def test_the_newest_rows_first_give_the_same_pages_as_all_of_them(thirty, monkeypatch):
+    from approvals.selectors import search_text
+
+    # a window of the 26 newest (or oldest) rows of the 30, where a page needs 26
+    monkeypatch.setattr(search_text, "WINDOW_MIN", 1)
+    monkeypatch.setattr(search_text, "WINDOW_PER_ROW", 1)
+    alice = signed_in("alice")
+
+    newest = _page_ids(alice, {"text": "expense claim", "sort": "newest"})
+    oldest = _page_ids(alice, {"text": "expense claim", "sort": "oldest"})
+    second = _page_ids(alice, {"text": "expense claim", "sort": "oldest", "page": "2"})
+    outside = _page_ids(alice, {"text": "P-29", "sort": "oldest"})  # past the window
+
+    assert newest == thirty[::-1][:25] and oldest == thirty[:25] and second == thirty[25:]
+    assert outside == [thirty[29]]
