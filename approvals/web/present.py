@@ -493,7 +493,7 @@ def sentence(
             submitter = ctx.who(p.get("submitter") or actor)
             return (
                 f"{made_by} started this again for {submitter}, as a new request in place "
-                f"of one that was rolled back: {origin.get('reason', '')}"
+                f"of one that could not be completed: {origin.get('reason', '')}"
             )
         return f"{ctx.who(p.get('submitter') or actor)} submitted the request"
     if kind == "StepSkipped":
@@ -674,7 +674,7 @@ def _operation(kind: str, p: Mapping[str, Any], ctx: Context) -> str:
         ending = humanise(str(p.get("outcome", ""))).lower()
         return f"marked the undo of the {step} step as done by hand (the request ends {ending})"
     if kind == "WorkflowRestarted":
-        return "started the request again as a new request; this one stays rolled back"
+        return "started the request again as a new request, in place of this one"
     if kind == "UndoRetried":
         return f"tried undoing the {step} step again"
     if kind == "CompensationSettled":

@@ -160,5 +160,5 @@ def test_olga_starts_a_rolled_back_request_again_and_each_page_links_the_other(
     expect(olga.get_by_text("This request was started in place of")).to_be_visible()
     expect(olga.get_by_text("Olga started this again for Alice")).to_be_visible()
     shot(olga, "workflow-restarted")
-    olga.get_by_role("link", name="one that was rolled back").click()
+    olga.get_by_role("link", name="one that could not be completed").click()
     assert olga.url.endswith(f"/workflows/{rolled}")

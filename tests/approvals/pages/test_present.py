@@ -260,7 +260,7 @@ SENTENCES = [
     (
         ("WorkflowRestarted", "victor"),
         {"actor": "victor", "reason": "ERP is back", "step": "finance", "restarted_as": "x"},
-        "Victor started the request again as a new request; this one stays rolled back: "
+        "Victor started the request again as a new request, in place of this one: "
         "ERP is back",
     ),
     (
@@ -298,8 +298,8 @@ SENTENCES = [
             "submitter": "alice",
             "origin": {"restarted_from": "x", "made_by": "victor", "reason": "ERP is back"},
         },
-        "Victor started this again for Alice, as a new request in place of one that was "
-        "rolled back: ERP is back",
+        "Victor started this again for Alice, as a new request in place of one that could "
+        "not be completed: ERP is back",
     ),
 ]
 
