@@ -25,6 +25,7 @@ their own; ``verify_audit`` reads an archived month's chains from the archive.""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import gzip
 import hashlib
@@ -46,7 +47,7 @@ from django.db import connection, transaction
 from django.db.models import Count, Max
 
 from .. import access, clock
-from ..models import Tenant, User, Workflow, WorkflowEvent
+from ..models import Tenant, User, Workflow, WorkflowEvent, history_month
 from ..runtime.partitions import EVENTS, month_add, partition_name
 from . import offline_verify
 from .export import ExportFilter, _record, _rows, _StatusAfter, audit_events
@@ -547,10 +548,33 @@ def _require_postgresql() -> None:
         raise ArchiveError("Archiving needs PostgreSQL's monthly partitions (SQLite has none).")
 
 
+BUSY = "Another run is archiving or restoring {month}; try again once it has finished."
+
+
+@contextlib.contextmanager
+def _month_lock(month: dt.date) -> Iterator[None]:
+    """One archiver or restorer per month at a time (a session advisory lock, let go
+    when the run ends or its connection drops, as when it is killed)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(hashtext(%s))", [f"archive:{month}"])
+        if not cursor.fetchone()[0]:
+            raise ArchiveError(BUSY.format(month=_words(month)))
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(hashtext(%s))", [f"archive:{month}"])
+
+
 def month_archive(month: dt.date, *, dry_run: bool = False) -> ArchiveResult:
     """Archive ``month`` (see the module's text); raises ArchiveRefused, in words, when
     it may not go yet. Safe to run again after a run that stopped at any point."""
     _require_postgresql()
+    with _month_lock(month):
+        return _month_archive(month, dry_run=dry_run)
+
+
+def _month_archive(month: dt.date, *, dry_run: bool) -> ArchiveResult:
     result = ArchiveResult(month, dry_run=dry_run)
     name = partition_name(month)
     exists, attached = _partition_state(name)
@@ -656,6 +680,11 @@ def month_restore(month: dt.date) -> dict[int, int]:
     """Check ``month``'s archives and put their events back in the month's partition,
     in one transaction; returns tenant id -> events restored."""
     _require_postgresql()
+    with _month_lock(month):
+        return _month_restore(month)
+
+
+def _month_restore(month: dt.date) -> dict[int, int]:
     recorded = list(ArchivedMonth.objects.filter(month=month).order_by("tenant_id"))
     if not recorded:
         raise ArchiveError(NO_ARCHIVE.format(month=_words(month)))
@@ -745,8 +774,6 @@ class ArchivedHistory:
     def holds(self, wf: Workflow) -> bool:
         if not self.months:
             return False
-        from ..models import history_month
-
         key = (wf.tenant_id, history_month(wf.created_at))
         if key not in self.months:
             return False

@@ -236,6 +236,16 @@ def test_bad_requests_are_refused_in_words_and_change_nothing(
     with pytest.raises(ArchiveError, match="from 1 to 100"):
         retention_set(tenant=acme, years=0, by="olga")
     assert not LegalHold.objects.exists() and not ArchivedMonth.objects.exists()
+    # a second run of the same month waits for none: it is refused while one holds it
+    import psycopg
+
+    db = connection.settings_dict
+    with psycopg.connect(
+        host=db["HOST"], port=db["PORT"], user=db["USER"], dbname=db["NAME"], autocommit=True
+    ) as other:
+        other.execute("SELECT pg_advisory_lock(hashtext('archive:1999-01-01'))")
+        with pytest.raises(ArchiveError, match="Another run is archiving or restoring"):
+            month_archive(dt.date(1999, 1, 1))
     # a hold is append-only
     hold = hold_set(by=_user("audrey"), reason="Audit")
     with pytest.raises(ProgrammingError, match="append-only"), transaction.atomic():
