@@ -141,7 +141,8 @@ class WorkflowPeopleAdmin(admin.ModelAdmin):
         """Django's checkbox, its label naming the request as the list does, not the
         row's own name (the workflow template key and status code)."""
         label = f"Select {request_title(obj)} for an action"
-        checkbox = forms.CheckboxInput({"class": "action-select", "aria-label": label})
+        attrs = {"class": "action-select", "aria-label": label}
+        checkbox = forms.CheckboxInput(attrs, lambda value: False)  # none ticked at first
         return checkbox.render(helpers.ACTION_CHECKBOX_NAME, str(obj.pk))
 
     @admin.display(description="Request", ordering="subject_id")

@@ -72,6 +72,9 @@ def test_the_workflow_list_reads_in_words_sorts_and_fits(
     )
     first_column = olga.locator("#result_list tbody th.field-reference")
     expect(first_column).to_have_count(3)
+    # nothing is selected for an action until she ticks it; each box names its request
+    expect(olga.locator("input.action-select:checked")).to_have_count(0)
+    expect(olga.get_by_label("Select Expense claim E-FIN for an action")).to_have_count(1)
     for text in first_column.all_inner_texts():
         assert text.startswith("Expense claim E-"), text
         assert not UUID.search(text), text
