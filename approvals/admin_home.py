@@ -104,13 +104,13 @@ def _templates(user: Any) -> Section:
 
 def _attention(user: Any) -> Section:
     items = attention.attention_by_request(user=user)
-    rows = [
-        {
-            "cells": [row["request"], row["kind"], row["what"], row["since"]],
-            "url": row["workflow"],
-        }
-        for row in (attention_row(item, user) for item in items[:ATTENTION_ON_HOME])
-    ]
+    rows = []
+    for item in items[:ATTENTION_ON_HOME]:
+        row = attention_row(item, user)
+        since = zones.moment_offset(item.since)
+        rows.append(
+            {"cells": [row["request"], row["kind"], row["what"], since], "url": row["workflow"]}
+        )
     more = f"All that needs attention ({len(items)})" if items else "What needs attention"
     return Section(
         "attention",
