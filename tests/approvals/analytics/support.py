@@ -83,5 +83,16 @@ def act(workflow_id: str, decision: str, **extra: Any) -> None:
     )
 
 
+_moved: list[dt.timedelta] = []
+
+
 def later(hours: float) -> None:
-    clock.advance(dt.timedelta(hours=hours))
+    """Move the process's clock on (``clock_put_back`` in conftest.py undoes it)."""
+    _moved.append(dt.timedelta(hours=hours))
+    clock.advance(_moved[-1])
+
+
+def clock_back() -> None:
+    """Undo every ``later`` since the last call."""
+    while _moved:
+        clock.advance(-_moved.pop())
