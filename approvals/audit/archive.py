@@ -197,9 +197,14 @@ def hold_set(
 
 
 def holds_in_force(tenant_ids: set[int]) -> dict[tuple[int, str | None], LegalHold]:
-    """(tenant, workflow id or None for the organisation) -> the hold in force."""
+    """(tenant, workflow id or None for the organisation) -> the hold in force. A
+    release whose signature does not verify (written without the key) releases
+    nothing; a hold is a hold however it was written."""
+    key = seal_key()
     latest: dict[tuple[int, str | None], LegalHold] = {}
     for hold in LegalHold.objects.filter(tenant_id__in=tenant_ids).order_by("at", "id"):
+        if hold.action != LegalHold.HOLD and not hold_verifies(hold, key=key):
+            continue
         target = (hold.tenant_id, str(hold.workflow_id) if hold.workflow_id else None)
         latest[target] = hold
     return {k: v for k, v in latest.items() if v.action == LegalHold.HOLD}

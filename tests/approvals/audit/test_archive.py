@@ -204,7 +204,14 @@ def test_a_month_is_refused_in_words_while_running_within_retention_or_on_hold(
         assert any("Litigation hold: supplier dispute" in r for r in reasons)
         with pytest.raises(CommandError, match="cannot be archived yet"):
             call_command("archive_history", "--month", f"{month:%Y-%m}")
-        hold_set(by=_user("olga"), reason="Dispute settled", release=True)
+        # a release written without the seal key releases nothing
+        forged = LegalHold(
+            tenant=acme, action=LegalHold.RELEASE, by="olga", at=clock.now(), reason="x"
+        )
+        forged.key_id, forged.signature = "0" * 16, "0" * 64
+        forged.save()
+        assert any("Litigation hold" in r for r in month_refusals(month))
+        call_command("legal_hold", "--by", "olga", "--reason", "Dispute settled", "--release")
         hold_set(
             by=_user("audrey"), reason="Inquiry closed", workflow_id=workflows[1].pk, release=True
         )
@@ -212,7 +219,7 @@ def test_a_month_is_refused_in_words_while_running_within_retention_or_on_hold(
     # nothing moved
     assert partition_name(month) in history_partitions()
     assert not ArchivedMonth.objects.exists()
-    assert LegalHold.objects.count() == 4
+    assert LegalHold.objects.count() == 5
 
 
 @pytest.mark.django_db
@@ -233,6 +240,10 @@ def test_bad_requests_are_refused_in_words_and_change_nothing(
         hold_set(by=_user("audrey"), reason="  ")
     with pytest.raises(ArchiveError, match="not one of your organisation's"):
         hold_set(by=_user("audrey"), reason="x", workflow_id="not-a-workflow")
+    with pytest.raises(CommandError, match="No active person signs in as 'nobody'"):
+        call_command("legal_hold", "--by", "nobody", "--reason", "x")
+    with pytest.raises(CommandError, match="Only an auditor or an organisation admin"):
+        call_command("legal_hold", "--by", "bob", "--reason", "x")
     with pytest.raises(ArchiveError, match="from 1 to 100"):
         retention_set(tenant=acme, years=0, by="olga")
     assert not LegalHold.objects.exists() and not ArchivedMonth.objects.exists()
