@@ -42,6 +42,7 @@ BENCHES: list[tuple[str, list[str]]] = [
     ("analytics.py", []),
     ("upload_rss.py", []),
     ("search_fts.py", []),
+    ("archive.py", []),
 ]
 COMMAND = (
     "make bench  # = DATABASE_URL=postgres://postgres@127.0.0.1:5432/approvals "
