@@ -83,7 +83,7 @@ def test_submit_approve_from_inbox_and_from_the_workflow_page(
     navigations: list[str] = []
     bob.on("framenavigated", lambda frame: navigations.append(frame.url))
     bob.clock.install()  # the Undo window is moved past, not waited for
-    row.locator('textarea[name="comment"]').fill("OK, within budget")
+    row.locator('textarea[id^="comment-"]').fill("OK, within budget")
     row.get_by_role("button", name="Approve").click()
     bob.clock.run_for(UNDO_PASSED)
     expect(bob.locator("#inbox-status")).to_contain_text("Approved Expense claim E-2026-001")
@@ -157,7 +157,7 @@ def test_bob_sends_back_and_alice_edits_and_resubmits(
     bob = sign_in(browser, base, "bob")
     row = bob.locator(f'li[data-workflow="{wid}"]')
     bob.clock.install()
-    row.locator('textarea[name="comment"]').fill("Attach the receipt total")
+    row.locator('textarea[id^="comment-"]').fill("Attach the receipt total")
     row.get_by_role("button", name="Send back").click()
     bob.clock.run_for(UNDO_PASSED)
     expect(bob.locator("#inbox-status")).to_contain_text("Sent back")

@@ -99,7 +99,7 @@ def test_an_unhandled_error_on_a_page_is_the_plain_500(acme: Any, monkeypatch: A
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(pages, "task_list_detailed_for_user", broken)
+    monkeypatch.setattr(pages, "inbox_listing", broken)
     client = Client(raise_request_exception=False)
     client.force_login(_user("alice"))
 

@@ -41,7 +41,7 @@ def test_the_diagram_puts_a_rule_chosen_approver_on_a_line_of_their_own_in_rupee
     svg = workflow_svg(raw, data={}, names=NAMES)
 
     assert _sub_lines(svg) == [
-        "the manager and finance group",
+        "the manager and the Finance group",
         "Victor too, above Rs 1,00,000.00",
         "Cora too, from Rs 5,00,000.00",
     ]
@@ -61,7 +61,10 @@ def test_a_condition_on_other_data_reads_as_words_and_an_only_conditional_set_ha
 def test_without_names_the_diagram_still_reads_the_rule() -> None:
     raw = _definition({"user": "victor", "when": "data.amountPaise < 100"}, {"group": "finance"})
 
-    assert _sub_lines(workflow_svg(raw, data={})) == ["finance group", "victor too, below Rs 1.00"]
+    assert _sub_lines(workflow_svg(raw, data={})) == [
+        "the Finance group",
+        "victor too, below Rs 1.00",
+    ]
 
 
 def test_the_history_says_a_rule_chosen_approver_was_asked_because_of_the_condition() -> None:
