@@ -66,6 +66,10 @@ _SHOWN = 10  # refusals listed per kind before "and N more"
 BAD_MONTH = "The month must be written YYYY-MM, such as 2019-03 ({text!r} is not)."
 NOT_PAST = "{month} has not ended yet: only a past month can be archived."
 NOTHING = "{month} has no events in the database and no archive: there is nothing to do."
+IN_DEFAULT = (
+    "{month} has no partition of its own: its events are in the default partition. Create "
+    "the month's partition and move them there first."
+)
 NOT_ARCHIVED = "{month} is not archived: its events are in the database."
 NO_ARCHIVE = "{month} has no archive to restore."
 HOLD_WHO = "Only an auditor or an organisation admin may put or take off a legal hold."
@@ -74,7 +78,7 @@ HOLD_OTHER = "That workflow is not one of your organisation's."
 RUNNING = "{wf} is still running"
 KEPT = (
     "{wf} finished on {finished:%d %B %Y} and is kept until {until:%d %B %Y} "
-    "({years} years after it finished)"
+    "({years} after it finished)"
 )
 HELD = "{wf} is on legal hold since {at:%d %B %Y}, put by {by}: {reason}"
 TENANT_HELD = "{tenant} is on legal hold since {at:%d %B %Y}, put by {by}: {reason}"
@@ -264,9 +268,15 @@ def month_refusals(month: dt.date) -> list[str]:
             until = _years_after(last, years[wf["tenant_id"]])
             if until > now:
                 reasons.append(
-                    KEPT.format(wf=words, finished=last, until=until, years=years[wf["tenant_id"]])
+                    KEPT.format(
+                        wf=words, finished=last, until=until, years=_years(years[wf["tenant_id"]])
+                    )
                 )
     return reasons
+
+
+def _years(n: int) -> str:
+    return f"{n} year" if n == 1 else f"{n} years"
 
 
 def _terminal() -> frozenset[str]:
@@ -585,6 +595,8 @@ def _month_archive(month: dt.date, *, dry_run: bool) -> ArchiveResult:
     exists, attached = _partition_state(name)
     recorded = list(ArchivedMonth.objects.filter(month=month).order_by("tenant_id"))
     if not exists:
+        if WorkflowEvent.objects.filter(history_month=month).exists():
+            raise ArchiveError(IN_DEFAULT.format(month=_words(month)))
         if not recorded:
             raise ArchiveError(NOTHING.format(month=_words(month)))
         # dropped by an earlier run: check the archives and record it

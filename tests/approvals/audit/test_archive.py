@@ -167,6 +167,9 @@ def test_archive_round_trip_verify_from_the_archive_and_restore(
     assert partition_name(month) in history_partitions()
     assert audit_verify() == ([], Workflow.objects.count())
     assert ArchivedMonth.objects.get(tenant=acme, month=month).dropped_at is None
+    with pytest.raises(CommandError, match="is not archived: its events are in the database"):
+        call_command("restore_archive", "--month", f"{month:%Y-%m}")
+    assert _events(month) == before
 
     # archived again, nothing needs writing a second time
     again = month_archive(month)
@@ -194,7 +197,7 @@ def test_a_month_is_refused_in_words_while_running_within_retention_or_on_hold(
 
     _one_year(acme)
     # they finished now, so one year keeps them too
-    assert all("(1 years after it finished)" in r for r in month_refusals(month))
+    assert all("(1 year after it finished)" in r for r in month_refusals(month))
     with clock.shifted(dt.timedelta(days=400)):
         assert month_refusals(month) == []
         hold_set(by=_user("audrey"), reason="Tax inquiry 2025/17", workflow_id=workflows[1].pk)
@@ -232,6 +235,19 @@ def test_bad_requests_are_refused_in_words_and_change_nothing(
         call_command("archive_history", "--month", f"{clock.now():%Y-%m}")
     with pytest.raises(CommandError, match="nothing to do"):
         call_command("archive_history", "--month", "1999-01")
+    # a month whose events went to the default partition (its own was never made)
+    with clock.shifted(-dt.timedelta(days=800)):
+        started = workflow_start(
+            submitter=_user("alice"),
+            template_key="expense-approval",
+            subject_type="expense",
+            subject_id="R-default",
+            data={"amountPaise": 100, "currency": "INR", "department": "eng"},
+        )
+    lost = history_month(Workflow.objects.get(pk=started.workflow_id).created_at)
+    assert partition_name(lost) not in history_partitions()
+    with pytest.raises(CommandError, match="its events are in the default partition"):
+        call_command("archive_history", "--month", f"{lost:%Y-%m}")
     with pytest.raises(CommandError, match="no archive to restore"):
         call_command("restore_archive", "--month", "1999-01")
     with pytest.raises(ArchiveError, match="Only an auditor or an organisation admin"):
