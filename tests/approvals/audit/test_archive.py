@@ -34,6 +34,7 @@ from approvals.audit.archive import (
     month_refusals,
     month_restore,
     retention_set,
+    retention_years,
 )
 from approvals.audit.models import ArchivedMonth, LegalHold
 from approvals.audit.seal import seal_all
@@ -268,8 +269,13 @@ def test_bad_requests_are_refused_in_words_and_change_nothing(
         call_command("legal_hold", "--by", "nobody", "--reason", "x")
     with pytest.raises(CommandError, match="Only an auditor or an organisation admin"):
         call_command("legal_hold", "--by", "bob", "--reason", "x")
-    with pytest.raises(ArchiveError, match="from 1 to 100"):
-        retention_set(tenant=acme, years=0, by="olga")
+    with pytest.raises(CommandError, match="from 1 to 100"):
+        call_command("set_retention", "--tenant", "acme", "--years", "0", "--by", "olga")
+    with pytest.raises(CommandError, match="No organisation with the slug 'nope'"):
+        call_command("set_retention", "--tenant", "nope", "--years", "9", "--by", "olga")
+    assert retention_years(acme.pk) == 7
+    call_command("set_retention", "--tenant", "acme", "--years", "10", "--by", "olga")
+    assert retention_years(acme.pk) == 10
     assert not LegalHold.objects.exists() and not ArchivedMonth.objects.exists()
     # a second run of the same month waits for none: it is refused while one holds it
     import psycopg
