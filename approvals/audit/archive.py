@@ -44,7 +44,7 @@ from django.conf import settings
 from django.core.files import File
 from django.core.files.storage import Storage, storages
 from django.db import connection, transaction
-from django.db.models import Count, Max
+from django.db.models import Count, Max, Q
 
 from .. import access, clock
 from ..models import Tenant, User, Workflow, WorkflowEvent, history_month
@@ -61,7 +61,7 @@ KILL_AT = "APPROVALS_ARCHIVE_KILL_AT"
 # Steps at which ``KILL_AT`` may stop the archiver.
 STEPS = ("data-written", "written", "verified", "detached", "dropped")
 _CHUNK = 2000
-_SHOWN = 10  # refusals listed per kind before "and N more"
+REFUSALS_KEPT = 100  # refusals month_refusals keeps before counting the rest
 
 BAD_MONTH = "The month must be written YYYY-MM, such as 2019-03 ({text!r} is not)."
 NOT_PAST = "{month} has not ended yet: only a past month can be archived."
@@ -91,12 +91,8 @@ class ArchiveError(Exception):
 class ArchiveRefused(ArchiveError):
     def __init__(self, month: dt.date, reasons: list[str]) -> None:
         self.reasons = reasons
-        shown = reasons[:_SHOWN]
-        more = f"\n- and {len(reasons) - _SHOWN} more" if len(reasons) > _SHOWN else ""
-        lines = "".join(f"\n- {r}" for r in shown)
-        super().__init__(
-            f"{_words(month)} cannot be archived yet: {len(reasons)} reason(s).{lines}{more}"
-        )
+        lines = "".join(f"\n- {r}" for r in reasons)
+        super().__init__(f"{_words(month)} cannot be archived yet:{lines}")
 
 
 def _words(month: dt.date) -> str:
@@ -228,50 +224,50 @@ def _workflow_words(wf: Mapping[str, Any]) -> str:
 
 
 def month_refusals(month: dt.date) -> list[str]:
-    """Why ``month`` cannot be archived now, one reason a line; empty when it can."""
+    """Why ``month`` cannot be archived now, one reason a line (the first
+    ``REFUSALS_KEPT``, then how many more); empty when it can. The month's workflows
+    are read as a stream, each with its last event's time, so memory holds the reasons
+    kept, not the month."""
     start, end = _month_bounds(month)
     now = clock.now()
     if end > now:
         return [NOT_PAST.format(month=_words(month))]
-    workflows = list(
-        Workflow.objects.filter(created_at__gte=start, created_at__lt=end)
-        .order_by("created_at", "pk")
-        .values("id", "tenant_id", "status", "subject_type", "subject_id")
-    )
-    tenants = {wf["tenant_id"] for wf in workflows}
+    in_month = Workflow.objects.filter(created_at__gte=start, created_at__lt=end)
+    tenants = set(in_month.order_by().values_list("tenant_id", flat=True).distinct())
     holds = holds_in_force(tenants)
     years = {t: retention_years(t) for t in tenants}
-    finished = dict(
-        WorkflowEvent.objects.filter(history_month=month)
-        .values("workflow_id")
-        .annotate(last=Max("created_at"))
-        .values_list("workflow_id", "last")
-    )
     reasons: list[str] = []
-    for tenant_id in sorted(tenants):
-        hold = holds.get((tenant_id, None))
+    more = 0
+
+    def add(reason: str) -> None:
+        nonlocal more
+        if len(reasons) < REFUSALS_KEPT:
+            reasons.append(reason)
+        else:
+            more += 1
+
+    for tenant in Tenant.objects.filter(pk__in=tenants).order_by("pk"):
+        hold = holds.get((tenant.pk, None))
         if hold is not None:
-            name = Tenant.objects.get(pk=tenant_id).name
-            reasons.append(
-                TENANT_HELD.format(tenant=name, at=hold.at, by=hold.by, reason=hold.reason)
-            )
-    for wf in workflows:
+            add(TENANT_HELD.format(tenant=tenant.name, at=hold.at, by=hold.by, reason=hold.reason))
+    rows = (
+        in_month.order_by("created_at", "pk")
+        .annotate(last=Max("events__created_at", filter=Q(events__history_month=month)))
+        .values("id", "tenant_id", "status", "subject_type", "subject_id", "last")
+    )
+    for wf in rows.iterator(chunk_size=_CHUNK):
         words = _workflow_words(wf)
         if wf["status"] not in _TERMINAL:
-            reasons.append(RUNNING.format(wf=words))
+            add(RUNNING.format(wf=words))
             continue
         hold = holds.get((wf["tenant_id"], str(wf["id"])))
         if hold is not None:
-            reasons.append(HELD.format(wf=words, at=hold.at, by=hold.by, reason=hold.reason))
-        last = finished.get(wf["id"])
-        if last is not None:
-            until = _years_after(last, years[wf["tenant_id"]])
-            if until > now:
-                reasons.append(
-                    KEPT.format(
-                        wf=words, finished=last, until=until, years=_years(years[wf["tenant_id"]])
-                    )
-                )
+            add(HELD.format(wf=words, at=hold.at, by=hold.by, reason=hold.reason))
+        last, kept = wf["last"], years[wf["tenant_id"]]
+        if last is not None and (until := _years_after(last, kept)) > now:
+            add(KEPT.format(wf=words, finished=last, until=until, years=_years(kept)))
+    if more:
+        reasons.append(f"and {more} more")
     return reasons
 
 

@@ -23,7 +23,7 @@ from django.core.management.base import CommandError
 from django.db import ProgrammingError, connection, transaction
 
 from approvals import clock
-from approvals.audit import offline_verify
+from approvals.audit import archive, offline_verify
 from approvals.audit.archive import (
     ArchiveError,
     ArchiveRefused,
@@ -187,13 +187,18 @@ def test_archive_round_trip_verify_from_the_archive_and_restore(
 
 @pytest.mark.django_db
 def test_a_month_is_refused_in_words_while_running_within_retention_or_on_hold(
-    acme: Tenant, archive_root: Path
+    acme: Tenant, archive_root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     month, workflows = _old_month(("R-1", "R-2"), finish=False)
 
     with pytest.raises(ArchiveRefused) as refused:
         month_archive(month)
     assert "expense R-1" in str(refused.value) and "is still running" in str(refused.value)
+    # a month of many reasons keeps the first ones and counts the rest
+    monkeypatch.setattr(archive, "REFUSALS_KEPT", 1)
+    kept = month_refusals(month)
+    assert len(kept) == 2 and "expense R-1" in kept[0] and kept[1] == "and 1 more"
+    monkeypatch.undo()
 
     for wf in workflows:
         workflow_cancel(
