@@ -587,6 +587,7 @@ def month_archive(month: dt.date, *, dry_run: bool = False) -> ArchiveResult:
 
 def _month_archive(month: dt.date, *, dry_run: bool) -> ArchiveResult:
     result = ArchiveResult(month, dry_run=dry_run)
+    started = clock.now()
     name = partition_name(month)
     exists, attached = _partition_state(name)
     recorded = list(ArchivedMonth.objects.filter(month=month).order_by("tenant_id"))
@@ -652,6 +653,10 @@ def _month_archive(month: dt.date, *, dry_run: bool) -> ArchiveResult:
             "The archive did not read back as written; the month stays in the database:\n"
             + "\n".join(problems)
         )
+    # a hold put on while the archive was written still keeps the month
+    held = LegalHold.objects.filter(tenant_id__in=result.tenants, at__gte=started)
+    if held.exists() and (refusals := month_refusals(month)):
+        raise ArchiveRefused(month, refusals)
     _step("verified")
     with transaction.atomic(), connection.cursor() as cursor:
         # checks deferred to commit would hold the table (none outside a transaction)

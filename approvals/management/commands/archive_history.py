@@ -29,6 +29,9 @@ class Command(BaseCommand):
         except ArchiveError as exc:
             raise CommandError(str(exc)) from None
         when = f"{month:%B %Y}"
+        if result.dry_run and result.dropped:
+            self.stdout.write(f"{when} is already archived. Nothing was changed (dry run).")
+            return
         if result.dry_run:
             self.stdout.write(
                 f"{when} can be archived: {result.events} event(s) of "

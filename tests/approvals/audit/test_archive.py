@@ -117,7 +117,7 @@ def _one_year(acme: Tenant) -> None:
 
 @pytest.mark.django_db
 def test_archive_round_trip_verify_from_the_archive_and_restore(
-    acme: Tenant, archive_root: Path
+    acme: Tenant, archive_root: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _one_year(acme)
     month, workflows = _old_month()
@@ -127,6 +127,8 @@ def test_archive_round_trip_verify_from_the_archive_and_restore(
     assert audit_verify() == ([], Workflow.objects.count())
 
     call_command("archive_history", "--month", f"{month:%Y-%m}")
+    call_command("archive_history", "--month", f"{month:%Y-%m}", "--dry-run")
+    assert "is already archived" in capsys.readouterr().out
 
     # the partition is gone, the workflows stay, and the archive holds every event
     assert partition_name(month) not in history_partitions()
@@ -430,3 +432,22 @@ def test_archive_round_trip_through_an_s3_compatible_store(
     month_restore(month)
     assert _events(month) == before
     assert audit_verify() == ([], Workflow.objects.count())
+
+
+@pytest.mark.django_db
+def test_a_hold_put_while_the_archive_is_written_keeps_the_month(
+    acme: Tenant, archive_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _one_year(acme)
+    month, workflows = _old_month(("R-1",))
+    before = _events(month)
+
+    def hold_meanwhile(name: str) -> None:
+        if name == "written":
+            hold_set(by=_user("audrey"), reason="Subpoena 42", workflow_id=workflows[0].pk)
+
+    monkeypatch.setattr(archive, "_step", hold_meanwhile)
+    with pytest.raises(ArchiveRefused, match="Subpoena 42"):
+        month_archive(month)
+    assert partition_name(month) in history_partitions()
+    assert _events(month) == before
