@@ -653,12 +653,14 @@ def _month_archive(month: dt.date, *, dry_run: bool) -> ArchiveResult:
             "The archive did not read back as written; the month stays in the database:\n"
             + "\n".join(problems)
         )
-    # a hold put on while the archive was written still keeps the month
-    held = LegalHold.objects.filter(tenant_id__in=result.tenants, at__gte=started)
-    if held.exists() and (refusals := month_refusals(month)):
-        raise ArchiveRefused(month, refusals)
     _step("verified")
     with transaction.atomic(), connection.cursor() as cursor:
+        # a hold put on while the archive was written still keeps the month; one put on
+        # now waits for the detach (SHARE blocks inserts until commit)
+        cursor.execute(f"LOCK TABLE {LegalHold._meta.db_table} IN SHARE MODE")
+        held = LegalHold.objects.filter(tenant_id__in=result.tenants, at__gte=started)
+        if held.exists() and (refusals := month_refusals(month)):
+            raise ArchiveRefused(month, refusals)
         # checks deferred to commit would hold the table (none outside a transaction)
         cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
         cursor.execute(f'ALTER TABLE {EVENTS} DETACH PARTITION "{name}"')

@@ -443,7 +443,7 @@ def test_a_hold_put_while_the_archive_is_written_keeps_the_month(
     before = _events(month)
 
     def hold_meanwhile(name: str) -> None:
-        if name == "written":
+        if name == "verified":
             hold_set(by=_user("audrey"), reason="Subpoena 42", workflow_id=workflows[0].pk)
 
     monkeypatch.setattr(archive, "_step", hold_meanwhile)
