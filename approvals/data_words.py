@@ -114,7 +114,7 @@ def summary_line(
 
 
 def amount_line(schema: Mapping[str, Any] | None, data: Mapping[str, Any]) -> str:
-    """The request's amount, formatted (``Rs 45,000.00``): its first money field the
+    """The request's amount, formatted (``₹45,000.00``): its first money field the
     data holds; empty when it holds none."""
     for name in money_fields(schema):
         value = data.get(name)

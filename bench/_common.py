@@ -124,7 +124,7 @@ def api_token(user: Any) -> str:
 
 
 def expense_data(i: int) -> dict[str, Any]:
-    """Rs 45,000: the manager, then finance (no VP)."""
+    """₹45,000: the manager, then finance (no VP)."""
     return {"amountPaise": 4_500_000, "currency": "INR", "department": f"dept-{i % 17}"}
 
 

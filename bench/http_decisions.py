@@ -253,7 +253,7 @@ def main() -> None:
         ]
     )
     report.table(
-        "Starts (POST /api/workflows, expense Rs 45,000: pending the manager)",
+        "Starts (POST /api/workflows, expense ₹45,000: pending the manager)",
         LOAD_COLUMNS,
         rows,
     )

@@ -115,7 +115,7 @@
       sign = document.createElement("span");
       sign.className = "wt-currency";
       sign.setAttribute("aria-hidden", "true");
-      sign.textContent = "Rs";
+      sign.textContent = "₹";
       old.before(sign);
     }
     old.replaceWith(box);

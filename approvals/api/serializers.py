@@ -224,7 +224,7 @@ class TaskItem(serializers.Serializer):
     )
     amount = OptionalText(
         source="workflow.amount_display",
-        help_text="The request's amount as people read it (Rs 45,000.00); null when the "
+        help_text="The request's amount as people read it (₹45,000.00); null when the "
         "request has none.",
     )
     status = serializers.CharField(source="workflow.public_status")

@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 # What people write before the figure; other currencies show their ISO code.
-SYMBOLS = {"INR": "Rs", "USD": "$", "EUR": "€", "GBP": "£"}
+SYMBOLS = {"INR": "₹", "USD": "$", "EUR": "€", "GBP": "£"}
 INDIAN_GROUPING = frozenset({"INR"})  # lakhs and crores: 1,00,000
 # Currencies whose minor unit is not a hundredth.
 EXPONENTS = {"JPY": 0, "KRW": 0, "BHD": 3, "KWD": 3, "OMR": 3}
@@ -26,8 +26,8 @@ def _group(digits: str, indian: bool) -> str:
 
 
 def money_format(*, minor: int, currency: str) -> str:
-    """``money_format(minor=4500000, currency="INR")`` -> ``"Rs 45,000.00"``; Indian
-    grouping for rupees (``Rs 1,00,000.00``), thousands elsewhere."""
+    """``money_format(minor=4500000, currency="INR")`` -> ``"₹45,000.00"``; Indian
+    grouping for rupees (``₹1,00,000.00``), thousands elsewhere."""
     currency = (currency or "").upper()
     exponent = EXPONENTS.get(currency, 2)
     sign = "-" if minor < 0 else ""

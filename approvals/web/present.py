@@ -157,7 +157,7 @@ def money_parts(currencies: Iterable[str]) -> dict[str, dict[str, Any]]:
 
 
 def reject_question(subject: str, requester: str, figures: str) -> str:
-    """``Reject Expense claim R-8 from Alice, Rs 45,000.00?``: the rejection's
+    """``Reject Expense claim R-8 from Alice, ₹45,000.00?``: the rejection's
     confirmation names what is rejected."""
     text = f"Reject {subject}"
     if requester:
@@ -176,7 +176,7 @@ _OPS = {">=": "≥", "<=": "≤", "==": "is", "!=": "is not", ">": ">", "<": "<"
 def condition_words(
     condition: str | None, schema: Mapping[str, Any] | None, data: Mapping[str, Any]
 ) -> str:
-    """``data.amountPaise > 10000000`` -> ``amount > Rs 1,00,000.00``: field titles for
+    """``data.amountPaise > 10000000`` -> ``amount > ₹1,00,000.00``: field titles for
     names, amounts in currency units, enum values in words."""
     if not condition:
         return ""
@@ -241,7 +241,7 @@ def approver_lines(
 ) -> list[str]:
     """An approval step's approvers in words, a line each: those always asked together
     (``the manager and finance group``; ``or`` unless all must approve), then each one
-    chosen by a condition: ``Victor too, above Rs 1,00,000.00``."""
+    chosen by a condition: ``Victor too, above ₹1,00,000.00``."""
     rules = [r for r in step.get("approvers") or [] if isinstance(r, Mapping)]
     always = [approver_rule_words(r, names) for r in rules if not r.get("when")]
     lines = [(" and " if step.get("mode") == "all" else " or ").join(w for w in always if w)]
@@ -261,7 +261,7 @@ def approver_lines(
 def approver_reason(
     condition: str, schema: Mapping[str, Any] | None, data: Mapping[str, Any]
 ) -> str:
-    """Why a conditional approver was asked: ``the amount is above Rs 1,00,000.00``."""
+    """Why a conditional approver was asked: ``the amount is above ₹1,00,000.00``."""
     side = _money_side(condition, schema, data)
     if side:
         return f"the {side[0]} is {side[1]} {side[2]}"
@@ -422,7 +422,7 @@ class Context:
 
     def asked_because(self, step: str, slot: object) -> str:
         """Why the approver on ``slot`` (the index of the step's approver entry) was
-        asked, when a condition chose them: ``the amount is above Rs 1,00,000.00``."""
+        asked, when a condition chose them: ``the amount is above ₹1,00,000.00``."""
         for s in self.raw_definition.get("steps") or []:
             if isinstance(s, Mapping) and s.get("id") == step:
                 rules = s.get("approvers") or []

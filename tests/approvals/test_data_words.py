@@ -36,11 +36,11 @@ def test_each_field_reads_as_its_schema_declares_it() -> None:
 
     line = _line("{item} ({category}) by {needed}: {amountPaise}", data)
 
-    assert line == "Laptop (IT hardware) by 24 Dec 2026: Rs 1,00,00,000.00"
+    assert line == "Laptop (IT hardware) by 24 Dec 2026: ₹1,00,00,000.00"
 
 
 def test_missing_fields_read_as_nothing_and_take_their_separators_along() -> None:
-    assert _line("{item}, {amountPaise}", {"amountPaise": 4_500_000}) == "Rs 45,000.00"
+    assert _line("{item}, {amountPaise}", {"amountPaise": 4_500_000}) == "₹45,000.00"
     assert _line("{item}, {amountPaise}", {"item": "Chair"}) == "Chair"
 
 

@@ -83,4 +83,4 @@ def test_search_falls_back_to_a_plain_match_on_sqlite(tmp_path: Path) -> None:
     assert said["DECIDED"] == "['TAXI-2']"
     assert said["SORTED"] == "['TAXI-2', 'TRIP-1']"
     assert said["CSV"].startswith("'Reference,Summary,Amount,Status,Submitted by,Started,")
-    assert 'TRIP-1,"Hotel in Pune for the offsite, Rs 45,000.00","Rs 45,000.00"' in said["CSV"]
+    assert 'TRIP-1,"Hotel in Pune for the offsite, ₹45,000.00","₹45,000.00"' in said["CSV"]

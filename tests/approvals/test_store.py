@@ -191,7 +191,7 @@ def test_a_connection_lost_inside_a_command_is_replaced_for_the_next_one(acme) -
 
 
 def start(subject: str) -> str:
-    """Alice's expense of Rs 45,000 started in-process; its status."""
+    """Alice's expense of ₹45,000 started in-process; its status."""
     from approvals.models import User
     from approvals.services.workflows import workflow_start
 

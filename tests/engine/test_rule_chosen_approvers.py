@@ -45,7 +45,7 @@ DIRECTORY = StaticDirectory(
     groups={"finance": ["fiona", "frank"], "owners": ["olga"]},
     users=frozenset({"victor", "zoe"}),
 )
-BIG = "data.amountPaise > 50000000"  # above Rs 5,00,000
+BIG = "data.amountPaise > 50000000"  # above ₹5,00,000
 OWNER = {"group": "owners"}
 BOSS = {"manager": "submitter"}
 CFO = {"user": "victor", "when": BIG}

@@ -35,6 +35,6 @@ def test_a_superuser_sorts_the_workflow_list_by_every_column(acme: Any, api: Any
             assert "Expense claim E-1" in body and "Expense claim E-2" in body, order
             assert "PENDING_MANAGER" not in body, order
     by_amount = client.get("/admin/approvals/workflow/", {"o": "2"}).content.decode()
-    assert by_amount.index("Rs 1,500.00") < by_amount.index("Rs 45,000.00")
+    assert by_amount.index("₹1,500.00") < by_amount.index("₹45,000.00")
     by_amount = client.get("/admin/approvals/workflow/", {"o": "-2"}).content.decode()
-    assert by_amount.index("Rs 45,000.00") < by_amount.index("Rs 1,500.00")
+    assert by_amount.index("₹45,000.00") < by_amount.index("₹1,500.00")

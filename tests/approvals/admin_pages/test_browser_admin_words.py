@@ -79,7 +79,7 @@ def test_the_workflow_list_reads_in_words_sorts_and_fits(
         assert text.startswith("Expense claim E-"), text
         assert not UUID.search(text), text
     fin = olga.locator("#result_list tbody tr", has_text="E-FIN")
-    expect(fin.locator("td.field-amount")).to_have_text("Rs 45,000.00")
+    expect(fin.locator("td.field-amount")).to_have_text("₹45,000.00")
     expect(fin.locator("td.field-status_words")).to_have_text("Waiting: Finance")
     expect(fin.locator("td.field-waiting_on")).to_have_text("Farah, Fiona (Finance)")
     expect(fin.locator("td.field-submitted_by")).to_have_text("Alice")
@@ -96,9 +96,9 @@ def test_the_workflow_list_reads_in_words_sorts_and_fits(
     # sorted by amount, smallest first, then largest first
     olga.locator("#result_list thead th.column-amount").get_by_role("link", name="Amount").click()
     amounts = olga.locator("#result_list tbody td.field-amount")
-    expect(amounts).to_have_text(["Rs 1,500.00", "Rs 45,000.00", "Rs 2,50,000.00"])
+    expect(amounts).to_have_text(["₹1,500.00", "₹45,000.00", "₹2,50,000.00"])
     olga.locator("#result_list thead th.column-amount").get_by_role("link", name="Amount").click()
-    expect(amounts).to_have_text(["Rs 2,50,000.00", "Rs 45,000.00", "Rs 1,500.00"])
+    expect(amounts).to_have_text(["₹2,50,000.00", "₹45,000.00", "₹1,500.00"])
     # filtered by status in words
     olga.get_by_role("link", name="In progress").click()
     expect(olga.locator("#result_list tbody tr")).to_have_count(3)

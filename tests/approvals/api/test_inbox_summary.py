@@ -68,8 +68,8 @@ def test_an_expense_item_reads_its_summary_amount_and_step_name(acme, api):
 
     item = _only_item(api)
 
-    assert item["summary"] == "Team dinner in Pune, Rs 45,000.00"
-    assert item["amount"] == "Rs 45,000.00"
+    assert item["summary"] == "Team dinner in Pune, ₹45,000.00"
+    assert item["amount"] == "₹45,000.00"
     assert item["stepName"] == "Manager"
     assert item["step"] == "manager"  # the id stays, for programs
 
@@ -77,7 +77,7 @@ def test_an_expense_item_reads_its_summary_amount_and_step_name(acme, api):
 def test_a_field_the_data_lacks_leaves_no_stray_separator(acme, api):
     start_expense(api("alice"), RS_45_000, subject="R-9")  # no description
 
-    assert _only_item(api)["summary"] == "Rs 45,000.00"
+    assert _only_item(api)["summary"] == "₹45,000.00"
 
 
 def test_money_in_another_currency_reads_in_that_currency(acme, api):
@@ -131,7 +131,7 @@ def test_the_api_list_reads_the_line_in_its_one_query(acme, api):
     with CaptureQueriesContext(connection) as ctx:
         items = bob.get("/api/me/tasks").json()["items"]
 
-    assert sorted(i["summary"] for i in items) == [f"Trip {n}, Rs 45,000.00" for n in range(3)]
+    assert sorted(i["summary"] for i in items) == [f"Trip {n}, ₹45,000.00" for n in range(3)]
     listed = [q["sql"] for q in ctx.captured_queries if "approvals_pendingtask" in q["sql"]]
     assert len(listed) == 1
     assert "approvals_workflowtemplate" not in " ".join(q["sql"] for q in ctx.captured_queries)
@@ -142,7 +142,7 @@ def test_the_inbox_page_shows_the_summary_amount_and_step(acme, api):
 
     body = signed_in("bob").get("/").content.decode()
 
-    assert "Team dinner in Pune, Rs 45,000.00" in body
+    assert "Team dinner in Pune, ₹45,000.00" in body
     assert "Expense claim R-11" in body
     assert "Manager step" in body
 
@@ -170,4 +170,4 @@ def test_the_migration_fills_the_line_as_the_command_path_projects_it(acme, api)
     migration.fill_summaries(apps, None)
 
     assert set(Workflow.objects.values_list("pk", "summary", "amount_display")) == live
-    assert ("Hotel, Rs 45,000.00", "Rs 45,000.00") in {(s, a) for _, s, a in live}
+    assert ("Hotel, ₹45,000.00", "₹45,000.00") in {(s, a) for _, s, a in live}

@@ -39,7 +39,7 @@ workflows = st.builds(
     public_status=text,
     summary=text,
     # blank when the request has no amount: the answer's null
-    amount_display=st.sampled_from(["", "Rs 45,000.00"]) | text,
+    amount_display=st.sampled_from(["", "₹45,000.00"]) | text,
 )
 tasks = st.builds(
     ListedTask,

@@ -18,7 +18,7 @@ from ..helpers import decide
 pytestmark = pytest.mark.django_db
 
 KEY = "purchase-signing"
-ABOVE = 20_000_000  # Rs 2,00,000.00, above the VP's Rs 1,00,000.00
+ABOVE = 20_000_000  # ₹2,00,000.00, above the VP's ₹1,00,000.00
 BELOW = 5_000_000
 DEFINITION: dict[str, Any] = {
     "key": KEY,
@@ -130,9 +130,9 @@ def test_the_workflow_page_says_who_is_asked_and_why(acme: Any, api: Any) -> Non
 
     # then: the time line, the status and the diagram in people's words
     assert (
-        "The Signing step asked all of Bob and Victor (as the amount is above Rs 1,00,000.00)"
+        "The Signing step asked all of Bob and Victor (as the amount is above ₹1,00,000.00)"
         in page
     )
     assert "Waiting for Bob, Victor (Signing)" in page
-    assert "Victor too, above Rs 1,00,000.00" in page
+    assert "Victor too, above ₹1,00,000.00" in page
     assert "victor" not in page.replace("Victor", "")

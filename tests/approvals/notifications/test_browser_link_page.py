@@ -58,7 +58,7 @@ def test_the_confirmation_page_leads_with_the_summary_and_links_to_the_request(
     # then the page leads with what the money is for, and links to the whole request
     expect(page.get_by_role("heading", name="Reject this request?")).to_be_visible()
     lead = page.locator("h1 + p")
-    expect(lead).to_have_text("Hotel for the Pune offsite, Rs 45,000.00")
+    expect(lead).to_have_text("Hotel for the Pune offsite, ₹45,000.00")
     full = page.get_by_role("link", name="See the full request")
     expect(full).to_have_attribute("href", f"/workflows/{wid}")
     expect(page.get_by_text("Expense claim E-2001")).to_be_visible()

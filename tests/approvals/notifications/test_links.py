@@ -60,7 +60,7 @@ class TestLinks:
 
         assert page.status_code == 200
         html = page.content.decode()
-        for shown in ("Approve this request?", "Expense claim", "Rs 45,000.00", "Alice", "Manager"):
+        for shown in ("Approve this request?", "Expense claim", "₹45,000.00", "Alice", "Manager"):
             assert shown in html
         assert "csrfmiddlewaretoken" in html
         assert "Skunkworks-7" not in html  # the data beyond the summary stays out
@@ -79,7 +79,7 @@ class TestLinks:
         )
 
         assert done.status_code == 200, done.content[:400]
-        assert "You approved Expense claim Rs 45,000.00 from Alice" in done.content.decode()
+        assert "You approved Expense claim ₹45,000.00 from Alice" in done.content.decode()
         assert decisions(wid) == [("bob", "approve")]
         event = WorkflowEvent.objects.get(workflow_id=wid, type="DecisionRecorded")
         assert event.payload["comment"] == "Fine"

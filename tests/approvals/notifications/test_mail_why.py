@@ -28,7 +28,7 @@ from ..helpers import decide, run_activities, start_expense
 pytestmark = pytest.mark.django_db
 DAY = dt.timedelta(days=1)
 HOTEL = "Hotel for the Pune offsite"
-LINE = f"{HOTEL}, Rs 45,000.00"  # the expense template's summary: description, amount
+LINE = f"{HOTEL}, ₹45,000.00"  # the expense template's summary: description, amount
 # A budget request: the budget is reserved first, then the manager decides; a
 # rejection undoes the reservation. Its reserve step says in its own words why it fails.
 BUDGET: dict[str, Any] = {
@@ -222,7 +222,7 @@ def test_a_rejection_ended_after_its_undo_still_names_who_and_why(acme):
 
     row = only(wid, "outcome_rejected")
     text = text_of(row)
-    assert row.subject == "Rejected by Bob: your Team offsite, Rs 50,000.00"
+    assert row.subject == "Rejected by Bob: your Team offsite, ₹50,000.00"
     assert 'Reason (Bob): "Offsite is off"' in text
     assert_people_words(row)
 
@@ -250,7 +250,7 @@ def test_a_failure_says_the_steps_own_failure_text_never_the_error(acme):
 
     row = only(wid, "outcome_failed")
     text = text_of(row)
-    assert row.subject == "Could not be completed: your Team offsite, Rs 1,50,00,000.00"
+    assert row.subject == "Could not be completed: your Team offsite, ₹1,50,00,000.00"
     assert (
         "Why: The department budget has no room for this request. "
         "The steps already done were undone." in text

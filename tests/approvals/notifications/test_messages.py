@@ -45,10 +45,10 @@ def only(wid: str, kind: str) -> MailMessage:
 @pytest.mark.parametrize(
     ("minor", "currency", "shown"),
     [
-        (4_500_000, "INR", "Rs 45,000.00"),
-        (10_000_000, "INR", "Rs 1,00,000.00"),
-        (1_234_567_890, "INR", "Rs 1,23,45,678.90"),
-        (5, "INR", "Rs 0.05"),
+        (4_500_000, "INR", "₹45,000.00"),
+        (10_000_000, "INR", "₹1,00,000.00"),
+        (1_234_567_890, "INR", "₹1,23,45,678.90"),
+        (5, "INR", "₹0.05"),
         (123_456_789, "USD", "$1,234,567.89"),
         (1500, "JPY", "JPY 1,500"),
         (-250, "EUR", "-€2.50"),
@@ -64,11 +64,11 @@ def test_a_new_task_mails_the_assignee_with_amount_requester_and_links(acme, api
     [row] = MailMessage.objects.filter(workflow_id=wid)
     assert (row.recipient.username, row.kind, row.status) == ("bob", "task_assigned", "pending")
     assert row.to_address == "bob@acme.example"
-    assert row.subject == "Please approve: Expense claim Rs 45,000.00 from Alice"
+    assert row.subject == "Please approve: Expense claim ₹45,000.00 from Alice"
     text, html = mail_bodies(row)
     first_line = text.splitlines()[0]
-    assert "Rs 45,000.00" in first_line and "Alice" in first_line
-    assert "Rs 45,000.00" in html and "Alice" in html
+    assert "₹45,000.00" in first_line and "Alice" in first_line
+    assert "₹45,000.00" in html and "Alice" in html
     assert text.count("/mail/links/") == 2
     assert "Approve: http" in text and "Reject: http" in text
     assert row.message_id == f"<wf-{wid}-{row.event_seq}-{row.recipient_id}@approvals.127.0.0.1>"
@@ -87,7 +87,7 @@ def test_each_step_and_the_outcome_tell_the_right_people_once(acme, api):
         ("alice", "outcome_approved"),
     ]
     outcome = only(wid, "outcome_approved")
-    assert outcome.subject == "Approved: your Expense claim Rs 45,000.00"
+    assert outcome.subject == "Approved: your Expense claim ₹45,000.00"
     assert "/mail/links/" not in mail_bodies(outcome)[0]  # nothing to decide
     # one row per event and recipient, whatever the number of projections
     wf = Workflow.objects.get(pk=wid)
@@ -105,7 +105,7 @@ def test_reminder_and_escalation(acme, api):
         assert timer_drain() == 1
     reminder = only(wid, "reminder")
     assert reminder.recipient.username == "bob"
-    assert reminder.subject.startswith("Reminder: Expense claim Rs 45,000.00 from Alice")
+    assert reminder.subject.startswith("Reminder: Expense claim ₹45,000.00 from Alice")
     assert mail_bodies(reminder)[0].count("/mail/links/") == 2
 
     with clock.shifted(2 * DAY + dt.timedelta(seconds=1)):
@@ -126,8 +126,8 @@ def test_send_back_reject_and_cancel_tell_the_submitter(acme, api):
     )
     row = only(sent_back, "sent_back")
     assert row.recipient.username == "alice"
-    assert row.subject == "Sent back by Bob: your Expense claim Rs 45,000.00"
-    assert "Bob sent your Expense claim Rs 45,000.00 back" in mail_bodies(row)[0].splitlines()[0]
+    assert row.subject == "Sent back by Bob: your Expense claim ₹45,000.00"
+    assert "Bob sent your Expense claim ₹45,000.00 back" in mail_bodies(row)[0].splitlines()[0]
     assert 'What to change (Bob): "Add receipts"' in mail_bodies(row)[0]
 
     rejected = start_expense(api("alice"), 4_500_000, subject="E-rj").json()["workflowId"]
@@ -209,7 +209,7 @@ def test_the_digest_collects_a_persons_rows_into_one_mail(acme, api):
     [digest] = mail.outbox
     assert digest.to == ["bob@acme.example"]
     assert digest.subject == "Your approvals digest: 2 waiting for you, 0 updates"
-    assert "Rs 45,000.00" in digest.body and "Rs 2,00,000.00" in digest.body
+    assert "₹45,000.00" in digest.body and "₹2,00,000.00" in digest.body
     assert f"/workflows/{first}" in digest.body and f"/workflows/{second}" in digest.body
     assert set(digest_rows.values_list("status", flat=True)) == {"sent"}
 
@@ -219,7 +219,7 @@ def test_the_command_stores_the_facts_and_the_sender_keeps_the_bodies_it_sent(ac
     row = only(wid, "task_assigned")
     # Rendering waits for the sender: the command's transaction holds only the facts.
     assert (row.text_body, row.html_body) == ("", "")
-    assert row.context["amount"] == "Rs 45,000.00" and row.context["requester"] == "Alice"
+    assert row.context["amount"] == "₹45,000.00" and row.context["requester"] == "Alice"
     # No link is signed in the transaction: the row keeps what the links grant.
     assert "/mail/links/" not in json.dumps(row.context)
     assert row.context["link"] == {
@@ -293,7 +293,7 @@ def test_a_line_break_in_a_title_or_a_name_is_folded_so_the_task_mail_goes_out(a
     row = MailMessage.objects.get(workflow_id=wid)
 
     assert (
-        row.subject == "Please approve: Expense claim Rs 45,000.00 from Alice Bcc: eve@example.com"
+        row.subject == "Please approve: Expense claim ₹45,000.00 from Alice Bcc: eve@example.com"
     )
     assert mail_send()["sent"] == 1
     [sent] = mail.outbox

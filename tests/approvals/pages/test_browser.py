@@ -66,7 +66,7 @@ def test_submit_approve_from_inbox_and_from_the_workflow_page(
     alice.get_by_role("button", name="Submit").click()
     expect(alice.locator(".status")).to_have_text("Waiting: Manager")
     expect(alice.locator(".status-sentence")).to_contain_text("Waiting for Bob (Manager) since")
-    expect(alice.locator("dl.data")).to_contain_text("Rs 45,000.00")
+    expect(alice.locator("dl.data")).to_contain_text("₹45,000.00")
     wf = Workflow.objects.get(subject_id="E-2026-001")
     assert wf.data["amountPaise"] == 4_500_000
     expect(alice.locator('svg.diagram [data-step="manager"]')).to_have_class("node step current")
@@ -76,7 +76,7 @@ def test_submit_approve_from_inbox_and_from_the_workflow_page(
     bob = sign_in(browser, base, "bob")
     row = bob.locator(f'li[data-workflow="{wf.pk}"]')
     expect(row).to_contain_text("E-2026-001")
-    expect(row).to_contain_text("Rs 45,000.00")
+    expect(row).to_contain_text("₹45,000.00")
     expect(row).to_contain_text("from Alice")
     expect(row).to_contain_text("Manager step")
     shot(bob, "inbox")
@@ -103,14 +103,14 @@ def test_submit_approve_from_inbox_and_from_the_workflow_page(
     expect(history).to_contain_text("Alice submitted the request")
     expect(history).to_contain_text("Bob approved the Manager step: “OK, within budget”")
     expect(history).to_contain_text(
-        "The VP step was skipped: the condition amount > Rs 1,00,000.00 did not hold"
+        "The VP step was skipped: the condition amount > ₹1,00,000.00 did not hold"
     )
     expect(history).to_contain_text("Fiona approved the Finance step")
     expect(history).to_contain_text("The request was approved")
     diagram = alice.locator("svg.diagram")
     expect(diagram).to_be_visible()
     expect(diagram.locator('[data-step="vp"]')).to_have_class("node step skipped")
-    expect(diagram).to_contain_text("if amount > Rs 1,00,000.00")
+    expect(diagram).to_contain_text("if amount > ₹1,00,000.00")
     shot(alice, "workflow")
     alice.set_viewport_size({"width": 380, "height": 800})
     shot(alice, "workflow-narrow")
@@ -176,7 +176,7 @@ def test_bob_sends_back_and_alice_edits_and_resubmits(
     expect(history).to_contain_text("Bob sent back the Manager step: “Attach the receipt total”")
     expect(history).to_contain_text("Alice changed the request and resubmitted it")
     expect(history.locator('li[data-kind="ApprovalRequested"]')).to_have_count(2)
-    expect(alice.locator("dl.data")).to_contain_text("Rs 44,500.50")
+    expect(alice.locator("dl.data")).to_contain_text("₹44,500.50")
 
 
 def test_a_second_click_on_the_same_rendered_button_is_recorded_once(
@@ -263,7 +263,7 @@ def test_approving_selected_rows_at_once_by_keyboard_and_the_other_pages(
     bob.get_by_role("button", name="Approve selected").focus()
     bob.keyboard.press("Enter")
     expect(bob.locator("#confirm-decision")).to_contain_text(
-        "Approve 2 requests, Rs 90,001.00 in all?"
+        "Approve 2 requests, ₹90,001.00 in all?"
     )
     bob.keyboard.press("Shift+Tab")  # from "Keep it" (focused first) to the approval
     bob.keyboard.press("Enter")

@@ -47,7 +47,7 @@ def test_the_inbox_reads_summaries_and_names_the_step_a_moved_task_waits_for(
     _expense("R-9", "Conference tickets", 1_25_00_000)
     bob = sign_in(browser, live_server.url, "bob")
     row = bob.locator(f'li[data-workflow="{dinner}"]')
-    expect(row.locator(".summary")).to_have_text("Team dinner in Pune, Rs 45,000.00")
+    expect(row.locator(".summary")).to_have_text("Team dinner in Pune, ₹45,000.00")
     expect(row).to_contain_text("Expense claim R-8")
     expect(row).to_contain_text("Manager step")
     shot(bob, "inbox-summaries")

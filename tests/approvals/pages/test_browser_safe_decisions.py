@@ -125,7 +125,7 @@ def test_reject_asks_first_naming_the_request(
     row.get_by_role("button", name="Reject").click()
 
     expect(dialog).to_be_visible()
-    expect(dialog).to_contain_text("Reject Expense claim R-8 from Alice, Rs 45,000.00?")
+    expect(dialog).to_contain_text("Reject Expense claim R-8 from Alice, ₹45,000.00?")
     shot(bob, "inbox-confirm-reject")
     dialog.get_by_role("button", name="Keep it").click()
     expect(dialog).not_to_be_visible()
@@ -142,7 +142,7 @@ def test_reject_asks_first_naming_the_request(
     bob.goto(f"{base}/workflows/{other}")
     bob.locator("#decision-comment").fill("Duplicate of R-8")
     bob.get_by_role("button", name="Reject").click()
-    expect(dialog).to_contain_text("Reject Expense claim R-9 from Alice, Rs 45,000.00?")
+    expect(dialog).to_contain_text("Reject Expense claim R-9 from Alice, ₹45,000.00?")
     shot(bob, "workflow-confirm-reject")
     dialog.get_by_role("button", name="Reject").click()
     expect(bob.locator(".status")).to_have_attribute("data-status", "PENDING_SUBMITTER")
@@ -157,7 +157,7 @@ def test_reject_asks_first_naming_the_request(
     plain.locator("#decision-comment").fill("Wrong department")
     plain.get_by_role("button", name="Reject").click()
     expect(plain.get_by_role("heading", level=1)).to_have_text(
-        "Reject Expense claim R-10 from Alice, Rs 45,000.00?"
+        "Reject Expense claim R-10 from Alice, ₹45,000.00?"
     )
     expect(plain.get_by_label("Reason")).to_have_value("Wrong department")
     shot(plain, "confirm-reject-page")
@@ -223,7 +223,7 @@ def test_approving_selected_rows_says_how_many_and_how_much_first(
 
     bob.get_by_role("button", name="Approve selected").click()
 
-    expect(dialog).to_contain_text("Approve 3 requests, Rs 1,35,000.00 in all?")
+    expect(dialog).to_contain_text("Approve 3 requests, ₹1,35,000.00 in all?")
     shot(bob, "inbox-confirm-bulk")
     dialog.get_by_role("button", name="Keep it").click()
     _settled(bob)

@@ -42,7 +42,7 @@ def test_searching_by_keyboard_with_the_apis_parameters(
     rows = alice.locator("table.tasks tbody tr")
     expect(rows).to_have_count(1)
     expect(rows.first).to_have_attribute("data-workflow", trip)
-    expect(rows.first).to_contain_text("Rs 45,000.00")
+    expect(rows.first).to_contain_text("₹45,000.00")
     query = parse_qs(urlparse(alice.url).query)
     assert query["text"] == ["trip"] and query["status"] == ["PENDING_MANAGER"]
     shot(alice, "search-results")

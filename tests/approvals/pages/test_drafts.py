@@ -58,7 +58,7 @@ def test_my_requests_lists_my_drafts_first_with_their_actions(acme):
     page = alice.get("/workflows/").content.decode()
 
     assert page.index("Drafts") < page.index(f'data-draft="{draft.pk}"') < page.index("E-SUBMITTED")
-    assert "Expense claim E-77" in page and "Rs 450.00" in page
+    assert "Expense claim E-77" in page and "₹450.00" in page
     assert f"/workflows/new?template=expense-approval&amp;draft={draft.pk}" in page
     assert f'action="/drafts/{draft.pk}/submit"' in page
     assert f'href="/drafts/{draft.pk}/delete"' in page

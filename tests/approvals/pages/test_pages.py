@@ -56,7 +56,7 @@ def test_the_inbox_shows_amount_requester_step_and_due(acme: Any) -> None:
     _start(acme, "E-show")
     body = _browser("bob").get("/").content.decode()
     assert "Expense claim E-show" in body
-    assert "Rs 45,000.00" in body
+    assert "₹45,000.00" in body
     assert "from Alice" in body
     assert "Manager step" in body
     assert "amountPaise" not in body
@@ -203,7 +203,7 @@ def test_a_resubmission_changes_the_data_and_shows_both_rounds(acme: Any) -> Non
     lines = [line.text for line in good.context["timeline"]]
     assert "Alice changed the request and resubmitted it" in lines
     assert sum(1 for line in lines if line == "The Manager step asked Bob") == 2
-    assert "Rs 46,000.00" in good.content.decode()
+    assert "₹46,000.00" in good.content.decode()
     # answered: neither the page nor the list offers the form again, and a second
     # resubmission records nothing
     assert alice.get(f"/workflows/{wid}").context["sent_back"] is False

@@ -97,7 +97,7 @@ def test_a_rejected_and_undone_request_reads_in_words(acme: Any) -> None:
 
     assert "Undoing the steps already done, as the request was rejected" in text
     assert "IT admins group" in text
-    assert "Rs 90,000.00" in text
+    assert "₹90,000.00" in text
     assert_people_words(text)
 
 
@@ -109,7 +109,7 @@ def test_a_failed_request_reads_in_words(acme: Any) -> None:
 
     assert "The Reserve budget step did not pass" in text
     assert "Could not be completed" in text
-    assert "Rs 1,50,00,000.00" in text
+    assert "₹1,50,00,000.00" in text
     assert_people_words(text)
 
 

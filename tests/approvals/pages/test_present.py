@@ -27,16 +27,16 @@ AT = dt.datetime(2026, 12, 2, 8, 45, tzinfo=dt.UTC)
 def test_money_is_shown_in_currency_units_through_the_schema_annotation() -> None:
     schema = EXPENSE["schema"]
     assert present.money_fields(schema) == {"amountPaise": "currency"}
-    assert present.format_value(schema, DATA, "amountPaise") == "Rs 45,000.00"
+    assert present.format_value(schema, DATA, "amountPaise") == "₹45,000.00"
     assert present.format_value(schema, {**DATA, "currency": "USD"}, "amountPaise") == (
         "$45,000.00"
     )
     assert present.key_figures(schema, {**DATA, "amountPaise": 10_000_000_00}) == (
-        "Rs 1,00,00,000.00"
+        "₹1,00,00,000.00"
     )
     # the currency is shown within the amount, not on a line of its own
     assert present.data_rows(schema, DATA)[:2] == [
-        ("Amount", "Rs 45,000.00"),
+        ("Amount", "₹45,000.00"),
         ("Department", "eng"),
     ]
 
@@ -50,7 +50,7 @@ def test_enum_values_read_as_words_but_codes_stay() -> None:
 def test_conditions_read_with_field_titles_and_amounts() -> None:
     assert (
         present.condition_words("data.amountPaise > 10000000", EXPENSE["schema"], DATA)
-        == "amount > Rs 1,00,000.00"
+        == "amount > ₹1,00,000.00"
     )
     assert (
         present.condition_words("data.category == 'IT_HARDWARE'", PURCHASE["schema"], {})
@@ -122,7 +122,7 @@ SENTENCES = [
     (
         ("StepSkipped", "bob"),
         {"step": "vp"},
-        "The VP step was skipped: the condition amount > Rs 1,00,000.00 did not hold",
+        "The VP step was skipped: the condition amount > ₹1,00,000.00 did not hold",
     ),
     (
         ("ApproversExcluded", "alice"),
@@ -362,7 +362,7 @@ def test_the_diagram_marks_the_position_and_puts_conditions_on_edges() -> None:
     assert svg.startswith("<svg") and "<script" not in svg
     assert 'class="node step current" data-step="finance"' in svg
     assert 'class="node step skipped" data-step="vp"' in svg
-    assert "if amount &gt; Rs 1,00,000.00" in svg
+    assert "if amount &gt; ₹1,00,000.00" in svg
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,5 @@
 """Approvers chosen by a condition, in people's words: the diagram says "Victor too,
-above Rs 1,00,000.00" and the history says who was asked and why."""
+above ₹1,00,000.00" and the history says who was asked and why."""
 
 from __future__ import annotations
 
@@ -42,12 +42,12 @@ def test_the_diagram_puts_a_rule_chosen_approver_on_a_line_of_their_own_in_rupee
 
     assert _sub_lines(svg) == [
         "the manager and the Finance group",
-        "Victor too, above Rs 1,00,000.00",
-        "Cora too, from Rs 5,00,000.00",
+        "Victor too, above ₹1,00,000.00",
+        "Cora too, from ₹5,00,000.00",
     ]
     # the box grows by a line for each, and its tooltip carries them too
     assert f'height="{BOX_H + 2 * SUB_LINE}" rx="6"' in svg
-    assert "Signing: always; Victor too, above Rs 1,00,000.00; Cora too" in svg
+    assert "Signing: always; Victor too, above ₹1,00,000.00; Cora too" in svg
 
 
 def test_a_condition_on_other_data_reads_as_words_and_an_only_conditional_set_has_no_too() -> None:
@@ -63,7 +63,7 @@ def test_without_names_the_diagram_still_reads_the_rule() -> None:
 
     assert _sub_lines(workflow_svg(raw, data={})) == [
         "the Finance group",
-        "victor too, below Rs 1.00",
+        "victor too, below ₹1.00",
     ]
 
 
@@ -85,7 +85,7 @@ def test_the_history_says_a_rule_chosen_approver_was_asked_because_of_the_condit
     text = present.sentence("ApprovalRequested", payload, actor=None, on_behalf_of=None, ctx=ctx)
 
     assert text == (
-        "The Signing step asked all of Bob and Victor (as the amount is above Rs 1,00,000.00)"
+        "The Signing step asked all of Bob and Victor (as the amount is above ₹1,00,000.00)"
     )
 
 

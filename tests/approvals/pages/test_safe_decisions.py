@@ -62,7 +62,7 @@ def test_a_rejection_asks_on_a_page_naming_the_request_before_it_records(acme: A
 
     assert asked.status_code == 200
     page = asked.content.decode()
-    assert "Reject Expense claim R-8 from Alice, Rs 45,000.00?" in page
+    assert "Reject Expense claim R-8 from Alice, ₹45,000.00?" in page
     assert 'name="confirmed" value="yes"' in page and "No receipt" in page
     assert _decisions(wid) == []
 

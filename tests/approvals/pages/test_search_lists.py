@@ -212,15 +212,15 @@ def test_the_export_is_the_whole_result_in_peoples_words(claims, thirty, api):
     laptop, hotel = rows[1], rows[2]
     assert laptop[:5] == [
         "LAPTOP-7",
-        "Laptop for the new hire, Rs 90,000.00",
-        "Rs 90,000.00",
+        "Laptop for the new hire, ₹90,000.00",
+        "₹90,000.00",
         "Waiting: Finance",
         "Alice",
     ]
     assert hotel[:5] == [
         "TRIP-1",
-        f"{HOTEL}, Rs 45,000.00",
-        "Rs 45,000.00",
+        f"{HOTEL}, ₹45,000.00",
+        "₹45,000.00",
         "Waiting: Manager",
         "Alice",
     ]

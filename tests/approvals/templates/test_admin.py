@@ -139,7 +139,7 @@ def test_preview_shows_the_diff_and_the_try_it_run_and_saves_nothing(acme: Tenan
     assert re.search(r'<div class="del">-\s+' + when.format(10000000), page)
     assert re.search(r'<div class="add">\+\s+' + when.format(4000000), page)
     assert "1 line in, 1 line out." in page
-    # the VP step now runs for Rs 45,000.00: victor took the manager step over when
+    # the VP step now runs for ₹45,000.00: victor took the manager step over when
     # its deadline passed, so four eyes rule him out and the VP step's fallback is asked
     assert "<td>VP</td><td>Asks cora</td>" in page
     assert "Please correct" not in page
@@ -379,7 +379,7 @@ def test_try_it_takes_the_sample_request_as_employees_fill_it_in(acme: Tenant) -
     response = fiona.post(url, {**claim, "try-amountPaise": "1,50,000"})
 
     vp = [r for r in response.context["trial_rows"] if r.step == "VP"]
-    assert vp and not any(r.what.startswith("Skipped") for r in vp)  # Rs 1,50,000 > 1,00,000
+    assert vp and not any(r.what.startswith("Skipped") for r in vp)  # ₹1,50,000 > 1,00,000
 
     response = fiona.post(url, {**claim, "try-amountPaise": "lots"})
 

@@ -92,7 +92,7 @@ def test_the_change_page_shows_the_approver_s_condition(acme: Tenant) -> None:
     page = _as("fiona").get(f"{BASE}/{template.pk}/change/").content.decode()
 
     assert 'name="when-sign-by-1-0-value" value="1,00,000"' in page  # in its builder
-    assert "Victor too, above Rs 1,00,000.00" in page  # and in the diagram
+    assert "Victor too, above ₹1,00,000.00" in page  # and in the diagram
 
 
 def test_saving_the_editor_keeps_the_approver_s_condition(acme: Tenant) -> None:
@@ -148,7 +148,7 @@ def test_a_condition_that_does_not_compile_is_refused_at_the_approver_s_field(
         (20_000_000, "Asks bob and victor (all must approve); victor as the amount is above"),
         (
             5_000_000,
-            "Asks bob (all must approve); not victor: only when the amount is above Rs 1,00,000.00",
+            "Asks bob (all must approve); not victor: only when the amount is above ₹1,00,000.00",
         ),
     ],
     ids=["condition-true", "condition-false"],

@@ -1,6 +1,6 @@
-"""fiona, a finance admin, lowers the VP's threshold of expense claims from Rs 1,00,000 to
-Rs 50,000 in a real headless Chromium, in rupees, with the condition builder: she reads
-what changes in words, tries a Rs 60,000 claim through the form employees fill in,
+"""fiona, a finance admin, lowers the VP's threshold of expense claims from ₹1,00,000 to
+₹50,000 in a real headless Chromium, in rupees, with the condition builder: she reads
+what changes in words, tries a ₹60,000 claim through the form employees fill in,
 publishes, and a new claim of that size goes to the VP. Retire asks first, naming its
 effect; saving with no change publishes nothing. axe-core finds nothing on the editor."""
 
@@ -25,7 +25,7 @@ pytestmark = [
 ]
 
 SHOTS = Path(__file__).resolve().parents[3] / "screenshots"
-CLAIM = 6_000_000  # Rs 60,000.00: below version 1's VP threshold, above version 2's
+CLAIM = 6_000_000  # ₹60,000.00: below version 1's VP threshold, above version 2's
 
 
 def _admin(browser: Any, base: str) -> Page:
@@ -54,7 +54,7 @@ def test_fiona_moves_the_vp_threshold_in_rupees(
     expect(page.get_by_label("Step 1: Deadline: how many")).to_have_value("2")
     assert_accessible(page, "the workflow template editor")
 
-    # when she lowers the VP's threshold in rupees and tries a Rs 60,000 claim by alice
+    # when she lowers the VP's threshold in rupees and tries a ₹60,000 claim by alice
     threshold = page.get_by_label("Step 2, VP, condition 1: value in rupees")
     expect(threshold).to_have_value("1,00,000")
     expect(page.get_by_label("Step 2, VP, condition 1: comparison")).to_have_value(">")
@@ -68,10 +68,10 @@ def test_fiona_moves_the_vp_threshold_in_rupees(
     preview = page.locator("#preview")
     expect(preview).to_contain_text("Preview only: nothing is published")
     expect(preview.locator("#changes")).to_contain_text(
-        "VP: approves when Amount is above Rs 50,000.00 (was Rs 1,00,000.00)"
+        "VP: approves when Amount is above ₹50,000.00 (was ₹1,00,000.00)"
     )
     vp_row = page.locator("#trial tbody tr", has_text="VP").first
-    expect(vp_row).not_to_contain_text("Skipped")  # Rs 60,000 now reaches the VP
+    expect(vp_row).not_to_contain_text("Skipped")  # ₹60,000 now reaches the VP
     expect(preview.locator("svg.diagram")).to_have_count(1)  # the draft's flow beside it
     expect(page.get_by_label("Step 2, VP, condition 1: value in rupees")).to_have_value("50,000")
     assert WorkflowTemplate.objects.filter(key=EXPENSE).count() == 1
@@ -84,7 +84,7 @@ def test_fiona_moves_the_vp_threshold_in_rupees(
     v2 = WorkflowTemplate.objects.get(tenant=acme, key=EXPENSE, version=2)
     assert v2.definition["steps"][1]["when"] == "data.amountPaise > 5000000"
 
-    # then a new Rs 60,000 claim goes to the VP after the manager
+    # then a new ₹60,000 claim goes to the VP after the manager
     claim = start_expense(api("alice"), CLAIM, subject="E-60k").json()["workflowId"]
     assert decide(api("bob"), claim, "approve", "b-1").status_code == 200
     assert Workflow.objects.get(pk=claim).current_step == "vp"

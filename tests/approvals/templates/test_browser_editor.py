@@ -21,7 +21,7 @@ pytestmark = [
     pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Chromium is not installed"),
 ]
 
-AMOUNT = 4_500_000  # Rs 45,000.00: below the VP's threshold of version 1, above version 2's
+AMOUNT = 4_500_000  # ₹45,000.00: below the VP's threshold of version 1, above version 2's
 FIELD = "rjf§steps§{step}§{name}"
 
 
@@ -50,7 +50,7 @@ def test_a_finance_admin_changes_a_deadline_and_a_threshold(
     page.fill("#id_try-department", "x")
     page.click("input[name=_preview]")
 
-    # then she sees what changes and what a Rs 45,000.00 claim would do, unpublished
+    # then she sees what changes and what a ₹45,000.00 claim would do, unpublished
     expect(page.locator("#preview")).to_contain_text("Preview only: nothing is published")
     diff = page.locator("#diff")
     expect(diff.locator(".del")).to_contain_text(['"P2D"', '"data.amountPaise > 10000000"'])

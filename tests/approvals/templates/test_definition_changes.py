@@ -76,7 +76,7 @@ CASES: list[tuple[str, Callable[[dict[str, Any]], None], list[str]]] = [
     (
         "threshold-in-rupees",
         _threshold,
-        ["VP: approves when Amount is above Rs 50,000.00 (was Rs 1,00,000.00)"],
+        ["VP: approves when Amount is above ₹50,000.00 (was ₹1,00,000.00)"],
     ),
     ("new-step-with-its-place", _new_ceo, ["New step: CEO, after VP"]),
     ("removed-step", _no_legal, ["Step removed: Manager"]),
@@ -146,7 +146,7 @@ def test_the_compare_page_shows_the_changes_in_words_and_folds_the_json(acme: Te
 
     words = page.index('<ul class="wt-changes" id="changes">')
     assert "<li>New step: CEO, after VP</li>" in page
-    assert "<li>VP: approves when Amount is above Rs 50,000.00 (was Rs 1,00,000.00)</li>" in page
+    assert "<li>VP: approves when Amount is above ₹50,000.00 (was ₹1,00,000.00)</li>" in page
     fold = page.index('<details class="wt-technical"><summary>Technical details')
     assert words < fold < page.index('<div class="wt-diff" id="diff">')
     assert "&quot;data.amountPaise &gt; 5000000&quot;" in page[fold:]

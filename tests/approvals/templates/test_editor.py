@@ -74,7 +74,7 @@ def test_a_money_field_keeps_its_currency_and_limits() -> None:
     prop = from_editor(doc, definition)["schema"]["properties"]["amountPaise"]
 
     assert prop["x-money"] == {"currency": "currency"}
-    assert (prop["type"], prop["minimum"], prop["maximum"]) == ("integer", 1, 50_000)  # Rs 500
+    assert (prop["type"], prop["minimum"], prop["maximum"]) == ("integer", 1, 50_000)  # ₹500
 
 
 @pytest.mark.parametrize(

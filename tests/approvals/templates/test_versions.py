@@ -23,7 +23,7 @@ from ..helpers import EXPENSE, decide, start_expense
 
 pytestmark = pytest.mark.django_db
 
-AMOUNT = 4_500_000  # Rs 45,000.00: manager, then finance; the VP only above Rs 1,00,000.00
+AMOUNT = 4_500_000  # ₹45,000.00: manager, then finance; the VP only above ₹1,00,000.00
 
 
 def _lower_the_vp_threshold(acme: Tenant) -> WorkflowTemplate:
@@ -31,7 +31,7 @@ def _lower_the_vp_threshold(acme: Tenant) -> WorkflowTemplate:
     assert newest is not None
     doc = dict(newest.definition)
     doc["steps"] = [dict(s) for s in doc["steps"]]
-    doc["steps"][1]["when"] = "data.amountPaise > 4000000"  # Rs 40,000.00
+    doc["steps"][1]["when"] = "data.amountPaise > 4000000"  # ₹40,000.00
     return workflow_template_publish(tenant=acme, definition=doc)
 
 
