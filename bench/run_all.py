@@ -38,6 +38,7 @@ BENCHES: list[tuple[str, list[str]]] = [
     ("mail_drain.py", []),
     ("long_history.py", []),
     ("profile_decisions.py", []),
+    ("cpu_per_op.py", []),
     ("offline_verify.py", []),
     ("analytics.py", []),
     ("upload_rss.py", []),
