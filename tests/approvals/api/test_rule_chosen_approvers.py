@@ -130,8 +130,7 @@ def test_the_workflow_page_says_who_is_asked_and_why(acme: Any, api: Any) -> Non
 
     # then: the time line, the status and the diagram in people's words
     assert (
-        "The Signing step asked all of Bob and Victor (as the amount is above ₹1,00,000.00)"
-        in page
+        "The Signing step asked all of Bob and Victor (as the amount is above ₹1,00,000.00)" in page
     )
     assert "Waiting for Bob, Victor (Signing)" in page
     assert "Victor too, above ₹1,00,000.00" in page

@@ -292,9 +292,7 @@ def test_a_line_break_in_a_title_or_a_name_is_folded_so_the_task_mail_goes_out(a
     wid = start_expense(api("alice"), 4_500_000).json()["workflowId"]
     row = MailMessage.objects.get(workflow_id=wid)
 
-    assert (
-        row.subject == "Please approve: Expense claim ₹45,000.00 from Alice Bcc: eve@example.com"
-    )
+    assert row.subject == "Please approve: Expense claim ₹45,000.00 from Alice Bcc: eve@example.com"
     assert mail_send()["sent"] == 1
     [sent] = mail.outbox
     assert "\n" not in sent.subject and "\r" not in sent.subject

@@ -260,8 +260,7 @@ SENTENCES = [
     (
         ("WorkflowRestarted", "victor"),
         {"actor": "victor", "reason": "ERP is back", "step": "finance", "restarted_as": "x"},
-        "Victor started the request again as a new request, in place of this one: "
-        "ERP is back",
+        "Victor started the request again as a new request, in place of this one: ERP is back",
     ),
     (
         ("UndoRetried", "victor"),
