@@ -25,6 +25,16 @@ class PendingTask(models.Model):
     # The username of the person who left and whose task this was handed on from (a
     # TaskReassigned of reason handed_on), shown in the inbox; "" for any other task.
     handed_on_from = models.CharField(max_length=150, blank=True, default="", db_default="")
+    # What the inbox page sorts and filters on, copied from the workflow when the row is
+    # written (runtime.projections.task_facts; a rebuild derives the same), so a page of
+    # a person's tasks is read from this table's indexes alone (migration 0032): the
+    # kind, the amount in minor units (the first money field the data holds), the
+    # requester's sort name (first name, else username, in lower case) and a lower-case
+    # search text (summary, reference, the requester's names).
+    template_key = models.CharField(max_length=64, blank=True, default="", db_default="")
+    amount_minor = models.BigIntegerField(null=True, blank=True)
+    requester_key = models.CharField(max_length=150, blank=True, default="", db_default="")
+    search_text = models.TextField(blank=True, default="", db_default="")
 
     class Meta:
         constraints = [
@@ -33,6 +43,28 @@ class PendingTask(models.Model):
         indexes = [
             # The inbox query: WHERE tenant AND assignee ORDER BY due_at, id (keyset).
             models.Index(fields=["tenant", "assignee", "due_at", "id"], name="task_inbox"),
+            # The inbox page's other sorts and its kind filter, each a walk of one index.
+            models.Index(
+                "tenant",
+                "assignee",
+                models.F("amount_minor").desc(nulls_last=True),
+                "due_at",
+                "id",
+                name="task_inbox_amount",
+            ),
+            models.Index(
+                fields=["tenant", "assignee", "created_at", "id"], name="task_inbox_waiting"
+            ),
+            models.Index(
+                fields=["tenant", "assignee", "requester_key", "due_at", "id"],
+                name="task_inbox_requester",
+            ),
+            models.Index(
+                fields=["tenant", "assignee", "template_key", "due_at", "id"],
+                name="task_inbox_kind",
+            ),
+            # On PostgreSQL, migration 0032 adds ``task_inbox_search``: a GIN index of
+            # (tenant, assignee, search_text trigrams) for the inbox's text search.
         ]
 
 

@@ -6,7 +6,7 @@ is handed to the workers after commit through ``dispatch``."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from django.conf import settings
@@ -17,6 +17,8 @@ from templates_engine.keys import activity_key
 from templates_engine.state import PendingActivity
 
 from .. import clock
+from ..data_words import money_fields
+from ..definitions import definition_for
 from ..models import ActivityAttempt, PendingTask, Timer, Workflow, WorkflowParticipant
 from ..notifications.messages import mail_project_command
 from . import dispatch, store
@@ -157,17 +159,9 @@ def _project_tasks(
     ids = directory.user_ids(added)
     default_due = now + dt.timedelta(seconds=settings.APPROVALS_DEFAULT_TASK_DUE_SECONDS)
     due = clock.from_epoch(new.due_at) if new.due_at is not None else default_due
-    if not handed:
-        store.insert(
-            PendingTask,
-            ("tenant", "assignee", "workflow", "step", "on_behalf_of", "due_at", "created_at"),
-            (
-                (wf.tenant_id, ids[user], wf.pk, new.step or "", behalf, due, now)
-                for user, behalf in sorted(added.items())
-                if user in ids
-            ),
-        )
-        return
+    # The mails that follow look up the same people (the holders and the submitter):
+    # asked together here, the directory answers both from one lookup.
+    facts = task_facts(wf, wf.summary, new.data, new.submitter, directory, added)
     store.insert(
         PendingTask,
         (
@@ -179,13 +173,45 @@ def _project_tasks(
             "due_at",
             "created_at",
             "handed_on_from",
+            *TASK_FACTS,
         ),
         (
-            (wf.tenant_id, ids[user], wf.pk, new.step or "", behalf, due, now, handed.get(user, ""))
+            (wf.tenant_id, ids[user], wf.pk, new.step or "", behalf, due, now)
+            + (handed.get(user, ""), *facts)
             for user, behalf in sorted(added.items())
             if user in ids
         ),
     )
+
+
+# The columns of ``task_facts``, in its order.
+TASK_FACTS = ("template_key", "amount_minor", "requester_key", "search_text")
+
+
+def task_facts(
+    wf: Workflow,
+    summary: str,
+    data: Mapping[str, Any],
+    submitter: str | None,
+    directory: TenantDirectory,
+    also: Iterable[str] = (),
+) -> tuple[str, int | None, str, str]:
+    """What the inbox sorts and filters a task of ``wf`` on (``TASK_FACTS``): its kind,
+    its amount in minor units (the first money field the data holds, as the amount
+    shown), the requester's sort name and the lower-case text its search matches.
+    ``also``: more people to look up with the submitter (the directory keeps them)."""
+    schema = definition_for(wf.template_id).schema
+    amount = None
+    for name in money_fields(schema):
+        value = data.get(name)
+        if isinstance(value, int) and not isinstance(value, bool):
+            amount = value if -(2**63) <= value < 2**63 else None
+            break
+    person = directory.contacts({submitter, *also}).get(submitter) if submitter else None
+    first, last = (person.first_name, person.last_name) if person else ("", "")
+    requester = (first or submitter or "").lower()[:150]
+    words = (summary, wf.subject_id, first, last, submitter or "")
+    return wf.template_key, amount, requester, "\n".join(w for w in words if w).lower()
 
 
 def handed_on_marks(new: State, events: Iterable[ev.Event]) -> dict[str, str]:

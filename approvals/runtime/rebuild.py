@@ -46,10 +46,12 @@ from ..models import (
 )
 from .analytics import VISIT_FIELDS, Visit, visit_id, visit_values, visits_apply
 from .directory import TenantDirectory
-from .projections import _open_tasks, handed_on_marks, people_named
+from .projections import TASK_FACTS, _open_tasks, handed_on_marks, people_named, task_facts
+from .rollup import rollup_refresh
 
 # assignee, step, behalf, due, created, handed on from
-TaskRow = tuple[int, str, str, dt.datetime, dt.datetime, str]
+# assignee, step, behalf, due, created, handed on from, then ``TASK_FACTS``
+TaskRow = tuple[Any, ...]
 TaskValue = tuple[str, str, dt.datetime, dt.datetime, str]  # behalf, step, due, created, from
 TimerRow = tuple[str, str, str, dt.datetime]  # key, step, kind, fire_at
 AttemptRow = tuple[str, bool, int, int, str, str, str, dt.datetime, float]
@@ -155,10 +157,15 @@ def _apply_tasks(
 # -- the rows ---------------------------------------------------------------------------
 
 
-def _task_rows(tenant_id: int, d: Derived) -> set[TaskRow]:
-    ids = TenantDirectory(tenant_id).user_ids(d.tasks)  # the inbox holds active people
+def _task_rows(wf: Workflow, d: Derived) -> set[TaskRow]:
+    if not d.tasks:
+        return set()
+    directory = TenantDirectory(wf.tenant_id)
+    ids = directory.user_ids(d.tasks)  # the inbox holds active people
+    summary, _ = workflow_summary(definition_for(wf.template_id), wf.subject_id, d.state.data)
+    facts = task_facts(wf, summary, d.state.data, d.state.submitter, directory)
     return {
-        (ids[user], step, behalf, due, created, leaver)
+        (ids[user], step, behalf, due, created, leaver, *facts)
         for user, (behalf, step, due, created, leaver) in d.tasks.items()
         if user in ids
     }
@@ -203,7 +210,13 @@ def live_rows(wf: Workflow) -> dict[str, Any]:
     return {
         "tasks": set(
             PendingTask.objects.filter(workflow_id=wf.pk).values_list(
-                "assignee_id", "step", "on_behalf_of", "due_at", "created_at", "handed_on_from"
+                "assignee_id",
+                "step",
+                "on_behalf_of",
+                "due_at",
+                "created_at",
+                "handed_on_from",
+                *TASK_FACTS,
             )
         ),
         "timers": set(
@@ -262,7 +275,7 @@ def derived_rows(wf: Workflow, d: Derived | None = None) -> dict[str, Any]:
     d = d or derive(wf)
     directory = TenantDirectory(wf.tenant_id)
     return {
-        "tasks": _task_rows(wf.tenant_id, d),
+        "tasks": _task_rows(wf, d),
         "timers": set(d.timers.values()),
         "attempts": _attempt_row(wf, d),
         "participants": set(directory.user_ids_any(d.participants).values()),
@@ -313,8 +326,11 @@ def _fix_tasks(wf: Workflow, d: Derived, want: set[TaskRow], have: set[TaskRow])
             due_at=due,
             created_at=created,
             handed_on_from=leaver,
+            **dict(zip(TASK_FACTS, facts, strict=True)),
         )
-        for assignee_id, step, behalf, due, created, leaver in sorted(want - have)
+        for assignee_id, step, behalf, due, created, leaver, *facts in sorted(
+            want - have, key=lambda r: (r[0], r[1])
+        )
     )
 
 
@@ -403,10 +419,11 @@ _FIXES: dict[str, Callable[[Workflow, Derived, Any, Any], None]] = {
 
 def read_models_rebuild(*, tenant_id: int | None = None) -> RebuildReport:
     """Rebuild every workflow's read models (of one organisation, or all), one
-    workflow per transaction."""
+    workflow per transaction; then the analytics rollup, recounted from the visits."""
     report = RebuildReport()
     for workflow_id in _workflow_ids(tenant_id):
         workflow_rebuild(workflow_id=workflow_id, report=report)
+    rollup_refresh(tenant_id=tenant_id)
     return report
 
 

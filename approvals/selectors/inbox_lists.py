@@ -3,7 +3,10 @@ since, requester), filtered (kind, overdue, held for someone else) and searched,
 at a time, in a number of queries that does not grow with the rows.
 
 Sorting by due date pages with the keyset cursor of ``selectors.tasks`` (it stays right
-while tasks come and go); the other sorts page by number."""
+while tasks come and go); the other sorts page by number. Every sort and filter reads
+columns of the task rows themselves (migration 0032), each sort an index led by
+(tenant, assignee), so a first page reads 25 entries of one index, not the person's
+every task and workflow."""
 
 from __future__ import annotations
 
@@ -12,19 +15,14 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import BigIntegerField, BooleanField, Count, Q, QuerySet, Value, When, Window
-from django.db.models import Case as CaseWhen
+from django.db.models import BooleanField, F, QuerySet
 from django.db.models.expressions import RawSQL
-from django.db.models.fields.json import KeyTextTransform
-from django.db.models.functions import Cast, Coalesce, Lower, NullIf
 
-from ..data_words import money_fields
 from ..models import PendingTask, User, Workflow, WorkflowTemplate
 from .tasks import _decode, _encode, inbox_tasks
 
 SORTS = ("due", "amount", "waiting", "requester")
 TEXT_MAX = 100
-_FIELD_NAME_OK = str.isidentifier
 
 
 @dataclass(frozen=True)
@@ -53,72 +51,41 @@ class InboxListing:
 
 
 def inbox_kinds(user: User) -> tuple[list[Kind], dict[str, list[str]]]:
-    """The tenant's kinds of request by title, and each kind's amount fields (the first
-    money field of each of its versions), in one query."""
+    """The tenant's kinds of request by title (each key's newest title), in one query.
+    (The second part, kept for callers, is empty: the amount is on the task rows.)"""
     rows = WorkflowTemplate.objects.filter(tenant_id=user.member_tenant_id).order_by(
         "key", "-version"
     )
     kinds: dict[str, Kind] = {}
-    amounts: dict[str, list[str]] = {}
-    for key, title, definition in rows.values_list("key", "title", "definition"):
+    for key, title in rows.values_list("key", "title"):
         kinds.setdefault(key, Kind(key, title or key))
-        schema = definition.get("schema") if isinstance(definition, dict) else None
-        first = next(iter(money_fields(schema if isinstance(schema, dict) else None)), None)
-        fields = amounts.setdefault(key, [])
-        if first and _FIELD_NAME_OK(first) and first not in fields:
-            fields.append(first)
-    return sorted(kinds.values(), key=lambda k: k.title.lower()), amounts
-
-
-def _amount(amounts: dict[str, list[str]]) -> Any:
-    """The request's amount in minor units, by its kind's money field (None without
-    one). Amounts of different currencies are compared as numbers."""
-    whens = []
-    for key, fields in amounts.items():
-        values = [Cast(KeyTextTransform(f, "workflow__data"), BigIntegerField()) for f in fields]
-        if values:
-            whens.append(
-                When(
-                    workflow__template_key=key,
-                    then=values[0] if len(values) == 1 else Coalesce(*values),
-                )
-            )
-    return CaseWhen(*whens, default=Value(None), output_field=BigIntegerField())
-
-
-def _requester() -> Any:
-    first = NullIf("workflow__submitter__first_name", Value(""))
-    return Lower(Coalesce(first, "workflow__submitter__username"))
+    return sorted(kinds.values(), key=lambda k: k.title.lower()), {}
 
 
 def _filtered(
-    qs: QuerySet[PendingTask],
-    f: InboxFilter,
-    kinds: list[Kind],
-    now: dt.datetime,
-    tenant_id: int,
+    qs: QuerySet[PendingTask], f: InboxFilter, kinds: list[Kind], now: dt.datetime
 ) -> QuerySet[PendingTask]:
+    """The filters, on the task rows' own columns (migration 0032's indexes)."""
     if f.kind and f.kind in {k.key for k in kinds}:
-        qs = qs.filter(workflow__template_key=f.kind)
+        qs = qs.filter(template_key=f.kind)
     if f.overdue:
         qs = qs.filter(due_at__lt=now)
     if f.behalf:
         qs = qs.exclude(on_behalf_of="")
     if f.text:
-        # The people first (a subquery over the directory), so that only the person's
-        # tasks are read with their workflows, never every workflow with its submitter.
-        people = User.objects.filter(
-            Q(first_name__icontains=f.text)
-            | Q(last_name__icontains=f.text)
-            | Q(username__icontains=f.text),
-            tenant_id=tenant_id,
-        ).values("id")
-        qs = qs.filter(
-            Q(workflow__summary__icontains=f.text)
-            | Q(workflow__subject_id__icontains=f.text)
-            | Q(workflow__submitter_id__in=people)
-        )
+        # the summary, the reference and the requester's names, in lower case
+        # (PostgreSQL: the trigram index ``task_inbox_search``)
+        qs = qs.filter(search_text__contains=f.text.lower())
     return qs
+
+
+# Each sort's order, every one ending in the row's id (a stable page), each the order of
+# one index led by (tenant, assignee).
+_ORDERS: dict[str, tuple[Any, ...]] = {
+    "amount": (F("amount_minor").desc(nulls_last=True), "due_at", "id"),
+    "waiting": ("created_at", "id"),
+    "requester": ("requester_key", "due_at", "id"),
+}
 
 
 def inbox_listing(
@@ -134,17 +101,14 @@ def inbox_listing(
     """A page of ``user``'s open tasks as ``filters`` ask. A bad ``cursor`` raises
     ``selectors.tasks.BadCursor``; a page past the last is the last. ``catalogue`` is
     ``inbox_kinds(user)`` when the caller has read it already."""
-    kinds, amounts = catalogue or inbox_kinds(user)
-    # Two reads: the page's ids, sorted over narrow rows (a task, and its workflow's
-    # sort key when the sort or a filter needs it), then those 25 tasks in full.
-    # Sorting the full rows carried each row's data and template through the sort.
-    narrow = _filtered(
-        inbox_tasks(user).select_related(None), filters, kinds, now, user.member_tenant_id or 0
-    )
+    kinds, _ = catalogue or inbox_kinds(user)
+    # Three reads: the count, the page's ids (a walk of the sort's index over the task
+    # rows alone), then those tasks in full with their workflows.
+    narrow = _filtered(inbox_tasks(user).select_related(None), filters, kinds, now)
+    total = narrow.count()
+    pages = max(1, math.ceil(total / per_page))
     more = False
-    if filters.sort not in SORTS or filters.sort == "due":
-        total = narrow.count()
-        pages = max(1, math.ceil(total / per_page))
+    if filters.sort not in _ORDERS:
         page = 1
         if cursor:
             narrow = narrow.filter(
@@ -158,23 +122,9 @@ def inbox_listing(
         more = len(ids) > per_page
         ids = ids[:per_page]
     else:
-        if filters.sort == "amount":
-            ordered = narrow.order_by(_amount(amounts).desc(nulls_last=True), "due_at", "id")
-        elif filters.sort == "waiting":
-            ordered = narrow.order_by("created_at", "id")
-        else:
-            ordered = narrow.order_by(_requester().asc(nulls_last=True), "due_at", "id")
-        # The count rides along with the page (one pass over the matching rows); a page
-        # past the last is counted on its own and the last page read instead.
-        counted = ordered.annotate(matching=Window(Count("id"))).values_list("id", "matching")
-        page = max(1, page)
-        hits = list(counted[(page - 1) * per_page : page * per_page])
-        total = hits[0][1] if hits else narrow.count()
-        pages = max(1, math.ceil(total / per_page))
-        if not hits and total:
-            page = pages
-            hits = list(counted[(page - 1) * per_page : page * per_page])
-        ids = [pk for pk, _ in hits]
+        page = min(max(1, page), pages)  # a page past the last is the last
+        ordered = narrow.order_by(*_ORDERS[filters.sort]).values_list("id", flat=True)
+        ids = list(ordered[(page - 1) * per_page : page * per_page]) if total else []
     found = {t.pk: t for t in inbox_tasks(user).filter(id__in=ids)} if ids else {}
     rows = [found[i] for i in ids if i in found]
     cursor_next = _encode(rows[-1]) if more and rows else None
