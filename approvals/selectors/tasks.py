@@ -10,11 +10,13 @@ from dataclasses import dataclass
 from typing import Generic, NamedTuple, TypeVar
 
 from django.core import signing
+from django.db import connection
 from django.db.models import BooleanField, QuerySet
 from django.db.models.expressions import RawSQL
 
+from .. import clock
 from ..definitions import definition_for
-from ..models import PendingTask, User, Workflow
+from ..models import Delegation, PendingTask, User, Workflow
 from ..runtime import store
 from .standing_in import inbox_holders
 
@@ -191,31 +193,62 @@ _WORKFLOW_FIELDS = tuple(
     n.removeprefix("workflow__") for n in _LISTED if n.startswith("workflow__")
 )
 _STEP = _TASK_FIELDS.index("step")
-_LIST_SQL = (
-    f"SELECT {store.columns(PendingTask, 't', _TASK_FIELDS)},"
-    f" {store.columns(Workflow, 'w', _WORKFLOW_FIELDS)}"
-    f" FROM {store.table(PendingTask)} t JOIN {store.table(Workflow)} w ON w.id = t.workflow_id"
-    " WHERE t.tenant_id = %s AND t.assignee_id = %s{after}"
-    " ORDER BY t.due_at, t.id LIMIT %s"
+_BEHALF = _TASK_FIELDS.index("on_behalf_of")
+# Whose tasks: the person's own (principal ""), and those of each colleague whose
+# absence, on now, names the person to decide for them (``standing_in.principals_of``).
+_HOLDERS_SQL = (
+    "SELECT CAST(%s AS bigint) AS uid, '' AS principal"
+    " UNION SELECT d.user_id, p.username"
+    f" FROM {store.table(Delegation)} d JOIN {store.table(User)} p ON p.id = d.user_id"
+    " WHERE d.tenant_id = %s AND d.delegate_id = %s AND d.starts_at <= %s AND d.ends_at > %s"
 )
+_COLUMNS = (
+    f"{store.columns(PendingTask, 't', _TASK_FIELDS)},"
+    f" {store.columns(Workflow, 'w', _WORKFLOW_FIELDS)}, h.principal"
+)
+if connection.vendor == "postgresql":
+    # Each holder's first tasks by the (tenant, assignee, due_at, id) index, then the
+    # few holders' pages merged: never a sort of all of a person's tasks.
+    _LIST_SQL = (
+        f"SELECT {_COLUMNS} FROM ({_HOLDERS_SQL}) h CROSS JOIN LATERAL ("
+        f"SELECT * FROM {store.table(PendingTask)} t"
+        " WHERE t.tenant_id = %s AND t.assignee_id = h.uid{after}"
+        " ORDER BY t.due_at, t.id LIMIT %s) t"
+        f" JOIN {store.table(Workflow)} w ON w.id = t.workflow_id"
+        " ORDER BY t.due_at, t.id LIMIT %s"
+    )
+else:  # SQLite (``make run``) has no LATERAL
+    _LIST_SQL = (
+        f"SELECT {_COLUMNS} FROM {store.table(PendingTask)} t"
+        f" JOIN ({_HOLDERS_SQL}) h ON h.uid = t.assignee_id"
+        f" JOIN {store.table(Workflow)} w ON w.id = t.workflow_id"
+        " WHERE t.tenant_id = %s{after} ORDER BY t.due_at, t.id LIMIT %s"
+    )
 _FIRST_PAGE_SQL = _LIST_SQL.format(after="")
 _LATER_PAGE_SQL = _LIST_SQL.format(after=" AND (t.due_at, t.id) > (%s, %s)")
+_LIMITS = 2 if connection.vendor == "postgresql" else 1  # the LIMIT marks
 
 
 def _listed(user: User, limit: int, after: tuple[dt.datetime, int] | None) -> list[ListedTask]:
-    params: list[object] = [user.member_tenant_id, user.pk]
+    now = store.param(Delegation, "starts_at", clock.now())
+    params: list[object] = [user.pk, user.member_tenant_id, user.pk, now, now]
+    params.append(user.member_tenant_id)
     if after is not None:
         params += [store.param(PendingTask, "due_at", after[0]), after[1]]
     rows = store.fetch(
-        _FIRST_PAGE_SQL if after is None else _LATER_PAGE_SQL, [*params, limit], prepare=True
+        _FIRST_PAGE_SQL if after is None else _LATER_PAGE_SQL,
+        [*params, *[limit] * _LIMITS],
+        prepare=True,
     )
     split = len(_TASK_FIELDS)
     task_values = store.converter(PendingTask, _TASK_FIELDS)
     workflow_values = store.converter(Workflow, _WORKFLOW_FIELDS)
     out = []
     for row in rows:
-        task = task_values(row[:split])
-        workflow = ListedWorkflow._make(workflow_values(row[split:]))
+        task = list(task_values(row[:split]))
+        workflow = ListedWorkflow._make(workflow_values(row[split:-1]))
+        if row[-1]:  # a colleague's task, held while they are away: decided for them
+            task[_BEHALF] = row[-1]
         # Definitions are cached by workflow template version: a dict lookup a row.
         name = definition_for(workflow.template_id).step_title(task[_STEP])
         out.append(ListedTask._make([*task, workflow, name]))
