@@ -108,17 +108,26 @@ def fill(cur: object, *, bob_id: int, alice_id: int, template_id: int, version: 
         """
         WITH u AS (SELECT id, row_number() OVER (ORDER BY id) - 1 AS i FROM approvals_user
                    WHERE username LIKE %(prefix)s),
-             w AS (SELECT id, subject_id::int AS n FROM approvals_workflow
+             w AS (SELECT id, subject_id::int AS n, subject_id, summary,
+                          (data ->> 'amountPaise')::bigint AS amount FROM approvals_workflow
                    WHERE tenant_id = %(tenant)s AND subject_type = %(subject)s)
         INSERT INTO approvals_pendingtask (step, on_behalf_of, due_at, created_at,
-                                           assignee_id, tenant_id, workflow_id)
+                                           assignee_id, tenant_id, workflow_id,
+                                           template_key, amount_minor, requester_key,
+                                           search_text)
         SELECT 'manager', '',
                now() + ((w.n * 7919 + k * 104729) %% 2592000) * interval '1 second',
                now() - w.n * interval '10 seconds',
                CASE WHEN k = 0 AND w.n <= %(bob_tasks)s THEN %(bob)s ELSE u.id END,
-               %(tenant)s, w.id
+               %(tenant)s, w.id,
+               -- what the inbox sorts and filters on (runtime.projections.task_facts)
+               'expense-approval', w.amount,
+               lower(coalesce(nullif(a.first_name, ''), a.username)),
+               lower(concat_ws(E'\n', nullif(w.summary, ''), w.subject_id,
+                     nullif(a.first_name, ''), nullif(a.last_name, ''), a.username))
         FROM w CROSS JOIN generate_series(0, %(per)s - 1) k
         JOIN u ON u.i = (w.n * %(per)s + k) %% (SELECT count(*) FROM u)
+        JOIN approvals_user a ON a.id = %(alice)s
         """,
         {
             "prefix": USER_PREFIX + "%",
@@ -127,6 +136,7 @@ def fill(cur: object, *, bob_id: int, alice_id: int, template_id: int, version: 
             "bob_tasks": BOB_TASKS,
             "bob": bob_id,
             "per": TASKS_PER_WORKFLOW,
+            "alice": alice_id,
         },
     )
 
