@@ -30,6 +30,7 @@ services:
 	bash scripts/ensure_services.sh
 	bash scripts/ensure_debian_package.sh /usr/bin/chromium chromium
 	bash scripts/ensure_debian_package.sh /usr/bin/pdftoppm poppler-utils
+	bash scripts/ensure_debian_package.sh /usr/sbin/pgbouncer pgbouncer
 
 lint: venv
 	$(BIN)/ruff check .

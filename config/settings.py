@@ -157,6 +157,9 @@ else:
     # it spares the first request after a database restart an error. A connection that
     # served a request within APPROVALS_DB_CHECK_AFTER_IDLE_MS is not checked (below).
     _db["CONN_HEALTH_CHECKS"] = env_bool("DATABASE_CONN_HEALTH_CHECKS", True)
+    # Behind PgBouncer in transaction pooling a server-side cursor (what .iterator() opens)
+    # can lose its server between two fetches: DATABASE_DISABLE_SERVER_SIDE_CURSORS=true.
+    _db["DISABLE_SERVER_SIDE_CURSORS"] = env_bool("DATABASE_DISABLE_SERVER_SIDE_CURSORS", False)
 
 DATABASES = {"default": _db}
 # ... but a connection is checked only once idle this long (milliseconds; see
@@ -294,7 +297,24 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TIME_LIMIT = 300
 CELERY_TASK_SOFT_TIME_LIMIT = 270
 CELERY_TASK_IGNORE_RESULT = True
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+# Redis redelivers a message not acked within the visibility timeout, so it must be longer
+# than the longest activity (the time limit above). RabbitMQ has none: it redelivers an
+# unacked message when the worker's channel closes, and closes a channel whose message
+# stays unacked past the server's consumer_timeout (30 minutes by default, longer than the
+# time limit); publishes there wait for the broker's confirm, so a message the broker did
+# not take raises (the outbox keeps the attempt and the sweeper sends it again).
+_AMQP_BROKER = CELERY_BROKER_URL.startswith(("amqp://", "amqps://", "pyamqp://"))
+CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, Any] = (
+    {"confirm_publish": True} if _AMQP_BROKER else {"visibility_timeout": 3600}
+)
+# Queues and messages outlive a broker restart: Celery declares its queues durable (kombu's
+# default) and sends messages persistent (said here). A worker that loses its broker
+# connection cancels what it runs (redelivered; the attempt's claim keeps it to one
+# outcome) and reconnects without end.
+CELERY_TASK_DEFAULT_DELIVERY_MODE = "persistent"
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
 CELERY_TASK_DEFAULT_QUEUE = "default"
 # Beat drives the periodic jobs: CELERY_BEAT_SCHEDULE below, built from their one list.
 # --- Approvals ------------------------------------------------------------------------
