@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Start the local PostgreSQL and Redis that the test suite and benchmarks use, if they
+# Start the local PostgreSQL, Redis (and RabbitMQ, where installed) that the test suite and benchmarks use, if they
 # are not already answering, and create the `approvals` database. Safe to run repeatedly;
 # prints nothing when everything is already up.
 set -euo pipefail
@@ -13,6 +13,7 @@ REDIS_PORT=6379
 WAIT_SECONDS=30
 
 pg_up() { pg_isready -q -h "$PG_HOST" -p "$PG_PORT" >/dev/null 2>&1; }
+rabbit_up() { rabbitmqctl -q await_startup >/dev/null 2>&1; }
 redis_up() { [ "$(redis-cli -h "$REDIS_HOST" -p "$REDIS_PORT" ping 2>/dev/null)" = "PONG" ]; }
 
 wait_for() {
@@ -41,6 +42,13 @@ if ! redis_up; then
     redis-server --daemonize yes --bind 127.0.0.1 -::1 --port "$REDIS_PORT" \
         --save "" --appendonly no --dir /var/lib/redis --logfile /var/log/redis/ci.log
     wait_for Redis redis_up
+fi
+
+# RabbitMQ: the broker of the multi-node test (tests/approvals/durability/test_multi_node.py).
+if command -v rabbitmq-server >/dev/null && ! rabbit_up; then
+    echo "ensure_services: starting RabbitMQ" >&2
+    rabbitmq-server -detached
+    wait_for RabbitMQ rabbit_up
 fi
 
 exists=$(psql -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" -tAc \
