@@ -181,13 +181,40 @@ def workflows_readable(user: User) -> QuerySet[Workflow]:
         tenant_id=user.member_tenant_id, delegate=user, starts_at__lte=now, ends_at__gt=now
     ).values("user_id")
     standing_in = PendingTask.objects.filter(workflow_id=OuterRef("pk"), assignee_id__in=absent)
-    granted = get_objects_for_user(
+    granted = _templates_granted(user).values("pk")
+    return qs.filter(Exists(mine) | Exists(standing_in) | Q(template_id__in=granted))
+
+
+def _templates_granted(user: User) -> QuerySet[WorkflowTemplate]:
+    """The organisation's workflow templates whose every workflow the user may read."""
+    return get_objects_for_user(
         user,
         "approvals.view_workflowtemplate",
         klass=WorkflowTemplate.objects.filter(tenant_id=user.member_tenant_id),
         accept_global_perms=False,
-    ).values("pk")
-    return qs.filter(Exists(mine) | Exists(standing_in) | Q(template_id__in=granted))
+    )
+
+
+def workflows_readable_from_own(user: User) -> QuerySet[Workflow]:
+    """``workflows_readable``, asked from the person's side when that side is small: for
+    someone who reads through taking part and standing in alone (no template-wide grant),
+    the ids they may read (their participations, and the open tasks of the people they
+    stand in for now, each through its index) lead, and a search's other conditions
+    are checked on those rows only. Otherwise the same set as ``workflows_readable``. A
+    common word matches tens of thousands of workflows, and checking the read rule on
+    each took seconds (issue 21); the rows a person takes part in are a few hundred."""
+    if reads_everything(user) or _templates_granted(user).exists():
+        return workflows_readable(user)
+    tenant = user.member_tenant_id
+    now = clock.now()
+    absent = Delegation.objects.filter(
+        tenant_id=tenant, delegate=user, starts_at__lte=now, ends_at__gt=now
+    ).values("user_id")
+    mine = WorkflowParticipant.objects.filter(tenant_id=tenant, user=user).values("workflow_id")
+    standing_in = PendingTask.objects.filter(tenant_id=tenant, assignee_id__in=absent).values(
+        "workflow_id"
+    )
+    return Workflow.objects.filter(tenant_id=tenant, pk__in=mine.union(standing_in))
 
 
 def workflow_with_reading(user: User, workflow_id: Any) -> Workflow | None:

@@ -1,7 +1,7 @@
 """One search of workflows for the search page and ``GET /api/workflows``: a django-filter
-FilterSet over what the person may read (``access.workflows_readable``). The page renders
-its form; the API runs it through ``SearchFilterBackend`` and documents its parameters
-from it, so the two cannot disagree on a name, a rule or an error."""
+FilterSet over what the person may read (``access.workflows_readable_from_own``). The
+page renders its form; the API runs it through ``SearchFilterBackend`` and documents its
+parameters from it, so the two cannot disagree on a name, a rule or an error."""
 
 from __future__ import annotations
 
@@ -229,7 +229,7 @@ class WorkflowSearch(django_filters.FilterSet):
         self.refuse_blank = refuse_blank
         # Whatever the caller passes, a search sees only what the person may read.
         super().__init__(
-            data, queryset=access.workflows_readable(user), request=request, prefix=prefix
+            data, queryset=access.workflows_readable_from_own(user), request=request, prefix=prefix
         )
         statuses, kinds, self.money_fields = _choices(user)
         self.kinds = kinds
