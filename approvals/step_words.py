@@ -12,6 +12,16 @@ from collections.abc import Mapping
 from typing import Any
 
 NO_APPROVERS = "NoApprovers"
+# A request that failed (or was turned back) before any step with an undo was done: the
+# engine starts to turn back and ends at once (CompensationStarted, then the ending).
+NOTHING_UNDONE = "no step had been done yet, so there was nothing to undo"
+_TURNED_BACK_ENDINGS = ("WorkflowRolledBack", "WorkflowRejected", "WorkflowCancelled")
+
+
+def nothing_undone(before: str | None, ending: str) -> bool:
+    """Whether an ending event of type ``ending`` right after an event of type
+    ``before`` ended a turn back that had nothing to undo (an undo runs in between)."""
+    return before == "CompensationStarted" and ending in _TURNED_BACK_ENDINGS
 
 
 def humanise(identifier: str) -> str:

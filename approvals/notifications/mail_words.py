@@ -11,7 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 from approvals.models import Workflow
 from approvals.runtime.directory import Contact
-from approvals.step_words import failure_sentence, step_title, undo_failure_sentence
+from approvals.step_words import (
+    NOTHING_UNDONE,
+    failure_sentence,
+    step_title,
+    undo_failure_sentence,
+)
 
 from .format import amount_of, one_line
 from .models import TASK_KINDS, MailKind
@@ -87,10 +92,15 @@ def _why(notice: Notice, raw: Mapping[str, Any]) -> str:
     if notice.kind == MailKind.OUTCOME_FAILED:
         if notice.extra.get("undo_failed"):
             return undo_failure_sentence(raw, notice.step) + "."
+        undone = (
+            f"{NOTHING_UNDONE[0].upper()}{NOTHING_UNDONE[1:]}."
+            if notice.extra.get("nothing_undone")
+            else "The steps already done were undone."
+        )
         if not notice.step:
-            return "A step did not pass, so the steps already done were undone."
+            return f"A step did not pass. {undone}"
         failure = failure_sentence(raw, notice.step, str(notice.extra.get("error") or ""))
-        return f"{failure}. The steps already done were undone."
+        return f"{failure}. {undone}"
     if notice.kind in (MailKind.ESCALATED, MailKind.ESCALATED_AWAY) and not notice.extra.get(
         "due_at"
     ):

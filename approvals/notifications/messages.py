@@ -18,6 +18,7 @@ from approvals.models import Workflow, WorkflowEvent
 from approvals.runtime import store
 from approvals.runtime.directory import TenantDirectory
 from approvals.runtime.dispatch import mail_dispatch_on_commit
+from approvals.step_words import nothing_undone
 from templates_engine import State
 from templates_engine import events as ev
 
@@ -130,6 +131,7 @@ def notices_of(
         elif isinstance(e, ev.CommentAdded):
             out += _comment_notices(seq, e, submitter, holders, deciders)
         elif type(e) in _OUTCOMES and submitter:
+            before = events[i - 1].type if i else None
             if isinstance(e, ev.WorkflowCancelled) and e.actor == submitter:
                 # they withdrew it themselves: the step's holders lose a task, and why
                 out += [
@@ -137,7 +139,10 @@ def notices_of(
                     for u in sorted(holders - {submitter})
                 ]
                 continue
-            out.append(_outcome(seq, e, submitter, last_decision, failed, new or old))
+            outcome = _outcome(seq, e, submitter, last_decision, failed, new or old)
+            if nothing_undone(before, e.type):
+                outcome.extra["nothing_undone"] = True
+            out.append(outcome)
     return out
 
 

@@ -18,8 +18,10 @@ from .. import zones
 from ..data_words import code_words, currency_of, file_size, format_value, money_fields
 from ..notifications.format import EXPONENTS, INDIAN_GROUPING, SYMBOLS, money_format
 from ..step_words import (
+    NOTHING_UNDONE,
     failure_sentence,
     humanise,
+    nothing_undone,
     step_title,
     step_titles,
     undo_failure_sentence,
@@ -332,7 +334,7 @@ _NOW = {
     "REJECTED": "It is now rejected.",
     "CANCELLED": "It is now cancelled.",
     "COMPENSATING": "A step did not pass, so the steps already done are being undone.",
-    "ROLLED_BACK": "It could not be completed, and the steps already done were undone.",
+    "ROLLED_BACK": "It could not be completed; any step already done was undone.",
     "COMPENSATION_FAILED": "It could not be completed; an administrator is finishing it.",
 }
 
@@ -630,6 +632,8 @@ def sentence(
     if kind == "WorkflowRejected":
         return "The request was rejected"
     if kind == "WorkflowRolledBack":
+        if p.get("nothing_undone"):
+            return "The request could not be completed; " + NOTHING_UNDONE
         return "The request could not be completed; the steps already done were undone"
     if kind == "WorkflowCancelled":
         who = ctx.who(p.get("actor") or actor) if (p.get("actor") or actor) else "The system"
@@ -753,7 +757,12 @@ def timeline(entries: Iterable[Any], ctx: Context) -> list[Line]:
             and after.payload.get("timer") == e.payload.get("key")
         ):
             continue
-        text = sentence(e.type, e.payload, actor=e.actor, on_behalf_of=e.on_behalf_of, ctx=ctx)
+        if after is not None and nothing_undone(e.type, after.type):
+            continue  # it undid nothing: the ending says so
+        payload = e.payload
+        if i and nothing_undone(entries[i - 1].type, e.type):
+            payload = {**payload, "nothing_undone": True}
+        text = sentence(e.type, payload, actor=e.actor, on_behalf_of=e.on_behalf_of, ctx=ctx)
         sha = str(e.payload.get("sha256") or "") if e.type == "FileAttached" else ""
         lines.append(Line(e.type, text, e.at, when(e.at), e.comment or "", sha))
     return lines

@@ -253,7 +253,7 @@ def test_a_failure_says_the_steps_own_failure_text_never_the_error(acme):
     assert row.subject == "Could not be completed: your Team offsite, ₹1,50,00,000.00"
     assert (
         "Why: The department budget has no room for this request. "
-        "The steps already done were undone." in text
+        "No step had been done yet, so there was nothing to undo." in text
     )
     assert "BudgetExceeded" not in text and "1500000000" not in text
     assert_people_words(row)
