@@ -1,7 +1,7 @@
 """Tables. Tenant first in every key: every query is scoped to one tenant."""
 
 from ..audit.models import ChainSeal
-from .analytics import StepVisit
+from .analytics import StepDay, StepVisit
 from .directory import Delegation, DirectoryVersion, OrgGroup, Tenant, User
 from .drafts import Draft
 from .projections import ActivityAttempt, PendingTask, Timer, WorkflowParticipant
@@ -27,6 +27,7 @@ __all__ = [
     "PendingTask",
     "StartRequest",
     "StartSchedule",
+    "StepDay",
     "StepVisit",
     "Tenant",
     "Timer",

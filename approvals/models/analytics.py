@@ -51,3 +51,35 @@ class StepVisit(models.Model):
                 condition=models.Q(left_at__isnull=True),
             ),
         ]
+
+
+class StepDay(models.Model):
+    """The rollup the analytics page reads (``runtime.rollup``): per organisation,
+    workflow template, step, kind, day (UTC) the visit was entered, values of the enum
+    fields (``dims``) and wait bucket (-1 while open, else a log-scale slot of the time
+    waited), the visits and how they ended. Kept by a statement-level trigger on the step
+    visits (PostgreSQL), so it moves with the statement that writes them."""
+
+    tenant = shared_row(Tenant, models.CASCADE, db_index=False)
+    template_key = models.SlugField(max_length=64, db_index=False)
+    step = models.CharField(max_length=64)
+    kind = models.CharField(max_length=16)
+    day = models.DateField()
+    dims = models.JSONField(default=dict, blank=True)
+    bucket = models.SmallIntegerField()
+    visits = models.IntegerField(default=0)
+    firsts = models.IntegerField(default=0)  # visits that are the request's first
+    completed = models.IntegerField(default=0)
+    rejected = models.IntegerField(default=0)
+    sent_back = models.IntegerField(default=0)
+    breached = models.IntegerField(default=0)  # closed after their deadline
+    escalated = models.IntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tenant", "template_key", "step", "kind", "day", "dims", "bucket"],
+                name="stepday_key",
+            )
+        ]
+        indexes = [models.Index(fields=["tenant", "day"], name="stepday_tenant_day")]

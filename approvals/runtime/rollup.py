@@ -1,0 +1,187 @@
+"""The analytics rollup (``models.StepDay``): the step visits counted per organisation,
+workflow template, step, kind, UTC day of entry, values of the enum fields and wait
+bucket, so the page sums a few thousand rows instead of sorting every wait of a period.
+
+The waits are kept as a histogram with fixed log-scale buckets: bucket 0 holds waits
+under a minute, buckets 1 to ``LOG_BUCKETS`` split one minute to one year in equal
+ratios (each about 10% wider than the one before), the last one a year or more; -1
+holds the visits still open. A percentile read from it is the middle of its bucket
+(geometric), within ``ERROR`` (5%) of the wait it stands for, or half a minute for the
+waits under a minute.
+
+PostgreSQL keeps it with statement-level triggers on the step visits: the statement
+that opens, closes or rebuilds visits adds their rows (and takes away their old ones)
+in the same statement, so a command sends no statement and no round trip more. The
+sums are applied in key order (no two commands lock the same rows in opposite order);
+the rows' locks last to the command's COMMIT, which travels in the same round trip.
+``rollup_refresh`` recounts an organisation's rollup from its visits (the rebuild's
+last step). SQLite (``make run``) has no rollup: the page reads the visits there.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from typing import Any
+
+from django.db import connection, transaction
+
+LOG_BUCKETS = 136
+MINUTE = 60.0
+YEAR = 365 * 86400.0
+RATIO = (YEAR / MINUTE) ** (1 / LOG_BUCKETS)
+ERROR = math.sqrt(RATIO) - 1  # about 4.96%
+OPEN, UNDER_A_MINUTE, OVER_A_YEAR = -1, 0, LOG_BUCKETS + 1
+
+
+def bucket_of(seconds: float) -> int:
+    """The bucket of a wait (what the SQL function ``approvals_wait_bucket`` says)."""
+    if seconds < MINUTE:
+        return UNDER_A_MINUTE
+    if seconds >= YEAR:
+        return OVER_A_YEAR
+    return min(LOG_BUCKETS, 1 + math.floor(math.log(seconds / MINUTE) / math.log(RATIO)))
+
+
+def bucket_seconds(bucket: int) -> float:
+    """The wait a bucket stands for: its geometric middle (half a minute for the waits
+    under a minute, a year for those over)."""
+    if bucket <= UNDER_A_MINUTE:
+        return MINUTE / 2
+    if bucket >= OVER_A_YEAR:
+        return YEAR
+    return MINUTE * RATIO ** (bucket - 0.5)
+
+
+def histogram_percentile(counts: dict[int, int], fraction: float) -> dt.timedelta | None:
+    """``percentile_cont`` over the histogram: the waits at the ranks either side of
+    ``fraction * (n - 1)``, each taken as its bucket's middle, interpolated between. Each
+    middle is within ``ERROR`` of its wait (half a minute under a minute), so the result
+    is within ``ERROR`` of the exact percentile, or half a minute."""
+    closed = sorted((b, c) for b, c in counts.items() if b != OPEN and c > 0)
+    n = sum(c for _, c in closed)
+    if n <= 0:
+        return None
+
+    def at_rank(rank: int) -> float:
+        seen = 0
+        for bucket, count in closed:
+            seen += count
+            if seen > rank:
+                return bucket_seconds(bucket)
+        return bucket_seconds(closed[-1][0])  # pragma: no cover - ranks are below n
+
+    at = fraction * (n - 1)
+    low = math.floor(at)
+    lo, hi = at_rank(low), at_rank(min(low + 1, n - 1))
+    return dt.timedelta(seconds=round(lo + (hi - lo) * (at - low), 3))
+
+
+# -- the SQL ------------------------------------------------------------------------------
+
+_COUNTS = ("visits", "firsts", "completed", "rejected", "sent_back", "breached", "escalated")
+_KEY = ("tenant_id", "template_key", "step", "kind", "day", "dims", "bucket")
+
+
+def _contributions(table: str, sign: int) -> str:
+    """Each visit of ``table`` as its rollup key and counts, times ``sign``."""
+    return f"""
+        SELECT tenant_id, template_key, step, kind,
+            (entered_at AT TIME ZONE 'UTC')::date AS day, dims,
+            approvals_wait_bucket(entered_at, left_at) AS bucket,
+            {sign} AS visits,
+            {sign} * (entry = 1)::int AS firsts,
+            {sign} * (outcome = 'completed')::int AS completed,
+            {sign} * (outcome = 'rejected')::int AS rejected,
+            {sign} * (outcome = 'sent_back')::int AS sent_back,
+            {sign} * (left_at IS NOT NULL AND due_at IS NOT NULL
+                      AND left_at > due_at)::int AS breached,
+            {sign} * escalated::int AS escalated
+        FROM {table}"""
+
+
+def _upsert(source: str) -> str:
+    """Add the summed contributions of ``source`` to the rollup, in key order."""
+    keys = ", ".join(_KEY)
+    sums = ", ".join(f"sum({c})" for c in _COUNTS)
+    nonzero = " OR ".join(f"sum({c}) <> 0" for c in _COUNTS)
+    adds = ", ".join(f"{c} = r.{c} + excluded.{c}" for c in _COUNTS)
+    return f"""
+        INSERT INTO approvals_stepday AS r ({keys}, {", ".join(_COUNTS)})
+        SELECT {keys}, {sums} FROM ({source}) d
+        GROUP BY {keys} HAVING {nonzero}
+        ORDER BY {keys}
+        ON CONFLICT ON CONSTRAINT stepday_key DO UPDATE SET {adds}"""
+
+
+_BUCKET_FUNCTION = f"""
+CREATE OR REPLACE FUNCTION approvals_wait_bucket(entered timestamptz, left_at timestamptz)
+RETURNS smallint LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT CASE
+        WHEN left_at IS NULL THEN {OPEN}
+        WHEN extract(epoch FROM left_at - entered) < {MINUTE} THEN {UNDER_A_MINUTE}
+        WHEN extract(epoch FROM left_at - entered) >= {YEAR} THEN {OVER_A_YEAR}
+        ELSE least({LOG_BUCKETS}, 1 + floor(
+            ln(extract(epoch FROM left_at - entered)::float8 / {MINUTE}) / ln({RATIO!r})))
+    END::smallint
+$$;
+"""
+
+_TRIGGERS = {
+    # event: (transition tables, contributions)
+    "insert": ("NEW TABLE AS new_rows", _contributions("new_rows", 1)),
+    "delete": ("OLD TABLE AS old_rows", _contributions("old_rows", -1)),
+    "update": (
+        "OLD TABLE AS old_rows NEW TABLE AS new_rows",
+        _contributions("old_rows", -1) + " UNION ALL " + _contributions("new_rows", 1),
+    ),
+}
+
+INSTALL = [_BUCKET_FUNCTION]
+for _event, (_tables, _source) in _TRIGGERS.items():
+    INSTALL += [
+        f"""CREATE OR REPLACE FUNCTION approvals_stepday_{_event}() RETURNS trigger
+            LANGUAGE plpgsql AS $$ BEGIN {_upsert(_source)}; RETURN NULL; END $$;""",
+        f"DROP TRIGGER IF EXISTS stepday_{_event} ON approvals_stepvisit;",
+        f"""CREATE TRIGGER stepday_{_event} AFTER {_event.upper()} ON approvals_stepvisit
+            REFERENCING {_tables} FOR EACH STATEMENT
+            EXECUTE FUNCTION approvals_stepday_{_event}();""",
+    ]
+
+UNINSTALL = [
+    *(f"DROP TRIGGER IF EXISTS stepday_{e} ON approvals_stepvisit;" for e in _TRIGGERS),
+    *(f"DROP FUNCTION IF EXISTS approvals_stepday_{e}();" for e in _TRIGGERS),
+    "DROP FUNCTION IF EXISTS approvals_wait_bucket(timestamptz, timestamptz);",
+]
+
+
+def rollup_kept() -> bool:
+    """Whether this database keeps the rollup (PostgreSQL) or the page reads visits."""
+    return connection.vendor == "postgresql"
+
+
+def rollup_refresh(*, tenant_id: int | None = None) -> None:
+    """Recount the organisation's (or every) rollup from its step visits. The rollup is
+    locked against the commands' triggers meanwhile (they wait, then add their visits
+    to the recounted rows), so no visit is counted twice or missed."""
+    if not rollup_kept():
+        return
+    where = "" if tenant_id is None else " WHERE tenant_id = %s"
+    params = [] if tenant_id is None else [tenant_id]
+    with transaction.atomic(), connection.cursor() as cur:
+        cur.execute("LOCK TABLE approvals_stepday IN SHARE ROW EXCLUSIVE MODE")
+        cur.execute("DELETE FROM approvals_stepday" + where, params)
+        cur.execute(_upsert(_contributions("approvals_stepvisit" + where, 1)), params)
+
+
+def rollup_rows(*, tenant_id: int) -> set[tuple[Any, ...]]:
+    """The organisation's rollup rows that count something (key and counts): what a
+    test compares before and after a rebuild."""
+    from ..models import StepDay
+
+    return {
+        (*row[:4], tuple(sorted(row[4].items())), *row[5:])
+        for row in StepDay.objects.filter(tenant_id=tenant_id)
+        .exclude(visits=0)
+        .values_list(*_KEY[1:], *_COUNTS)
+    }
