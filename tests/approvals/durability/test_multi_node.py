@@ -425,3 +425,9 @@ def _run(root: Path, cluster: Cluster, procs: Processes, vhost: str) -> None:
     assert "OK:" in verified.stdout
     died = [p.name for p in procs.started if p is not killed and p.popen.poll() is not None]
     assert died == []
+    # the faults were met: clients retried, and each worker lost RabbitMQ and came back
+    assert clients.retried > 0
+    for worker in (p for p in procs.started if p.name == "worker"):
+        log = worker.log.read_text(errors="replace")
+        assert "Connection to broker lost" in log, worker.tail()
+        assert log.count("Connected to amqp://") >= 2, worker.tail()
