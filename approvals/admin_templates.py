@@ -388,7 +388,7 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
             context["diagram"] = _diagram(obj)
             context["newest"] = context["versions"][0].pk == obj.pk
         context["as_json"] = form.as_json
-        context.update(editor_context(form, obj))
+        context.update(editor_context(form, obj, request.GET.get("part", "")))
         return super().render_change_form(request, context, add, change, form_url, obj)
 
     def save_model(

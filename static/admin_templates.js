@@ -140,3 +140,57 @@
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
   else start();
 })();
+
+// The editor is a short page: the links of "Parts of this page" show one part at a
+// time. A link to anything inside a hidden part, such as a problem at the top, opens
+// that part first. Every field stays in the one form and posts, shown or not.
+(function () {
+  "use strict";
+
+  function start() {
+    var nav = document.querySelector("nav.wt-sections[data-current]");
+    if (!nav) return;
+    var parts = [];
+    nav.querySelectorAll("a[href^='#']").forEach(function (link) {
+      var part = document.getElementById(link.hash.slice(1));
+      if (part) parts.push({ link: link, part: part });
+    });
+    if (parts.length < 2) return;
+
+    function partOf(el) {
+      for (var i = 0; i < parts.length; i++) if (parts[i].part.contains(el)) return parts[i];
+      return null;
+    }
+    function show(chosen) {
+      parts.forEach(function (p) {
+        p.part.hidden = p !== chosen;
+        if (p === chosen) p.link.setAttribute("aria-current", "true");
+        else p.link.removeAttribute("aria-current");
+      });
+    }
+    function follow(hash) {
+      var id = hash ? decodeURIComponent(hash.slice(1)) : "";
+      var target = id && document.getElementById(id);
+      var p = target && partOf(target);
+      if (p) show(p);
+      return p;
+    }
+
+    document.body.classList.add("wt-one-part");
+    // first the part of the first problem; then the part the server chose (the preview
+    // after Preview, or ?part=); then the address's #fragment; then the steps
+    var first = document.querySelector("#problems a[href^='#']");
+    var named = document.getElementById(nav.getAttribute("data-current"));
+    var chosen = nav.hasAttribute("data-chosen");
+    if (!(first && follow(first.hash)) && !(chosen && named && follow("#" + named.id)) &&
+        !follow(location.hash)) show(partOf(named) || parts[0]);
+    document.addEventListener("click", function (event) {
+      var link = event.target.closest && event.target.closest("a[href^='#']");
+      if (link && link.pathname === location.pathname) follow(link.hash);
+    });
+    window.addEventListener("hashchange", function () { follow(location.hash); });
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();

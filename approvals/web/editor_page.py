@@ -31,18 +31,26 @@ def _count(n: int, one: str, many: str) -> str:
     return f"{n:,} {one if n == 1 else many}"
 
 
-def editor_context(form: Any, obj: WorkflowTemplate | None) -> dict[str, Any]:
-    """What the editor page draws besides the form: builders, problems, try it."""
+def editor_context(form: Any, obj: WorkflowTemplate | None, part: str = "") -> dict[str, Any]:
+    """What the editor page draws besides the form: builders, problems, try it; and the
+    part of the page shown first (``part``, as ``?part=versions`` asks; else the preview
+    after Preview, else the steps). static/admin_templates.js shows one part at a time."""
+    sections = [
+        (anchor, words)
+        for anchor, words in SECTIONS
+        if (anchor != "preview" or form.preview is not None)
+        and (anchor not in ("versions", "diagram") or obj is not None)
+        and (anchor not in ("conditions", "try") or not form.as_json)
+    ]
+    shown = [anchor for anchor, _ in sections]
     out: dict[str, Any] = {
         "show_save_and_add_another": False,  # a new version, not another template
         "show_save_and_continue": False,  # saving already comes back to the page
-        "sections": [
-            (anchor, words)
-            for anchor, words in SECTIONS
-            if (anchor != "preview" or form.preview is not None)
-            and (anchor not in ("versions", "diagram") or obj is not None)
-            and (anchor not in ("conditions", "try") or not form.as_json)
-        ],
+        "sections": sections,
+        "current_section": part
+        if part in shown
+        else ("preview" if form.preview is not None else "steps"),
+        "section_chosen": part in shown or form.preview is not None,
     }
     problems = [Problem(text, prefix) for prefix, text in form.condition_errors.items()]
     out["problems"] = problems + list(form.problems)

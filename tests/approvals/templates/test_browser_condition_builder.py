@@ -55,10 +55,13 @@ def test_fiona_moves_the_vp_threshold_in_rupees(
     assert_accessible(page, "the workflow template editor")
 
     # when she lowers the VP's threshold in rupees and tries a ₹60,000 claim by alice
+    nav.get_by_role("link", name="Conditions").click()
+    assert_accessible(page, "the editor's conditions")
     threshold = page.get_by_label("Step 2, VP, condition 1: value in rupees")
     expect(threshold).to_have_value("1,00,000")
     expect(page.get_by_label("Step 2, VP, condition 1: comparison")).to_have_value(">")
     threshold.fill("50,000")
+    nav.get_by_role("link", name="Try it").click()
     page.get_by_label("Submitted by").select_option("alice")
     page.locator("#id_try-amountPaise").fill("60,000")
     page.locator("#id_try-department").fill("Sales")
@@ -90,6 +93,9 @@ def test_fiona_moves_the_vp_threshold_in_rupees(
     assert Workflow.objects.get(pk=claim).current_step == "vp"
 
     # retire asks first, naming what it does, and does nothing until confirmed
+    page.get_by_role("navigation", name="Parts of this page").get_by_role(
+        "link", name="Versions"
+    ).click()
     page.get_by_role("link", name="Retire (no new requests)…").click()
     expect(page.locator("#effect")).to_contain_text("Expense claim will no longer be offered to")
     expect(page.locator("#effect")).to_contain_text("1 running request finishes")
@@ -111,7 +117,7 @@ def test_a_bad_amount_and_a_negative_deadline_are_listed_at_the_top_in_words(
 ) -> None:
     v1 = WorkflowTemplate.objects.get(tenant=acme, key=EXPENSE, version=1)
     page = _admin(browser, live_server.url)
-    page.goto(f"{live_server.url}/admin/approvals/workflowtemplate/{v1.pk}/change/")
+    page.goto(f"{live_server.url}/admin/approvals/workflowtemplate/{v1.pk}/change/#conditions")
 
     page.get_by_label("Step 2, VP, condition 1: value in rupees").fill("fifty thousand")
     page.click("input[name=_preview]")
