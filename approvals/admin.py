@@ -20,7 +20,12 @@ from .admin_offboard import OffboardingAdmin
 from .admin_ops import WorkflowOperationsAdmin
 from .admin_templates import PrettyJSONField
 from .admin_templates import WorkflowTemplateAdmin as WorkflowTemplateAdminBase
-from .admin_workflows import PeopleRowsAdmin, RequestRowsAdmin, WorkflowPeopleAdmin
+from .admin_workflows import (
+    PeopleRowsAdmin,
+    RequestRowsAdmin,
+    TimerKindFilter,
+    WorkflowPeopleAdmin,
+)
 from .audit.admin import AuditExportAdmin
 from .cron import Cron, CronInvalid
 from .models import (
@@ -189,6 +194,19 @@ class TenantAdmin(SuperuserOnly):
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
         user: Any = request.user
         return [] if user.is_superuser else ["name"]
+
+    def render_change_form(
+        self,
+        request: HttpRequest,
+        context: dict[str, Any],
+        add: bool = False,
+        *args: Any,
+        **kw: Any,
+    ) -> Any:
+        # An organisation is edited and left, not edited again at once; only after adding
+        # one may another follow.
+        context.update(show_save_and_continue=False, show_save_and_add_another=add)
+        return super().render_change_form(request, context, add, *args, **kw)
 
 
 @admin.register(User)
@@ -437,7 +455,7 @@ class PendingTaskAdmin(RequestRowsAdmin, ReadOnlyAdmin):
 @admin.register(Timer)
 class TimerAdmin(RequestRowsAdmin, ReadOnlyAdmin):
     list_display = ["request", "step_words", "kind_words", "fires", "fired", "failures", "stopped"]
-    list_filter = ["kind", "dead_at"]
+    list_filter = [TimerKindFilter, "dead_at"]
 
 
 @admin.register(ActivityAttempt)

@@ -14,7 +14,7 @@ from django import forms
 from django.contrib import admin
 from django.contrib.admin import helpers
 from django.core.exceptions import ValidationError
-from django.db.models import F, JSONField, Prefetch, QuerySet
+from django.db.models import F, JSONField, OuterRef, Prefetch, QuerySet, Subquery
 from django.db.models.fields.json import KeyTransform
 from django.db.models.functions import Coalesce
 from django.http import HttpRequest, HttpResponse
@@ -99,6 +99,29 @@ class StatusFilter(admin.SimpleListFilter):
         return queryset.filter(status=self.value()) if self.value() else queryset
 
 
+def _first_waiting_name() -> Subquery:
+    """What "Waiting on" sorts by: the name the column shows first (its people are in
+    alphabetical order); requests waiting on nobody come after the others (first when
+    the order is reversed)."""
+    open_tasks = PendingTask.objects.filter(workflow_id=OuterRef("pk"))
+    first = open_tasks.order_by("assignee__first_name", "assignee__last_name", "assignee_id")
+    return Subquery(first.values("assignee__first_name")[:1])
+
+
+class TimerKindFilter(admin.SimpleListFilter):
+    """The timer list's "kind" filter in words (Deadline, Reminder), not its codes."""
+
+    title = "kind"
+    parameter_name = "kind"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        kinds = model_admin.get_queryset(request).order_by().values_list("kind", flat=True)
+        return sorted(((k, present.humanise(k)) for k in set(kinds)), key=lambda kv: kv[1])
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        return queryset.filter(kind=self.value()) if self.value() else queryset
+
+
 class WorkflowPeopleAdmin(admin.ModelAdmin):
     """Mixed into the workflow admin: the list's columns and the view."""
 
@@ -133,6 +156,7 @@ class WorkflowPeopleAdmin(admin.ModelAdmin):
         qs = super().get_queryset(request).select_related("template", "submitter")
         tasks = PendingTask.objects.select_related("assignee").order_by("due_at", "assignee_id")
         qs = qs.prefetch_related(Prefetch("tasks", queryset=tasks))
+        qs = qs.annotate(waiting_first=_first_waiting_name())
         user: Any = request.user
         amount = _amount_order(None if user.is_superuser else [user.tenant_id])
         return qs.annotate(amount_minor=amount) if amount is not None else qs
@@ -161,7 +185,7 @@ class WorkflowPeopleAdmin(admin.ModelAdmin):
     def status_words(self, wf: Workflow) -> str:
         return present.status_label(wf.public_status, raw_definition(wf))
 
-    @admin.display(description="Waiting on")
+    @admin.display(description="Waiting on", ordering=F("waiting_first").asc(nulls_last=True))
     def waiting_on(self, wf: Workflow) -> str:
         tasks = list(wf.tasks.all())
         if not tasks:
