@@ -72,6 +72,8 @@ class NoStoreMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)
+        if response.has_header("ETag") and "no-cache" in response.get("Cache-Control", ""):
+            return response  # kept only to be revalidated every time (api/inbox_etag.py)
         user = getattr(request, "user", None)
         if request.path.startswith("/api/") or (user is not None and user.is_authenticated):
             patch_cache_control(response, private=True, no_store=True)

@@ -53,8 +53,8 @@ from ..services.workflows import (
 )
 from ..web.search import SearchFilterBackend, WorkflowSearch
 from ..web.uploads import attachment_response, stream_uploads
+from . import inbox_etag, start_files
 from . import serializers as s
-from . import start_files
 from .errors import NOT_FOUND, ApiError, json_error
 from .parsers import LimitedJSONParser
 from .rendering import compiled
@@ -80,6 +80,13 @@ IDEMPOTENCY_KEY = OpenApiParameter(
     OpenApiParameter.HEADER,
     required=False,
     description="Repeat a start safely: the same key and body give the first answer again",
+)
+IF_NONE_MATCH = OpenApiParameter(
+    "If-None-Match",
+    OpenApiTypes.STR,
+    OpenApiParameter.HEADER,
+    required=False,
+    description="The ETag of an earlier answer: 304 with no body if nothing it shows changed",
 )
 
 
@@ -536,11 +543,25 @@ class MyTasksView(APIView):
     permission_classes = [TenantMember]
 
     @extend_schema(
-        parameters=[s.TaskListQuery],
-        responses={200: s.TaskPageResponse},
+        parameters=[s.TaskListQuery, IF_NONE_MATCH],
+        responses={
+            200: s.TaskPageResponse,
+            304: OpenApiResponse(description="Nothing changed since the ETag sent"),
+        },
         summary="My open tasks, by due date",
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: Request) -> HttpResponseBase:
+        # Conditional (approvals.api.inbox_etag): the tag is read before the tasks, and a
+        # client holding it gets a 304 after that one lookup.
+        etag = None
+        if inbox_etag.conditional():
+            etag = inbox_etag.inbox_etag(
+                _user(request),
+                query=request.META.get("QUERY_STRING", ""),
+                form=request.accepted_renderer.format,
+            )
+            if inbox_etag.matches(request.META.get("HTTP_IF_NONE_MATCH"), etag):
+                return inbox_etag.not_modified(etag)
         query = s.TaskListQuery(data=_query(request))
         if not query.is_valid():
             if "cursor" in query.errors:  # not of the shape we issue: forged like any other
@@ -551,7 +572,8 @@ class MyTasksView(APIView):
             limit=query.validated_data["limit"],
             cursor=query.validated_data.get("cursor"),
         )
-        return Response(compiled(s.TaskPageResponse)(page))
+        response = Response(compiled(s.TaskPageResponse)(page))
+        return response if etag is None else inbox_etag.tagged(response, etag)
 
 
 # -- drafts --------------------------------------------------------------------------------

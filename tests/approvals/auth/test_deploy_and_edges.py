@@ -152,10 +152,16 @@ def test_cache_control_on_an_authenticated_page_and_api_answer(acme: Any) -> Non
     api = APIClient()
     api.credentials(HTTP_AUTHORIZATION=f"Bearer {secret}")
 
-    for response in (page.get("/"), api.get("/api/me/tasks")):
+    for response in (page.get("/"), api.get("/api/workflows")):
         assert response.status_code == 200
         directives = {d.strip() for d in response["Cache-Control"].split(",")}
         assert {"private", "no-store"} <= directives
+    # The inbox API answers a conditional GET (api/inbox_etag.py): its answer may be
+    # kept by the client, to be revalidated every time, never by a shared cache.
+    tasks = api.get("/api/me/tasks")
+    directives = {d.strip() for d in tasks["Cache-Control"].split(",")}
+    assert directives == {"private", "no-cache"}
+    assert tasks.has_header("ETag")
 
 
 @pytest.mark.django_db

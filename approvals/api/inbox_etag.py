@@ -1,0 +1,104 @@
+"""The inbox's conditional GET: an ETag from the person's inbox version, so a repeated
+read that changed nothing is answered 304 after one indexed lookup.
+
+The version is a counter per person (``approvals_inboxversion``, migration 0034) that
+PostgreSQL bumps in the transaction of every change to their open tasks, to the
+delegations naming them, and to the line or amount of a request they hold a task on.
+The tag is a keyed hash (``salted_hmac``) of everything else the answer depends on:
+
+- who asks (organisation and person): one person's tag is never another's;
+- the versions of the person and of each colleague they stand in for now, read
+  *before* the tasks, so an answer is never labelled newer than it is;
+- the minute (the app's clock): what time alone changes (a task falling due, on a
+  page that words it) shows within a minute even when no row changed;
+- the person's zone, the query string and the answer's format.
+
+Clients must revalidate every time (``Cache-Control: private, no-cache``). SQLite
+(``make run``) has no counter: every read is answered in full, untagged.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from django.db import connection
+from django.http import HttpResponseBase, HttpResponseNotModified
+from django.utils.cache import patch_vary_headers
+from django.utils.crypto import salted_hmac
+from django.utils.http import parse_etags
+
+from .. import clock
+from ..models import Delegation, User
+from ..runtime import store
+
+SALT = "approvals.inbox.etag"
+CACHE_CONTROL = "private, no-cache"
+VARY = ("Authorization", "Cookie")
+# An If-None-Match longer than this is not read (the full answer is sent): our tags are
+# 34 characters, so a client revalidating honestly never sends more than a few.
+MAX_IF_NONE_MATCH = 1024
+# The versions of everyone whose tasks the inbox lists: the person, and each colleague
+# whose absence, on now, names them to decide for them (as selectors.tasks lists them).
+_VERSIONS_SQL = (
+    "SELECT string_agg(h.uid || ':' || coalesce(v.version, 0), ',' ORDER BY h.uid)"
+    " FROM (SELECT CAST(%s AS bigint) AS uid UNION SELECT d.user_id"
+    f" FROM {store.table(Delegation)} d"
+    " WHERE d.tenant_id = %s AND d.delegate_id = %s AND d.starts_at <= %s AND d.ends_at > %s"
+    ") h LEFT JOIN approvals_inboxversion v ON v.person_id = h.uid"
+)
+
+
+def conditional() -> bool:
+    """Whether reads are tagged: the counter exists on PostgreSQL only."""
+    return connection.vendor == "postgresql"
+
+
+def inbox_versions(user: User, now: dt.datetime) -> str:
+    """``id:version`` of each person whose tasks ``user``'s inbox lists at ``now``
+    (a version is 0 until anything that person holds first changes); one statement."""
+    at = store.param(Delegation, "starts_at", now)
+    tenant = user.member_tenant_id
+    rows = store.fetch(_VERSIONS_SQL, [user.pk, tenant, user.pk, at, at], prepare=True)
+    return str(rows[0][0])
+
+
+def inbox_etag(user: User, *, query: str, form: str) -> str:
+    """The tag of what ``user``'s inbox answer would be now (reads the versions)."""
+    now = clock.now()
+    key = "\x1f".join(
+        map(
+            str,
+            (
+                user.member_tenant_id,
+                user.pk,
+                inbox_versions(user, now),
+                int(now.timestamp()) // 60,  # the minute
+                user.time_zone,
+                form,
+                query,
+            ),
+        )
+    )
+    return f'"{salted_hmac(SALT, key, algorithm="sha256").hexdigest()[:32]}"'
+
+
+def matches(if_none_match: str | None, etag: str) -> bool:
+    """Whether the request's If-None-Match names ``etag`` (weak comparison, as RFC 9110
+    asks of If-None-Match: ``W/"x"`` names ``"x"``). ``*``, garbage, and headers too long
+    to be ours name nothing, so they get the full answer."""
+    if not if_none_match or len(if_none_match) > MAX_IF_NONE_MATCH:
+        return False
+    return any(tag.removeprefix("W/") == etag for tag in parse_etags(if_none_match))
+
+
+def tagged(response: HttpResponseBase, etag: str) -> HttpResponseBase:
+    """``response`` with the tag and the headers that make a client revalidate it."""
+    response["ETag"] = etag
+    response["Cache-Control"] = CACHE_CONTROL
+    patch_vary_headers(response, VARY)
+    return response
+
+
+def not_modified(etag: str) -> HttpResponseBase:
+    """The 304: no body, the same tag."""
+    return tagged(HttpResponseNotModified(), etag)
