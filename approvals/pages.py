@@ -69,7 +69,7 @@ from .services.workflows import (
     workflow_start,
 )
 from .web import inbox_lists as lists
-from .web import present, search_results
+from .web import inbox_page, present, search_results
 from .web.forms import BoundedDateField, SchemaForm
 from .web.hand_over import hand_over_said, standing_in_marks
 from .web.refusals import REJECTION_TEXT, refusal_text
@@ -180,8 +180,13 @@ def inbox(request: HttpRequest) -> HttpResponse:
         wf = t.workflow
         submitter = wf.submitter
         behalf = present.person(t.on_behalf_of, names) if t.on_behalf_of else ""
+        url, decide_url = inbox_page.workflow_links(t.workflow_id)
         rows.append(
             {
+                "url": url,
+                "decide_url": decide_url,
+                "since_iso": inbox_page.iso(t.created_at),
+                "due_iso": inbox_page.iso(t.due_at),
                 "waiting": lists.age(t.created_at, now),
                 "since": present.when(t.created_at),
                 "waits_on": lists.inbox_waits_on(others.get((str(wf.pk), t.step), [])),
@@ -224,6 +229,7 @@ def inbox(request: HttpRequest) -> HttpResponse:
             "reason_texts": REASON_TEXTS,
             "done_words": DECISION_RECORDED,
             "handover_note_max": HANDOVER_NOTE_MAX,
+            **inbox_page.page_constants(request),
         },
     )
 

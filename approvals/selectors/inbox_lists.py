@@ -104,7 +104,8 @@ def inbox_listing(
     kinds, _ = catalogue or inbox_kinds(user)
     # Three reads: the count, the page's ids (a walk of the sort's index over the task
     # rows alone), then those tasks in full with their workflows.
-    narrow = _filtered(inbox_tasks(user).select_related(None), filters, kinds, now)
+    tasks = inbox_tasks(user)  # whose tasks: read once, for both reads
+    narrow = _filtered(tasks.select_related(None), filters, kinds, now)
     total = narrow.count()
     pages = max(1, math.ceil(total / per_page))
     more = False
@@ -125,7 +126,7 @@ def inbox_listing(
         page = min(max(1, page), pages)  # a page past the last is the last
         ordered = narrow.order_by(*_ORDERS[filters.sort]).values_list("id", flat=True)
         ids = list(ordered[(page - 1) * per_page : page * per_page]) if total else []
-    found = {t.pk: t for t in inbox_tasks(user).filter(id__in=ids)} if ids else {}
+    found = {t.pk: t for t in tasks.filter(id__in=ids)} if ids else {}
     rows = [found[i] for i in ids if i in found]
     cursor_next = _encode(rows[-1]) if more and rows else None
     return InboxListing(rows, total, kinds, page, pages, cursor_next)
