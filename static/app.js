@@ -2,6 +2,17 @@
    a reload. Plain forms keep working without this script. */
 (function () {
   "use strict";
+
+  // After a failed submit the focus moves to the first field at fault (Django marks it
+  // aria-invalid and points its aria-describedby at the error); the summary above the
+  // form lists them all.
+  var errorSummary = document.getElementById("error-summary");
+  if (errorSummary) {
+    var firstInvalid = document.querySelector(
+      ".field.invalid input:not([type=hidden]), .field.invalid select, .field.invalid textarea"
+    );
+    (firstInvalid || errorSummary).focus();
+  }
   try {
     var zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
     if (zone && document.cookie.indexOf("tz=" + zone) === -1) {
