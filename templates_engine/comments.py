@@ -54,7 +54,9 @@ def on_comment(b: Builder, c: cmd.Comment) -> None:
         problem = NO_AUTHOR
     if problem is None and len(set(c.mentions)) > MENTIONS_MAX:
         problem = TOO_MANY_MENTIONS
-    if problem is None and not set(c.mentions) <= set(mentions_in(c.text)):
+    # @Farah mentions farah: people type a name as they write it
+    named = {name.casefold() for name in mentions_in(c.text)}
+    if problem is None and not {m.casefold() for m in c.mentions} <= named:
         problem = MENTION_NOT_IN_TEXT
     if problem is not None:
         raise CommandRejected(errors.INVALID_COMMENT, problem)

@@ -7,6 +7,8 @@ from __future__ import annotations
 import copy
 import uuid
 
+from django.db.models.functions import Lower
+
 from templates_engine import commands as cmd
 from templates_engine.comments import mentions_in
 
@@ -43,7 +45,7 @@ def workflow_comment(
     Nothing is recorded on any refusal; a repeated ``request_id`` is a duplicate."""
     wf = _readable(user, workflow_id)
     access.check_may_comment(user, wf)
-    mentions = tuple(name for name in mentions_in(text) if name != user.username)
+    mentions = _mentioned(user, mentions_in(text))
     _check_mentions(user, wf, mentions)
 
     return reader_addition(
@@ -53,6 +55,23 @@ def workflow_comment(
         request_id=request_id,
         also=access.check_may_comment,
     )
+
+
+def _mentioned(user: User, names: tuple[str, ...]) -> tuple[str, ...]:
+    """The user names of the people ``names`` (as typed after @) mention, each once, the
+    author left out: a name matches a user name whatever its capitals (@Farah is farah);
+    a name that matches nobody is kept as typed, for ``_check_mentions`` to refuse."""
+    if not names:
+        return ()
+    folded = {name.casefold() for name in names}
+    known = {
+        username.casefold(): username
+        for username in User.objects.annotate(folded=Lower("username"))
+        .filter(tenant_id=user.member_tenant_id, folded__in=folded)
+        .values_list("username", flat=True)
+    }
+    found = dict.fromkeys(known.get(name.casefold(), name) for name in names)
+    return tuple(name for name in found if name != user.username)
 
 
 def _check_mentions(user: User, wf: Workflow, mentions: tuple[str, ...]) -> None:
