@@ -16,6 +16,7 @@ from django.http import HttpRequest, HttpResponse
 
 from . import access, zones
 from .activities.outbound import allow_list
+from .admin_labels import LabelledDateTimeAdmin
 from .admin_offboard import OffboardingAdmin
 from .admin_ops import WorkflowOperationsAdmin
 from .admin_templates import PrettyJSONField
@@ -48,7 +49,7 @@ from .services.schedules import schedule_cron, schedule_plan
 from .services.tokens import token_revoke
 
 
-class TenantScoped(admin.ModelAdmin):
+class TenantScoped(LabelledDateTimeAdmin):
     """Rows of the user's own organisation, with the rights access.admin_may gives.
     The tenant of a new row is the user's own; choices of people are the user's own
     organisation's."""
