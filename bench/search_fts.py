@@ -272,9 +272,9 @@ def main() -> None:
     )
     for label, plan, uses in plans:
         if label.startswith("employee"):
-            led = "participant_user" in plan
-            line = (
-                f"{label}: {'led' if led else 'NOT led'} by his participations (participant_user)"
+            led = "BitmapAnd" in plan and "Bitmap Index Scan on approvals_workflow_pkey" in plan
+            line = f"{label}: his workflows' ids and the GIN index " + (
+                "combine in a BitmapAnd" if led else "do NOT combine in a BitmapAnd"
             )
         else:
             line = (

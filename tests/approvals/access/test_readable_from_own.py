@@ -105,3 +105,14 @@ def test_an_employee_searching_a_common_word_finds_only_what_they_may_read(
     assert response.status_code == 200, response.content
     found = [w["workflowId"] for w in response.json()["workflows"]]
     assert found == [hotels[name] for name in expected]
+
+
+def test_past_the_listed_many_the_ids_are_asked_in_the_query_alike(acme, hotels, monkeypatch):
+    monkeypatch.setattr(access, "OWN_LISTED_MAX", 1)  # alice reads two
+
+    _same_for_everyone(acme)
+    alice = User.objects.get(username="alice")
+    assert _ids(access.workflows_readable_from_own(alice)) == {
+        hotels["alice"],
+        hotels["approved"],
+    }
