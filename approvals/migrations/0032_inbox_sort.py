@@ -21,6 +21,12 @@ CREATE INDEX IF NOT EXISTS task_inbox_search ON approvals_pendingtask
     USING gin (tenant_id, assignee_id, search_text gin_trgm_ops);
 """
 
+# Largest first, the tasks without an amount last (SQLite's indexes take no NULLS LAST).
+AMOUNT_INDEX_SQL = """
+CREATE INDEX IF NOT EXISTS task_inbox_amount ON approvals_pendingtask
+    (tenant_id, assignee_id, amount_minor DESC NULLS LAST, due_at, id)
+"""
+
 # The facts but the amount, from each task's workflow and its submitter.
 FILL_SQL = """
 UPDATE approvals_pendingtask t SET
@@ -107,17 +113,6 @@ class Migration(migrations.Migration):
         migrations.AddIndex(
             model_name="pendingtask",
             index=models.Index(
-                models.F("tenant"),
-                models.F("assignee"),
-                models.OrderBy(models.F("amount_minor"), descending=True, nulls_last=True),
-                models.F("due_at"),
-                models.F("id"),
-                name="task_inbox_amount",
-            ),
-        ),
-        migrations.AddIndex(
-            model_name="pendingtask",
-            index=models.Index(
                 fields=["tenant", "assignee", "created_at", "id"], name="task_inbox_waiting"
             ),
         ),
@@ -135,5 +130,6 @@ class Migration(migrations.Migration):
                 name="task_inbox_kind",
             ),
         ),
+        postgres_sql(AMOUNT_INDEX_SQL, "DROP INDEX IF EXISTS task_inbox_amount"),
         postgres_sql(SEARCH_SQL, "DROP INDEX IF EXISTS task_inbox_search"),
     ]

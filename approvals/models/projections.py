@@ -43,15 +43,10 @@ class PendingTask(models.Model):
         indexes = [
             # The inbox query: WHERE tenant AND assignee ORDER BY due_at, id (keyset).
             models.Index(fields=["tenant", "assignee", "due_at", "id"], name="task_inbox"),
-            # The inbox page's other sorts and its kind filter, each a walk of one index.
-            models.Index(
-                "tenant",
-                "assignee",
-                models.F("amount_minor").desc(nulls_last=True),
-                "due_at",
-                "id",
-                name="task_inbox_amount",
-            ),
+            # The inbox page's other sorts and its kind filter, each a walk of one index
+            # (and on PostgreSQL ``task_inbox_amount``: (tenant, assignee, amount_minor
+            # DESC NULLS LAST, due_at, id), from migration 0032; SQLite's indexes take no
+            # NULLS LAST).
             models.Index(
                 fields=["tenant", "assignee", "created_at", "id"], name="task_inbox_waiting"
             ),
@@ -63,8 +58,8 @@ class PendingTask(models.Model):
                 fields=["tenant", "assignee", "template_key", "due_at", "id"],
                 name="task_inbox_kind",
             ),
-            # On PostgreSQL, migration 0032 adds ``task_inbox_search``: a GIN index of
-            # (tenant, assignee, search_text trigrams) for the inbox's text search.
+            # On PostgreSQL, migration 0032 also adds ``task_inbox_search``: a GIN index
+            # of (tenant, assignee, search_text trigrams) for the inbox's text search.
         ]
 
 
