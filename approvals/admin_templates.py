@@ -55,7 +55,8 @@ from .web.definition_problems import Problem, problems_in_words
 from .web.diagram import workflow_svg
 from .web.editor_page import editor_context, first_names, retire_effect, rollback_effect
 from .web.forms import SchemaForm
-from .web.template_trial_words import trial_rows
+from .web.story import names_in
+from .web.template_trial_words import trial_rows, trial_usernames
 
 PREVIEW_NOTE = "Preview only: nothing is published until you press Save."
 NOT_AN_OBJECT = "The definition must be a JSON object."
@@ -284,12 +285,18 @@ def draft_diagram(tenant_id: int, definition: dict[str, Any]) -> Any:
     return workflow_svg(definition, data={}, names=first_names(tenant_id, definition))
 
 
-def trial_context(trial: Trial | None, definition: dict[str, Any]) -> dict[str, Any]:
+def trial_context(
+    trial: Trial | None, definition: dict[str, Any], tenant_id: int
+) -> dict[str, Any]:
     if trial is None:
         return {}
+    names = {
+        **first_names(tenant_id, definition),
+        **names_in(tenant_id, trial_usernames(trial)),
+    }
     return {
         "trial": trial,
-        "trial_rows": trial_rows(trial, definition, clock.now()),
+        "trial_rows": trial_rows(trial, definition, clock.now(), names),
     }
 
 
@@ -379,7 +386,9 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
             context["errors"] = None  # the note that keeps it unsaved is not an error
             context["preview"] = form.preview
             context.update(diff_context(form.preview["diff"], form.preview["changes"]))
-            context.update(trial_context(form.preview["trial"], form.preview["definition"]))
+            context.update(
+                trial_context(form.preview["trial"], form.preview["definition"], form._tenant_id())
+            )
             context["preview_diagram"] = draft_diagram(
                 form._tenant_id(), form.preview["definition"]
             )
@@ -509,7 +518,8 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
                 "try_submitter": data.get("try_submitter", ""),
             }
             trial, _, problem = form.trial(template.definition)
-            extra = {"problem": problem, **trial_context(trial, template.definition)}
+            trial_words = trial_context(trial, template.definition, template.tenant_id)
+            extra = {"problem": problem, **trial_words}
         context = self._page(
             request,
             template,

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..selectors.template_trial import Trial, TrialEntry
-from .present import approver_reason, approver_rule_words, step_title, when
+from .present import approver_reason, approver_rule_words, person, step_title, when
 
 _OUTCOMES = {
     "WorkflowCompleted": "Finished: approved",
@@ -39,14 +39,47 @@ def after_words(seconds: float) -> str:
     return " ".join(parts) if parts else "at once"
 
 
-def _people(entry: TrialEntry) -> str:
-    names = list(entry.people)
-    if len(names) <= 1:
-        return "".join(names) or "no one"
-    return ", ".join(names[:-1]) + " and " + names[-1]
+def trial_usernames(trial: Trial) -> set[str]:
+    """Every username a trial names, so their names can be fetched in one query."""
+    out: set[str] = set()
+    for entry in trial.entries:
+        out.update(entry.users or entry.people)
+        out.update(b for b in entry.behalf if b)
+    return out
 
 
-def _chosen_by_rules(entry: TrialEntry, raw_definition: Mapping[str, Any]) -> str:
+def _listed(words: list[str]) -> str:
+    if len(words) <= 1:
+        return "".join(words) or "no one"
+    return ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def _people(entry: TrialEntry, names: Mapping[str, str]) -> str:
+    """The people of an entry by their names; one asked for an absent approver is
+    ``Ivan (for Bob)``."""
+    if entry.users:
+        behalf = entry.behalf or ("",) * len(entry.users)
+        return _listed(
+            [
+                person(u, names) + (f" (for {person(b, names)})" if b else "")
+                for u, b in zip(entry.users, behalf, strict=False)
+            ]
+        )
+    return _listed([person(u, names) for u in entry.people])
+
+
+def _excluded(note: str, names: Mapping[str, str]) -> str:
+    """``bob: why; victor: why`` with each person by their name."""
+    parts = []
+    for part in note.split("; "):
+        username, _, why = part.partition(": ")
+        parts.append(f"{person(username, names)}: {why}" if why else part)
+    return "; ".join(parts)
+
+
+def _chosen_by_rules(
+    entry: TrialEntry, raw_definition: Mapping[str, Any], names: Mapping[str, str]
+) -> str:
     """For an approval step whose approvers carry conditions: who a condition chose,
     and who it left out for this data (``; victor as the amount is above Rs ...``)."""
     if entry.kind != "asked":
@@ -69,34 +102,35 @@ def _chosen_by_rules(entry: TrialEntry, raw_definition: Mapping[str, Any]) -> st
         if not isinstance(condition, str) or not condition:
             continue
         reason = approver_reason(condition, schema, {})
-        asked = [p for p, s in zip(entry.people, entry.slots, strict=False) if s == slot]
+        asked = [p for p, s in zip(entry.users, entry.slots, strict=False) if s == slot]
         if asked:
-            parts.append(f"{_people(TrialEntry(0, '', '', tuple(asked)))} as {reason}")
+            parts.append(f"{_listed([person(u, names) for u in asked])} as {reason}")
         else:
-            who = approver_rule_words(rule, {})
+            who = approver_rule_words(rule, names)
             parts.append(f"not {who}: only when {reason}")
     return "".join(f"; {part}" for part in parts)
 
 
-def _what(entry: TrialEntry) -> str:  # noqa: PLR0911 - one sentence per kind
+def _what(entry: TrialEntry, names: Mapping[str, str]) -> str:  # noqa: PLR0911
+    """One sentence per kind."""
     mode = {"all": "all must approve", "quorum": "a quorum must approve"}
     match entry.kind:
         case "started":
-            return f"Submitted by {_people(entry)}"
+            return f"Submitted by {_people(entry, names)}"
         case "skipped":
             return "Skipped: its condition is not met"
         case "asked":
-            return f"Asks {_people(entry)}" + (
+            return f"Asks {_people(entry, names)}" + (
                 f" ({mode[entry.note]})" if entry.note in mode else ""
             )
         case "excluded":
-            return f"Not asked (segregation of duties): {entry.note}"
+            return f"Not asked (segregation of duties): {_excluded(entry.note, names)}"
         case "reminder":
-            return f"Reminds {_people(entry)}"
+            return f"Reminds {_people(entry, names)}"
         case "escalated":
-            return f"Deadline passed: escalated to {_people(entry)}"
+            return f"Deadline passed: escalated to {_people(entry, names)}"
         case "approved":
-            return f"Approved by {_people(entry)} (assumed)"
+            return f"Approved by {_people(entry, names)} (assumed)"
         case "activity":
             return f"Runs {entry.note} (assumed to succeed)"
         case "waiting":
@@ -110,7 +144,15 @@ def _what(entry: TrialEntry) -> str:  # noqa: PLR0911 - one sentence per kind
     return entry.kind
 
 
-def trial_rows(trial: Trial, raw_definition: Mapping[str, Any], start: dt.datetime) -> list[Any]:
+def trial_rows(
+    trial: Trial,
+    raw_definition: Mapping[str, Any],
+    start: dt.datetime,
+    names: Mapping[str, str] | None = None,
+) -> list[Any]:
+    """The rows, people by their names in ``names`` (usernames -> names, and the groups'
+    names as ``present`` keeps them)."""
+    names = names or {}
     rows = []
     for entry in trial.entries:
         css = {"skipped": "skipped", "reminder": "chase", "escalated": "chase"}.get(entry.kind, "")
@@ -119,7 +161,7 @@ def trial_rows(trial: Trial, raw_definition: Mapping[str, Any], start: dt.dateti
                 after=after_words(entry.at),
                 at=when(start + dt.timedelta(seconds=entry.at)),
                 step=step_title(raw_definition, entry.step),
-                what=_what(entry) + _chosen_by_rules(entry, raw_definition),
+                what=_what(entry, names) + _chosen_by_rules(entry, raw_definition, names),
                 css=css,
             )
         )

@@ -141,7 +141,7 @@ def test_preview_shows_the_diff_and_the_try_it_run_and_saves_nothing(acme: Tenan
     assert "1 line in, 1 line out." in page
     # the VP step now runs for ₹45,000.00: victor took the manager step over when
     # its deadline passed, so four eyes rule him out and the VP step's fallback is asked
-    assert "<td>VP</td><td>Asks cora</td>" in page
+    assert "<td>VP</td><td>Asks Cora</td>" in page
     assert "Please correct" not in page
     assert _row_counts() == before
 
@@ -172,8 +172,13 @@ def test_the_try_it_page_runs_a_version_and_writes_nothing(acme: Tenant, reader:
 
     page = response.content.decode()
     assert response.status_code == 200
-    assert "Asks bob" in page and "Reminds bob" in page
-    assert "Deadline passed: escalated to victor" in page
+    assert "Asks Bob" in page and "Reminds Bob" in page
+    assert "Submitted by Alice" in page
+    # people by their names, never a user name
+    assert not re.search(
+        r"(Asks|Reminds|Submitted by|escalated to|Approved by) (?!no one)[a-z]", page
+    )
+    assert "Deadline passed: escalated to Victor" in page
     assert "Finished: approved" in page
     assert _row_counts() == before
 

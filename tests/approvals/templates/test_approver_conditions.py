@@ -145,10 +145,10 @@ def test_a_condition_that_does_not_compile_is_refused_at_the_approver_s_field(
 @pytest.mark.parametrize(
     ("amount", "words"),
     [
-        (20_000_000, "Asks bob and victor (all must approve); victor as the amount is above"),
+        (20_000_000, "Asks Bob and Victor (all must approve); Victor as the amount is above"),
         (
             5_000_000,
-            "Asks bob (all must approve); not victor: only when the amount is above ₹1,00,000.00",
+            "Asks Bob (all must approve); not Victor: only when the amount is above ₹1,00,000.00",
         ),
     ],
     ids=["condition-true", "condition-false"],

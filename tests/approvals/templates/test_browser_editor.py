@@ -59,7 +59,7 @@ def test_a_finance_admin_changes_a_deadline_and_a_threshold(
     expect(diff.locator(".del")).to_contain_text(['"P2D"', '"data.amountPaise > 10000000"'])
     expect(diff.locator(".add")).to_contain_text(['"P1D"', '"data.amountPaise > 4000000"'])
     trial = page.locator("#trial")
-    expect(trial.locator("tr", has_text="Manager").first).to_contain_text("Asks bob")
+    expect(trial.locator("tr", has_text="Manager").first).to_contain_text("Asks Bob")
     expect(trial.locator("tr", has_text="Deadline passed").first).to_contain_text("1 day")
     expect(trial.locator("tr", has_text="VP").first).not_to_contain_text("Skipped")
     assert WorkflowTemplate.objects.filter(key=EXPENSE).count() == 1
