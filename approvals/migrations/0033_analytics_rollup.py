@@ -5,6 +5,7 @@ already there."""
 from typing import Any
 
 import django.db.models.deletion
+from django.contrib.postgres.fields import ArrayField
 from django.db import migrations, models
 
 
@@ -15,7 +16,7 @@ def install(apps: Any, schema_editor: Any) -> None:
 
     for sql in rollup.INSTALL:
         schema_editor.execute(sql)
-    schema_editor.execute(rollup._upsert(rollup._contributions("approvals_stepvisit", 1)))
+    schema_editor.execute(rollup.RECOUNT_ALL)
 
 
 def uninstall(apps: Any, schema_editor: Any) -> None:
@@ -44,14 +45,15 @@ class Migration(migrations.Migration):
                 ("kind", models.CharField(max_length=16)),
                 ("day", models.DateField()),
                 ("dims", models.JSONField(blank=True, default=dict)),
-                ("bucket", models.SmallIntegerField()),
                 ("visits", models.IntegerField(default=0)),
-                ("firsts", models.IntegerField(default=0)),
+                ("waiting", models.IntegerField(default=0)),
                 ("completed", models.IntegerField(default=0)),
                 ("rejected", models.IntegerField(default=0)),
                 ("sent_back", models.IntegerField(default=0)),
                 ("breached", models.IntegerField(default=0)),
                 ("escalated", models.IntegerField(default=0)),
+                ("waits", ArrayField(base_field=models.IntegerField(), size=None)),
+                ("firsts", ArrayField(base_field=models.IntegerField(), size=None)),
                 (
                     "tenant",
                     models.ForeignKey(
@@ -68,7 +70,7 @@ class Migration(migrations.Migration):
                 ],
                 "constraints": [
                     models.UniqueConstraint(
-                        fields=("tenant", "template_key", "step", "kind", "day", "dims", "bucket"),
+                        fields=("tenant", "template_key", "step", "kind", "day", "dims"),
                         name="stepday_key",
                     )
                 ],

@@ -5,6 +5,7 @@ rebuilt from them by ``rebuild_read_models``."""
 
 from __future__ import annotations
 
+from django.contrib.postgres.fields import ArrayField
 from django.db import models
 
 from .directory import Tenant
@@ -55,10 +56,13 @@ class StepVisit(models.Model):
 
 class StepDay(models.Model):
     """The rollup the analytics page reads (``runtime.rollup``): per organisation,
-    workflow template, step, kind, day (UTC) the visit was entered, values of the enum
-    fields (``dims``) and wait bucket (-1 while open, else a log-scale slot of the time
-    waited), the visits and how they ended. Kept by a statement-level trigger on the step
-    visits (PostgreSQL), so it moves with the statement that writes them."""
+    workflow template, step, kind, UTC day the visit was entered and values of the enum
+    fields (``dims``): the visits, those still open, how the others ended, and two
+    histograms: ``waits``, the closed visits per log-scale bucket of the time waited, and
+    ``firsts``, the requests' first visits per half-hour of the day (the weekly volume
+    in any zone a whole number of half-hours from UTC). Kept by statement-level
+    triggers on the step visits (PostgreSQL), so it moves with the statement that
+    writes them."""
 
     tenant = shared_row(Tenant, models.CASCADE, db_index=False)
     template_key = models.SlugField(max_length=64, db_index=False)
@@ -66,19 +70,20 @@ class StepDay(models.Model):
     kind = models.CharField(max_length=16)
     day = models.DateField()
     dims = models.JSONField(default=dict, blank=True)
-    bucket = models.SmallIntegerField()
     visits = models.IntegerField(default=0)
-    firsts = models.IntegerField(default=0)  # visits that are the request's first
+    waiting = models.IntegerField(default=0)  # still open
     completed = models.IntegerField(default=0)
     rejected = models.IntegerField(default=0)
     sent_back = models.IntegerField(default=0)
     breached = models.IntegerField(default=0)  # closed after their deadline
     escalated = models.IntegerField(default=0)
+    waits = ArrayField(models.IntegerField())
+    firsts = ArrayField(models.IntegerField())
 
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["tenant", "template_key", "step", "kind", "day", "dims", "bucket"],
+                fields=["tenant", "template_key", "step", "kind", "day", "dims"],
                 name="stepday_key",
             )
         ]

@@ -79,42 +79,68 @@ def histogram_percentile(counts: dict[int, int], fraction: float) -> dt.timedelt
 
 # -- the SQL ------------------------------------------------------------------------------
 
-_COUNTS = ("visits", "firsts", "completed", "rejected", "sent_back", "breached", "escalated")
-_KEY = ("tenant_id", "template_key", "step", "kind", "day", "dims", "bucket")
+BUCKETS = LOG_BUCKETS + 2  # under a minute, the log-scale ones, a year or more
+SLOTS = 48  # half-hours of a UTC day
+SLOT_SECONDS = 1800
+COUNTS = _COUNTS = (
+    "visits",
+    "waiting",
+    "completed",
+    "rejected",
+    "sent_back",
+    "breached",
+    "escalated",
+)
+_KEY = ("tenant_id", "template_key", "step", "kind", "day", "dims")
 
 
 def _contributions(table: str, sign: int) -> str:
-    """Each visit of ``table`` as its rollup key and counts, times ``sign``."""
+    """Each visit of ``table`` as its rollup key, wait bucket, half-hour and counts,
+    times ``sign``."""
     return f"""
         SELECT tenant_id, template_key, step, kind,
             (entered_at AT TIME ZONE 'UTC')::date AS day, dims,
             approvals_wait_bucket(entered_at, left_at) AS bucket,
+            floor(extract(epoch FROM (entered_at AT TIME ZONE 'UTC')::time)
+                  / {SLOT_SECONDS})::int AS slot,
             {sign} AS visits,
-            {sign} * (entry = 1)::int AS firsts,
+            {sign} * (left_at IS NULL)::int AS waiting,
             {sign} * (outcome = 'completed')::int AS completed,
             {sign} * (outcome = 'rejected')::int AS rejected,
             {sign} * (outcome = 'sent_back')::int AS sent_back,
             {sign} * (left_at IS NOT NULL AND due_at IS NOT NULL
                       AND left_at > due_at)::int AS breached,
-            {sign} * escalated::int AS escalated
+            {sign} * escalated::int AS escalated,
+            {sign} * (entry = 1)::int AS firsts
         FROM {table}"""
 
 
 def _upsert(source: str) -> str:
-    """Add the summed contributions of ``source`` to the rollup, in key order."""
+    """Add the summed contributions of ``source`` to the rollup, in key order: per
+    (key, bucket, half-hour) first, then per key with the two histograms."""
     keys = ", ".join(_KEY)
+    fine = ", ".join(f"sum({c}) AS {c}" for c in (*_COUNTS, "firsts"))
+    moved = " OR ".join(f"sum({c}) <> 0" for c in (*_COUNTS, "firsts"))
     sums = ", ".join(f"sum({c})" for c in _COUNTS)
-    nonzero = " OR ".join(f"sum({c}) <> 0" for c in _COUNTS)
     adds = ", ".join(f"{c} = r.{c} + excluded.{c}" for c in _COUNTS)
+    zeros = "array_fill(0, ARRAY[{}])"
     return f"""
-        INSERT INTO approvals_stepday AS r ({keys}, {", ".join(_COUNTS)})
-        SELECT {keys}, {sums} FROM ({source}) d
-        GROUP BY {keys} HAVING {nonzero}
+        INSERT INTO approvals_stepday AS r ({keys}, {", ".join(_COUNTS)}, waits, firsts)
+        SELECT {keys}, {sums},
+            coalesce(approvals_histogram({BUCKETS}, bucket::int, visits::int)
+                     FILTER (WHERE bucket >= 0), {zeros.format(BUCKETS)}),
+            coalesce(approvals_histogram({SLOTS}, slot, firsts::int)
+                     FILTER (WHERE firsts <> 0), {zeros.format(SLOTS)})
+        FROM (SELECT {keys}, bucket, slot, {fine} FROM ({source}) c
+              GROUP BY {keys}, bucket, slot HAVING {moved}) g
+        GROUP BY {keys}
         ORDER BY {keys}
-        ON CONFLICT ON CONSTRAINT stepday_key DO UPDATE SET {adds}"""
+        ON CONFLICT ON CONSTRAINT stepday_key DO UPDATE SET {adds},
+            waits = approvals_add_arrays(r.waits, excluded.waits),
+            firsts = approvals_add_arrays(r.firsts, excluded.firsts)"""
 
 
-_BUCKET_FUNCTION = f"""
+_FUNCTIONS = f"""
 CREATE OR REPLACE FUNCTION approvals_wait_bucket(entered timestamptz, left_at timestamptz)
 RETURNS smallint LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT CASE
@@ -124,6 +150,18 @@ RETURNS smallint LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
         ELSE least({LOG_BUCKETS}, 1 + floor(
             ln(extract(epoch FROM left_at - entered)::float8 / {MINUTE}) / ln({RATIO!r})))
     END::smallint
+$$;
+CREATE OR REPLACE FUNCTION approvals_histogram_add(state int[], size int, i int, n int)
+RETURNS int[] LANGUAGE sql IMMUTABLE AS $$
+    SELECT s[:i] || (s[i + 1] + n) || s[i + 2:]
+    FROM (SELECT coalesce(state, array_fill(0, ARRAY[size])) AS s) z
+$$;
+CREATE OR REPLACE AGGREGATE approvals_histogram(int, int, int) (
+    SFUNC = approvals_histogram_add, STYPE = int[]
+);
+CREATE OR REPLACE FUNCTION approvals_add_arrays(a int[], b int[])
+RETURNS int[] LANGUAGE sql IMMUTABLE AS $$
+    SELECT array_agg(x + y ORDER BY i) FROM unnest(a, b) WITH ORDINALITY u(x, y, i)
 $$;
 """
 
@@ -137,7 +175,7 @@ _TRIGGERS = {
     ),
 }
 
-INSTALL = [_BUCKET_FUNCTION]
+INSTALL = [_FUNCTIONS]
 for _event, (_tables, _source) in _TRIGGERS.items():
     INSTALL += [
         f"""CREATE OR REPLACE FUNCTION approvals_stepday_{_event}() RETURNS trigger
@@ -147,10 +185,14 @@ for _event, (_tables, _source) in _TRIGGERS.items():
             REFERENCING {_tables} FOR EACH STATEMENT
             EXECUTE FUNCTION approvals_stepday_{_event}();""",
     ]
+RECOUNT_ALL = _upsert(_contributions("approvals_stepvisit", 1))
 
 UNINSTALL = [
     *(f"DROP TRIGGER IF EXISTS stepday_{e} ON approvals_stepvisit;" for e in _TRIGGERS),
     *(f"DROP FUNCTION IF EXISTS approvals_stepday_{e}();" for e in _TRIGGERS),
+    "DROP AGGREGATE IF EXISTS approvals_histogram(int, int, int);",
+    "DROP FUNCTION IF EXISTS approvals_histogram_add(int[], int, int, int);",
+    "DROP FUNCTION IF EXISTS approvals_add_arrays(int[], int[]);",
     "DROP FUNCTION IF EXISTS approvals_wait_bucket(timestamptz, timestamptz);",
 ]
 
@@ -180,8 +222,8 @@ def rollup_rows(*, tenant_id: int) -> set[tuple[Any, ...]]:
     from ..models import StepDay
 
     return {
-        (*row[:4], tuple(sorted(row[4].items())), *row[5:])
+        (*row[:4], tuple(sorted(row[4].items())), *row[5:-2], tuple(row[-2]), tuple(row[-1]))
         for row in StepDay.objects.filter(tenant_id=tenant_id)
         .exclude(visits=0)
-        .values_list(*_KEY[1:], *_COUNTS)
+        .values_list(*_KEY[1:], *_COUNTS, "waits", "firsts")
     }

@@ -18,7 +18,7 @@ from django.db.models.functions import TruncWeek
 
 from ..runtime import rollup
 
-_COUNTS = ("visits", "completed", "rejected", "sent_back", "breached", "escalated")
+_COUNTS = rollup.COUNTS
 _DAY = dt.timedelta(days=1)
 
 
@@ -64,42 +64,41 @@ def step_rows(f: Any, *, now: dt.datetime) -> list[dict[str, Any]]:
     first, last = whole_days(f.start, f.end)
     params: list[Any] = [f.tenant_id, first, last]
     parts = [
-        "SELECT template_key, step, kind, bucket, visits, completed, rejected, sent_back,"
-        " breached, escalated FROM approvals_stepday"
-        " WHERE tenant_id = %s AND day >= %s AND day < %s" + _filters(f, params)
+        f"SELECT template_key, step, kind, {', '.join(_COUNTS)}, NULL, waits"
+        " FROM approvals_stepday WHERE tenant_id = %s AND day >= %s AND day < %s"
+        " AND visits <> 0" + _filters(f, params)
     ]
     for a, b in fringes(f.start, f.end):
         params += [f.tenant_id, a, b]
         parts.append(
-            "SELECT template_key, step, kind, approvals_wait_bucket(entered_at, left_at), 1,"
-            " (outcome = 'completed')::int, (outcome = 'rejected')::int,"
-            " (outcome = 'sent_back')::int,"
-            " (left_at IS NOT NULL AND due_at IS NOT NULL AND left_at > due_at)::int,"
-            " escalated::int FROM approvals_stepvisit"
-            " WHERE tenant_id = %s AND entered_at >= %s AND entered_at < %s" + _filters(f, params)
+            "SELECT template_key, step, kind, count(*), count(*) FILTER (WHERE left_at IS NULL),"
+            " count(*) FILTER (WHERE outcome = 'completed'),"
+            " count(*) FILTER (WHERE outcome = 'rejected'),"
+            " count(*) FILTER (WHERE outcome = 'sent_back'),"
+            " count(*) FILTER (WHERE left_at > due_at), count(*) FILTER (WHERE escalated),"
+            " approvals_wait_bucket(entered_at, left_at), NULL"
+            " FROM approvals_stepvisit"
+            " WHERE tenant_id = %s AND entered_at >= %s AND entered_at < %s"
+            + _filters(f, params)
+            + " GROUP BY 1, 2, 3, 11"
         )
-    sums = ", ".join(f"sum({c})" for c in _COUNTS)
-    sql = (
-        f"SELECT template_key, step, kind, bucket, {sums} FROM ("
-        + " UNION ALL ".join(parts)
-        + ") u GROUP BY 1, 2, 3, 4 HAVING sum(visits) <> 0"
-    )
     rows: dict[tuple[str, str, str], dict[str, Any]] = {}
     with connection.cursor() as cur:
-        cur.execute(sql, params)
-        for key, step, kind, bucket, *counts in cur.fetchall():
+        cur.execute(" UNION ALL ".join(parts), params)
+        for key, step, kind, *got in cur.fetchall():
             r = rows.setdefault(
                 (key, step, kind),
-                {"template_key": key, "step": step, "kind": kind, "waits": {}}
-                | dict.fromkeys(_COUNTS, 0)
-                | {"waiting": 0},
+                {"template_key": key, "step": step, "kind": kind, "waits": [0] * rollup.BUCKETS}
+                | {"arrays": []}
+                | dict.fromkeys(_COUNTS, 0),
             )
-            for name, n in zip(_COUNTS, counts, strict=True):
+            *numbers, bucket, waits = got
+            for name, n in zip(_COUNTS, numbers, strict=True):
                 r[name] += int(n)
-            if bucket == rollup.OPEN:
-                r["waiting"] += int(counts[0])
-            else:
-                r["waits"][bucket] = r["waits"].get(bucket, 0) + int(counts[0])
+            if waits is not None:
+                r["arrays"].append(waits)
+            elif bucket is not None and bucket >= 0:
+                r["waits"][bucket] += int(numbers[0])
         # the open visits past their deadline: breached as of now
         late: list[Any] = [f.tenant_id, f.start, f.end, now]
         cur.execute(
@@ -114,9 +113,13 @@ def step_rows(f: Any, *, now: dt.datetime) -> list[dict[str, Any]]:
     out = []
     for key in sorted(rows):
         r = rows[key]
+        if not r["visits"]:
+            continue
         r["escalated_n"] = r.pop("escalated")
-        r["median"] = rollup.histogram_percentile(r["waits"], 0.5)
-        r["p90"] = rollup.histogram_percentile(r.pop("waits"), 0.9)
+        summed = [sum(column) for column in zip(r.pop("waits"), *r.pop("arrays"), strict=True)]
+        waits = dict(enumerate(summed))
+        r["median"] = rollup.histogram_percentile(waits, 0.5)
+        r["p90"] = rollup.histogram_percentile(waits, 0.9)
         out.append(r)
     return out
 
@@ -141,27 +144,41 @@ def _monday(at: dt.datetime, zone: dt.tzinfo) -> dt.date:
 
 
 def weekly(f: Any, scoped: Any, *, zone: dt.tzinfo) -> list[tuple[dt.date, str, int]]:
-    """The requests started per local week: the rollup's whole UTC days no week begins
-    inside, and from the visits the rest (the ends, and the days a local week begins in
-    the middle of)."""
+    """The requests started per local week: the rollup's whole UTC days, each half-hour
+    of them in the week it lies in, and from the visits the part-days at the ends (all
+    of it from the visits in a zone not a whole number of half-hours from UTC)."""
     first, last = whole_days(f.start, f.end)
-    cuts = _week_cuts(f.start, f.end, zone)
-    utc = [c.astimezone(dt.UTC) for c in cuts]
-    cut_days = {c.date() for c in utc if c != _midnight(c.date()) and first <= c.date() < last}
-    params: list[Any] = [f.tenant_id, first, last]
-    sql = (
-        "SELECT day, template_key, sum(firsts) FROM approvals_stepday"
-        " WHERE tenant_id = %s AND day >= %s AND day < %s AND firsts <> 0"
-        + _filters(f, params)
-        + " GROUP BY 1, 2"
-    )
+    offsets = {
+        (zone.utcoffset(c) or dt.timedelta()) // dt.timedelta(seconds=1)
+        for c in (f.start, f.end, *_week_cuts(f.start, f.end, zone))
+    }
+    halves = all(o % rollup.SLOT_SECONDS == 0 for o in offsets)
     counts: dict[tuple[dt.date, str], int] = defaultdict(int)
-    with connection.cursor() as cur:
-        cur.execute(sql, params)
-        for day, key, n in cur.fetchall():
-            if day not in cut_days:
-                counts[(_monday(_midnight(day), zone), key)] += int(n)
-    ranges = fringes(f.start, f.end) + [(_midnight(d), _midnight(d + _DAY)) for d in cut_days]
+    ranges = fringes(f.start, f.end)
+    if not halves:
+        ranges = [(f.start, f.end)]
+    else:
+        params: list[Any] = [f.tenant_id, first, last]
+        sql = (
+            "SELECT day, template_key, firsts FROM approvals_stepday"
+            " WHERE tenant_id = %s AND day >= %s AND day < %s AND visits <> 0" + _filters(f, params)
+        )
+        cuts = _week_cuts(_midnight(first), _midnight(last), zone)
+        split: dict[dt.date, tuple[dt.date, int, dt.date]] = {}
+        for day in (first + i * _DAY for i in range((last - first).days)):
+            # the day's half-hours before a local Monday midnight, and after it
+            at = next((c for c in cuts if _midnight(day) < c < _midnight(day + _DAY)), None)
+            cut = rollup.SLOTS
+            if at is not None:
+                cut = int((at - _midnight(day)).total_seconds()) // rollup.SLOT_SECONDS
+            split[day] = (_monday(_midnight(day), zone), cut, _monday(at or _midnight(day), zone))
+        with connection.cursor() as cur:
+            cur.execute(sql, params)
+            for day, key, firsts in cur.fetchall():
+                before, cut, after = split[day]
+                counts[(before, key)] += sum(firsts[:cut])
+                if cut < rollup.SLOTS:
+                    counts[(after, key)] += sum(firsts[cut:])
     if ranges:
         where = Q()
         for a, b in ranges:
