@@ -178,10 +178,7 @@ def workflows_readable(user: User) -> QuerySet[Workflow]:
     mine = WorkflowParticipant.objects.filter(
         tenant_id=user.member_tenant_id, user=user, workflow_id=OuterRef("pk")
     )
-    now = clock.now()
-    absent = Delegation.objects.filter(
-        tenant_id=user.member_tenant_id, delegate=user, starts_at__lte=now, ends_at__gt=now
-    ).values("user_id")
+    absent = _absent_now(user, user.member_tenant_id)
     standing_in = PendingTask.objects.filter(workflow_id=OuterRef("pk"), assignee_id__in=absent)
     granted = _templates_granted(user).values("pk")
     return qs.filter(Exists(mine) | Exists(standing_in) | Q(template_id__in=granted))
@@ -218,10 +215,7 @@ def own_workflow_ids(user: User) -> list[Any] | None:
     if reads_everything(user) or _templates_granted(user).exists():
         return None
     tenant = user.member_tenant_id
-    now = clock.now()
-    absent = Delegation.objects.filter(
-        tenant_id=tenant, delegate=user, starts_at__lte=now, ends_at__gt=now
-    ).values("user_id")
+    absent = _absent_now(user, tenant)
     mine = WorkflowParticipant.objects.filter(tenant_id=tenant, user=user).values("workflow_id")
     standing_in = PendingTask.objects.filter(tenant_id=tenant, assignee_id__in=absent).values(
         "workflow_id"
@@ -282,11 +276,16 @@ def _takes_part(user: User, wf: Workflow) -> bool:
 def _stands_in_now(user: User, wf: Workflow) -> bool:
     """True when the user is, right now, the out-of-office delegate of one of the
     workflow's current assignees (who may then decide on their behalf)."""
-    now = clock.now()
-    absent = Delegation.objects.filter(
-        tenant_id=wf.tenant_id, delegate=user, starts_at__lte=now, ends_at__gt=now
-    ).values("user_id")
+    absent = _absent_now(user, wf.tenant_id)
     return PendingTask.objects.filter(workflow_id=wf.pk, assignee_id__in=absent).exists()
+
+
+def _absent_now(user: User, tenant_id: int) -> QuerySet[Delegation, Any]:
+    """The ids of the people of the organisation the user stands in for right now."""
+    now = clock.now()
+    return Delegation.objects.filter(
+        tenant_id=tenant_id, delegate=user, starts_at__lte=now, ends_at__gt=now
+    ).values("user_id")
 
 
 def drafts_readable(user: User) -> QuerySet[Draft]:
