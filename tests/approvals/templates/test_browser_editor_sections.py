@@ -16,6 +16,8 @@ from approvals.models import WorkflowTemplate
 from ..a11y import assert_accessible
 from ..browser import CHROMIUM
 from ..helpers import EXPENSE
+from ..pages.test_browser import shot
+from .test_browser_condition_builder import _admin
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -28,11 +30,8 @@ PARTS = ("Steps", "Conditions", "Try it", "Versions", "Diagram")
 
 
 def _editor(browser: Any, base: str, path: str) -> Page:
-    page = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
-    page.goto(f"{base}/admin/login/")
-    page.fill("#id_username", "fiona")
-    page.fill("#id_password", "demo")
-    page.click("input[type=submit]")
+    page = _admin(browser, base)
+    page.set_viewport_size({"width": 1280, "height": 800})
     page.goto(f"{base}{path}")
     return page
 
@@ -60,6 +59,7 @@ def test_the_editor_shows_one_part_at_a_time_on_a_short_page(
         shown = page.locator(".wt-section:visible")
         expect(shown).to_have_count(1)
         heights[words] = _height(page)
+        shot(page, "template-editor-" + words.lower().replace(" ", "-"))
         assert_accessible(page, f"the editor's {words} part")
     assert max(heights.values()) < TALLEST, heights
     expect(page.locator("#versions")).to_contain_text("version 1")
