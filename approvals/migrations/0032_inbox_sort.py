@@ -45,7 +45,7 @@ UPDATE approvals_pendingtask t SET amount_minor = CASE {whens} END
 FROM approvals_workflow w WHERE w.id = t.workflow_id AND w.template_id = %s
 """
 WHEN = (
-    "WHEN jsonb_typeof(w.data -> %s) = 'number' AND (w.data ->> %s) ~ '^-?[0-9]{{1,18}}$'"
+    "WHEN jsonb_typeof(w.data -> %s) = 'number' AND (w.data ->> %s) ~ '^-?[0-9]{1,18}$'"
     " THEN (w.data ->> %s)::bigint"
 )
 
