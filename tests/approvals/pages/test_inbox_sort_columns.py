@@ -5,6 +5,7 @@ the page's sorts and search read those columns, and a first page walks one index
 from __future__ import annotations
 
 import datetime as dt
+import importlib
 from io import StringIO
 from typing import Any
 
@@ -15,6 +16,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from approvals.models import PendingTask, User
+from approvals.runtime.projections import TASK_FACTS
 from approvals.runtime.rebuild import read_models_check
 from approvals.selectors.inbox_lists import InboxFilter, inbox_listing
 
@@ -134,3 +136,20 @@ def test_an_overdue_filter_and_a_later_page_still_count_every_match(acme: Any) -
         per_page=1,
     )
     assert (last.page, len(last.tasks)) == (2, 1)
+
+
+def test_the_migrations_backfill_gives_what_the_command_path_writes(acme: Any) -> None:
+    from django.apps import apps
+
+    migration = importlib.import_module("approvals.migrations.0032_inbox_sort")
+    User.objects.filter(username="alice").update(first_name="Alice", last_name="Zed")
+    for subject, amount in (("B-1", 4_500_000), ("B-2", 250_000)):
+        expense_started(subject, amount=amount)
+    written = set(PendingTask.objects.values_list("pk", *TASK_FACTS))
+    PendingTask.objects.update(template_key="", amount_minor=None, requester_key="", search_text="")
+
+    with connection.schema_editor(atomic=False) as editor:
+        migration.fill(apps, editor)
+
+    assert set(PendingTask.objects.values_list("pk", *TASK_FACTS)) == written
+    assert {row[2] for row in written} == {4_500_000, 250_000}
