@@ -20,77 +20,28 @@ last step). SQLite (``make run``) has no rollup: the page reads the visits there
 
 from __future__ import annotations
 
-import datetime as dt
-import math
 from typing import Any
 
 from django.db import connection, transaction
 
-LOG_BUCKETS = 136
-MINUTE = 60.0
-YEAR = 365 * 86400.0
-RATIO = (YEAR / MINUTE) ** (1 / LOG_BUCKETS)
-ERROR = math.sqrt(RATIO) - 1  # about 4.96%
-OPEN, UNDER_A_MINUTE, OVER_A_YEAR = -1, 0, LOG_BUCKETS + 1
-
-
-def bucket_of(seconds: float) -> int:
-    """The bucket of a wait (what the SQL function ``approvals_wait_bucket`` says)."""
-    if seconds < MINUTE:
-        return UNDER_A_MINUTE
-    if seconds >= YEAR:
-        return OVER_A_YEAR
-    return min(LOG_BUCKETS, 1 + math.floor(math.log(seconds / MINUTE) / math.log(RATIO)))
-
-
-def bucket_seconds(bucket: int) -> float:
-    """The wait a bucket stands for: its geometric middle (half a minute for the waits
-    under a minute, a year for those over)."""
-    if bucket <= UNDER_A_MINUTE:
-        return MINUTE / 2
-    if bucket >= OVER_A_YEAR:
-        return YEAR
-    return MINUTE * RATIO ** (bucket - 0.5)
-
-
-def histogram_percentile(counts: dict[int, int], fraction: float) -> dt.timedelta | None:
-    """``percentile_cont`` over the histogram: the waits at the ranks either side of
-    ``fraction * (n - 1)``, each taken as its bucket's middle, interpolated between. Each
-    middle is within ``ERROR`` of its wait (half a minute under a minute), so the result
-    is within ``ERROR`` of the exact percentile, or half a minute."""
-    closed = sorted((b, c) for b, c in counts.items() if b != OPEN and c > 0)
-    n = sum(c for _, c in closed)
-    if n <= 0:
-        return None
-
-    def at_rank(rank: int) -> float:
-        seen = 0
-        for bucket, count in closed:
-            seen += count
-            if seen > rank:
-                return bucket_seconds(bucket)
-        return bucket_seconds(closed[-1][0])  # pragma: no cover - ranks are below n
-
-    at = fraction * (n - 1)
-    low = math.floor(at)
-    lo, hi = at_rank(low), at_rank(min(low + 1, n - 1))
-    return dt.timedelta(seconds=round(lo + (hi - lo) * (at - low), 3))
-
+from .rollup_buckets import (
+    BUCKETS,
+    COUNTS,
+    LOG_BUCKETS,
+    MINUTE,
+    OPEN,
+    OVER_A_YEAR,
+    RATIO,
+    SLOT_SECONDS,
+    SLOTS,
+    UNDER_A_MINUTE,
+    YEAR,
+    rollup_kept,
+)
 
 # -- the SQL ------------------------------------------------------------------------------
 
-BUCKETS = LOG_BUCKETS + 2  # under a minute, the log-scale ones, a year or more
-SLOTS = 48  # half-hours of a UTC day
-SLOT_SECONDS = 1800
-COUNTS = _COUNTS = (
-    "visits",
-    "waiting",
-    "completed",
-    "rejected",
-    "sent_back",
-    "breached",
-    "escalated",
-)
+_COUNTS = COUNTS
 _KEY = ("tenant_id", "template_key", "step", "kind", "day", "dims")
 
 
@@ -195,11 +146,6 @@ UNINSTALL = [
     "DROP FUNCTION IF EXISTS approvals_add_arrays(int[], int[]);",
     "DROP FUNCTION IF EXISTS approvals_wait_bucket(timestamptz, timestamptz);",
 ]
-
-
-def rollup_kept() -> bool:
-    """Whether this database keeps the rollup (PostgreSQL) or the page reads visits."""
-    return connection.vendor == "postgresql"
 
 
 def rollup_refresh(*, tenant_id: int | None = None) -> None:

@@ -17,7 +17,7 @@ from django.db.models import Aggregate, Count, DurationField, F, Q, QuerySet
 from django.db.models.functions import TruncWeek
 
 from ..models import StepVisit
-from ..runtime.rollup import rollup_kept
+from ..runtime.rollup_buckets import rollup_kept
 from . import analytics_rollup
 
 SORT_MEMORY = "64MB"

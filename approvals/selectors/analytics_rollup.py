@@ -16,7 +16,7 @@ from django.db import connection
 from django.db.models import Count, Q
 from django.db.models.functions import TruncWeek
 
-from ..runtime import rollup
+from ..runtime import rollup_buckets as rollup
 
 _COUNTS = rollup.COUNTS
 _DAY = dt.timedelta(days=1)

@@ -151,6 +151,7 @@ RUNTIME_READERS = {
     "approvals.runtime.chain",
     "approvals.runtime.store",
     "approvals.runtime.directory",  # the directory the engine asks; reads only
+    "approvals.runtime.rollup_buckets",  # the analytics rollup's bucket arithmetic
 }
 
 
