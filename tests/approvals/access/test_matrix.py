@@ -31,6 +31,7 @@ from approvals.services.drafts import draft_save
 from approvals.services.templates import workflow_template_publish
 from approvals.services.tokens import token_issue
 
+from ..files import pdf_bytes
 from ..helpers import EXPENSE, start_expense
 
 pytestmark = pytest.mark.django_db
@@ -95,7 +96,7 @@ def _bobs_link(w: World) -> str:
 
 
 # A PDF as small as the attachment checks take (tests/approvals/api/test_attachments.py).
-_PDF = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << >>\n%%EOF\n"
+_PDF = pdf_bytes(pages=1)  # one page pdftoppm draws: the receipt gets a preview
 
 
 def _pdf() -> Any:
@@ -316,6 +317,29 @@ ROWS = [
         "search",
         lambda c, w, p: c.get("/search", {"subjectId": "E-1"}),
         answers(*["200"] * (len(P) - 1), "302"),
+        api=False,
+    ),
+    Row(
+        "search-export",
+        # The CSV of a search: only what each may read, as the search itself.
+        lambda c, w, p: c.get("/search/export.csv", {"subjectId": "E-1"}),
+        answers(*["200"] * (len(P) - 1), "302"),
+        api=False,
+    ),
+    Row(
+        "workflow-route",
+        # The route preview of the new-request form: for those who may start the kind.
+        lambda c, w, p: c.get(
+            "/workflows/new/route",
+            {"template": "expense-approval", "amountPaise": "45000", "currency": "INR"},
+        ),
+        answers("200", "200", "200", "200", "200", "404", "200", "404", "404", "200", "302"),
+        api=False,
+    ),
+    Row(
+        "analytics",
+        lambda c, w, p: c.get("/analytics"),
+        answers("403", "403", "403", "403", "200", "200", "200", "403", "403", "200", "302"),
         api=False,
     ),
     Row(
@@ -569,6 +593,12 @@ ROWS = [
     Row(
         "workflow-file",
         lambda c, w, p: c.get(f"/workflows/{w.workflow_id}/files/{w.file_sha}"),
+        answers("200", "200", "200", "404", "404", "200", "200", "404", "404", "200", "302"),
+        api=False,
+    ),
+    Row(
+        "workflow-file-preview",
+        lambda c, w, p: c.get(f"/workflows/{w.workflow_id}/files/{w.file_sha}/preview"),
         answers("200", "200", "200", "404", "404", "200", "200", "404", "404", "200", "302"),
         api=False,
     ),

@@ -54,9 +54,15 @@ def test_submit_approve_from_inbox_and_from_the_workflow_page(
     alice.get_by_label("What was it for?").fill("Conference travel")
     alice.get_by_label("Reference").fill("E-2026-001")
     alice.get_by_role("button", name="Submit").click()
-    # field-level errors, what was typed kept
-    expect(alice.get_by_text("Enter at most 2 digits after the decimal point.")).to_be_visible()
-    expect(alice.get_by_text("This field is required.")).to_be_visible()
+    # field-level errors, listed at the top too, what was typed kept
+    errors = alice.locator(".field p.error")
+    expect(
+        errors.filter(has_text="Enter at most 2 digits after the decimal point.")
+    ).to_be_visible()
+    expect(errors.filter(has_text="This field is required.")).to_be_visible()
+    expect(alice.locator("#error-summary")).to_contain_text(
+        "Amount: Enter at most 2 digits after the decimal point."
+    )
     expect(alice.get_by_label("What was it for?")).to_have_value("Conference travel")
     shot(alice, "new-request-errors")
     assert not Workflow.objects.exists()
