@@ -71,6 +71,7 @@ LAYERS: dict[str, str] = {
     "approvals.lockout": "front",
     "approvals.admin_login": "front",
     "approvals.admin_templates": "front",
+    "approvals.admin_labels": "front",  # names for the admin's date-and-time boxes
     "approvals.web": "front",  # the pages' presentation: words, forms, the diagram
     # Audit: its table, the reads (export, verification, replay), the seal it writes,
     # and its doors.
@@ -81,6 +82,7 @@ LAYERS: dict[str, str] = {
     "approvals.audit.replay": "selectors",
     "approvals.audit.seal": "services",
     "approvals.audit.override": "services",  # records an operator's override, signed
+    "approvals.audit.archive": "services",  # retention, legal holds, the archiver
     "approvals.audit.api": "front",
     "approvals.audit.admin": "front",
     "approvals.audit.pages": "front",  # the Verify page
