@@ -16,7 +16,7 @@ from django.urls import reverse
 
 from approvals import zones
 from approvals.decisions import DECISION_LABELS
-from approvals.models import Tenant
+from approvals.models import Tenant, WorkflowEvent
 
 from . import links
 
@@ -54,10 +54,26 @@ def mail_context(facts: dict[str, Any], org_zone: str = "") -> dict[str, Any]:
     zone = zones.zone_named(ctx.get("zone") or None) or zones.zone_named(org_zone or None)
     if "due" not in ctx:
         ctx["due"] = _moment(ctx.get("due_at"), zone)
+    if not ctx.get("since_at") and ctx.get("since_before") and "workflow" in ctx:
+        ctx["since_at"] = _asked_at(
+            ctx["workflow"], ctx.get("since_step") or "", ctx["since_before"]
+        )
     ctx["since"] = _moment(ctx.get("since_at"), zone)
     ctx.setdefault("summary", ctx.get("title", ""))
     ctx.setdefault("comment_label", "Comment")
     return ctx
+
+
+def _asked_at(workflow_id: str, step: str, before_seq: int) -> float | None:
+    """When the step a reminder or an escalation is about last asked for a decision
+    before it: read when the mail is rendered, so the timer's command reads no history."""
+    asked = WorkflowEvent.objects.filter(
+        workflow_id=workflow_id, type="ApprovalRequested", seq__lt=before_seq
+    )
+    if step:
+        asked = asked.filter(payload__step=step)
+    at = asked.order_by("-seq").values_list("created_at", flat=True).first()
+    return at.timestamp() if at else None
 
 
 def _moment(at: float | None, zone: dt.tzinfo | None) -> str:

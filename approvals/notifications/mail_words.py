@@ -185,6 +185,9 @@ def facts(
         "due_at": notice.extra.get("due_at"),  # shown in the recipient's zone
         "overdue": notice.kind in (MailKind.ESCALATED, MailKind.ESCALATED_AWAY),
         "since_at": notice.extra.get("since_at"),
+        # since when the task waits: the sender looks it up (bodies.mail_context)
+        "since_before": notice.extra.get("since_before"),
+        "since_step": notice.step if notice.extra.get("since_before") else "",
         "zone": recipient.time_zone,
         "workflow": str(wf.pk),
         "link": link,

@@ -102,7 +102,8 @@ def notices_of(
         elif isinstance(e, ev.Escalated):
             new_holders = {a.user for a in e.assignments}
             to = ", ".join(sorted(new_holders))
-            extra = {"due_at": due, "looked_up": "since"}
+            # since when the task waits: looked up by the sender, not in the command
+            extra = {"due_at": due, "since_before": seq}
             out += [
                 Notice(seq, u, MailKind.ESCALATED, e.step, seq, extra=dict(extra))
                 for u in sorted(new_holders)
@@ -120,7 +121,7 @@ def notices_of(
             # A reminder only goes to who holds the step's current round, so its links
             # may be bound to the reminder itself: they stop working, as the first mail's
             # do, once a later round begins (notifications.links).
-            extra = {"due_at": due, "looked_up": "since"}
+            extra = {"due_at": due, "since_before": seq}
             out += [
                 Notice(seq, u, MailKind.REMINDER, e.step, seq, extra=dict(extra)) for u in e.users
             ]
@@ -289,16 +290,16 @@ _MAIL_COLUMNS = (
 
 # What a notice marked ``looked_up`` reads from the history before its command.
 _LOOK_UP_TYPES = {
-    "since": ("ApprovalRequested",),
     "reject": ("DecisionRecorded",),
     "cancel": ("CompensationStarted",),
 }
 
 
 def _look_up(wf: Workflow, first_seq: int, notices: list[Notice]) -> None:
-    """Fill in the why of the notices that need an earlier event: since when a reminded
-    or escalated task waits, who rejected or cancelled a request whose undo ran before
-    it ended. One read, and only for those (rare) mails."""
+    """Fill in the why of the notices that need an earlier event: who rejected or
+    cancelled a request whose undo ran before it ended. One read, and only for those
+    (rare) mails. Since when a reminded or escalated task waits is the sender's to look
+    up (``bodies.mail_context``): a timer's command reads no history."""
     wanted = {str(n.extra["looked_up"]) for n in notices if n.extra.get("looked_up")}
     types = sorted({t for w in wanted for t in _LOOK_UP_TYPES.get(w, ())})
     if not types:
@@ -306,14 +307,11 @@ def _look_up(wf: Workflow, first_seq: int, notices: list[Notice]) -> None:
     earlier = list(
         WorkflowEvent.objects.filter(workflow_id=wf.pk, seq__lt=first_seq, type__in=types)
         .order_by("-seq")
-        .values_list("type", "payload", "created_at", "actor__username")[:200]
+        .values_list("type", "payload", "actor__username")[:200]
     )
     for n in notices:
         need = n.extra.pop("looked_up", None)
-        for kind, payload, at, actor in earlier:
-            if need == "since" and kind == "ApprovalRequested" and payload.get("step") == n.step:
-                n.extra["since_at"] = at.timestamp()
-                break
+        for kind, payload, actor in earlier:
             if (
                 need == "reject"
                 and kind == "DecisionRecorded"
