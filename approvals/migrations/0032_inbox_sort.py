@@ -59,6 +59,9 @@ def fill(apps: Any, schema_editor: Any) -> None:
         schema = definition.get("schema") if isinstance(definition, dict) else None
         money[pk] = list(money_fields(schema if isinstance(schema, dict) else None))
     if schema_editor.connection.vendor == "postgresql":
+        # The deferred foreign-key checks the updates queue run now, not at COMMIT: a
+        # table with pending trigger events cannot be indexed in the same transaction.
+        schema_editor.execute("SET CONSTRAINTS ALL IMMEDIATE")
         schema_editor.execute(FILL_SQL)
         for pk, names in money.items():
             if names:
