@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.db import models
 
+from ..models.append_only import AppendOnly
 from ..models.directory import Tenant
 
 
-class ChainSeal(models.Model):
+class ChainSeal(AppendOnly):
     """The chain heads of one organisation at ``sealed_at``, signed with a key the
     database does not hold (``APPROVALS_AUDIT_SEAL_KEY``). Append-only: a trigger
     refuses UPDATE and DELETE.
@@ -40,10 +39,7 @@ class ChainSeal(models.Model):
         ]
         ordering = ["sealed_at", "id"]
 
-    def save(self, *args: Any, **kwargs: Any) -> None:
-        if not self._state.adding:
-            raise ValueError("chain seals are append-only")
-        super().save(*args, **kwargs)
+    append_only_name = "chain seals"
 
     def __str__(self) -> str:
         return f"seal #{self.pk} of {self.count} chains at {self.sealed_at:%Y-%m-%d %H:%M} UTC"
@@ -66,7 +62,7 @@ class SealedHead(models.Model):
         app_label = "approvals"
 
 
-class AuditOverride(models.Model):
+class AuditOverride(AppendOnly):
     """An operator's decision to go ahead although ``verify_audit`` failed (today: a
     ``rebuild_read_models --despite-failed-verification``): who, when, why, what was
     found, signed with the seal key. Append-only: a trigger refuses UPDATE and DELETE."""
@@ -84,10 +80,7 @@ class AuditOverride(models.Model):
         app_label = "approvals"
         ordering = ["at", "id"]
 
-    def save(self, *args: Any, **kwargs: Any) -> None:
-        if not self._state.adding:
-            raise ValueError("audit overrides are append-only")
-        super().save(*args, **kwargs)
+    append_only_name = "audit overrides"
 
 
 class RetentionPolicy(models.Model):
@@ -103,7 +96,7 @@ class RetentionPolicy(models.Model):
         app_label = "approvals"
 
 
-class LegalHold(models.Model):
+class LegalHold(AppendOnly):
     """A legal hold put on (``action`` "hold") or taken off ("release") one workflow
     (``workflow_id``) or a whole organisation (``workflow_id`` null), by an auditor or an
     organisation admin, with a reason; signed with the seal key. Append-only: a trigger
@@ -127,10 +120,7 @@ class LegalHold(models.Model):
         indexes = [models.Index(fields=["tenant", "workflow_id", "at"], name="legalhold_target")]
         ordering = ["at", "id"]
 
-    def save(self, *args: Any, **kwargs: Any) -> None:
-        if not self._state.adding:
-            raise ValueError("legal holds are append-only")
-        super().save(*args, **kwargs)
+    append_only_name = "legal holds"
 
 
 class ArchivedMonth(models.Model):

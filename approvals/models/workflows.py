@@ -11,6 +11,7 @@ from django_fsm import FSMField, transition
 
 from templates_engine.state import STATUSES, TERMINAL
 
+from .append_only import AppendOnly
 from .directory import Tenant, User
 
 
@@ -164,7 +165,7 @@ def history_month(started: dt.datetime) -> dt.date:
     return dt.date(started.year, started.month, 1)
 
 
-class WorkflowEvent(models.Model):
+class WorkflowEvent(AppendOnly):
     """One event of a workflow's history. Append-only: on PostgreSQL a trigger refuses
     UPDATE and DELETE. ``hash`` chains each event to the one before it."""
 
@@ -206,10 +207,7 @@ class WorkflowEvent(models.Model):
         ]
         ordering = ["workflow", "seq"]
 
-    def save(self, *args: Any, **kwargs: Any) -> None:
-        if not self._state.adding:
-            raise ValueError("workflow events are append-only")
-        super().save(*args, **kwargs)
+    append_only_name = "workflow events"
 
 
 class StartRequest(models.Model):
