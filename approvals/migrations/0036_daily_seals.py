@@ -1,0 +1,8 @@
+"""Reserved: filled in by the change that owns this number."""
+
+from django.db import migrations
+
+
+class Migration(migrations.Migration):
+    dependencies = [("approvals", "0035_row_level_security")]
+    operations: list = []
