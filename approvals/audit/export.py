@@ -23,7 +23,8 @@ from templates_engine.state import State, evolve
 
 from ..models import WorkflowEvent
 from ..selectors.tasks import BAD_CURSOR, BadCursor
-from .models import ChainSeal
+from .daily_seal import inclusion_proof, seal_fields
+from .models import ChainSeal, DailySeal
 
 # One row per event, in this order (the CSV header).
 COLUMNS: tuple[str, ...] = (
@@ -79,6 +80,8 @@ SEAL_FIELDS: tuple[str, ...] = (
     "signature",
     "prev_signature",
 )
+# Named workflows an export carries daily-seal proofs for (each reads the day's heads).
+PROOFS_MAX = 20
 FORMATS = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson"}
 FORMAT_UNKNOWN = "format: csv or jsonl."
 CURSOR_SALT = "approvals.audit.events.cursor"
@@ -262,6 +265,24 @@ def seal_rows(*, tenant_id: int) -> Iterator[dict[str, Any]]:
             }
 
 
+def daily_rows(*, tenant_id: int, filters: ExportFilter) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The organisation's daily seals (``daily_seal``), by day; and, when the export is
+    of the whole histories of at most ``PROOFS_MAX`` named workflows, each one's proof
+    (``proof``: its leaf and audit path) in the last day's seal."""
+    seals = DailySeal.objects.filter(tenant_id=tenant_id).select_related("tenant")
+    last = None
+    for seal in seals.order_by("day").iterator(500):
+        last = seal
+        yield "daily_seal", seal_fields(seal)
+    ids = filters.workflow_ids
+    if last is None or ids is None or len(ids) > PROOFS_MAX or not filters.whole_histories:
+        return
+    for workflow_id in sorted(str(i) for i in ids):
+        proof = inclusion_proof(tenant=last.tenant, workflow_id=workflow_id, day=last.day)
+        if proof is not None:
+            yield "proof", proof.as_dict()
+
+
 def audit_export(*, tenant_id: int, filters: ExportFilter, fmt: str) -> Iterator[str]:
     """The export as text chunks (one per row, after the CSV header)."""
     if fmt not in FORMATS:
@@ -272,6 +293,8 @@ def audit_export(*, tenant_id: int, filters: ExportFilter, fmt: str) -> Iterator
             yield json.dumps(row, separators=(",", ":"), ensure_ascii=False) + "\n"
         for seal in seal_rows(tenant_id=tenant_id):
             yield json.dumps({"seal": seal}, separators=(",", ":"), ensure_ascii=False) + "\n"
+        for kind, line in daily_rows(tenant_id=tenant_id, filters=filters):
+            yield json.dumps({kind: line}, separators=(",", ":"), ensure_ascii=False) + "\n"
         return
     yield from csv_lines(COLUMNS, ([row[c] for c in COLUMNS] for row in rows))
 

@@ -45,6 +45,36 @@ class ChainSeal(AppendOnly):
         return f"seal #{self.pk} of {self.count} chains at {self.sealed_at:%Y-%m-%d %H:%M} UTC"
 
 
+class DailySeal(AppendOnly):
+    """One organisation's seal of one UTC day (approvals.audit.daily_seal): the Merkle
+    root (RFC 6962 hashing, SHA-256) over the head ``(workflow id, seq, hash)`` every
+    workflow of the organisation had at the day's end, sorted by workflow id; how many
+    leaves; and the signature of the day before's seal, so the days chain. Signed with
+    the seal key. One row per organisation per day, whatever the number of workflows.
+    Append-only: a trigger refuses UPDATE and DELETE."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT)
+    day = models.DateField()
+    count = models.PositiveIntegerField()
+    root = models.CharField(max_length=64)
+    prev_signature = models.CharField(max_length=64, blank=True, default="")
+    sealed_at = models.DateTimeField()
+    key_id = models.CharField(max_length=16)
+    signature = models.CharField(max_length=64)
+
+    class Meta:
+        app_label = "approvals"
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "day"], name="dailyseal_tenant_day")
+        ]
+        ordering = ["tenant", "day"]
+
+    append_only_name = "daily seals"
+
+    def __str__(self) -> str:
+        return f"daily seal of {self.day:%d %B %Y} over {self.count} workflow(s)"
+
+
 class SealedHead(models.Model):
     """The head each workflow had at its organisation's last seal: what the next seal
     compares with, so it records only the heads that moved. Bookkeeping, not proof:

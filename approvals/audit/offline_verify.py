@@ -97,6 +97,8 @@ class Report:
     workflows: int = 0
     seals: int = 0
     seals_checked: bool = False
+    daily_seals: int = 0
+    proofs: int = 0  # workflows whose proof leads to their daily seal's root
 
     @property
     def ok(self) -> bool:
@@ -110,6 +112,12 @@ class Report:
             if self.seals_checked
             else f"; {self.seals} seal(s) not checked (no seal key)"
         )
+        if self.daily_seals:
+            sealed += f"; {self.daily_seals} daily seal(s)" + (
+                " check" if self.seals_checked else " not checked"
+            )
+        if self.proofs:
+            sealed += f"; {self.proofs} workflow(s) in its daily seal (audit path checked)"
         return (
             f"OK: {self.events} event(s) of {self.workflows} workflow(s) recompute and "
             f"chain{sealed}."
@@ -267,12 +275,214 @@ def _seal_problems(
             )
 
 
+# -- daily seals and their proofs (as approvals.audit.daily_seal writes them) -------------
+
+DAILY_SEAL_FORMAT = "approvals-daily-seal-v1"
+
+
+def merkle_leaf(workflow_id: str, seq: int, head_hash: str) -> bytes:
+    """RFC 6962's leaf hash (0x00 before the data) of one workflow's head."""
+    return hashlib.sha256(b"\x00" + f"{workflow_id}:{seq}:{head_hash}".encode()).digest()
+
+
+def merkle_node(left: bytes, right: bytes) -> bytes:
+    """RFC 6962's inner hash (0x01 before the two children)."""
+    return hashlib.sha256(b"\x01" + left + right).digest()
+
+
+class MerkleRoot:
+    """The RFC 6962 root of leaves given one at a time, in order, holding one hash per
+    bit of the count (a stack of perfect subtrees, folded from the right at the end)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._stack: list[tuple[int, bytes]] = []
+
+    def add(self, leaf: bytes) -> None:
+        self.count += 1
+        size, node = 1, leaf
+        while self._stack and self._stack[-1][0] == size:
+            left_size, left = self._stack.pop()
+            size, node = left_size + size, merkle_node(left, node)
+        self._stack.append((size, node))
+
+    def root(self) -> str:
+        if not self._stack:
+            return hashlib.sha256(b"").hexdigest()
+        acc = self._stack[-1][1]
+        for _, node in reversed(self._stack[:-1]):
+            acc = merkle_node(node, acc)
+        return acc.hex()
+
+
+def merkle_path(leaves: Sequence[bytes], index: int) -> list[str]:
+    """RFC 6962's audit path of leaf ``index`` among ``leaves`` (leaf hashes), the
+    sibling nearest the leaf first."""
+
+    def subtree(lo: int, hi: int) -> bytes:
+        if hi - lo == 1:
+            return leaves[lo]
+        k = _split(hi - lo)
+        return merkle_node(subtree(lo, lo + k), subtree(lo + k, hi))
+
+    path: list[str] = []
+    lo, hi = 0, len(leaves)
+    while hi - lo > 1:
+        k = _split(hi - lo)
+        if index < lo + k:
+            path.append(subtree(lo + k, hi).hex())
+            hi = lo + k
+        else:
+            path.append(subtree(lo, lo + k).hex())
+            lo = lo + k
+    path.reverse()
+    return path
+
+
+def _split(n: int) -> int:
+    """The largest power of two below ``n`` (n > 1)."""
+    k = 1
+    while k * 2 < n:
+        k *= 2
+    return k
+
+
+def merkle_included(leaf: bytes, index: int, count: int, path: Sequence[str], root: str) -> bool:
+    """Does ``path`` lead from ``leaf`` at ``index`` of ``count`` leaves to ``root``?
+    (RFC 9162, 2.1.3.2.)"""
+    if not 0 <= index < count:
+        return False
+    fn, sn, r = index, count - 1, leaf
+    try:
+        siblings = [bytes.fromhex(p) for p in path]
+    except (ValueError, TypeError):
+        return False
+    for p in siblings:
+        if sn == 0:
+            return False
+        if fn & 1 or fn == sn:
+            r = merkle_node(p, r)
+            if not fn & 1:
+                while not fn & 1 and fn != 0:
+                    fn >>= 1
+                    sn >>= 1
+        else:
+            r = merkle_node(r, p)
+        fn >>= 1
+        sn >>= 1
+    return sn == 0 and hmac.compare_digest(r.hex(), root)
+
+
+def daily_signature(seal: Mapping[str, Any], key: bytes) -> str:
+    """The HMAC-SHA256 of a daily seal: its organisation, day, leaf count, root and the
+    signature of the day before's seal."""
+    message = "\n".join(
+        (
+            DAILY_SEAL_FORMAT,
+            str(seal["tenant_id"]),
+            str(seal["tenant_slug"]),
+            str(seal["day"]),
+            str(seal["count"]),
+            str(seal["root"]),
+            str(seal.get("prev_signature") or ""),
+        )
+    )
+    return hmac.new(key, message.encode(), hashlib.sha256).hexdigest()
+
+
+def day_words(day: Any) -> str:
+    """2024-03-05 as 5 March 2024 (the text as it is when it is not a day)."""
+    import datetime as _dt
+
+    try:
+        d = _dt.date.fromisoformat(str(day))
+        return f"{d.day} {d:%B %Y}"
+    except ValueError:
+        return str(day)
+
+
+DAILY_OTHER_KEY = "the daily seal of {tenant} for {day}: signed with another key ({key_id})"
+DAILY_BAD_SIGNATURE = "the daily seal of {tenant} for {day}: its signature does not verify"
+DAILY_GONE = (
+    "the daily seals of {tenant} for {first} to {last} are gone (the seal of {day} follows "
+    "that of {before})"
+)
+DAILY_FIRST_GONE = (
+    "the daily seals of {tenant} before {day} are gone (its seal carries the signature of a "
+    "day before it)"
+)
+DAILY_UNLINKED = (
+    "the daily seal of {tenant} for {day}: does not carry the signature of the seal of "
+    "{before} (rewritten)"
+)
+DAILY_NO_SEAL = "its proof names the daily seal of {tenant} for {day}, which is not in the file"
+DAILY_NOT_INCLUDED = (
+    "not included in the daily seal of {tenant} for {day}: its head at the day's end (seq "
+    "{seq}, hash {hash}) with the audit path does not lead to the sealed root {root}"
+)
+
+
+def daily_chain_problems(seals: Sequence[Mapping[str, Any]], key: bytes) -> Iterator[str]:
+    """The problems of one organisation's daily seals, by day: signatures, and each
+    carrying the signature of the day before (a day deleted, or rewritten, shows)."""
+    import datetime as _dt
+
+    before: Mapping[str, Any] | None = None
+    for seal in sorted(seals, key=lambda s: str(s.get("day"))):
+        tenant, day = seal.get("tenant_slug"), day_words(seal.get("day"))
+        if seal.get("key_id") != key_id(key):
+            yield DAILY_OTHER_KEY.format(tenant=tenant, day=day, key_id=seal.get("key_id"))
+        elif not hmac.compare_digest(daily_signature(seal, key), str(seal.get("signature"))):
+            yield DAILY_BAD_SIGNATURE.format(tenant=tenant, day=day)
+        prev = str(seal.get("prev_signature") or "")
+        if before is None:
+            if prev:
+                yield DAILY_FIRST_GONE.format(tenant=tenant, day=day)
+        else:
+            this = _dt.date.fromisoformat(str(seal["day"]))
+            last = _dt.date.fromisoformat(str(before["day"]))
+            if this - last > _dt.timedelta(days=1):
+                yield DAILY_GONE.format(
+                    tenant=tenant,
+                    first=day_words(last + _dt.timedelta(days=1)),
+                    last=day_words(this - _dt.timedelta(days=1)),
+                    day=day,
+                    before=day_words(last),
+                )
+            elif prev != before.get("signature"):
+                yield DAILY_UNLINKED.format(tenant=tenant, day=day, before=day_words(last))
+        before = seal
+
+
+def proof_problem(proof: Mapping[str, Any], seal: Mapping[str, Any] | None) -> str | None:
+    """Why ``proof`` (one workflow's leaf and audit path) does not show the workflow in
+    ``seal`` (the daily seal it names), or None when it does."""
+    tenant, day = proof.get("tenant_slug"), day_words(proof.get("day"))
+    if seal is None:
+        return DAILY_NO_SEAL.format(tenant=tenant, day=day)
+    leaf = merkle_leaf(str(proof["workflow_id"]), int(proof["seq"]), str(proof["hash"]))
+    if int(proof.get("count", -1)) != seal.get("count") or not merkle_included(
+        leaf, int(proof["index"]), int(seal["count"]), proof.get("path") or [], str(seal["root"])
+    ):
+        return DAILY_NOT_INCLUDED.format(
+            tenant=tenant,
+            day=day,
+            seq=proof.get("seq"),
+            hash=str(proof.get("hash"))[:16] + "…",
+            root=str(seal.get("root"))[:16] + "…",
+        )
+    return None
+
+
 # -- the check ---------------------------------------------------------------------------
 
 
 # Bytes of the file each worker process reads, hashes and hands back at a time.
 _RANGE_BYTES = 4 * 1024 * 1024
 _SEAL_START = b'{"seal"'
+_DAILY_START = b'{"daily_seal"'
+_PROOF_START = b'{"proof"'
+_NOT_EVENTS = (_SEAL_START, _DAILY_START, _PROOF_START)
 
 # What a worker hands back for one line: an event's (workflow, seq, prev_hash, hash,
 # the hash recomputed (None: unknown format), hash_format, workflow_version,
@@ -304,7 +514,7 @@ def _scan(piece: tuple[str, int, int]) -> tuple[int, list[_Scanned]]:
         f.seek(start)
         for raw in f.read(end - start).splitlines():
             lines += 1
-            if not raw.strip() or raw.startswith(_SEAL_START):
+            if not raw.strip() or raw.startswith(_NOT_EVENTS):
                 continue
             try:
                 row = json.loads(raw)
@@ -338,9 +548,40 @@ def _scanned(path: str, jobs: int) -> Iterator[tuple[int, list[_Scanned]]]:
         yield from pool.imap(_scan, pieces)
 
 
-def _seal_lines(path: str) -> list[dict[str, Any]]:
+def _seal_lines(path: str) -> dict[str, list[dict[str, Any]]]:
+    """The seals, daily seals and proofs of the file, by kind."""
+    found: dict[str, list[dict[str, Any]]] = {"seal": [], "daily_seal": [], "proof": []}
     with open(path, "rb") as f:
-        return [json.loads(line)["seal"] for line in f if line.startswith(_SEAL_START)]
+        for line in f:
+            if line.startswith(_NOT_EVENTS):
+                ((kind, value),) = json.loads(line).items()
+                found[kind].append(value)
+    return found
+
+
+def _daily_problems(
+    found: Mapping[str, list[dict[str, Any]]],
+    key: bytes | None,
+    sealed: dict[str, list[tuple[int, str, str]]],
+) -> Iterator[Problem]:
+    """The daily seals' problems (with the key) and the proofs'; each proof that leads
+    to its day's root puts its leaf in ``sealed``, for the chain to hold it."""
+    by_tenant: dict[Any, list[dict[str, Any]]] = {}
+    for seal in found["daily_seal"]:
+        by_tenant.setdefault(seal.get("tenant_slug"), []).append(seal)
+    if key is not None:
+        for seals in by_tenant.values():
+            for problem in daily_chain_problems(seals, key):
+                yield Problem(None, None, problem)
+    days = {(s.get("tenant_slug"), str(s.get("day"))): s for s in found["daily_seal"]}
+    for proof in found["proof"]:
+        wid = str(proof.get("workflow_id"))
+        problem = proof_problem(proof, days.get((proof.get("tenant_slug"), str(proof.get("day")))))
+        if problem is not None:
+            yield Problem(wid, None, problem)
+            continue
+        name = f"the daily seal of {proof.get('tenant_slug')} for {day_words(proof.get('day'))}"
+        sealed.setdefault(wid, []).append((int(proof["seq"]), str(proof["hash"]), name))
 
 
 def verify_export(path: str, *, seal_key: bytes | None = None, jobs: int | None = None) -> Report:
@@ -349,10 +590,13 @@ def verify_export(path: str, *, seal_key: bytes | None = None, jobs: int | None 
     None); one walks the chains."""
     report = Report()
     # Seals come last in the file; their heads are wanted while the events go by.
-    seals = _seal_lines(path)
+    found = _seal_lines(path)
+    seals = found["seal"]
     report.seals = len(seals)
+    report.daily_seals = len(found["daily_seal"])
     sealed: dict[str, list[tuple[int, str, str]]] = {}
-    seal_problems: list[Problem] = []
+    seal_problems = list(_daily_problems(found, seal_key, sealed))
+    report.proofs = len(found["proof"]) - sum(p.workflow_id is not None for p in seal_problems)
     if seal_key is not None:
         report.seals_checked = True
         for item in _seal_problems(seals, seal_key):

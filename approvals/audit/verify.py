@@ -22,6 +22,7 @@ from .. import clock
 from ..models import Tenant, Workflow, WorkflowEvent, history_month
 from ..runtime.chain import HASH_V1, EventRow, stored_event_hash
 from .archive import ArchivedHistory
+from .daily_seal import daily_check
 from .models import ChainSeal
 from .seal import SealKeyMissing, heads_digest, seal_key, seal_problem
 
@@ -100,12 +101,18 @@ def audit_verify(
     tenant: Tenant | None = None,
     template_key: str | None = None,
     workflow_id: uuid.UUID | str | None = None,
+    notes: list[str] | None = None,
 ) -> tuple[list[Break], int]:
     """Every break in the chains and seals of ``tenant`` (every organisation when None),
     and the number of workflows checked. ``template_key`` or ``workflow_id`` narrow the
     chains checked to that workflow template's workflows or that one workflow; every
     seal of the organisation is still checked, and a sealed workflow that is gone is
-    reported only when no narrowing is asked (a gone workflow has no template left)."""
+    reported only when no narrowing is asked (a gone workflow has no template left).
+
+    The daily seals are checked too (approvals.audit.daily_seal): their signatures and
+    chain of days always; each day's root recomputed from the history when no narrowing
+    is asked; and with ``workflow_id``, the workflow's inclusion in the last day sealed.
+    ``notes``, when given, receives a sentence on what the daily seals showed."""
     breaks: list[Break] = []
     seals = ChainSeal.objects.select_related("tenant")
     workflows = Workflow.objects.order_by("pk")
@@ -126,6 +133,12 @@ def audit_verify(
             breaks.append(Break(None, None, str(exc)))
     if key is not None:
         breaks.extend(_seal_breaks(seals, key, sealed))
+        one = workflows.first() if workflow_id is not None else None
+        daily = daily_check(tenant=tenant, workflow=one, recompute=not narrowed, key=key)
+        breaks.extend(Break(None, None, problem) for problem in daily.problems)
+        breaks.extend(Break(str(workflow_id), None, problem) for problem in daily.workflow)
+        if notes is not None:
+            notes.append(f"Daily seals: {daily.words}.")
     interval = getattr(settings, "APPROVALS_AUDIT_SEAL_INTERVAL_SECONDS", 600)
     minutes = UNSEALED_INTERVALS * interval / 60
     cutoff = (clock.now() - dt.timedelta(minutes=minutes), round(minutes))

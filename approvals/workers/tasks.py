@@ -11,6 +11,7 @@ from celery import shared_task
 from django.conf import settings
 from django.db import close_old_connections
 
+from ..audit.daily_seal import daily_seals_due
 from ..audit.seal import seal_all
 from ..notifications.tasks import send_digests, sweep_mail
 from ..runtime.partitions import history_partitions_ensure
@@ -46,8 +47,9 @@ def prune_fired_timers() -> int:
 @shared_task(name="approvals.seal_audit", ignore_result=True)
 def seal_audit() -> int:
     """The next seal of every organisation whose chain heads moved since its last one
-    (approvals.audit.seal), every APPROVALS_AUDIT_SEAL_INTERVAL_SECONDS."""
-    return len(seal_all(only_changed=True))
+    (approvals.audit.seal), every APPROVALS_AUDIT_SEAL_INTERVAL_SECONDS; and each day
+    over and not yet sealed, one daily seal per organisation (approvals.audit.daily_seal)."""
+    return len(seal_all(only_changed=True)) + len(daily_seals_due())
 
 
 @shared_task(name="approvals.history_partitions", ignore_result=True)

@@ -42,6 +42,13 @@ class Command(BaseCommand):
         parser.add_argument("--status")
         parser.add_argument("--subject", help="a subject id, or type:id")
         parser.add_argument("--person", help="a username that acted or submitted")
+        parser.add_argument(
+            "--workflow",
+            action="append",
+            metavar="ID",
+            help="only this workflow (repeat for more); a JSON Lines export of whole "
+            "histories then carries each one's proof in the last daily seal",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         tenant = tenant_by_slug(options["tenant"])
@@ -52,6 +59,7 @@ class Command(BaseCommand):
             until=_when(options["until"], "--until"),
             subject=options["subject"],
             person=options["person"],
+            workflow_ids=options["workflow"],
         )
         for chunk in audit_export(tenant_id=tenant.pk, filters=filters, fmt=options["format"]):
             self.stdout.write(chunk, ending="")

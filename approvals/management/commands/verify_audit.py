@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -20,12 +21,29 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--tenant", metavar="SLUG", help="only this organisation")
+        parser.add_argument(
+            "--workflow",
+            metavar="ID",
+            help="only this workflow's chain, and its inclusion in its organisation's last "
+            "daily seal",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         tenant = tenant_by_slug(options["tenant"]) if options["tenant"] else None
-        breaks, checked = audit_verify(tenant=tenant)
+        workflow_id = options["workflow"]
+        if workflow_id is not None:
+            try:
+                workflow_id = uuid.UUID(workflow_id)
+            except ValueError:
+                raise CommandError(f"{options['workflow']!r} is not a workflow id.") from None
+        notes: list[str] = []
+        breaks, checked = audit_verify(tenant=tenant, workflow_id=workflow_id, notes=notes)
         for problem in breaks:
             self.stdout.write(f"BROKEN {problem}")
+        for note in notes:
+            self.stdout.write(note)
+        if workflow_id is not None and not checked and not breaks:
+            raise CommandError(f"No workflow {workflow_id} to verify.")
         if breaks:
             raise CommandError(BROKEN.format(n=len(breaks)))
         self.stdout.write(f"OK: {checked} workflow chain(s) intact and matching their seals.")

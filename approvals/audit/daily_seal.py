@@ -1,0 +1,407 @@
+"""Daily seals: one row per organisation per UTC day, whatever the number of workflows.
+
+A day's seal is the Merkle root (RFC 6962: SHA-256, ``0x00`` before a leaf, ``0x01``
+before two children) over one leaf per workflow of the organisation that had an event
+by the day's end: ``workflow_id:seq:hash``, its chain head at the end of that UTC day
+(the last event written before 00:00 UTC of the next day), sorted by workflow id. The
+row holds the root, the leaf count and the signature of the day before's seal, and is
+signed with the seal key (HMAC-SHA256, as the chain seals are), so the days chain: a
+day deleted or rewritten in the middle shows.
+
+The periodic job (``approvals.seal_audit``) seals each day once it has been over for
+``APPROVALS_DAILY_SEAL_DELAY_SECONDS`` (ten minutes: a command that began before
+midnight has committed by then), catching up at most
+``APPROVALS_DAILY_SEAL_CATCH_UP_DAYS`` days per organisation per run. Sealing holds the
+organisation's row (as the chain seals do) and the table allows one seal per
+organisation and day, so two sealers racing write one row.
+
+``inclusion_proof`` gives, for one workflow and day, its leaf and the audit path to the
+day's root: what ``verify_audit --workflow``, the audit export of that workflow and the
+offline verifier check. The hashing is ``offline_verify``'s (standard library only), so
+the app and an auditor's machine compute the same root."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hmac
+import logging
+import uuid
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Max, Min
+
+from .. import clock
+from ..models import Tenant, Workflow, WorkflowEvent
+from .models import DailySeal
+from .offline_verify import (
+    MerkleRoot,
+    daily_chain_problems,
+    daily_signature,
+    day_words,
+    merkle_included,
+    merkle_leaf,
+    merkle_path,
+)
+from .seal import key_id, seal_key
+
+logger = logging.getLogger("approvals.audit")
+
+_CHUNK = 5000
+DAILY_MISMATCH = (
+    "the daily seal of {tenant} for {day}: the history now gives {found} workflow(s) with "
+    "root {found_root}, the seal holds {count} with root {root} (a workflow was changed, "
+    "added or removed after the day was sealed)"
+)
+NOT_INCLUDED = (
+    "not included in the daily seal of {tenant} for {day}: its head at the day's end (seq "
+    "{seq}, hash {hash}) with the audit path does not lead to the sealed root {root} "
+    "(its history was rewritten)"
+)
+NOT_IN_DAY = (
+    "had events by the end of {day} but is not among the {count} workflow(s) the history "
+    "of {tenant} gives for that day"
+)
+
+
+def delay() -> dt.timedelta:
+    return dt.timedelta(seconds=getattr(settings, "APPROVALS_DAILY_SEAL_DELAY_SECONDS", 600))
+
+
+def day_end(day: dt.date) -> dt.datetime:
+    """The end of a UTC day: 00:00 UTC of the next."""
+    return dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC) + dt.timedelta(days=1)
+
+
+def last_sealable_day(now: dt.datetime) -> dt.date:
+    """The last day that has been over for the delay at ``now``."""
+    return (now.astimezone(dt.UTC) - delay()).date() - dt.timedelta(days=1)
+
+
+# -- the leaves --------------------------------------------------------------------------
+
+
+def _leaves_sql(*, exact: bool) -> str:
+    """Each workflow of the organisation created before the day's end, by id: its
+    recorded head, and (when it moved after the day's end, or always with ``exact``)
+    ``seq:hash`` of its last event written before the day's end. On PostgreSQL the
+    lookup reads one partition, its workflow's month."""
+    workflows, events = Workflow._meta.db_table, WorkflowEvent._meta.db_table
+    month = (
+        " AND ev.history_month = date_trunc('month', w.created_at AT TIME ZONE 'UTC')::date"
+        if connection.vendor == "postgresql"
+        else ""
+    )
+    moved = "1 = 1" if exact else "w.updated_at >= %(end)s"
+    return (
+        f"SELECT w.id, w.version, w.last_hash, CASE WHEN {moved} THEN ("
+        f"SELECT ev.seq || ':' || ev.hash FROM {events} ev WHERE ev.workflow_id = w.id{month} "
+        "AND ev.created_at < %(end)s ORDER BY ev.seq DESC LIMIT 1) END "
+        f"FROM {workflows} w WHERE w.tenant_id = %(tenant)s AND w.created_at < %(end)s "
+        "AND w.version > 0 ORDER BY w.id"
+    )
+
+
+def day_leaves(
+    tenant_id: int, day: dt.date, *, exact: bool = False
+) -> Iterator[tuple[str, int, str]]:
+    """(workflow id, seq, hash) of each workflow's head at the end of ``day``, by id.
+    Without ``exact`` the recorded head stands for a workflow not updated since the
+    day's end (what sealing uses: only the workflows that moved since are looked up);
+    with it, every head is read from the events (what ``verify_audit`` uses)."""
+    previous = ""
+    with connection.chunked_cursor() as cursor:
+        cursor.execute(_leaves_sql(exact=exact), {"tenant": tenant_id, "end": day_end(day)})
+        while rows := cursor.fetchmany(_CHUNK):
+            for pk, version, last_hash, at_end in rows:
+                workflow_id = str(pk if isinstance(pk, uuid.UUID) else uuid.UUID(pk))
+                if workflow_id <= previous:  # the tree needs the sorted order
+                    raise AssertionError("chain heads were not read in id order")
+                previous = workflow_id
+                if at_end:
+                    seq_text, _, head = str(at_end).partition(":")
+                    yield workflow_id, int(seq_text), head
+                else:
+                    yield workflow_id, int(version), str(last_hash)
+
+
+def day_root(tenant_id: int, day: dt.date, *, exact: bool = False) -> tuple[int, str]:
+    """(leaf count, hex root) of the organisation's heads at the end of ``day``."""
+    tree = MerkleRoot()
+    for workflow_id, seq, head in day_leaves(tenant_id, day, exact=exact):
+        tree.add(merkle_leaf(workflow_id, seq, head))
+    return tree.count, tree.root()
+
+
+# -- sealing -----------------------------------------------------------------------------
+
+
+def seal_fields(seal: DailySeal) -> dict[str, Any]:
+    """What a daily seal's signature covers, and the signature: the export's and the
+    archive manifest's form of it."""
+    return {
+        "tenant_id": seal.tenant_id,
+        "tenant_slug": seal.tenant.slug,
+        "day": seal.day.isoformat(),
+        "count": seal.count,
+        "root": seal.root,
+        "prev_signature": seal.prev_signature,
+        "sealed_at": seal.sealed_at.isoformat(),
+        "key_id": seal.key_id,
+        "signature": seal.signature,
+    }
+
+
+def daily_seal_create(*, tenant: Tenant, day: dt.date) -> DailySeal | None:
+    """Seal ``day`` for ``tenant``; None when it is sealed already (by this run or one
+    racing it)."""
+    key = seal_key()
+    try:
+        with transaction.atomic():
+            # One sealer per organisation at a time (the chain seals take the same lock).
+            Tenant.objects.select_for_update(no_key=True).filter(pk=tenant.pk).first()
+            if DailySeal.objects.filter(tenant=tenant, day=day).exists():
+                return None
+            before = (
+                DailySeal.objects.filter(tenant=tenant, day__lt=day)
+                .order_by("-day")
+                .only("signature")
+                .first()
+            )
+            count, root = day_root(tenant.pk, day)
+            seal = DailySeal(
+                tenant=tenant,
+                day=day,
+                count=count,
+                root=root,
+                prev_signature=before.signature if before is not None else "",
+                sealed_at=clock.now(),
+                key_id=key_id(key),
+            )
+            seal.signature = daily_signature(seal_fields(seal), key)
+            seal.save()
+    except IntegrityError:  # another sealer without the lock (SQLite): theirs stands
+        return None
+    logger.info(
+        "daily seal tenant=%s day=%s count=%s root=%s prev=%s key_id=%s signature=%s",
+        tenant.slug,
+        day,
+        seal.count,
+        seal.root,
+        seal.prev_signature or "-",
+        seal.key_id,
+        seal.signature,
+    )
+    return seal
+
+
+def daily_seals_due(
+    *, now: dt.datetime | None = None, tenants: Iterable[Tenant] | None = None
+) -> list[DailySeal]:
+    """Seal every day that is over (and the delay past) and not yet sealed, for each
+    organisation from the day of its first workflow: the periodic job. At most
+    ``APPROVALS_DAILY_SEAL_CATCH_UP_DAYS`` days per organisation per run."""
+    last = last_sealable_day(now or clock.now())
+    catch_up = int(getattr(settings, "APPROVALS_DAILY_SEAL_CATCH_UP_DAYS", 31))
+    chosen = list(Tenant.objects.order_by("pk") if tenants is None else tenants)
+    ids = [t.pk for t in chosen]
+    sealed = dict(
+        DailySeal.objects.filter(tenant_id__in=ids)
+        .values("tenant_id")
+        .annotate(last=Max("day"))
+        .values_list("tenant_id", "last")
+    )
+    unsealed = [pk for pk in ids if pk not in sealed]
+    first = dict(
+        Workflow.objects.filter(tenant_id__in=unsealed, version__gt=0)
+        .values("tenant_id")
+        .annotate(first=Min("created_at"))
+        .values_list("tenant_id", "first")
+    )
+    made: list[DailySeal] = []
+    for tenant in chosen:
+        if tenant.pk in sealed:
+            day = sealed[tenant.pk] + dt.timedelta(days=1)
+        elif tenant.pk in first:
+            day = first[tenant.pk].astimezone(dt.UTC).date()
+        else:
+            continue
+        for _ in range(catch_up):
+            if day > last:
+                break
+            seal = daily_seal_create(tenant=tenant, day=day)
+            if seal is not None:
+                made.append(seal)
+            day += dt.timedelta(days=1)
+    return made
+
+
+# -- proofs ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Proof:
+    """One workflow's place in one day's seal: its leaf (seq and hash of its head at the
+    day's end), its index among ``count`` leaves, and the audit path (hex, the sibling
+    nearest the leaf first)."""
+
+    tenant_id: int
+    tenant_slug: str
+    day: dt.date
+    workflow_id: str
+    seq: int
+    hash: str
+    index: int
+    count: int
+    path: list[str]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "tenant_id": self.tenant_id,
+            "tenant_slug": self.tenant_slug,
+            "day": self.day.isoformat(),
+            "workflow_id": self.workflow_id,
+            "seq": self.seq,
+            "hash": self.hash,
+            "index": self.index,
+            "count": self.count,
+            "path": self.path,
+        }
+
+    def leads_to(self, root: str, count: int) -> bool:
+        leaf = merkle_leaf(self.workflow_id, self.seq, self.hash)
+        return count == self.count and merkle_included(
+            leaf, self.index, self.count, self.path, root
+        )
+
+
+def inclusion_proof(
+    *, tenant: Tenant, workflow_id: uuid.UUID | str, day: dt.date
+) -> Proof | None:
+    """The leaf and audit path of ``workflow_id`` in ``tenant``'s heads at the end of
+    ``day``; None when the workflow had no event by then (or is not the
+    organisation's). Reads the day's leaves once (32 bytes each held)."""
+    wanted = str(uuid.UUID(str(workflow_id)))
+    hashes: list[bytes] = []
+    found: tuple[int, int, str] | None = None
+    for wid, seq, head in day_leaves(tenant.pk, day):
+        if wid == wanted:
+            found = (len(hashes), seq, head)
+        hashes.append(merkle_leaf(wid, seq, head))
+    if found is None:
+        return None
+    index, seq, head = found
+    return Proof(
+        tenant.pk,
+        tenant.slug,
+        day,
+        wanted,
+        seq,
+        head,
+        index,
+        len(hashes),
+        merkle_path(hashes, index),
+    )
+
+
+def latest_seal(tenant_id: int) -> DailySeal | None:
+    return DailySeal.objects.filter(tenant_id=tenant_id).select_related("tenant").last()
+
+
+# -- what verify_audit asks --------------------------------------------------------------
+
+
+@dataclass
+class DailyCheck:
+    """The daily seals' problems (``problems``: about the seals; ``workflow``: about
+    the one workflow asked for) and a sentence on what was checked."""
+
+    problems: list[str]
+    workflow: list[str]
+    words: str
+
+
+def daily_check(
+    *,
+    tenant: Tenant | None,
+    workflow: Workflow | None = None,
+    recompute: bool = True,
+    key: bytes,
+) -> DailyCheck:
+    """Check the daily seals of ``tenant`` (every organisation when None): signatures
+    and the chain of days; with ``recompute``, each day's root against the history
+    (which day, which organisation, what was expected and what was found); with
+    ``workflow``, its inclusion in the last day's seal."""
+    seals = DailySeal.objects.select_related("tenant").order_by("tenant_id", "day")
+    if tenant is not None:
+        seals = seals.filter(tenant=tenant)
+    problems: list[str] = []
+    days = 0
+    by_tenant: dict[int, list[DailySeal]] = {}
+    for seal in seals.iterator(500):
+        by_tenant.setdefault(seal.tenant_id, []).append(seal)
+    for tenant_seals in by_tenant.values():
+        problems.extend(daily_chain_problems([seal_fields(s) for s in tenant_seals], key))
+        days += len(tenant_seals)
+        if not recompute:
+            continue
+        for seal in tenant_seals:
+            count, root = day_root(seal.tenant_id, seal.day, exact=True)
+            if (count, root) != (seal.count, seal.root):
+                problems.append(
+                    DAILY_MISMATCH.format(
+                        tenant=seal.tenant.slug,
+                        day=day_words(seal.day),
+                        found=count,
+                        found_root=root[:16] + "…",
+                        count=seal.count,
+                        root=seal.root[:16] + "…",
+                    )
+                )
+    words = (
+        f"{days} daily seal(s) checked" + (" and their roots recomputed" if recompute else "")
+        if days
+        else "no daily seal yet"
+    )
+    found: list[str] = []
+    if workflow is not None:
+        words = _workflow_check(workflow, key, found) or words
+    return DailyCheck(problems, found, words)
+
+
+def _workflow_check(workflow: Workflow, key: bytes, found: list[str]) -> str | None:
+    seal = latest_seal(workflow.tenant_id)
+    if seal is None:
+        return None
+    name = f"the daily seal of {seal.tenant.slug} for {day_words(seal.day)}"
+    if seal.key_id != key_id(key) or not hmac.compare_digest(
+        daily_signature(seal_fields(seal), key), seal.signature
+    ):
+        found.append(f"{name}: its signature does not verify")
+        return None
+    proof = inclusion_proof(tenant=seal.tenant, workflow_id=workflow.pk, day=seal.day)
+    if proof is None:
+        if workflow.created_at < day_end(seal.day) and workflow.version > 0:
+            found.append(
+                NOT_IN_DAY.format(day=day_words(seal.day), count=seal.count, tenant=seal.tenant.slug)
+            )
+            return None
+        return f"started after {day_words(seal.day)}, the last day sealed: not in a daily seal yet"
+    if not proof.leads_to(seal.root, seal.count):
+        found.append(
+            NOT_INCLUDED.format(
+                tenant=seal.tenant.slug,
+                day=day_words(seal.day),
+                seq=proof.seq,
+                hash=proof.hash[:16] + "…",
+                root=seal.root[:16] + "…",
+            )
+        )
+        return None
+    return (
+        f"in {name}: leaf {proof.index + 1} of {proof.count} (seq {proof.seq}), "
+        f"its audit path of {len(proof.path)} hash(es) leads to the signed root"
+    )
