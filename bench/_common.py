@@ -33,6 +33,8 @@ BENCH_DB = "approvals_bench"
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/approvals"
 # Same key in-process and under gunicorn, so cursors signed by one verify in the other.
 BENCH_SECRET_KEY = "bench-only-secret-key-not-for-production-0123456789"
+# The key the benches that seal and verify the history sign with (never production's).
+BENCH_SEAL_KEY = "bench-only-seal-key-not-for-production"
 
 
 # --- the bench database ----------------------------------------------------------------

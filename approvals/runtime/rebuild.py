@@ -94,13 +94,27 @@ def derive(wf: Workflow) -> Derived:
         .order_by("seq")
         .values_list("payload", "created_at", "hash")
     )
+    return derive_commands(
+        wf.template_id, _commands(rows), version=len(rows), last_hash=rows[-1][2] if rows else ""
+    )
+
+
+def derive_commands(
+    template_id: int,
+    commands: Iterable[tuple[dt.datetime, Sequence[ev.Event]]],
+    *,
+    version: int,
+    last_hash: str,
+) -> Derived:
+    """``derive`` over a history given as its commands (time, events): also what a
+    generator of histories (bench/scale_fill.py) projects its workflows with."""
     state = State()
     tasks: dict[str, TaskValue] = {}
     rearmed_at: dict[str, dt.datetime] = {}
     named: set[str] = set()
     visits: dict[int, Visit] = {}
     default_due = dt.timedelta(seconds=settings.APPROVALS_DEFAULT_TASK_DUE_SECONDS)
-    for now, events in _commands(rows):
+    for now, events in commands:
         old = state
         for event in events:
             state = evolve(state, event)
@@ -108,15 +122,15 @@ def derive(wf: Workflow) -> Derived:
                 rearmed_at[event.key] = now
         named |= people_named(events)
         _apply_tasks(tasks, old, state, now, default_due, events)
-        visits_apply(visits, wf.template_id, old, state, events, now)
+        visits_apply(visits, template_id, old, state, events, now)
     timers = {
         t.key: (t.key, t.step, t.kind, rearmed_at.get(t.key, clock.from_epoch(t.fire_at)))
         for t in state.timers
     }
     return Derived(
         state=state,
-        version=len(rows),
-        last_hash=rows[-1][2] if rows else "",
+        version=version,
+        last_hash=last_hash,
         tasks=tasks,
         timers=timers,
         participants=named,
@@ -157,10 +171,9 @@ def _apply_tasks(
 # -- the rows ---------------------------------------------------------------------------
 
 
-def _task_rows(wf: Workflow, d: Derived) -> set[TaskRow]:
+def _task_rows(wf: Workflow, d: Derived, directory: TenantDirectory) -> set[TaskRow]:
     if not d.tasks:
         return set()
-    directory = TenantDirectory(wf.tenant_id)
     ids = directory.user_ids(d.tasks)  # the inbox holds active people
     summary, _ = workflow_summary(definition_for(wf.template_id), wf.subject_id, d.state.data)
     facts = task_facts(wf, summary, d.state.data, d.state.submitter, directory)
@@ -270,12 +283,15 @@ SEARCH_FIELDS = (
 )
 
 
-def derived_rows(wf: Workflow, d: Derived | None = None) -> dict[str, Any]:
-    """The read-model rows ``wf``'s events call for."""
+def derived_rows(
+    wf: Workflow, d: Derived | None = None, directory: TenantDirectory | None = None
+) -> dict[str, Any]:
+    """The read-model rows ``wf``'s events call for (``directory``: one that may keep
+    its answers across workflows, given a directory version)."""
     d = d or derive(wf)
-    directory = TenantDirectory(wf.tenant_id)
+    directory = directory or TenantDirectory(wf.tenant_id)
     return {
-        "tasks": _task_rows(wf, d),
+        "tasks": _task_rows(wf, d, directory),
         "timers": set(d.timers.values()),
         "attempts": _attempt_row(wf, d),
         "participants": set(directory.user_ids_any(d.participants).values()),
