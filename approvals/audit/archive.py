@@ -12,13 +12,14 @@ none; otherwise ``month_refusals`` says, in words, which workflows keep it.
 ``month_archive`` writes, per organisation, the month's events as gzip JSON Lines in the
 audit export's row format (so ``python -m approvals.audit.offline_verify`` checks a
 gunzipped archive as it checks an export) and then a manifest: counts, the first and
-last hash, each workflow's chain head, the data file's SHA-256, signed with the seal key
+last hash, each workflow's chain head, the organisation's daily seals of the month's
+days (approvals.audit.daily_seal), the data file's SHA-256, signed with the seal key
 (HMAC-SHA256, as seals are). It reads everything back and checks it (the hashes
-recompute and chain, the counts and heads equal the manifest's and the live rows'), and
-only then detaches and drops the partition. Every step can be repeated: a run killed at
-any point is finished by the next run, which finds what is written, checks it, and
-carries on (``APPROVALS_ARCHIVE_KILL_AT`` names a step at which the process kills
-itself, for the test that proves it).
+recompute and chain, the counts and heads equal the manifest's and the live rows', the
+daily seals verify and equal the live ones), and only then detaches and drops the
+partition. Every step can be repeated: a run killed at any point is finished by the next
+run, which finds what is written, checks it, and carries on (``APPROVALS_ARCHIVE_KILL_AT``
+names a step at which the process kills itself, for the test that proves it).
 
 ``month_restore`` checks the archive and puts the month's events back in a partition of
 their own; ``verify_audit`` reads an archived month's chains from the archive."""
@@ -50,8 +51,9 @@ from .. import access, clock
 from ..models import Tenant, User, Workflow, WorkflowEvent, history_month
 from ..runtime.partitions import EVENTS, month_add, partition_name
 from . import offline_verify
+from .daily_seal import seal_fields
 from .export import ExportFilter, _record, _rows, _StatusAfter, audit_events
-from .models import ArchivedMonth, LegalHold, RetentionPolicy
+from .models import ArchivedMonth, DailySeal, LegalHold, RetentionPolicy
 from .seal import key_id, seal_key
 
 ALIAS = "archive"
@@ -351,6 +353,7 @@ def _write(tenant: Tenant, month: dt.date) -> dict[str, Any]:
         "first_hash": first,
         "last_hash": last,
         "heads": heads,
+        "daily_seals": _daily_seals(tenant.pk, month),
         "data": data_name,
         "data_sha256": digest,
         "data_bytes": size,
@@ -363,6 +366,43 @@ def _write(tenant: Tenant, month: dt.date) -> dict[str, Any]:
         f.seek(0)
         _save(storage, manifest_name, f)
     return manifest
+
+
+def _daily_seals(tenant_id: int, month: dt.date) -> list[dict[str, Any]]:
+    """The organisation's daily seals of the days of ``month``, by day."""
+    seals = DailySeal.objects.filter(
+        tenant_id=tenant_id, day__gte=month, day__lt=month_add(month, 1)
+    ).select_related("tenant")
+    return [seal_fields(seal) for seal in seals.order_by("day")]
+
+
+def _daily_problems(manifest: dict[str, Any], key: bytes, where: str) -> list[str]:
+    """The archived daily seals' problems: each one's signature, the days chained
+    within the month, and each the same as the live row of its day, when there is one."""
+    archived = manifest.get("daily_seals") or []
+    if not isinstance(archived, list):
+        return [f"{where}: its daily seals cannot be read"]
+    problems = []
+    for seal in archived:
+        if seal.get("key_id") != key_id(key) or not hmac.compare_digest(
+            offline_verify.daily_signature(seal, key), str(seal.get("signature"))
+        ):
+            day = offline_verify.day_words(seal.get("day"))
+            problems.append(f"{where}: its daily seal of {day} does not verify")
+    for seal, after in zip(archived, archived[1:], strict=False):
+        if after.get("prev_signature") != seal.get("signature"):
+            problems.append(
+                f"{where}: its daily seal of {offline_verify.day_words(after.get('day'))} does "
+                f"not carry the signature of the seal of "
+                f"{offline_verify.day_words(seal.get('day'))} (a day is gone or rewritten)"
+            )
+    month = dt.date.fromisoformat(f"{manifest['month']}-01")
+    live = {s["day"]: s["signature"] for s in _daily_seals(int(manifest["tenant_id"]), month)}
+    for seal in archived:
+        if seal.get("day") in live and live[seal["day"]] != seal.get("signature"):
+            day = offline_verify.day_words(seal.get("day"))
+            problems.append(f"{where}: its daily seal of {day} is not the database's")
+    return problems
 
 
 def _canonical_line(row: dict[str, Any]) -> bytes:
@@ -421,6 +461,8 @@ def archive_check(tenant_id: int, month: dt.date, *, rows: bool = False) -> Arch
         check.problems.append(f"{where}: its manifest's signature does not verify")
     if manifest.get("tenant_id") != tenant_id or manifest.get("month") != f"{month:%Y-%m}":
         check.problems.append(f"{where}: its manifest is another organisation's or month's")
+    else:
+        check.problems.extend(_daily_problems(manifest, key, where))
     if not storage.exists(data_name):
         check.problems.append(f"{where}: its events file is gone")
         return check
@@ -508,6 +550,8 @@ def _against_live(check: ArchiveCheck) -> list[str]:
         )
     if check.manifest.get("heads") != _live_heads(tenant_id, month):
         problems.append(f"{where}: its chain heads are not the workflows' recorded heads")
+    if (check.manifest.get("daily_seals") or []) != _daily_seals(tenant_id, month):
+        problems.append(f"{where}: its daily seals are not the database's")
     return problems
 
 

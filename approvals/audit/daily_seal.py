@@ -278,9 +278,7 @@ class Proof:
         )
 
 
-def inclusion_proof(
-    *, tenant: Tenant, workflow_id: uuid.UUID | str, day: dt.date
-) -> Proof | None:
+def inclusion_proof(*, tenant: Tenant, workflow_id: uuid.UUID | str, day: dt.date) -> Proof | None:
     """The leaf and audit path of ``workflow_id`` in ``tenant``'s heads at the end of
     ``day``; None when the workflow had no event by then (or is not the
     organisation's). Reads the day's leaves once (32 bytes each held)."""
@@ -361,11 +359,12 @@ def daily_check(
                         root=seal.root[:16] + "…",
                     )
                 )
-    words = (
-        f"{days} daily seal(s) checked" + (" and their roots recomputed" if recompute else "")
-        if days
-        else "no daily seal yet"
-    )
+    if not days:
+        words = "none yet (the first is made shortly after the first day with requests ends)"
+    elif recompute:
+        words = f"{days} daily seal(s) checked and their roots recomputed from the history"
+    else:
+        words = f"{days} daily seal(s) checked (signatures and the chain of days)"
     found: list[str] = []
     if workflow is not None:
         words = _workflow_check(workflow, key, found) or words
@@ -386,7 +385,9 @@ def _workflow_check(workflow: Workflow, key: bytes, found: list[str]) -> str | N
     if proof is None:
         if workflow.created_at < day_end(seal.day) and workflow.version > 0:
             found.append(
-                NOT_IN_DAY.format(day=day_words(seal.day), count=seal.count, tenant=seal.tenant.slug)
+                NOT_IN_DAY.format(
+                    day=day_words(seal.day), count=seal.count, tenant=seal.tenant.slug
+                )
             )
             return None
         return f"started after {day_words(seal.day)}, the last day sealed: not in a daily seal yet"
@@ -402,6 +403,6 @@ def _workflow_check(workflow: Workflow, key: bytes, found: list[str]) -> str | N
         )
         return None
     return (
-        f"in {name}: leaf {proof.index + 1} of {proof.count} (seq {proof.seq}), "
+        f"in {name}, leaf {proof.index + 1} of {proof.count} (its head at event {proof.seq}); "
         f"its audit path of {len(proof.path)} hash(es) leads to the signed root"
     )

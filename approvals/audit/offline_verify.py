@@ -571,8 +571,8 @@ def _daily_problems(
         by_tenant.setdefault(seal.get("tenant_slug"), []).append(seal)
     if key is not None:
         for seals in by_tenant.values():
-            for problem in daily_chain_problems(seals, key):
-                yield Problem(None, None, problem)
+            for text in daily_chain_problems(seals, key):
+                yield Problem(None, None, text)
     days = {(s.get("tenant_slug"), str(s.get("day"))): s for s in found["daily_seal"]}
     for proof in found["proof"]:
         wid = str(proof.get("workflow_id"))

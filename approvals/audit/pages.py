@@ -265,8 +265,9 @@ def verify_page(request: HttpRequest) -> HttpResponse:
         template_key = data.get("template") if scope == SCOPE_TEMPLATE else None
         workflow_id = data.get("workflow_id") if scope == SCOPE_WORKFLOW else None
         began = time.monotonic()
+        notes: list[str] = []
         breaks, checked = audit_verify(
-            tenant=user.tenant, template_key=template_key, workflow_id=workflow_id
+            tenant=user.tenant, template_key=template_key, workflow_id=workflow_id, notes=notes
         )
         took = time.monotonic() - began
         events = WorkflowEvent.objects.filter(tenant_id=tenant_id)
@@ -292,6 +293,7 @@ def verify_page(request: HttpRequest) -> HttpResponse:
                 "first": first,
                 "problems": problems,
                 "more": max(0, len(breaks) - SHOWN),
+                "daily": " ".join(notes),
                 "timing": f"Checked {_number(n_events)} event{'s' if n_events != 1 else ''} of "
                 f"{_number(checked)} request{'s' if checked != 1 else ''} in {took:.2f} s.",
             }

@@ -17,20 +17,30 @@ from django.db import connection
 
 from approvals import clock
 from approvals.audit import offline_verify
+from approvals.audit.archive import (
+    archive_check,
+    archive_names,
+    manifest_signature,
+    month_archive,
+    retention_set,
+)
 from approvals.audit.daily_seal import (
+    daily_seals_due,
     day_end,
     day_leaves,
     day_root,
-    daily_seals_due,
     inclusion_proof,
 )
 from approvals.audit.models import DailySeal
 from approvals.audit.seal import seal_all, seal_key
+from approvals.audit.verify import audit_verify
 from approvals.models import Tenant, Workflow
+from approvals.runtime.partitions import month_add
 
 from ..concurrency.support import race
 from ..helpers import decide, start_expense
 from .support import rechain, run_expenses, triggers_off, verify
+from .test_archive import _old_month, archive_root  # noqa: F401
 
 DAYS_BACK = 4
 
@@ -172,7 +182,9 @@ def test_a_removed_workflow_fails_every_day_it_was_in(days: dict[str, Any]) -> N
 def test_a_forged_root_fails_its_signature(days: dict[str, Any]) -> None:
     # given: yesterday's root rewritten to match a changed history
     yesterday = DailySeal.objects.get(tenant=days["tenant"], day=_day(1))
-    _as_superuser("UPDATE approvals_dailyseal SET root = %s WHERE id = %s", ["ab" * 32, yesterday.pk])
+    _as_superuser(
+        "UPDATE approvals_dailyseal SET root = %s WHERE id = %s", ["ab" * 32, yesterday.pk]
+    )
     # when
     out, ok = verify()
     one, one_ok = verify("--workflow", days["first"][0])
@@ -266,3 +278,36 @@ def test_two_sealers_racing_write_one_row_per_day(acme: Any, api: Any) -> None:
     assert DailySeal.objects.filter(tenant=acme).count() == 3
     days = list(DailySeal.objects.filter(tenant=acme).order_by("day"))
     assert all(b.prev_signature == a.signature for a, b in zip(days, days[1:], strict=False))
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL partitions")
+def test_the_archive_manifest_carries_and_checks_the_months_daily_seals(
+    acme: Any,
+    archive_root: Path,  # noqa: F811
+    settings: Any,
+) -> None:
+    # given: a month old enough to archive, every day since sealed
+    settings.APPROVALS_DAILY_SEAL_CATCH_UP_DAYS = 1000
+    month, _ = _old_month()
+    retention_set(tenant=acme, years=1, by="olga")
+    seal_all()
+    daily_seals_due()
+    in_month = DailySeal.objects.filter(
+        tenant=acme, day__gte=month, day__lt=month_add(month, 1)
+    ).order_by("day")
+    assert in_month.exists()
+    # when
+    assert month_archive(month).dropped
+    # then: the manifest holds them, and verify_audit (from the archive) passes
+    _, manifest_name = archive_names(acme.pk, month)
+    manifest = json.loads((archive_root / manifest_name).read_text())
+    assert [s["day"] for s in manifest["daily_seals"]] == [s.day.isoformat() for s in in_month]
+    breaks, _ = audit_verify(tenant=acme)
+    assert breaks == []
+    # and a daily seal rewritten in the manifest (the manifest signed again) is found
+    manifest["daily_seals"][0]["root"] = "ab" * 32
+    manifest["signature"] = manifest_signature(manifest, key=seal_key())
+    (archive_root / manifest_name).write_text(json.dumps(manifest))
+    problems = archive_check(acme.pk, month).problems
+    day = offline_verify.day_words(manifest["daily_seals"][0]["day"])
+    assert any(f"its daily seal of {day} does not verify" in p for p in problems), problems
