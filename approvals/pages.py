@@ -33,13 +33,20 @@ from templates_engine import errors as engine_errors
 from templates_engine.steps.approval import HANDOVER_NOTE_MAX, REASON_REQUIRED, TURNING_BACK
 
 from . import access
-from .attachment_pages import file_field_context, files_card, files_checked, files_recorded
+from .attachment_pages import (
+    draft_file_row,
+    draft_files_kept,
+    file_field_context,
+    files_card,
+    files_checked,
+    files_recorded,
+)
 from .decisions import DECISION_LABELS, DECISION_RECORDED
-from .definitions import definition_for
+from .definitions import definition_for, raw_definition_for
 from .models import Delegation, Draft, User, Workflow, WorkflowTemplate
 from .request_ids import request_id_valid
 from .runtime.commands import Busy, RequestIdReused, WorkflowNotFound
-from .selectors.drafts import draft_get, drafts_of
+from .selectors.drafts import draft_files, draft_get, drafts_of
 from .selectors.inbox_lists import InboxFilter, inbox_kinds, inbox_listing, requests_of
 from .selectors.people import colleagues_matching
 from .selectors.standing_in import stands_in_for
@@ -70,6 +77,7 @@ from .services.workflows import (
 )
 from .web import inbox_lists as lists
 from .web import inbox_page, present, search_results
+from .web import search as search_page
 from .web.forms import BoundedDateField, SchemaForm
 from .web.hand_over import hand_over_said, standing_in_marks
 from .web.refusals import REJECTION_TEXT, refusal_text
@@ -114,6 +122,11 @@ def _names(user: User, usernames: Iterable[str | None]) -> dict[str, str]:
 
 def _raw(template: WorkflowTemplate) -> Mapping[str, Any]:
     return template.definition if isinstance(template.definition, Mapping) else {}
+
+
+def _cached_schema(template_id: int) -> Mapping[str, Any] | None:
+    schema = raw_definition_for(template_id).get("schema")
+    return schema if isinstance(schema, Mapping) else None
 
 
 def _schema(template: WorkflowTemplate) -> Mapping[str, Any] | None:
@@ -235,12 +248,15 @@ def inbox(request: HttpRequest) -> HttpResponse:
 
 
 def _workflow_rows(user: User, workflows: list[Workflow]) -> list[dict[str, Any]]:
+    """Each row as My requests and the search list it. A workflow template version's
+    definition is read from the process's cache (it never changes), so the rows need
+    not carry it (the search reads only ``web.search.PAGE_COLUMNS``)."""
     return [
         {
             "wf": wf,
             "subject": _subject(wf),
-            "status": present.status_label(wf.public_status, _raw(wf.template)),
-            "figures": present.key_figures(_schema(wf.template), wf.data),
+            "status": present.status_label(wf.public_status, raw_definition_for(wf.template_id)),
+            "figures": present.key_figures(_cached_schema(wf.template_id), wf.data),
             "submitted": present.when(wf.created_at),
             "submitter": (wf.submitter.first_name or wf.submitter.username) if wf.submitter else "",
             "sent_back": _awaits_changes_from(user, wf),
@@ -305,12 +321,18 @@ def my_workflows(request: HttpRequest) -> HttpResponse:
 
 def _awaits_changes_from(user: User, wf: Workflow) -> bool:
     """The workflow was sent back and waits for ``user``, its submitter, alone. (The
-    snapshot keeps ``resubmit_step`` after a resubmission: who is asked is what says.)"""
+    snapshot keeps ``resubmit_step`` after a resubmission: who is asked is what says.)
+    A row read without its snapshot carries those two keys as ``resubmit_step`` and
+    ``asked`` (web.search)."""
     if wf.submitter_id != user.pk or wf.status != "RUNNING":
         return False
-    if not wf.snapshot.get("resubmit_step"):
+    if hasattr(wf, "asked"):
+        step, assignments = wf.resubmit_step, wf.asked
+    else:
+        step, assignments = wf.snapshot.get("resubmit_step"), wf.snapshot.get("assignments")
+    if not step:
         return False
-    asked = [a.get("user") for a in wf.snapshot.get("assignments") or []]
+    asked = [a.get("user") for a in assignments or [] if isinstance(a, Mapping)]
     return asked == [user.username]
 
 
@@ -557,6 +579,7 @@ def workflow_new(request: HttpRequest) -> HttpResponse:
     if template is None:
         return render(request, "approvals/workflow_new.html", {"templates": templates})
     definition: Definition = definition_for(template.pk)
+    kept = draft_files(draft=draft) if draft and draft.workflow_id is None else []
     initial = {**draft.data, "subject_id": draft.subject_id} if draft else None
     form = SchemaForm(
         definition.schema, request.POST if request.method == "POST" else None, initial=initial
@@ -569,12 +592,12 @@ def workflow_new(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         status = 400
         if saving_draft and _valid_as_draft(form):
-            saved = _save_draft(request, user, template, form, draft)
+            saved = _save_draft(request, user, template, form, draft, {f.sha256 for f in kept})
             if saved is not None:
                 return saved
         elif not saving_draft and form.is_valid():
             try:
-                files = files_checked(request)
+                files = files_checked(request, already={f.sha256 for f in kept})
                 result = _start_or_submit(user, key, form, draft, idempotency_key)
             except (
                 CommandRejected,
@@ -604,6 +627,7 @@ def workflow_new(request: HttpRequest) -> HttpResponse:
             "form": form,
             "draft": draft,
             "draft_saved": present.when(draft.updated_at) if draft else "",
+            "draft_files": [draft_file_row(f) for f in kept],
             "idempotency_key": idempotency_key or uuid.uuid4().hex,
             **file_field_context(),
         },
@@ -630,9 +654,11 @@ def _save_draft(
     template: WorkflowTemplate,
     form: SchemaForm,
     draft: Draft | None,
+    kept: set[str],
 ) -> HttpResponse | None:
-    """Save the form as a new draft or over ``draft``; a redirect to My requests, or
-    None with the refusal added to the form."""
+    """Save the form as a new draft or over ``draft``, with the files it brought (checked
+    first, against the draft's ``kept`` files for the count); a redirect to My
+    requests, or None with the refusal added to the form."""
     fields: dict[str, Any] = {
         "template_key": template.key,
         "subject_type": template.key,
@@ -640,16 +666,24 @@ def _save_draft(
         "data": form.data_for_engine(),
     }
     try:
+        files = files_checked(request, already=kept)
         if draft is None:
-            draft_save(author=user, **fields)
+            draft = draft_save(author=user, **fields)
         else:
-            draft_update(author=user, draft_id=draft.pk, **fields)
-    except (CommandRejected, TemplateNotFound, DraftRefused, access.Forbidden) as exc:
+            draft = draft_update(author=user, draft_id=draft.pk, **fields)
+    except (
+        CommandRejected,
+        TemplateNotFound,
+        DraftRefused,
+        access.Forbidden,
+        AttachmentRefused,
+    ) as exc:
         form.add_error(None, str(exc))
         return None
     except DraftNotFound:
         raise Http404 from None  # deleted meanwhile (in another tab)
     messages.success(request, present.draft_saved(template.title))
+    draft_files_kept(request, user, draft, files)
     return HttpResponseRedirect(reverse("my-workflows"))
 
 
@@ -849,7 +883,9 @@ def search(request: HttpRequest) -> HttpResponse:
     if request.GET:
         if filters.is_valid() and paging.is_valid():
             size = PAGE_SIZE
-            found = filters.results(limit=size + 1, offset=(page - 1) * size)
+            found = filters.results(
+                limit=size + 1, offset=(page - 1) * size, columns=search_page.PAGE_COLUMNS
+            )
             rows = _workflow_rows(filters.user, found[:size])
             links = search_results.page_links(request.GET.dict(), page, more=len(found) > size)
         else:

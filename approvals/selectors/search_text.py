@@ -9,7 +9,6 @@ words there; on SQLite (``make run``) a plain case-insensitive match of the same
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -18,14 +17,12 @@ from django.db import connection
 from django.db.models import (
     BigIntegerField,
     BooleanField,
-    DateTimeField,
     Exists,
-    ExpressionWrapper,
     F,
     OuterRef,
     Q,
+    QuerySet,
     Subquery,
-    Value,
 )
 from django.db.models.expressions import RawSQL
 
@@ -165,19 +162,39 @@ def _people_named(word: str, query: str | None, *, tenant_id: int) -> list[int]:
     return list(people.values_list("pk", flat=True))
 
 
-def created_order(*, newest: bool, words: bool) -> list[Any]:
-    """The order by submission time, and the row's id to settle ties. With words on
-    PostgreSQL the time is asked as an expression no index answers, so the planner reads
-    the matches through the GIN index and sorts them (cost bounded by the matches)
-    rather than walking ``workflow_newest`` until 25 rows match: its guess of a
-    prefix's share can be a thousand times too high, and a rare word then reads every
-    row of the organisation (20 s over a million, where the GIN index takes 1 ms)."""
-    when: Any = F("created_at")
-    if words and _postgres():
-        when = ExpressionWrapper(
-            F("created_at") + Value(dt.timedelta(0)), output_field=DateTimeField()
-        )
+def created_order(*, newest: bool, words: bool = False) -> list[Any]:
+    """The order by submission time, and the row's id to settle ties: the order of the
+    index ``workflow_newest`` (tenant, created_at), so a page of a common word's matches
+    walks it and stops at the page's end. A search by words never leaves the planner
+    free to walk it for a rare word (its guess of an unknown word's share is 1 in 200,
+    which walks every row of the organisation when the word is in one of them): it asks
+    the newest rows first (``time_window``), and past them the matches alone
+    (``matches_first``). ``words`` is kept for callers; the order is the same."""
+    when = F("created_at")
     return [when.desc() if newest else when.asc(), "pk"]
+
+
+def matches_first(
+    qs: QuerySet[Workflow], *, newest: bool, limit: int, offset: int
+) -> list[Any]:
+    """The ids of a page of ``qs`` (a search's matches, with its read rule) in time
+    order, read as the matches first (through the text's GIN index, or the person's own
+    ids), then their ids and times sorted: the cost is the matches', never a walk of the
+    organisation's rows. On PostgreSQL a MATERIALIZED common table expression keeps the
+    planner from pushing the order into the matches."""
+    ordered = qs.order_by(*created_order(newest=newest)).values_list("pk", flat=True)
+    if not _postgres():
+        return list(ordered[offset : offset + limit])
+    inner = qs.order_by().values_list("pk", "created_at")
+    sql, params = inner.query.sql_with_params()
+    direction = "DESC" if newest else "ASC"
+    with connection.cursor() as cur:
+        cur.execute(
+            f"WITH m (id, created_at) AS MATERIALIZED ({sql})"
+            f" SELECT id FROM m ORDER BY created_at {direction}, id LIMIT %s OFFSET %s",
+            [*params, limit, offset],
+        )
+        return [row[0] for row in cur.fetchall()]
 
 
 # How many of the newest rows a search by words asks first: at least WINDOW_MIN, and

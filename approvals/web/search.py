@@ -12,6 +12,7 @@ from typing import Any
 import django_filters
 from django import forms
 from django.db.models import F, Q, QuerySet
+from django.db.models.fields.json import KT, KeyTransform
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 from django_filters.rest_framework import DjangoFilterBackend
@@ -287,25 +288,71 @@ class WorkflowSearch(django_filters.FilterSet):
             return qs.order_by("public_status", *newest)
         return qs.order_by(*newest)
 
-    def results(self, *, limit: int = PAGE_LIMIT, offset: int = 0) -> list[Workflow]:
-        """A page of matches in the order asked; call after ``is_valid()``. A search by
-        words in time order asks the newest (or oldest) rows first: when they hold the
+    def results(
+        self, *, limit: int = PAGE_LIMIT, offset: int = 0, columns: tuple[str, ...] = ()
+    ) -> list[Workflow]:
+        """A page of matches in the order asked; call after ``is_valid()``. ``columns``:
+        only these of each workflow (``PAGE_COLUMNS``: what the page shows), else all.
+        A search by words in time order asks the newest rows first: when they hold the
         whole page, it is the page (every row outside is older), and a common word's
-        page costs a few hundred rows instead of every match (search_text.time_window)."""
+        page walks a few hundred rows instead of reading every match
+        (search_text.time_window). Otherwise (a rarer word, or the few rows a person
+        takes part in) the matches are read first and their ids sorted
+        (search_text.matches_first): each query's cost is bounded by the window or by
+        the matches, whatever the planner guesses of a word's share."""
         ordered = self.ordered()
+        if columns:
+            ordered = _narrowed(ordered, columns)
         cleaned = self.form.cleaned_data or {}
         sort = cleaned.get("sort") or "newest"
         words = search_text.words_of(cleaned.get("text") or "")
+        if sort not in ("newest", "oldest") or not words:
+            return list(ordered[offset : offset + limit])
+        newest = sort == "newest"
         # the rows a person takes part in are few: no window saves reading them
-        if sort in ("newest", "oldest") and words and self.own_ids is None:
+        if self.own_ids is None:
             window = search_text.time_window(
-                self.user.member_tenant_id, newest=sort == "newest", rows=offset + limit
+                self.user.member_tenant_id, newest=newest, rows=offset + limit
             )
             if window is not None:
                 page = list(ordered.filter(window)[offset : offset + limit])
                 if len(page) == limit:
                     return page
-        return list(ordered[offset : offset + limit])
+        ids = search_text.matches_first(self.qs, newest=newest, limit=limit, offset=offset)
+        if not ids:
+            return []
+        # the page's rows by primary key: their words are not asked again
+        found = Workflow.objects.filter(tenant_id=self.user.member_tenant_id, pk__in=ids)
+        found = found.select_related("submitter", "template")
+        if columns:
+            found = _narrowed(found, columns)
+        return list(found.order_by(*search_text.created_order(newest=newest)))
+
+
+# What the search page shows of each workflow (pages._workflow_rows): not its snapshot
+# (only whether it waits for its submitter's changes, read as two of its keys) nor its
+# template's definition (cached per version: definitions.raw_definition_for).
+PAGE_COLUMNS = (
+    "tenant_id",
+    "template_id",
+    "subject_id",
+    "summary",
+    "status",
+    "public_status",
+    "created_at",
+    "data",
+    "submitter_id",
+    "submitter__username",
+    "submitter__first_name",
+    "template__title",
+)
+
+
+def _narrowed(qs: QuerySet[Workflow], columns: tuple[str, ...]) -> QuerySet[Workflow]:
+    return qs.only(*columns).annotate(
+        resubmit_step=KT("snapshot__resubmit_step"),
+        asked=KeyTransform("assignments", "snapshot"),
+    )
 
 
 def _choices(
