@@ -44,6 +44,7 @@ BENCHES: list[tuple[str, list[str]]] = [
     ("upload_rss.py", []),
     ("search_fts.py", []),
     ("archive.py", []),
+    ("daily_seal.py", []),
 ]
 COMMAND = (
     "make bench  # = DATABASE_URL=postgres://postgres@127.0.0.1:5432/approvals "
