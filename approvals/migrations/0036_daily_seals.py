@@ -27,26 +27,21 @@ SQLITE_CREATE = [
     for op in ("UPDATE", "DELETE")
 ]
 SQLITE_DROP = [
-    f"DROP TRIGGER IF EXISTS approvals_dailyseal_refuse_{op.lower()};" for op in ("UPDATE", "DELETE")
+    f"DROP TRIGGER IF EXISTS approvals_dailyseal_refuse_{op.lower()};"
+    for op in ("UPDATE", "DELETE")
 ]
 
 
-def forwards(apps, schema_editor):
-    vendor = schema_editor.connection.vendor
-    if vendor == "postgresql":
-        schema_editor.execute(PG_CREATE, params=None)
-    elif vendor == "sqlite":
-        for statement in SQLITE_CREATE:
-            schema_editor.execute(statement, params=None)
+# vendor -> (statements forwards, statements backwards)
+STATEMENTS = {"postgresql": ([PG_CREATE], [PG_DROP]), "sqlite": (SQLITE_CREATE, SQLITE_DROP)}
 
 
-def backwards(apps, schema_editor):
-    vendor = schema_editor.connection.vendor
-    if vendor == "postgresql":
-        schema_editor.execute(PG_DROP, params=None)
-    elif vendor == "sqlite":
-        for statement in SQLITE_DROP:
+def _run(direction):
+    def run(apps, schema_editor):
+        for statement in STATEMENTS.get(schema_editor.connection.vendor, ([], []))[direction]:
             schema_editor.execute(statement, params=None)
+
+    return run
 
 
 class Migration(migrations.Migration):
@@ -79,11 +74,9 @@ class Migration(migrations.Migration):
             options={
                 "ordering": ["tenant", "day"],
                 "constraints": [
-                    models.UniqueConstraint(
-                        fields=("tenant", "day"), name="dailyseal_tenant_day"
-                    )
+                    models.UniqueConstraint(fields=("tenant", "day"), name="dailyseal_tenant_day")
                 ],
             },
         ),
-        migrations.RunPython(forwards, backwards),
+        migrations.RunPython(_run(0), _run(1)),
     ]
