@@ -1,7 +1,8 @@
 """Previews of attached files: a small PNG of an image or of a PDF's first page, made
 once when the file is first stored and kept beside it under a derived name.
 
-Images are decoded by Pillow with a pixel ceiling (a file whose header announces more
+Images are decoded by Pillow (HEIC photos through pillow-heif's plugin, which brings its
+own libheif and HEVC decoder in its wheel) with a pixel ceiling (a file whose header announces more
 pixels is refused before anything is decoded: see ``image_too_large``), shrunk while
 decoding where the format allows, turned upright and saved without any of the
 original's metadata (no EXIF, GPS, ICC or text chunks). A PDF's first page is drawn by
@@ -26,6 +27,7 @@ from typing import IO, Any
 from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import storages
+import pillow_heif
 from PIL import Image, ImageOps, UnidentifiedImageError
 
 from ..selectors.attachments import STORAGE_ALIAS, preview_name
@@ -35,7 +37,15 @@ log = logging.getLogger(__name__)
 PREVIEW_BOX = (320, 320)
 PDF_DPI = "36"
 PDF_MEMORY_BYTES = 512 * 1024 * 1024
-IMAGE_TYPES = {"image/png", "image/jpeg", "image/webp"}  # HEIC: Pillow cannot read it
+IMAGE_TYPES = {"image/png", "image/jpeg", "image/webp", "image/heic"}
+
+# HEIC photos open in Pillow as any image: the pixel ceiling below applies to them, the
+# container's rotation is applied as they are decoded (their EXIF orientation is then
+# "upright"), and what a preview never uses is not decoded (thumbnails, depth maps,
+# auxiliary images), in one thread. libheif's own limits stay on.
+pillow_heif.register_heif_opener(
+    thumbnails=False, depth_images=False, aux_images=False, decode_threads=1
+)
 
 IMAGE_TOO_LARGE = (
     "This image is {width:,} × {height:,} pixels; the largest accepted is {limit} "

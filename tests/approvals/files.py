@@ -1,17 +1,72 @@
 """Files made for the attachment tests: real images and a real PDF (drawn with Pillow),
-an image carrying metadata, and a decompression bomb (a PNG whose header announces ten
-billion pixels, in a few dozen bytes)."""
+images carrying metadata (a JPEG and a HEIC photo, encoded here by pillow-heif), and a
+decompression bomb (a PNG whose header announces ten billion pixels, in a few dozen
+bytes); and the helpers the attachment tests share: a fresh storage folder, uploads,
+and the forms and API calls that attach them."""
 
 from __future__ import annotations
 
 import io
 import struct
+import uuid
 import zlib
+from pathlib import Path
+from typing import Any
 
+import pillow_heif
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from PIL import Image
 from PIL.PngImagePlugin import PngInfo
 
 RED = (200, 30, 30)
+BLUE = (30, 30, 200)
+# A tiny PDF by hand (no page to draw), and HTML that a file named ".pdf" may hold.
+PDF = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << >>\n%%EOF\n"
+HTML = b"<!doctype html><html><body><script>alert(document.cookie)</script></body></html>"
+
+
+@pytest.fixture
+def files_root(settings: Any, tmp_path: Path) -> Path:
+    """The attachments storage in a fresh folder for the test."""
+    root = tmp_path / "files"
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "attachments": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": str(root)},
+        },
+    }
+    return root
+
+
+def stored_files(root: Path) -> list[Path]:
+    """Every file kept under the storage folder ``root`` (requests', drafts', previews)."""
+    return [p for p in root.rglob("*") if p.is_file()] if root.exists() else []
+
+
+def upload(name: str, content: bytes, content_type: str | None = None) -> SimpleUploadedFile:
+    """A file as a form or an API call sends it (the type it claims is ignored here)."""
+    if content_type is None:
+        return SimpleUploadedFile(name, content)
+    return SimpleUploadedFile(name, content, content_type=content_type)
+
+
+def page_attach(client: Any, wid: str, *files: SimpleUploadedFile, request_id: str = "") -> Any:
+    """The request page's "Attach files" form, posted with ``files``."""
+    return client.post(
+        f"/workflows/{wid}/files",
+        {"file": list(files), "request_id": request_id or uuid.uuid4().hex},
+    )
+
+
+def api_attach(client: Any, wid: str, content: bytes, name: str, request_id: str) -> Any:
+    """``POST /api/workflows/<id>/attachments`` with one file, as multipart."""
+    return client.post(
+        f"/api/workflows/{wid}/attachments",
+        {"file": upload(name, content, "application/pdf"), "requestId": request_id},
+        format="multipart",
+    )
 
 
 def png_bytes(size: tuple[int, int] = (800, 600), colour: tuple[int, int, int] = RED) -> bytes:
@@ -58,3 +113,19 @@ def bomb_png(width: int = 100_000, height: int = 100_000) -> bytes:
         + _chunk(b"IDAT", zlib.compress(b"\x00" * 64))
         + _chunk(b"IEND", b"")
     )
+
+
+def heic_with_exif(size: tuple[int, int] = (640, 480)) -> bytes:
+    """A HEIC photo as a phone saves one: its EXIF names its author and says "rotate
+    90°" (orientation 6), which the encoder keeps as the container's rotation; the top
+    half red, the bottom half blue, so that the way up can be told."""
+    width, height = size
+    image = Image.new("RGB", size, BLUE)
+    image.paste(Image.new("RGB", (width, height // 2), RED), (0, 0))
+    exif = Image.Exif()
+    exif[0x013B] = "Alice Example"  # Artist
+    exif[0x0112] = 6  # Orientation: the phone was turned
+    heif = pillow_heif.from_pillow(image)
+    out = io.BytesIO()
+    heif.save(out, quality=60, exif=exif.tobytes())
+    return out.getvalue()

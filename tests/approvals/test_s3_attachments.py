@@ -19,12 +19,11 @@ from typing import Any
 
 import pytest
 from django.core.files.storage import storages
-from django.core.files.uploadedfile import SimpleUploadedFile
 
 from approvals.models import WorkflowEvent
 from config.storage import S3_BACKEND, attachments_storage
 
-from .files import png_bytes
+from .files import page_attach, png_bytes, upload
 from .pages.support import expense_started, signed_in
 
 boto3 = pytest.importorskip("boto3")
@@ -136,10 +135,7 @@ def test_a_file_goes_to_s3_under_its_hash_once_and_comes_back_through_the_view(
     alice = signed_in("alice")
 
     for wid, rid in ((first, "s3-1"), (second, "s3-2")):
-        posted = alice.post(
-            f"/workflows/{wid}/files",
-            {"file": SimpleUploadedFile("bill.png", image), "request_id": rid},
-        )
+        posted = page_attach(alice, wid, upload("bill.png", image), request_id=rid)
         assert posted.status_code == 302
 
     versions = s3.list_object_versions(Bucket=s3.bucket).get("Versions", [])

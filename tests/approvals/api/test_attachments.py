@@ -14,33 +14,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile, TemporaryUploadedFile
+from django.core.files.uploadedfile import TemporaryUploadedFile
 from django.core.management import call_command
 
 from approvals.models import WorkflowEvent
 from approvals.services.attachments import NOT_ACCEPTED, TOO_LARGE
 from approvals.web.uploads import AttachmentUploadHandler
 
+from ..files import HTML, PDF, api_attach, stored_files
 from ..helpers import start_expense
 
 pytestmark = pytest.mark.django_db
-
-PDF = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << >>\n%%EOF\n"
-HTML = b"<!doctype html><html><body><script>alert(document.cookie)</script></body></html>"
-
-
-@pytest.fixture
-def files_root(settings: Any, tmp_path: Path) -> Path:
-    """The attachments storage in a fresh folder for the test."""
-    root = tmp_path / "files"
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "attachments": {
-            "BACKEND": "django.core.files.storage.FileSystemStorage",
-            "OPTIONS": {"location": str(root)},
-        },
-    }
-    return root
 
 
 def _started(api: Any) -> str:
@@ -49,23 +33,10 @@ def _started(api: Any) -> str:
     return str(started.json()["workflowId"])
 
 
-def _attach(client: Any, wid: str, content: bytes, name: str, request_id: str) -> Any:
-    upload = SimpleUploadedFile(name, content, content_type="application/pdf")
-    return client.post(
-        f"/api/workflows/{wid}/attachments",
-        {"file": upload, "requestId": request_id},
-        format="multipart",
-    )
-
-
 def _events(wid: str) -> list[str]:
     return list(
         WorkflowEvent.objects.filter(workflow_id=wid).order_by("seq").values_list("type", flat=True)
     )
-
-
-def _stored(root: Path) -> list[Path]:
-    return [p for p in root.rglob("*") if p.is_file()] if root.exists() else []
 
 
 def test_a_receipt_alice_attaches_is_downloaded_by_bob_and_not_found_for_ivan(
@@ -74,7 +45,7 @@ def test_a_receipt_alice_attaches_is_downloaded_by_bob_and_not_found_for_ivan(
     wid = _started(api)
     sha = hashlib.sha256(PDF).hexdigest()
 
-    added = _attach(api("alice"), wid, PDF, "receipt.pdf", "alice-file-1")
+    added = api_attach(api("alice"), wid, PDF, "receipt.pdf", "alice-file-1")
 
     assert added.status_code == 200, added.content
     body = added.json()
@@ -92,7 +63,7 @@ def test_a_receipt_alice_attaches_is_downloaded_by_bob_and_not_found_for_ivan(
     refused = api("ivan").get(f"/api/workflows/{wid}/attachments/{sha}")
     assert refused.status_code == 404
     assert refused.json()["error"]["code"] == "NOT_FOUND"
-    assert _attach(api("ivan"), wid, PDF, "mine.pdf", "ivan-file-1").status_code == 404
+    assert api_attach(api("ivan"), wid, PDF, "mine.pdf", "ivan-file-1").status_code == 404
 
 
 def test_the_download_is_saved_never_shown_with_its_sniffed_type(
@@ -100,7 +71,7 @@ def test_the_download_is_saved_never_shown_with_its_sniffed_type(
 ) -> None:
     wid = _started(api)
     # a PDF named as an image: served as the PDF it is
-    sha = _attach(api("alice"), wid, PDF, "photo.png", "alice-file-2").json()["sha256"]
+    sha = api_attach(api("alice"), wid, PDF, "photo.png", "alice-file-2").json()["sha256"]
 
     got = api("bob").get(f"/api/workflows/{wid}/attachments/{sha}")
 
@@ -116,7 +87,7 @@ def test_a_pdf_name_holding_html_is_refused_and_nothing_is_stored_or_recorded(
     wid = _started(api)
     before = _events(wid)
 
-    refused = _attach(api("alice"), wid, HTML, "receipt.pdf", "alice-html-1")
+    refused = api_attach(api("alice"), wid, HTML, "receipt.pdf", "alice-html-1")
 
     assert refused.status_code == 422
     assert refused.json()["error"] == {
@@ -125,7 +96,7 @@ def test_a_pdf_name_holding_html_is_refused_and_nothing_is_stored_or_recorded(
         "requestId": "alice-html-1",
     }
     assert _events(wid) == before
-    assert _stored(files_root) == []
+    assert stored_files(files_root) == []
     sha = hashlib.sha256(HTML).hexdigest()
     assert api("alice").get(f"/api/workflows/{wid}/attachments/{sha}").status_code == 404
 
@@ -137,14 +108,14 @@ def test_a_file_over_the_limit_is_refused_as_it_streams_and_nothing_is_recorded(
     wid = _started(api)
     before = _events(wid)
 
-    refused = _attach(api("alice"), wid, PDF + b"0" * 10_000, "big.pdf", "alice-big-1")
+    refused = api_attach(api("alice"), wid, PDF + b"0" * 10_000, "big.pdf", "alice-big-1")
 
     assert refused.status_code == 413
     error = refused.json()["error"]
     assert error["code"] == "FILE_TOO_LARGE"
     assert "larger than 4 KB" in error["message"]
     assert _events(wid) == before
-    assert _stored(files_root) == []
+    assert stored_files(files_root) == []
 
 
 def test_a_body_far_over_the_file_limit_is_refused_before_it_is_read(
@@ -153,18 +124,18 @@ def test_a_body_far_over_the_file_limit_is_refused_before_it_is_read(
     settings.APPROVALS_FILE_MAX_BYTES = 1024
     wid = _started(api)
 
-    refused = _attach(api("alice"), wid, PDF + b"0" * 400_000, "big.pdf", "alice-big-2")
+    refused = api_attach(api("alice"), wid, PDF + b"0" * 400_000, "big.pdf", "alice-big-2")
 
     assert refused.status_code == 413
     assert refused.json()["error"]["code"] == "BODY_TOO_LARGE"
-    assert _stored(files_root) == []
+    assert stored_files(files_root) == []
 
 
 def test_the_attachment_is_in_the_history_the_export_and_a_chain_that_verifies(
     acme: Any, api: Any, files_root: Path
 ) -> None:
     wid = _started(api)
-    sha = _attach(api("bob"), wid, PDF, "quote.pdf", "bob-file-1").json()["sha256"]
+    sha = api_attach(api("bob"), wid, PDF, "quote.pdf", "bob-file-1").json()["sha256"]
 
     event = WorkflowEvent.objects.get(workflow_id=wid, type="FileAttached")
     assert event.payload["sha256"] == sha
@@ -188,14 +159,14 @@ def test_the_attachment_is_in_the_history_the_export_and_a_chain_that_verifies(
 def test_the_same_request_id_records_the_file_once(acme: Any, api: Any, files_root: Path) -> None:
     wid = _started(api)
 
-    first = _attach(api("alice"), wid, PDF, "receipt.pdf", "alice-again-1")
-    again = _attach(api("alice"), wid, PDF, "receipt.pdf", "alice-again-1")
+    first = api_attach(api("alice"), wid, PDF, "receipt.pdf", "alice-again-1")
+    again = api_attach(api("alice"), wid, PDF, "receipt.pdf", "alice-again-1")
 
     assert first.json()["duplicate"] is False
     assert again.status_code == 200
     assert again.json()["duplicate"] is True
     assert _events(wid).count("FileAttached") == 1
-    assert len(_stored(files_root)) == 1
+    assert len(stored_files(files_root)) == 1
 
 
 def test_the_same_bytes_attached_twice_are_stored_once(
@@ -203,19 +174,19 @@ def test_the_same_bytes_attached_twice_are_stored_once(
 ) -> None:
     wid = _started(api)
 
-    _attach(api("alice"), wid, PDF, "receipt.pdf", "alice-twice-1")
-    _attach(api("bob"), wid, PDF, "receipt-copy.pdf", "bob-twice-1")
+    api_attach(api("alice"), wid, PDF, "receipt.pdf", "alice-twice-1")
+    api_attach(api("bob"), wid, PDF, "receipt-copy.pdf", "bob-twice-1")
 
     assert _events(wid).count("FileAttached") == 2
-    assert len(_stored(files_root)) == 1
+    assert len(stored_files(files_root)) == 1
 
 
 def test_an_auditor_reads_the_files_but_adds_none(acme: Any, api: Any, files_root: Path) -> None:
     wid = _started(api)
-    sha = _attach(api("alice"), wid, PDF, "receipt.pdf", "alice-aud-1").json()["sha256"]
+    sha = api_attach(api("alice"), wid, PDF, "receipt.pdf", "alice-aud-1").json()["sha256"]
 
     assert api("audrey").get(f"/api/workflows/{wid}/attachments/{sha}").status_code == 200
-    refused = _attach(api("audrey"), wid, PDF + b"\n", "mine.pdf", "audrey-file-1")
+    refused = api_attach(api("audrey"), wid, PDF + b"\n", "mine.pdf", "audrey-file-1")
     assert refused.status_code == 403
     assert _events(wid).count("FileAttached") == 1
 
@@ -224,7 +195,7 @@ def test_a_file_of_one_request_is_not_found_through_another(
     acme: Any, api: Any, files_root: Path
 ) -> None:
     first, second = _started(api), _started(api)
-    sha = _attach(api("alice"), first, PDF, "receipt.pdf", "alice-other-1").json()["sha256"]
+    sha = api_attach(api("alice"), first, PDF, "receipt.pdf", "alice-other-1").json()["sha256"]
 
     assert api("alice").get(f"/api/workflows/{second}/attachments/{sha}").status_code == 404
 
@@ -235,7 +206,7 @@ def test_a_multi_megabyte_upload_is_stored_under_its_sha256(
     wid = _started(api)
     content = PDF + os.urandom(6 * 1024 * 1024)
 
-    added = _attach(api("alice"), wid, content, "scan.pdf", "alice-scan-1")
+    added = api_attach(api("alice"), wid, content, "scan.pdf", "alice-scan-1")
 
     assert added.status_code == 200, added.content
     sha = hashlib.sha256(content).hexdigest()

@@ -9,14 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
 
 from approvals.models import Workflow, WorkflowEvent
 from approvals.services.attachments import TOO_MANY_AT_ONCE, not_accepted_message
 
-from ..files import pdf_bytes, png_bytes
+from ..files import HTML, pdf_bytes, png_bytes, upload
 from ..helpers import EXPENSE
-from .test_attachments import HTML, files_root  # noqa: F401  (a fixture)
 
 pytestmark = pytest.mark.django_db
 
@@ -39,14 +37,14 @@ def _start(client: Any, parts: dict[str, Any], key: str | None = None) -> Any:
 def test_a_start_with_files_records_them_on_the_new_request(
     acme: Any,
     api: Any,
-    files_root: Path,  # noqa: F811
+    files_root: Path,
 ) -> None:
     key = uuid.uuid4().hex
     parts = {
         "body": _body("E-api-files-1"),
         "file": [
-            SimpleUploadedFile("receipt.pdf", pdf_bytes()),
-            SimpleUploadedFile("taxi.png", png_bytes()),
+            upload("receipt.pdf", pdf_bytes()),
+            upload("taxi.png", png_bytes()),
         ],
     }
 
@@ -71,9 +69,9 @@ def test_a_start_with_files_records_them_on_the_new_request(
 def test_a_refused_file_starts_nothing(
     acme: Any,
     api: Any,
-    files_root: Path,  # noqa: F811
+    files_root: Path,
 ) -> None:
-    parts = {"body": _body("E-api-files-2"), "file": [SimpleUploadedFile("r.pdf", HTML)]}
+    parts = {"body": _body("E-api-files-2"), "file": [upload("r.pdf", HTML)]}
 
     refused = _start(api("alice"), parts)
 
@@ -86,14 +84,14 @@ def test_a_refused_file_starts_nothing(
 def test_too_many_files_and_a_missing_body_are_refused_in_words(
     acme: Any,
     api: Any,
-    files_root: Path,  # noqa: F811
+    files_root: Path,
     settings: Any,
 ) -> None:
     settings.APPROVALS_FILES_PER_UPLOAD = 1
-    two = [SimpleUploadedFile(f"{i}.png", png_bytes((9 + i, 9))) for i in range(2)]
+    two = [upload(f"{i}.png", png_bytes((9 + i, 9))) for i in range(2)]
 
     too_many = _start(api("alice"), {"body": _body("E-api-files-3"), "file": two})
-    no_body = _start(api("alice"), {"file": [SimpleUploadedFile("a.png", png_bytes())]})
+    no_body = _start(api("alice"), {"file": [upload("a.png", png_bytes())]})
 
     assert too_many.status_code == 422
     assert too_many.json()["error"]["message"] == TOO_MANY_AT_ONCE.format(limit=1, count=2)

@@ -9,13 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
 
 from approvals.models import User, WorkflowEvent
 from approvals.services.attachments import REQUEST_FULL, AttachmentRefused, attachment_add
 
-from ..api.test_attachments import files_root  # noqa: F401  (a fixture)
-from ..files import png_bytes
+from ..files import png_bytes, upload
 from ..pages.support import expense_started
 from .support import in_thread, race
 
@@ -26,7 +24,7 @@ RACERS = 6
 
 def test_only_one_of_several_uploads_takes_the_last_place(
     acme: Any,
-    files_root: Path,  # noqa: F811
+    files_root: Path,
     settings: Any,
 ) -> None:
     settings.APPROVALS_FILES_PER_REQUEST = 2
@@ -35,17 +33,17 @@ def test_only_one_of_several_uploads_takes_the_last_place(
     attachment_add(
         user=alice,
         workflow_id=wid,
-        upload=SimpleUploadedFile("first.png", png_bytes((5, 5))),
+        upload=upload("first.png", png_bytes((5, 5))),
         request_id="race-first",
     )
 
-    def upload(n: int) -> Callable[[], str]:
+    def racer(n: int) -> Callable[[], str]:
         def run() -> str:
             try:
                 attachment_add(
                     user=User.objects.get(username="alice"),
                     workflow_id=wid,
-                    upload=SimpleUploadedFile(f"r{n}.png", png_bytes((6 + n, 6))),
+                    upload=upload(f"r{n}.png", png_bytes((6 + n, 6))),
                     request_id=f"race-{n}",
                 )
             except AttachmentRefused as exc:
@@ -54,7 +52,7 @@ def test_only_one_of_several_uploads_takes_the_last_place(
 
         return in_thread(run)
 
-    outcomes = race([upload(n) for n in range(RACERS)])
+    outcomes = race([racer(n) for n in range(RACERS)])
 
     assert sorted(outcomes) == sorted(["recorded"] + [REQUEST_FULL.format(limit=2)] * (RACERS - 1))
     assert WorkflowEvent.objects.filter(workflow_id=wid, type="FileAttached").count() == 2

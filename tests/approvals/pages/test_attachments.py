@@ -9,22 +9,14 @@ from typing import Any
 
 import pytest
 from django.contrib.messages import get_messages
-from django.core.files.uploadedfile import SimpleUploadedFile
 
 from approvals.models import WorkflowEvent
 from approvals.services.attachments import NOT_ACCEPTED
 
-from ..api.test_attachments import HTML, PDF, files_root  # noqa: F401  (a fixture)
+from ..files import HTML, PDF, page_attach, upload
 from .support import expense_started, signed_in
 
 pytestmark = pytest.mark.django_db
-
-
-def _post(client: Any, wid: str, content: bytes, name: str, request_id: str) -> Any:
-    return client.post(
-        f"/workflows/{wid}/files",
-        {"file": SimpleUploadedFile(name, content), "request_id": request_id},
-    )
 
 
 def _said(response: Any) -> list[str]:
@@ -33,12 +25,12 @@ def _said(response: Any) -> list[str]:
 
 def test_alice_attaches_a_receipt_and_bob_reads_it_in_the_timeline(
     acme: Any,
-    files_root: Path,  # noqa: F811
+    files_root: Path,
 ) -> None:
     wid = expense_started("E-files-1")
     alice = signed_in("alice")
 
-    posted = _post(alice, wid, PDF, "receipt.pdf", "page-file-1")
+    posted = page_attach(alice, wid, upload("receipt.pdf", PDF), request_id="page-file-1")
 
     assert posted.status_code == 302
     assert posted["Location"] == f"/workflows/{wid}#files"
@@ -56,11 +48,13 @@ def test_alice_attaches_a_receipt_and_bob_reads_it_in_the_timeline(
 
 def test_a_pdf_holding_html_is_refused_in_a_sentence_from_the_page(
     acme: Any,
-    files_root: Path,  # noqa: F811
+    files_root: Path,
 ) -> None:
     wid = expense_started("E-files-2")
 
-    posted = _post(signed_in("alice"), wid, HTML, "receipt.pdf", "page-html-1")
+    posted = page_attach(
+        signed_in("alice"), wid, upload("receipt.pdf", HTML), request_id="page-html-1"
+    )
 
     assert _said(posted) == [NOT_ACCEPTED]
     assert not WorkflowEvent.objects.filter(workflow_id=wid, type="FileAttached").exists()
@@ -68,23 +62,23 @@ def test_a_pdf_holding_html_is_refused_in_a_sentence_from_the_page(
 
 def test_a_person_who_may_not_read_the_request_gets_404_for_its_files_and_form(
     acme: Any,
-    files_root: Path,  # noqa: F811
+    files_root: Path,
 ) -> None:
     wid = expense_started("E-files-3")
-    _post(signed_in("alice"), wid, PDF, "receipt.pdf", "page-file-3")
+    page_attach(signed_in("alice"), wid, upload("receipt.pdf", PDF), request_id="page-file-3")
     sha = hashlib.sha256(PDF).hexdigest()
     ivan = signed_in("ivan")
 
     assert ivan.get(f"/workflows/{wid}/files/{sha}").status_code == 404
-    assert _post(ivan, wid, PDF, "x.pdf", "page-ivan-3").status_code == 404
+    assert page_attach(ivan, wid, upload("x.pdf", PDF), request_id="page-ivan-3").status_code == 404
 
 
 def test_an_auditor_sees_the_files_but_no_form(
     acme: Any,
-    files_root: Path,  # noqa: F811
+    files_root: Path,
 ) -> None:
     wid = expense_started("E-files-4")
-    _post(signed_in("alice"), wid, PDF, "receipt.pdf", "page-file-4")
+    page_attach(signed_in("alice"), wid, upload("receipt.pdf", PDF), request_id="page-file-4")
 
     page = signed_in("audrey").get(f"/workflows/{wid}").content.decode()
 
@@ -94,7 +88,7 @@ def test_an_auditor_sees_the_files_but_no_form(
 
 def test_the_attach_form_is_protected_against_cross_site_posts(
     acme: Any,
-    files_root: Path,  # noqa: F811
+    files_root: Path,
 ) -> None:
     from django.test import Client
 
@@ -104,7 +98,7 @@ def test_the_attach_form_is_protected_against_cross_site_posts(
     client = Client(enforce_csrf_checks=True)
     client.force_login(User.objects.get(username="alice"))
 
-    posted = _post(client, wid, PDF, "receipt.pdf", "page-csrf-5")
+    posted = page_attach(client, wid, upload("receipt.pdf", PDF), request_id="page-csrf-5")
 
     assert posted.status_code == 403
     assert not WorkflowEvent.objects.filter(workflow_id=wid, type="FileAttached").exists()

@@ -22,8 +22,17 @@ from approvals.services.attachments import (
 )
 from approvals.services.previews import IMAGE_BOMB
 
-from ..api.test_attachments import HTML, PDF, files_root  # noqa: F401  (a fixture)
-from ..files import bomb_png, pdf_bytes, png_bytes
+from ..files import (
+    HTML,
+    PDF,
+    bomb_png,
+    heic_with_exif,
+    page_attach,
+    pdf_bytes,
+    png_bytes,
+    stored_files,
+    upload,
+)
 from ..helpers import decide
 from .support import expense_started, signed_in
 
@@ -43,10 +52,6 @@ def _files(wid: str) -> list[tuple[str, str]]:
     ]
 
 
-def _stored(root: Path) -> list[Path]:
-    return [p for p in root.rglob("*") if p.is_file()] if root.exists() else []
-
-
 def _new_form(subject: str, *files: SimpleUploadedFile) -> dict[str, Any]:
     return {
         "amountPaise": "45000.00",
@@ -59,24 +64,16 @@ def _new_form(subject: str, *files: SimpleUploadedFile) -> dict[str, Any]:
     }
 
 
-def _attach(client: Any, wid: str, *files: SimpleUploadedFile, rid: str = "") -> Any:
-    return client.post(
-        f"/workflows/{wid}/files", {"file": list(files), "request_id": rid or uuid.uuid4().hex}
-    )
-
-
-def _up(name: str, content: bytes) -> SimpleUploadedFile:
-    return SimpleUploadedFile(name, content)
-
-
 # -- at start ----------------------------------------------------------------------------
 
 
 def test_files_chosen_on_the_new_request_form_are_attached_when_it_starts(
     acme: Any,
-    files_root: Path,  # noqa: F811
+    files_root: Path,
 ) -> None:
-    form = _new_form("E-start-1", _up("receipt.pdf", pdf_bytes()), _up("bill.png", png_bytes()))
+    form = _new_form(
+        "E-start-1", upload("receipt.pdf", pdf_bytes()), upload("bill.png", png_bytes())
+    )
 
     posted = signed_in("alice").post("/workflows/new?template=expense-approval", form)
 
@@ -92,9 +89,9 @@ def test_files_chosen_on_the_new_request_form_are_attached_when_it_starts(
 
 def test_a_refused_file_on_the_new_request_form_starts_nothing(
     acme: Any,
-    files_root: Path,  # noqa: F811
+    files_root: Path,
 ) -> None:
-    form = _new_form("E-start-2", _up("receipt.pdf", PDF), _up("invoice.pdf", HTML))
+    form = _new_form("E-start-2", upload("receipt.pdf", PDF), upload("invoice.pdf", HTML))
 
     posted = signed_in("alice").post("/workflows/new?template=expense-approval", form)
 
@@ -102,7 +99,7 @@ def test_a_refused_file_on_the_new_request_form_starts_nothing(
     errors = posted.context["form"].non_field_errors()
     assert f"invoice.pdf: {not_accepted_message()}" in errors
     assert not Workflow.objects.filter(subject_id="E-start-2").exists()
-    assert _stored(files_root) == []
+    assert stored_files(files_root) == []
 
 
 # -- limits --------------------------------------------------------------------------------
@@ -110,32 +107,34 @@ def test_a_refused_file_on_the_new_request_form_starts_nothing(
 
 def test_more_files_at_once_than_allowed_are_refused_in_words(
     acme: Any,
-    files_root: Path,  # noqa: F811
+    files_root: Path,
     settings: Any,
 ) -> None:
     settings.APPROVALS_FILES_PER_UPLOAD = 2
     wid = expense_started("E-limit-1")
-    three = [_up(f"r{i}.png", png_bytes((10 + i, 10))) for i in range(3)]
+    three = [upload(f"r{i}.png", png_bytes((10 + i, 10))) for i in range(3)]
 
-    posted = _attach(signed_in("alice"), wid, *three)
+    posted = page_attach(signed_in("alice"), wid, *three)
 
     assert _said(posted) == [TOO_MANY_AT_ONCE.format(limit=2, count=3)]
     assert _files(wid) == []
-    assert _stored(files_root) == []
+    assert stored_files(files_root) == []
 
 
 def test_a_request_holding_its_most_files_takes_no_new_one(
     acme: Any,
-    files_root: Path,  # noqa: F811
+    files_root: Path,
     settings: Any,
 ) -> None:
     settings.APPROVALS_FILES_PER_REQUEST = 2
     wid = expense_started("E-limit-2")
     alice = signed_in("alice")
-    _attach(alice, wid, _up("a.png", png_bytes((11, 11))), _up("b.png", png_bytes((12, 12))))
+    page_attach(
+        alice, wid, upload("a.png", png_bytes((11, 11))), upload("b.png", png_bytes((12, 12)))
+    )
 
-    refused = _attach(alice, wid, _up("c.png", png_bytes((13, 13))))
-    again = _attach(alice, wid, _up("a-again.png", png_bytes((11, 11))))  # the same bytes
+    refused = page_attach(alice, wid, upload("c.png", png_bytes((13, 13))))
+    again = page_attach(alice, wid, upload("a-again.png", png_bytes((11, 11))))  # the same bytes
 
     assert _said(refused)[-1] == REQUEST_FULL.format(limit=2)
     assert _said(again)[-1].startswith("Attached a-again.png")
@@ -144,13 +143,13 @@ def test_a_request_holding_its_most_files_takes_no_new_one(
 
 def test_only_the_types_settings_accept_are_attached(
     acme: Any,
-    files_root: Path,  # noqa: F811
+    files_root: Path,
     settings: Any,
 ) -> None:
     settings.APPROVALS_FILE_TYPES = ["application/pdf"]
     wid = expense_started("E-limit-3")
 
-    refused = _attach(signed_in("alice"), wid, _up("photo.png", png_bytes()))
+    refused = page_attach(signed_in("alice"), wid, upload("photo.png", png_bytes()))
 
     assert _said(refused) == [not_accepted_message()]
     assert "not a PDF file" in not_accepted_message()
@@ -161,17 +160,17 @@ def test_only_the_types_settings_accept_are_attached(
 
 def test_a_decompression_bomb_is_refused_in_words_and_nothing_is_kept(
     acme: Any,
-    files_root: Path,  # noqa: F811
+    files_root: Path,
     settings: Any,
 ) -> None:
     settings.APPROVALS_IMAGE_MAX_PIXELS = 40_000_000
     wid = expense_started("E-limit-4")
 
-    refused = _attach(signed_in("alice"), wid, _up("receipt.png", bomb_png()))
+    refused = page_attach(signed_in("alice"), wid, upload("receipt.png", bomb_png()))
 
     assert _said(refused) == [IMAGE_BOMB.format(limit="40")]
     assert _files(wid) == []
-    assert _stored(files_root) == []
+    assert stored_files(files_root) == []
 
 
 # -- with a comment, on resubmission -------------------------------------------------------
@@ -179,18 +178,18 @@ def test_a_decompression_bomb_is_refused_in_words_and_nothing_is_kept(
 
 def test_a_comment_carries_files_and_files_alone_need_no_words(
     acme: Any,
-    files_root: Path,  # noqa: F811
+    files_root: Path,
 ) -> None:
     wid = expense_started("E-comment-1")
     bob = signed_in("bob")
 
     with_words = bob.post(
         f"/workflows/{wid}/comments",
-        {"text": "The quote I mentioned", "request_id": "c-1", "file": [_up("q.pdf", PDF)]},
+        {"text": "The quote I mentioned", "request_id": "c-1", "file": [upload("q.pdf", PDF)]},
     )
     alone = bob.post(
         f"/workflows/{wid}/comments",
-        {"text": "  ", "request_id": "c-2", "file": [_up("bill.png", png_bytes())]},
+        {"text": "  ", "request_id": "c-2", "file": [upload("bill.png", png_bytes())]},
     )
 
     assert with_words.status_code == 302 and alone.status_code == 302
@@ -206,13 +205,13 @@ def test_a_comment_carries_files_and_files_alone_need_no_words(
 
 def test_a_refused_file_keeps_the_comment_unrecorded_and_typed(
     acme: Any,
-    files_root: Path,  # noqa: F811
+    files_root: Path,
 ) -> None:
     wid = expense_started("E-comment-2")
 
     refused = signed_in("bob").post(
         f"/workflows/{wid}/comments",
-        {"text": "See attached", "request_id": "c-3", "file": [_up("x.pdf", HTML)]},
+        {"text": "See attached", "request_id": "c-3", "file": [upload("x.pdf", HTML)]},
     )
 
     assert refused.status_code == 422
@@ -225,7 +224,7 @@ def test_a_refused_file_keeps_the_comment_unrecorded_and_typed(
 def test_a_resubmission_carries_the_new_receipt(
     acme: Any,
     api: Any,
-    files_root: Path,  # noqa: F811
+    files_root: Path,
 ) -> None:
     wid = expense_started("E-resubmit-1")
     assert decide(api("bob"), wid, "send_back", "sb-f1", comment="receipt?").status_code == 200
@@ -238,7 +237,7 @@ def test_a_resubmission_carries_the_new_receipt(
             "department": "eng",
             "request_id": "rs-f1",
             "comment": "receipt added",
-            "file": [_up("receipt.pdf", PDF)],
+            "file": [upload("receipt.pdf", PDF)],
         },
     )
 
@@ -254,11 +253,11 @@ def test_a_resubmission_carries_the_new_receipt(
 
 def test_the_files_card_shows_previews_to_readers_and_says_when_there_is_none(
     acme: Any,
-    files_root: Path,  # noqa: F811
+    files_root: Path,
 ) -> None:
     wid = expense_started("E-preview-1")
     image = png_bytes((640, 480))
-    _attach(signed_in("alice"), wid, _up("bill.png", image), _up("broken.pdf", PDF))
+    page_attach(signed_in("alice"), wid, upload("bill.png", image), upload("broken.pdf", PDF))
     sha = hashlib.sha256(image).hexdigest()
 
     page = signed_in("bob").get(f"/workflows/{wid}").content.decode()
@@ -273,5 +272,28 @@ def test_the_files_card_shows_previews_to_readers_and_says_when_there_is_none(
     assert preview.getvalue().startswith(b"\x89PNG")
     assert none.status_code == 404
     assert signed_in("ivan").get(f"/workflows/{wid}/files/{sha}/preview").status_code == 404
-    kept = sorted(str(p.relative_to(files_root)) for p in _stored(files_root))
+    kept = sorted(str(p.relative_to(files_root)) for p in stored_files(files_root))
     assert f"previews/{sha[:2]}/{sha}.png" in kept
+
+
+def test_a_phones_heic_photo_is_attached_and_previewed_for_the_approver(
+    acme: Any,
+    files_root: Path,
+) -> None:
+    wid = expense_started("E-preview-heic")
+    photo = heic_with_exif()
+    sha = hashlib.sha256(photo).hexdigest()
+
+    posted = page_attach(signed_in("alice"), wid, upload("IMG_0042.HEIC", photo))
+
+    assert posted.status_code == 302
+    (event,) = WorkflowEvent.objects.filter(workflow_id=wid, type="FileAttached")
+    assert (event.payload["name"], event.payload["content_type"]) == (
+        "IMG_0042.HEIC",
+        "image/heic",
+    )
+    page = signed_in("bob").get(f"/workflows/{wid}").content.decode()
+    assert f'src="/workflows/{wid}/files/{sha}/preview"' in page
+    preview = signed_in("bob").get(f"/workflows/{wid}/files/{sha}/preview")
+    assert preview.status_code == 200 and preview.getvalue().startswith(b"\x89PNG")
+    assert b"Alice Example" not in preview.getvalue()

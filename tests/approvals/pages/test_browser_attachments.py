@@ -16,9 +16,8 @@ from approvals.models import Workflow
 from approvals.services.attachments import NOT_ACCEPTED
 
 from ..a11y import assert_accessible
-from ..api.test_attachments import HTML, PDF, files_root  # noqa: F401  (a fixture)
 from ..browser import CHROMIUM, browser  # noqa: F401  (a fixture)
-from ..files import pdf_bytes, png_bytes
+from ..files import HTML, PDF, pdf_bytes, png_bytes
 from .support import expense_started
 from .test_browser import shot, sign_in
 
@@ -32,7 +31,7 @@ def test_a_receipt_attached_by_alice_is_downloaded_by_bob_and_not_found_for_ivan
     acme: Any,
     live_server: Any,
     browser: Browser,  # noqa: F811
-    files_root: Path,  # noqa: F811
+    files_root: Path,
 ) -> None:
     base = live_server.url
     wid = expense_started("E-2026-RCPT")
@@ -86,7 +85,7 @@ def test_files_attached_at_start_are_previewed_for_bob_and_not_found_for_ivan(
     acme: Any,
     live_server: Any,
     browser: Browser,  # noqa: F811
-    files_root: Path,  # noqa: F811
+    files_root: Path,
 ) -> None:
     base = live_server.url
     receipt, photo = pdf_bytes(pages=1), png_bytes((900, 600))
