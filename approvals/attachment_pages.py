@@ -21,15 +21,17 @@ from templates_engine import CommandRejected
 
 from . import access
 from .data_words import file_size
-from .models import User
+from .models import Draft, DraftFile, User
 from .request_ids import request_id_valid
 from .runtime.commands import BUSY, Busy, RequestIdReused, WorkflowNotFound
 from .selectors.attachments import (
+    Attachment,
     attachment_get,
     attachment_hashes,
     preview_exists,
     preview_open,
 )
+from .selectors.drafts import draft_file_get, draft_file_name
 from .selectors.workflows import workflow_get
 from .services.attachments import (
     NO_FILE,
@@ -40,9 +42,11 @@ from .services.attachments import (
     accept_attribute,
     accepted_hint,
     attachment_add,
+    attachment_storage,
     attachments_add,
     attachments_check,
 )
+from .services.drafts import DraftNotFound, DraftRefused, draft_files_add
 from .web.present import Line
 from .web.uploads import (
     AttachmentUploadHandler,
@@ -56,6 +60,8 @@ ATTACHED = "Attached {name} ({size})."
 ALREADY_ATTACHED = " (This file had already been attached.)"
 ATTACHED_SEVERAL = "Attached {count} files: {names}."
 NOT_ATTACHED_AFTER = "The request went ahead, but its files were not attached: {why}"
+DRAFT_KEPT = "The draft keeps {names}; they go with the request when you submit it."
+DRAFT_NOT_KEPT = "The draft was saved, but its new files were not kept: {why}"
 
 
 def _member(request: HttpRequest) -> User:
@@ -80,17 +86,20 @@ def file_field_context() -> dict[str, Any]:
     }
 
 
-def files_checked(request: HttpRequest, *, workflow_id: Any = None) -> list[CheckedFile]:
+def files_checked(
+    request: HttpRequest, *, workflow_id: Any = None, already: set[str] | None = None
+) -> list[CheckedFile]:
     """The files a form brought (none is fine), checked before anything is done with
     the rest of the form. Raises AttachmentRefused. ``workflow_id`` names the request
-    they would join, for the count it holds already."""
+    they would join, for the count it holds already; ``already`` gives that count's
+    hashes otherwise (a draft's files)."""
     handler: AttachmentUploadHandler | None = getattr(request, "attachment_upload", None)
     uploads = request.FILES.getlist("file")
     return attachments_check(
         uploads=uploads,
         sent=handler.sent if handler else None,
         cut_off=handler.cut_off if handler else (),
-        already=attachment_hashes(workflow_id=workflow_id) if workflow_id else None,
+        already=attachment_hashes(workflow_id=workflow_id) if workflow_id else already,
     )
 
 
@@ -130,6 +139,35 @@ def files_recorded(
         messages.error(request, NOT_ATTACHED_AFTER.format(why=BUSY))
     else:
         messages.success(request, _said(added))
+
+
+def draft_files_kept(
+    request: HttpRequest, user: User, draft: Draft, files: Sequence[CheckedFile]
+) -> None:
+    """Keep the checked files a draft's form brought with the draft just saved, and say
+    so; a refusal now (the draft full, submitted or deleted in another tab meanwhile)
+    is said in words, and the draft stands as saved."""
+    if not files:
+        return
+    try:
+        added = draft_files_add(author=user, draft_id=draft.pk, files=files)
+    except DraftRefused as exc:
+        messages.error(request, DRAFT_NOT_KEPT.format(why=exc.message))
+    except DraftNotFound as exc:
+        messages.error(request, DRAFT_NOT_KEPT.format(why=str(exc)))
+    else:
+        if added:
+            names = ", ".join(f"{f.name} ({file_size(f.size)})" for f in added)
+            messages.success(request, DRAFT_KEPT.format(names=names))
+
+
+def draft_file_row(file: DraftFile) -> dict[str, str]:
+    """One file a draft keeps, as its form lists it."""
+    return {
+        "name": file.name,
+        "size": file_size(file.size),
+        "url": reverse("draft-file", args=[file.draft_id, file.sha256]),
+    }
 
 
 @dataclass(frozen=True)
@@ -208,3 +246,16 @@ def workflow_file_preview(request: HttpRequest, workflow_id: str, sha256: str) -
     if stream is None:
         raise Http404
     return preview_response(stream)
+
+
+@login_required
+@require_http_methods(["GET", "HEAD"])
+def draft_file(request: HttpRequest, draft_id: str, sha256: str) -> HttpResponseBase:
+    """A file a draft keeps, as a download, to the draft's author alone (anyone else:
+    404, as for the draft itself)."""
+    kept = draft_file_get(user=_member(request), draft_id=draft_id, sha256=sha256)
+    if kept is None:
+        raise Http404
+    stream = attachment_storage().open(draft_file_name(kept.draft_id, kept.sha256), "rb")
+    attachment = Attachment(kept.sha256, kept.name, kept.size, kept.content_type)
+    return attachment_response(attachment, stream)

@@ -33,13 +33,20 @@ from templates_engine import errors as engine_errors
 from templates_engine.steps.approval import HANDOVER_NOTE_MAX, REASON_REQUIRED, TURNING_BACK
 
 from . import access
-from .attachment_pages import file_field_context, files_card, files_checked, files_recorded
+from .attachment_pages import (
+    draft_file_row,
+    draft_files_kept,
+    file_field_context,
+    files_card,
+    files_checked,
+    files_recorded,
+)
 from .decisions import DECISION_LABELS, DECISION_RECORDED
 from .definitions import definition_for, raw_definition_for
 from .models import Delegation, Draft, User, Workflow, WorkflowTemplate
 from .request_ids import request_id_valid
 from .runtime.commands import Busy, RequestIdReused, WorkflowNotFound
-from .selectors.drafts import draft_get, drafts_of
+from .selectors.drafts import draft_files, draft_get, drafts_of
 from .selectors.inbox_lists import InboxFilter, inbox_kinds, inbox_listing, requests_of
 from .selectors.people import colleagues_matching
 from .selectors.standing_in import stands_in_for
@@ -572,6 +579,7 @@ def workflow_new(request: HttpRequest) -> HttpResponse:
     if template is None:
         return render(request, "approvals/workflow_new.html", {"templates": templates})
     definition: Definition = definition_for(template.pk)
+    kept = draft_files(draft=draft) if draft and draft.workflow_id is None else []
     initial = {**draft.data, "subject_id": draft.subject_id} if draft else None
     form = SchemaForm(
         definition.schema, request.POST if request.method == "POST" else None, initial=initial
@@ -584,12 +592,12 @@ def workflow_new(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         status = 400
         if saving_draft and _valid_as_draft(form):
-            saved = _save_draft(request, user, template, form, draft)
+            saved = _save_draft(request, user, template, form, draft, {f.sha256 for f in kept})
             if saved is not None:
                 return saved
         elif not saving_draft and form.is_valid():
             try:
-                files = files_checked(request)
+                files = files_checked(request, already={f.sha256 for f in kept})
                 result = _start_or_submit(user, key, form, draft, idempotency_key)
             except (
                 CommandRejected,
@@ -619,6 +627,7 @@ def workflow_new(request: HttpRequest) -> HttpResponse:
             "form": form,
             "draft": draft,
             "draft_saved": present.when(draft.updated_at) if draft else "",
+            "draft_files": [draft_file_row(f) for f in kept],
             "idempotency_key": idempotency_key or uuid.uuid4().hex,
             **file_field_context(),
         },
@@ -645,9 +654,11 @@ def _save_draft(
     template: WorkflowTemplate,
     form: SchemaForm,
     draft: Draft | None,
+    kept: set[str],
 ) -> HttpResponse | None:
-    """Save the form as a new draft or over ``draft``; a redirect to My requests, or
-    None with the refusal added to the form."""
+    """Save the form as a new draft or over ``draft``, with the files it brought (checked
+    first, against the draft's ``kept`` files for the count); a redirect to My
+    requests, or None with the refusal added to the form."""
     fields: dict[str, Any] = {
         "template_key": template.key,
         "subject_type": template.key,
@@ -655,16 +666,24 @@ def _save_draft(
         "data": form.data_for_engine(),
     }
     try:
+        files = files_checked(request, already=kept)
         if draft is None:
-            draft_save(author=user, **fields)
+            draft = draft_save(author=user, **fields)
         else:
-            draft_update(author=user, draft_id=draft.pk, **fields)
-    except (CommandRejected, TemplateNotFound, DraftRefused, access.Forbidden) as exc:
+            draft = draft_update(author=user, draft_id=draft.pk, **fields)
+    except (
+        CommandRejected,
+        TemplateNotFound,
+        DraftRefused,
+        access.Forbidden,
+        AttachmentRefused,
+    ) as exc:
         form.add_error(None, str(exc))
         return None
     except DraftNotFound:
         raise Http404 from None  # deleted meanwhile (in another tab)
     messages.success(request, present.draft_saved(template.title))
+    draft_files_kept(request, user, draft, files)
     return HttpResponseRedirect(reverse("my-workflows"))
 
 

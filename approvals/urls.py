@@ -53,6 +53,11 @@ urlpatterns = [
     ),
     path("drafts/<uuid:draft_id>/submit", draft_pages.draft_submit_page, name="draft-submit"),
     path("drafts/<uuid:draft_id>/delete", draft_pages.draft_delete_page, name="draft-delete"),
+    path(
+        "drafts/<uuid:draft_id>/files/<str:sha256>",
+        attachment_pages.draft_file,
+        name="draft-file",
+    ),
     path("search", pages.search, name="search"),
     path("search/export.csv", pages.search_export, name="search-export"),
     path("account/out-of-office", pages.out_of_office, name="out-of-office"),

@@ -3,7 +3,7 @@
 from ..audit.models import ChainSeal
 from .analytics import StepDay, StepVisit
 from .directory import Delegation, DirectoryVersion, OrgGroup, Tenant, User
-from .drafts import Draft
+from .drafts import Draft, DraftFile
 from .projections import ActivityAttempt, PendingTask, Timer, WorkflowParticipant
 from .schedules import StartSchedule
 from .tokens import ApiToken
@@ -23,6 +23,7 @@ __all__ = [
     "Delegation",
     "DirectoryVersion",
     "Draft",
+    "DraftFile",
     "OrgGroup",
     "PendingTask",
     "StartRequest",

@@ -41,3 +41,27 @@ class Draft(models.Model):
 
     def __str__(self) -> str:
         return f"draft {self.template_key} {self.subject_id or self.pk}"
+
+
+class DraftFile(models.Model):
+    """A file attached to a draft while it is written. Its bytes are kept apart from
+    the requests' files (``selectors.drafts.draft_file_name``), so that deleting the
+    draft removes them without asking what else uses the same bytes; submitting the
+    draft records each on the new request (stored once under its hash, as any file)
+    and drops the draft's own copy."""
+
+    draft = models.ForeignKey(Draft, on_delete=models.CASCADE, related_name="files")
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    sha256 = models.CharField(max_length=64)
+    name = models.CharField(max_length=255)
+    size = models.BigIntegerField()
+    content_type = models.CharField(max_length=64)
+    added_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["draft", "sha256"], name="draft_file_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} on {self.draft_id}"

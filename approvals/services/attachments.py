@@ -220,7 +220,7 @@ def attachment_check(upload: Any, *, several: bool = False) -> CheckedFile:
     return CheckedFile(upload, sha256, name, size, content_type)
 
 
-def _room_message(have: int) -> str:
+def room_message(have: int) -> str:
     limit = settings.APPROVALS_FILES_PER_REQUEST
     if have >= limit:
         return REQUEST_FULL.format(limit=limit)
@@ -251,11 +251,11 @@ def attachments_check(
     have = already or set()
     new = {f.sha256 for f in files} - have
     if len(have) + len(new) > settings.APPROVALS_FILES_PER_REQUEST:
-        raise AttachmentRefused(TOO_MANY_CODE, _room_message(len(have)))
+        raise AttachmentRefused(TOO_MANY_CODE, room_message(len(have)))
     return files
 
 
-def _file_request_id(base: str, index: int) -> str:
+def file_request_id(base: str, index: int) -> str:
     """The request id of the ``index``th file of a form or call whose own id is
     ``base``: derived, so a repeat of the same call records each file once."""
     rid = f"{base}:f{index}"
@@ -271,7 +271,7 @@ def _room_for(sha256: str) -> Any:
     def check(user: User, locked: Workflow) -> None:
         have = attachment_hashes(workflow_id=locked.pk)
         if sha256 not in have and len(have) >= settings.APPROVALS_FILES_PER_REQUEST:
-            raise AttachmentRefused(TOO_MANY_CODE, _room_message(len(have)))
+            raise AttachmentRefused(TOO_MANY_CODE, room_message(len(have)))
 
     return check
 
@@ -305,7 +305,7 @@ def attachments_add(
         raise access.Forbidden(access.FORBIDDEN_ATTACH)
     return [
         attachment_record(
-            user=user, wf=wf, file=file, request_id=_file_request_id(request_id, index)
+            user=user, wf=wf, file=file, request_id=file_request_id(request_id, index)
         )
         for index, file in enumerate(files)
     ]

@@ -6,10 +6,14 @@ was given when it was made, so a second submission starts nothing more."""
 from __future__ import annotations
 
 import json
+import logging
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.core.files import File
 from django.db import transaction
 
 from templates_engine import CommandRejected
@@ -18,17 +22,28 @@ from templates_engine.expressions import data_problems
 
 from .. import access, clock
 from ..definitions import definition_for
-from ..models import Draft, StartRequest, User
-from ..selectors.drafts import DRAFTS_PER_PERSON, draft_count
+from ..models import Draft, DraftFile, StartRequest, User
+from ..selectors.drafts import DRAFTS_PER_PERSON, draft_count, draft_file_name
 from ..selectors.templates import workflow_template_latest
+from .attachments import (
+    TOO_MANY_CODE,
+    CheckedFile,
+    attachment_record,
+    attachment_storage,
+    file_request_id,
+    room_message,
+)
 from .workflows import (
     TEMPLATE_NOT_FOUND,
     TEMPLATE_RETIRED,
     StartResult,
     TemplateNotFound,
     TemplateRetired,
+    _readable,
     workflow_start,
 )
+
+log = logging.getLogger(__name__)
 
 DRAFT_NOT_FOUND = "No such draft."
 # A draft keeps what its author has typed so far; a whole request fits in far less.
@@ -127,12 +142,104 @@ def draft_update(
 
 
 def draft_delete(*, author: User, draft_id: uuid.UUID | str) -> None:
-    """Delete a draft not yet submitted (nothing else knows of it)."""
+    """Delete a draft not yet submitted (nothing else knows of it), and its copies of
+    its files once that is committed: no request ever reads them (a submitted draft's
+    files are the request's own by then), so nothing needs to be asked first."""
     with transaction.atomic():
         draft = _locked(author, draft_id)
         if draft.workflow_id is not None:
             raise DraftRefused(DRAFT_SUBMITTED_CODE, DRAFT_SUBMITTED)
+        names = _copies(draft)
         draft.delete()
+        transaction.on_commit(lambda: _remove(names))
+
+
+def draft_files_add(
+    *, author: User, draft_id: uuid.UUID | str, files: Sequence[CheckedFile]
+) -> list[DraftFile]:
+    """Keep checked files (``attachments.attachments_check``: the same types, sizes and
+    pixels as a request's) with a draft not yet submitted, each once (by its SHA-256),
+    at most APPROVALS_FILES_PER_REQUEST of them in all, counted with the draft locked.
+    Returns the files that were new to the draft. Raises DraftNotFound, DraftRefused
+    (a submitted draft; no room: nothing kept)."""
+    if not files:
+        return []
+    storage = attachment_storage()
+    stored: list[str] = []
+    try:
+        with transaction.atomic():
+            draft = _locked(author, draft_id)
+            if draft.workflow_id is not None:
+                raise DraftRefused(DRAFT_SUBMITTED_CODE, DRAFT_SUBMITTED)
+            have = set(DraftFile.objects.filter(draft=draft).values_list("sha256", flat=True))
+            new = list({f.sha256: f for f in files if f.sha256 not in have}.values())
+            if len(have) + len(new) > settings.APPROVALS_FILES_PER_REQUEST:
+                raise DraftRefused(TOO_MANY_CODE, room_message(len(have)))
+            now = clock.now()
+            rows = []
+            for file in new:
+                name = draft_file_name(draft.pk, file.sha256)
+                file.upload.seek(0)
+                stored.append(storage.save(name, File(file.upload, name=file.sha256)))
+                rows.append(
+                    DraftFile(
+                        draft=draft,
+                        tenant_id=draft.tenant_id,
+                        sha256=file.sha256,
+                        name=file.name,
+                        size=file.size,
+                        content_type=file.content_type,
+                        added_at=now,
+                    )
+                )
+            DraftFile.objects.bulk_create(rows)
+            draft.updated_at = now
+            draft.save(update_fields=["updated_at"])
+    except BaseException:
+        _remove(stored)  # nothing was kept: neither are the copies
+        raise
+    return rows
+
+
+def _carry_files(author: User, draft: Draft, workflow_id: uuid.UUID) -> None:
+    """With the draft locked, in the transaction that started its request: record the
+    draft's files on it as any file is (stored once under its hash, previewed, a
+    FileAttached event each, with request ids derived from the draft's key), then drop
+    the draft's rows, and its copies once that is committed."""
+    files = list(DraftFile.objects.filter(draft=draft).order_by("added_at", "pk"))
+    if not files:
+        return
+    storage = attachment_storage()
+    wf = _readable(author, workflow_id)
+    for index, row in enumerate(files):
+        with storage.open(draft_file_name(draft.pk, row.sha256), "rb") as stream:
+            attachment_record(
+                user=author,
+                wf=wf,
+                file=CheckedFile(stream, row.sha256, row.name, row.size, row.content_type),
+                request_id=file_request_id(draft.idempotency_key, index),
+            )
+    names = _copies(draft)
+    DraftFile.objects.filter(draft=draft).delete()
+    transaction.on_commit(lambda: _remove(names))
+
+
+def _copies(draft: Draft) -> list[str]:
+    return [
+        draft_file_name(draft.pk, sha)
+        for sha in DraftFile.objects.filter(draft=draft).values_list("sha256", flat=True)
+    ]
+
+
+def _remove(names: Sequence[str]) -> None:
+    """Delete a draft's copies from storage; one that cannot be deleted now is logged
+    (it is under the draft's own folder, which nothing reads any more)."""
+    storage = attachment_storage()
+    for name in names:
+        try:
+            storage.delete(name)
+        except Exception:
+            log.warning("a deleted draft's file could not be removed: %s", name, exc_info=True)
 
 
 def draft_submit(
@@ -162,6 +269,8 @@ def draft_submit(
             idempotency_key=draft.idempotency_key,
             scope=scope,
         )
+        if draft.workflow_id is None and not result.existing and not result.replayed:
+            _carry_files(author, draft, result.workflow_id)
         if draft.workflow_id is None:
             draft.workflow_id = result.workflow_id
             draft.submitted_at = clock.now()

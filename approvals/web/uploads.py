@@ -71,11 +71,12 @@ def uploads_streamed(view: _View) -> _View:
     return cast(_View, csrf_exempt(wrapped))  # checked in ``protected``
 
 
-def attachment_response(attachment: Attachment) -> FileResponse:
+def attachment_response(attachment: Attachment, stream: IO[bytes] | None = None) -> FileResponse:
     """The file as a download with the type it was sniffed as: the browser saves it and
-    never renders it in the app's origin (``nosniff``; a sandbox if it tried)."""
+    never renders it in the app's origin (``nosniff``; a sandbox if it tried).
+    ``stream``: the bytes from elsewhere than the requests' files (a draft's copy)."""
     response = FileResponse(
-        attachment_open(attachment),
+        stream if stream is not None else attachment_open(attachment),
         as_attachment=True,
         filename=attachment.name,
         content_type=attachment.content_type,

@@ -26,8 +26,8 @@ from approvals import clock
 from approvals.models import Delegation, Tenant, User, WorkflowEvent, WorkflowTemplate
 from approvals.notifications.bodies import mail_bodies
 from approvals.notifications.models import MailMessage
-from approvals.services.attachments import attachment_add
-from approvals.services.drafts import draft_save
+from approvals.services.attachments import attachment_add, attachments_check
+from approvals.services.drafts import draft_files_add, draft_save
 from approvals.services.templates import workflow_template_publish
 from approvals.services.tokens import token_issue
 
@@ -62,7 +62,7 @@ class World:
     workflow_id: str
     template_pk: int
     draft_id: str = ""  # alice's draft, complete: only she sees, changes or submits it
-    file_sha: str = ""  # a receipt alice attached to the request
+    file_sha: str = ""  # a receipt alice attached to the request, and kept with her draft
     absence_id: int = 0  # bob's absence, on now, with ivan standing in
 
 
@@ -311,6 +311,12 @@ ROWS = [
         "draft-delete",
         lambda c, w, p: c.post(f"/drafts/{w.draft_id}/delete"),
         answers("302", "404", "404", "404", "404", "404", "404", "404", "404", "404", "302"),
+        api=False,
+    ),
+    Row(
+        "draft-file",
+        lambda c, w, p: c.get(f"/drafts/{w.draft_id}/files/{w.file_sha}"),
+        answers("200", "404", "404", "404", "404", "404", "404", "404", "404", "404", "302"),
         api=False,
     ),
     Row(
@@ -684,7 +690,7 @@ _FRAMEWORK = {
 
 
 @pytest.fixture
-def world(acme: Any) -> World:
+def world(acme: Any, files_root: Any) -> World:
     globex = Tenant.objects.create(slug="globex", name="Globex")
     User.objects.create_user("gina", password="pw", tenant=globex)
     client = APIClient()
@@ -714,6 +720,11 @@ def world(acme: Any) -> World:
         subject_type="expense",
         subject_id="M-draft",
         data={"amountPaise": 4_500_000, "currency": "INR", "department": "eng"},
+    )
+    draft_files_add(
+        author=User.objects.get(username="alice"),
+        draft_id=draft.pk,
+        files=attachments_check(uploads=[_pdf()]),
     )
     receipt = attachment_add(
         user=User.objects.get(username="alice"),
