@@ -9,12 +9,13 @@ from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
-from django.db import connections
+from django.db import connections, transaction
 from django.http import HttpRequest, HttpResponse
 from django.utils.cache import patch_cache_control
 
 from .api.errors import json_error
 from .request_ids import request_id_valid
+from .runtime import tenant_scope
 
 BODY_TOO_LARGE = "The request body is larger than {limit} bytes."
 BAD_LENGTH = "Content-Length is not a number."
@@ -112,3 +113,41 @@ class ConnectionCheckMiddleware:
 def _opened() -> list[Any]:
     """The database connections this thread has set up."""
     return list(connections.all(initialized_only=True))
+
+
+_READS = frozenset({"GET", "HEAD"})
+# Pages that find their tenant elsewhere: a signed mail link names its own task, and
+# answers someone else's signed-in browser with "this link is not yours" (403), not 404.
+_OWN_TENANT_PREFIXES = ("/mail/links/",)
+
+
+class TenantScopeMiddleware:
+    """A signed-in member's page or API read runs in one transaction that acts for their
+    organisation (row-level security, approvals/runtime/tenant_scope.py): a query that
+    forgets its tenant filter finds nothing of another's, and the page reads one
+    snapshot. Writes (POST and the rest) run in the command path's own transactions,
+    which act for the workflow's tenant; a superuser's requests cross tenants and stay
+    on the login role, as do requests of no one signed in (a signed link's page finds
+    its tenant from the link). After the session and the user are known, so neither is
+    read under the policy."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        tenant_id = self._tenant_of(request)
+        if tenant_id is None:
+            return self.get_response(request)
+        with transaction.atomic(), tenant_scope.acting_for(tenant_id):
+            return self.get_response(request)
+
+    @staticmethod
+    def _tenant_of(request: HttpRequest) -> int | None:
+        if request.method not in _READS or not tenant_scope.enabled():
+            return None
+        if request.path_info.startswith(_OWN_TENANT_PREFIXES):
+            return None
+        user = getattr(request, "user", None)
+        if user is None or not user.is_authenticated or user.is_superuser:
+            return None
+        return getattr(user, "tenant_id", None)

@@ -113,6 +113,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "approvals.web.middleware.TimeZoneMiddleware",
+    # A signed-in member's GET acts for their organisation (row-level security).
+    "approvals.middleware.TenantScopeMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "approvals.middleware.NoStoreMiddleware",
     # Last: turns a refused sign-in into approvals.lockout's answer.
@@ -170,6 +172,13 @@ APPROVALS_DB_CHECK_AFTER_IDLE_MS = env_int("APPROVALS_DB_CHECK_AFTER_IDLE_MS", 1
 # times on a connection (approvals/runtime/store.py). "off": never (a pooler that
 # cannot keep prepared statements, such as PgBouncer in transaction mode before 1.21).
 APPROVALS_DB_PREPARE_THRESHOLD = env_int_or_off("APPROVALS_DB_PREPARE_THRESHOLD", 5)
+# Row-level security (PostgreSQL; migration 0035, approvals/runtime/tenant_scope.py):
+# commands and a signed-in member's page and API reads act as the role approvals_app
+# for their tenant, so a query that forgets its tenant filter finds nothing. Off only
+# where the database has no approvals_app role (README, "Row-level security").
+APPROVALS_ROW_LEVEL_SECURITY = env_bool(
+    "APPROVALS_ROW_LEVEL_SECURITY", _db["ENGINE"] != "django.db.backends.sqlite3"
+)
 
 # --- Authentication -------------------------------------------------------------------
 

@@ -55,6 +55,7 @@ from . import store
 from .chain import HASH_FORMAT, EventRow, event_hash
 from .directory import VERSION_SQL, TenantDirectory
 from .projections import project
+from .tenant_scope import acting_for
 
 MAX_CONFLICT_RETRIES = 3
 
@@ -133,14 +134,15 @@ def command_execute(
     Raises WorkflowNotFound (also for another tenant's workflow),
     CommandRejected (nothing changed), or Busy after repeated version conflicts.
 
-    On PostgreSQL the whole command costs two round trips: BEGIN, the lock, the request
-    id lookup and the directory version travel together; the appended events, every
+    On PostgreSQL the whole command costs two round trips: BEGIN, the tenant it acts for
+    (row-level security), the lock, the request id lookup and the directory version
+    travel together; the appended events, every
     projection and COMMIT travel together (``store.pipelined``).
     """
     pk = _workflow_pk(workflow_id)
     for _ in range(MAX_CONFLICT_RETRIES):
         try:
-            with store.pipelined(), store.gathered_writes():
+            with store.pipelined(), acting_for(tenant_id), store.gathered_writes():
                 return _execute_locked(tenant_id, pk, command, actor, request_id, authorize)
         except IntegrityError as exc:
             if "event_seq" not in str(exc) and "event_request_id" not in str(exc):

@@ -65,8 +65,19 @@ def history_partitions_ensure(*, months_ahead: int | None = None) -> list[str]:
                 f"FOR VALUES FROM (%s) TO (%s)",
                 [month, month_add(month, 1)],
             )
+            cursor.execute(unreachable_sql(name))
             created.append(name)
     return created
+
+
+def unreachable_sql(partition: str) -> str:
+    """A partition is read through its parent, whose row-level security policy holds
+    (migration 0035): the tenants' role gets no privilege on the partition itself, or a
+    query naming it would read round the policy."""
+    return (
+        "DO $$ BEGIN IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'approvals_app')"
+        f' THEN REVOKE ALL ON "{partition}" FROM approvals_app; END IF; END $$'
+    )
 
 
 def history_default_rows() -> int:

@@ -271,6 +271,12 @@ def execute(sql: str, params: Sequence[Any]) -> int:
         cursor.close()
 
 
+def send(sql: str, params: Sequence[Any]) -> None:
+    """Run a statement whose answer nobody reads: inside ``pipelined`` it travels with
+    the next round trip instead of taking one of its own."""
+    _run(connections[DEFAULT_DB_ALIAS], sql, params).close()
+
+
 def fetch(sql: str, params: Sequence[Any], *, prepare: bool = False) -> list[tuple[Any, ...]]:
     """The rows of one SELECT. ``prepare``: bound on the server and prepared as the
     command path's statements are (``_prepared``), for a read that runs on every

@@ -34,6 +34,7 @@ from ..runtime.commands import (
     command_start,
 )
 from ..runtime.directory import VERSION_SQL
+from ..runtime.tenant_scope import acting_for
 
 TEMPLATE_NOT_FOUND = "No published workflow template with key {key!r}."
 TEMPLATE_RETIRED = (
@@ -240,7 +241,7 @@ class _Start:
             )
             now = store.param(StartRequest, "created_at", clock.now())
             reads.append((_CLAIM_SQL, [tenant_id, self.submitter.pk, key, body_hash, now]))
-        with store.pipelined(), store.gathered_writes():
+        with store.pipelined(), acting_for(tenant_id), store.gathered_writes():
             latest, version, workflows, *claimed = store.fetch_many(reads)
             if not latest:
                 raise TemplateNotFound(TEMPLATE_NOT_FOUND.format(key=self.template_key))

@@ -1,0 +1,102 @@
+"""Row-level security: the tenant a transaction acts for (PostgreSQL; migration 0035).
+
+Every table with a ``tenant_id`` carries the policy ``tenant_isolation``: the role
+``approvals_app`` sees and writes only the rows whose tenant is the transaction's
+``approvals.tenant`` setting, and nothing at all when none is set. ``acting_for``
+switches the current transaction to that role and tenant, both transaction-local
+(``set_config(..., true)`` is ``SET LOCAL``), so nothing outlives the transaction: safe
+behind PgBouncer in transaction pooling, where the next transaction on the same server
+connection may be another node's. Work that crosses tenants (the timer poller's claim,
+the archiver, the mail sender, the activity runner, the superuser's admin, management
+commands) stays on the login role, a member of ``approvals_system`` (README).
+
+The command path (``commands.command_execute``, ``workflow_start``) acts for the
+workflow's tenant inside ``store.pipelined``, where the statement travels in the first
+round trip with BEGIN and the lock (no round trip of its own); page and API reads of a
+signed-in member go through ``TenantScopeMiddleware`` (approvals/middleware.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+from django.conf import settings
+from django.db import DEFAULT_DB_ALIAS, connections
+
+from . import store
+
+APP_ROLE = "approvals_app"
+SYSTEM_ROLE = "approvals_system"
+TENANT_SETTING = "approvals.tenant"
+
+# Both settings in one statement: the role is a setting too (``SET ROLE`` is
+# ``set_config('role', ...)``), and the pair in one SELECT costs one statement.
+ACT_SQL = f"SELECT set_config('role', '{APP_ROLE}', true), set_config('{TENANT_SETTING}', %s, true)"
+# Inside a transaction that goes on after the block (a test's, or a use-case grouping
+# several commands): what was set before, read and replaced in one statement.
+_SWAP_SQL = (
+    "WITH before AS MATERIALIZED (SELECT current_setting('role') AS r,"
+    f" current_setting('{TENANT_SETTING}', true) AS t)"
+    f" SELECT r, t, set_config('role', '{APP_ROLE}', true),"
+    f" set_config('{TENANT_SETTING}', %s, true) FROM before"
+)
+_RESTORE_SQL = f"SELECT set_config('role', %s, true), set_config('{TENANT_SETTING}', %s, true)"
+
+NOT_IN_TRANSACTION = "acting_for needs a transaction: SET LOCAL would end with the statement."
+
+
+def enabled(db: Any = None) -> bool:
+    """Whether transactions act for their tenant: APPROVALS_ROW_LEVEL_SECURITY, on
+    PostgreSQL only (SQLite has no row-level security; ``make run`` is unchanged)."""
+    db = db if db is not None else connections[DEFAULT_DB_ALIAS]
+    return bool(settings.APPROVALS_ROW_LEVEL_SECURITY) and db.vendor == "postgresql"
+
+
+def _ends_with_block(db: Any) -> bool:
+    """The transaction ends when the caller's block does: the command path's own
+    pipelined transaction (no atomic block of Django's) or an outermost ``atomic``.
+    Then nothing needs restoring; COMMIT or ROLLBACK ends both settings."""
+    return len(db.atomic_blocks) <= 1
+
+
+@contextlib.contextmanager
+def acting_for(tenant_id: int) -> Iterator[None]:
+    """The rest of the block acts as ``approvals_app`` for ``tenant_id``: an unfiltered
+    query finds that tenant's rows only, and a write of another tenant's row is refused
+    by the database. Call inside a transaction (``atomic`` or ``store.pipelined``).
+
+    When the transaction goes on after the block, the role and tenant set before are
+    put back on the way out; on an error the enclosing savepoint's rollback undoes them
+    (a setting made inside a savepoint is rolled back with it)."""
+    db: Any = connections[DEFAULT_DB_ALIAS]
+    if not enabled(db):
+        yield
+        return
+    if not db.in_atomic_block:
+        raise RuntimeError(NOT_IN_TRANSACTION)
+    if _ends_with_block(db):
+        # Through the command path's runner: inside ``store.pipelined`` it travels with
+        # BEGIN and the first reads instead of taking a round trip of its own.
+        store.send(ACT_SQL, [str(int(tenant_id))])
+        yield
+        return
+    with db.cursor() as cursor:
+        cursor.execute(_SWAP_SQL, [str(int(tenant_id))])
+        role, tenant, _, _ = cursor.fetchone()
+    yield
+    with db.cursor() as cursor:
+        cursor.execute(_RESTORE_SQL, [role, tenant or ""])
+
+
+def acting_tenant() -> int | None:
+    """The tenant the current transaction acts for, or None (PostgreSQL; for tests and
+    checks: the application never needs to ask)."""
+    db: Any = connections[DEFAULT_DB_ALIAS]
+    if db.vendor != "postgresql":
+        return None
+    with db.cursor() as cursor:
+        cursor.execute(f"SELECT NULLIF(current_setting('{TENANT_SETTING}', true), '')")
+        value = cursor.fetchone()[0]
+    return int(value) if value is not None else None
