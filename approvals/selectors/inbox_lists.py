@@ -15,10 +15,12 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from django.db import connection
 from django.db.models import BooleanField, F, QuerySet
 from django.db.models.expressions import RawSQL
 
 from ..models import PendingTask, User, Workflow, WorkflowTemplate
+from .standing_in import inbox_holders
 from .tasks import _decode, _encode, inbox_tasks
 
 SORTS = ("due", "amount", "waiting", "requester")
@@ -103,10 +105,15 @@ def inbox_listing(
     ``inbox_kinds(user)`` when the caller has read it already."""
     kinds, _ = catalogue or inbox_kinds(user)
     # Three reads: the count, the page's ids (a walk of the sort's index over the task
-    # rows alone), then those tasks in full with their workflows.
-    tasks = inbox_tasks(user)  # whose tasks: read once, for both reads
+    # rows alone), then those tasks in full with their workflows. Unfiltered, the count
+    # is the holders' counters (migration 0037), not a count of their tasks.
+    holders = inbox_holders(user)  # whose tasks: read once, for every read
+    tasks = inbox_tasks(user, holders)
     narrow = _filtered(tasks.select_related(None), filters, kinds, now)
-    total = narrow.count()
+    unfiltered = filters == InboxFilter(sort=filters.sort)
+    total = open_tasks(holders) if unfiltered and connection.vendor == "postgresql" else None
+    if total is None:
+        total = narrow.count()
     pages = max(1, math.ceil(total / per_page))
     more = False
     if filters.sort not in _ORDERS:
@@ -130,6 +137,31 @@ def inbox_listing(
     rows = [found[i] for i in ids if i in found]
     cursor_next = _encode(rows[-1]) if more and rows else None
     return InboxListing(rows, total, kinds, page, pages, cursor_next)
+
+
+# The counters as committed, and the changes this transaction has noted for its commit
+# (``12:+3``; none outside a transaction that changed tasks): the count as this
+# transaction sees the tasks, as a count of the rows would.
+_OPEN_TASKS_SQL = """
+SELECT coalesce((SELECT sum(open_tasks) FROM approvals_inboxversion
+                 WHERE person_id = ANY(%(people)s)), 0)
+     + coalesce((SELECT sum(nullif(split_part(e, ':', 2), '')::bigint)
+                 FROM unnest(string_to_array(
+                     current_setting('approvals.inbox_dirty', true), ',')) AS e
+                 WHERE e <> '' AND split_part(e, ':', 1)::bigint = ANY(%(people)s)), 0)
+"""
+
+
+def open_tasks(people: list[int]) -> int | None:
+    """How many open tasks ``people`` hold together, from the counters the task rows'
+    triggers keep (migration 0037), in one primary-key lookup; None on SQLite, which
+    keeps none. (Someone who never held a task has no counter: 0.)"""
+    if connection.vendor != "postgresql":
+        return None
+    with connection.cursor() as cur:
+        cur.execute(_OPEN_TASKS_SQL, {"people": people})
+        row = cur.fetchone()
+    return int(row[0]) if row else 0
 
 
 def requests_of(

@@ -158,13 +158,15 @@ def _page(
     return TaskPage(rows, _encode(rows[-1]) if has_more and rows else None)
 
 
-def inbox_tasks(user: User) -> QuerySet[PendingTask]:
+def inbox_tasks(user: User, holders: list[int] | None = None) -> QuerySet[PendingTask]:
     """The tasks the inbox page lists for ``user``, with what it shows of each; the
-    page's sorts and filters (selectors.inbox_lists) narrow and order this."""
+    page's sorts and filters (selectors.inbox_lists) narrow and order this. ``holders``:
+    ``standing_in.inbox_holders(user)`` when the caller has read it already."""
     return (
         # with the tasks of anyone out of office who names ``user`` to decide for them
         PendingTask.objects.filter(
-            tenant_id=user.member_tenant_id, assignee_id__in=inbox_holders(user)
+            tenant_id=user.member_tenant_id,
+            assignee_id__in=inbox_holders(user) if holders is None else holders,
         )
         .select_related("workflow__template", "workflow__submitter")
         .only(*_LISTED, *_DETAILED)
