@@ -45,6 +45,10 @@ BENCHES: list[tuple[str, list[str]]] = [
     ("search_fts.py", []),
     ("archive.py", []),
     ("daily_seal.py", []),
+    # The 100,000- and 10,000,000-event databases side by side: filled beforehand by
+    # bench/scale_fill.py, never here (the 10M fill takes about an hour).
+    ("scale.py", []),
+    ("pgbench_writes.py", []),
 ]
 COMMAND = (
     "make bench  # = DATABASE_URL=postgres://postgres@127.0.0.1:5432/approvals "
