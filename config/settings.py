@@ -107,6 +107,8 @@ MIDDLEWARE = [
     "csp.middleware.CSPMiddleware",
     # Serves collected static files (admin, API docs, the app's CSS) under gunicorn.
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # The inbox API's 304, before the session, auth and DRF (approvals/api/inbox_revalidate.py).
+    "approvals.api.inbox_revalidate.InboxRevalidateMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

@@ -39,13 +39,22 @@ VARY = ("Authorization", "Cookie")
 MAX_IF_NONE_MATCH = 1024
 # The versions of everyone whose tasks the inbox lists: the person, and each colleague
 # whose absence, on now, names them to decide for them (as selectors.tasks lists them).
-_VERSIONS_SQL = (
-    "SELECT string_agg(h.uid || ':' || coalesce(v.version, 0), ',' ORDER BY h.uid)"
-    " FROM (SELECT CAST(%s AS bigint) AS uid UNION SELECT d.user_id"
-    f" FROM {store.table(Delegation)} d"
-    " WHERE d.tenant_id = %s AND d.delegate_id = %s AND d.starts_at <= %s AND d.ends_at > %s"
-    ") h LEFT JOIN approvals_inboxversion v ON v.person_id = h.uid"
-)
+# ``person`` and ``tenant`` are SQL: parameters, or a user row's columns when the
+# versions are read with the user (api/inbox_revalidate.py); then ``now`` twice.
+
+
+def versions_sql(person: str = "%s", tenant: str = "%s") -> str:
+    return (
+        "SELECT string_agg(h.uid || ':' || coalesce(v.version, 0), ',' ORDER BY h.uid)"
+        f" FROM (SELECT CAST({person} AS bigint) AS uid UNION SELECT d.user_id"
+        f" FROM {store.table(Delegation)} d"
+        f" WHERE d.tenant_id = {tenant} AND d.delegate_id = {person}"
+        " AND d.starts_at <= %s AND d.ends_at > %s"
+        ") h LEFT JOIN approvals_inboxversion v ON v.person_id = h.uid"
+    )
+
+
+_VERSIONS_SQL = versions_sql()
 
 
 def conditional() -> bool:
@@ -65,13 +74,18 @@ def inbox_versions(user: User, now: dt.datetime) -> str:
 def inbox_etag(user: User, *, query: str, form: str) -> str:
     """The tag of what ``user``'s inbox answer would be now (reads the versions)."""
     now = clock.now()
+    return etag_of(user, inbox_versions(user, now), now, query=query, form=form)
+
+
+def etag_of(user: User, versions: str, now: dt.datetime, *, query: str, form: str) -> str:
+    """The tag of ``user``'s inbox answer at ``now``, their ``versions`` read at ``now``."""
     key = "\x1f".join(
         map(
             str,
             (
                 user.member_tenant_id,
                 user.pk,
-                inbox_versions(user, now),
+                versions,
                 int(now.timestamp()) // 60,  # the minute
                 user.time_zone,
                 form,

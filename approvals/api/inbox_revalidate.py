@@ -1,0 +1,171 @@
+"""The inbox's revalidation answered before the rest of the stack: a ``GET
+/api/me/tasks`` with ``If-None-Match`` that still names the person's tag is a 304 after
+the sign-in's lookup and the versions' (``inbox_etag``), without the session, CSRF,
+message and time-zone middleware, nor DRF's request wrapping, which cost more than the
+answer (bench/cpu_per_op.py).
+
+It answers only what it can answer exactly as the view would, and leaves everything else
+to the view, which decides as before:
+
+- who asks: a bearer token through ``token_authenticate`` (the view's own lookup, its
+  refusals and its last-used stamp), or a session from the database engine, checked as
+  ``django.contrib.auth.get_user`` checks it (live, the backend listed, the user active,
+  the session's hash of the password matching under the current key; a hash that only a
+  fallback key matches goes to the full path, which rotates it). Another
+  ``Authorization`` scheme, a session from another engine, a missing or expired one:
+  the view.
+- a member of an organisation (``access.is_member``, the view's ``TenantMember``);
+- an answer in JSON: no ``?format=`` and an ``Accept`` the JSON renderer takes first;
+- the tag computed as the view computes it (``inbox_etag.inbox_etag``): someone else's
+  tag, or a tag from before any change, never matches.
+
+The inbox API has no throttle and no access audit; the middleware before this one (the
+request id, the security headers, CSP) still wrap the 304, and it carries the headers
+the view's 304 carries (a test compares them).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from functools import cache
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+from django.contrib.sessions.backends.db import SessionStore
+from django.http import HttpRequest, HttpResponseBase
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.crypto import constant_time_compare
+from django.utils.module_loading import import_string
+
+from .. import access, clock
+from ..models import Delegation, User
+from ..runtime import store
+from ..services.tokens import TokenRefused, token_authenticate
+from . import inbox_etag
+
+MODEL_BACKEND = "django.contrib.auth.backends.ModelBackend"
+DB_SESSIONS = "django.contrib.sessions.backends.db"
+JSON_ACCEPTS = frozenset(("", "*/*", "application/json"))
+_SESSION_SQL = "SELECT session_data FROM django_session WHERE session_key = %s AND expire_date > %s"
+
+
+@cache
+def _path() -> str:
+    return reverse("api-my-tasks")
+
+
+@cache
+def _user_sql() -> str:
+    """The user and, in the same statement, their inbox versions (``now`` twice, then
+    the user's id)."""
+    versions = inbox_etag.versions_sql("u.id", "u.tenant_id")
+    return (
+        f"SELECT {store.columns(User, 'u')}, ({versions})"
+        f" FROM {store.table(User)} u WHERE u.id = %s"
+    )
+
+
+@cache
+def _session_store() -> type[SessionStore] | None:
+    """The database engine's store, or None when sessions live elsewhere."""
+    if settings.SESSION_ENGINE != DB_SESSIONS:
+        return None
+    store_class: type[SessionStore] = import_string(f"{DB_SESSIONS}.SessionStore")
+    return store_class
+
+
+def _bearer_user(header: str) -> User | None:
+    parts = header.split()
+    if len(parts) != 2 or parts[0].lower() != "bearer":
+        return None
+    try:
+        return token_authenticate(secret=parts[1]).user
+    except TokenRefused:
+        return None
+
+
+def _session_user(request: HttpRequest, now: dt.datetime) -> tuple[User, str] | None:
+    """The session's user and their inbox versions at ``now``, checked as
+    ``django.contrib.auth.get_user`` checks them; None: the view decides."""
+    key = request.COOKIES.get(settings.SESSION_COOKIE_NAME)
+    store_class = _session_store()
+    if not key or store_class is None:
+        return None
+    rows = store.fetch(_SESSION_SQL, [key, timezone.now()], prepare=True)
+    if not rows:
+        return None
+    data: dict[str, Any] = store_class().decode(rows[0][0])
+    backend, user_id, given = (
+        data.get(BACKEND_SESSION_KEY),
+        data.get(SESSION_KEY),
+        data.get(HASH_SESSION_KEY),
+    )
+    if backend != MODEL_BACKEND or backend not in settings.AUTHENTICATION_BACKENDS:
+        return None
+    try:
+        pk = User._meta.pk.to_python(user_id)
+    except Exception:  # noqa: BLE001 - the view's own path answers a bad session
+        return None
+    at = store.param(Delegation, "starts_at", now)
+    found = store.fetch(_user_sql(), [at, at, pk], prepare=True)
+    if not found:
+        return None
+    user: User = store.instance(User, found[0][:-1])
+    if not user.is_active or not given:
+        return None
+    if not constant_time_compare(given, user.get_session_auth_hash()):
+        return None
+    return user, str(found[0][-1])
+
+
+def _who(request: HttpRequest, now: dt.datetime) -> tuple[User, str] | None:
+    """Who asks, and the versions of their inbox at ``now``."""
+    header = request.META.get("HTTP_AUTHORIZATION")
+    if header is None:
+        return _session_user(request, now)
+    user = _bearer_user(header)
+    if user is None or not access.is_member(user):
+        return None
+    return user, inbox_etag.inbox_versions(user, now)
+
+
+def not_modified(request: HttpRequest) -> HttpResponseBase | None:
+    """The 304 when this request's tag is still the person's, else None (the view's)."""
+    meta = request.META
+    if (
+        request.method != "GET"
+        or request.path_info != _path()
+        or not meta.get("HTTP_IF_NONE_MATCH")
+        or meta.get("HTTP_ACCEPT", "") not in JSON_ACCEPTS
+        or "format" in request.GET
+        or not inbox_etag.conditional()
+    ):
+        return None
+    now = clock.now()
+    who = _who(request, now)
+    if who is None or not access.is_member(who[0]):
+        return None
+    user, versions = who
+    etag = inbox_etag.etag_of(user, versions, now, query=meta.get("QUERY_STRING", ""), form="json")
+    if not inbox_etag.matches(meta.get("HTTP_IF_NONE_MATCH"), etag):
+        return None
+    response = inbox_etag.not_modified(etag)
+    response["Allow"] = ALLOW
+    response["X-Frame-Options"] = settings.X_FRAME_OPTIONS
+    response["Content-Length"] = "0"
+    return response
+
+
+# What DRF's view, the clickjacking and the common middleware put on the view's 304.
+ALLOW = "GET, HEAD, OPTIONS"
+
+
+class InboxRevalidateMiddleware:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
+        return not_modified(request) or self.get_response(request)

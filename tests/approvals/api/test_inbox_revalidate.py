@@ -1,0 +1,133 @@
+"""The inbox's 304 answered before the session, auth and DRF
+(approvals/api/inbox_revalidate.py): the same answer as the view's, after the sign-in's
+lookup and the versions' only, and never to a person the view would not give it to.
+
+The versions are bumped by a deferred trigger at COMMIT: these tests commit."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from approvals.models import User
+
+from ..pages.support import expense_started
+from .test_inbox_etag import early_in_a_minute  # noqa: F401 - a fixture
+
+pytestmark = pytest.mark.django_db(transaction=True)
+PATH = "/api/me/tasks"
+# Headers every answer carries whichever way it went (the request id, the date).
+_PER_ANSWER = {"X-Request-Id"}
+
+
+def _signed_in(username: str) -> Client:
+    client = Client()
+    client.force_login(User.objects.get(username=username))
+    return client
+
+
+def _tag(client: Any, params: dict[str, str] | None = None) -> str:
+    response = client.get(PATH, params)
+    assert response.status_code == 200, response.content
+    return str(response["ETag"])
+
+
+def _statements(client: Any, tag: str, **extra: Any) -> tuple[Any, list[str]]:
+    with CaptureQueriesContext(connection) as seen:
+        response = client.get(PATH, HTTP_IF_NONE_MATCH=tag, **extra)
+    return response, [str(q["sql"]) for q in seen.captured_queries]
+
+
+def test_a_session_revalidates_with_two_statements(acme, early_in_a_minute):  # noqa: F811
+    expense_started("REVAL-1")
+    bob = _signed_in("bob")
+    tag = _tag(bob)
+    response, statements = _statements(bob, tag)
+    assert response.status_code == 304 and response.content == b""
+    assert response["ETag"] == tag
+    assert len(statements) == 2, statements  # the session, then the user with versions
+
+
+def test_a_token_revalidates_with_two_statements(acme, api, early_in_a_minute):  # noqa: F811
+    bob = api("bob")
+    tag = _tag(bob)
+    response, statements = _statements(bob, tag)
+    assert response.status_code == 304
+    assert len(statements) == 2, statements  # the token (and user), then the versions
+
+
+def test_the_early_304_carries_the_views_headers(acme, api, early_in_a_minute):  # noqa: F811
+    bob = api("bob")
+    # ?format=json: the same answer, but the early path leaves it to the view
+    early, late = _tag(bob), _tag(bob, {"format": "json"})
+    view = bob.get(PATH, {"format": "json"}, HTTP_IF_NONE_MATCH=late)
+    fast, statements = _statements(bob, early)
+    assert view.status_code == fast.status_code == 304
+    assert len(statements) == 2 and view["ETag"] == late
+    names = set(view.headers) - _PER_ANSWER
+    assert names == set(fast.headers) - _PER_ANSWER
+    for name in names - {"ETag"}:
+        assert fast[name] == view[name], name
+
+
+def test_a_session_tag_is_never_anothers(acme, early_in_a_minute):  # noqa: F811
+    expense_started("REVAL-2")
+    bob, fiona = _signed_in("bob"), _signed_in("fiona")
+    bob_tag = _tag(bob)
+    assert fiona.get(PATH, HTTP_IF_NONE_MATCH=bob_tag).status_code == 200
+    assert bob.get(PATH, HTTP_IF_NONE_MATCH=bob_tag).status_code == 304
+
+
+def test_no_304_after_a_change_to_the_session_inbox(acme, early_in_a_minute):  # noqa: F811
+    bob = _signed_in("bob")
+    tag = _tag(bob)
+    expense_started("REVAL-3")  # a new task for bob, committed
+    response = bob.get(PATH, HTTP_IF_NONE_MATCH=tag)
+    assert response.status_code == 200
+    assert len(response.json()["items"]) == 1
+
+
+def test_no_304_once_the_password_changed(acme, early_in_a_minute):  # noqa: F811
+    bob = _signed_in("bob")
+    tag = _tag(bob)
+    user = User.objects.get(username="bob")
+    user.set_password("a-new-password-for-bob-7731")
+    user.save()
+    # the session's hash no longer matches: the view signs it out, never a 304
+    assert bob.get(PATH, HTTP_IF_NONE_MATCH=tag).status_code in (401, 403)
+
+
+def test_no_304_for_a_disabled_account(acme, api, early_in_a_minute):  # noqa: F811
+    by_session, by_token = _signed_in("bob"), api("bob")
+    session_tag, token_tag = _tag(by_session), _tag(by_token)
+    User.objects.filter(username="bob").update(is_active=False)
+    assert by_session.get(PATH, HTTP_IF_NONE_MATCH=session_tag).status_code in (401, 403)
+    assert by_token.get(PATH, HTTP_IF_NONE_MATCH=token_tag).status_code in (401, 403)
+
+
+def test_no_304_for_an_expired_session(acme, early_in_a_minute):  # noqa: F811
+    bob = _signed_in("bob")
+    tag = _tag(bob)
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE django_session SET expire_date = now() - interval '1 second'")
+    assert bob.get(PATH, HTTP_IF_NONE_MATCH=tag).status_code in (401, 403)
+
+
+def test_no_304_to_a_token_that_is_not_one(acme, api, early_in_a_minute):  # noqa: F811
+    bob = api("bob")
+    tag = _tag(bob)
+    stranger = Client()
+    assert stranger.get(PATH, HTTP_IF_NONE_MATCH=tag).status_code in (401, 403)
+    forged = stranger.get(PATH, HTTP_IF_NONE_MATCH=tag, HTTP_AUTHORIZATION="Bearer forged")
+    assert forged.status_code == 401
+
+
+def test_another_format_is_left_to_the_view(acme, api, early_in_a_minute):  # noqa: F811
+    bob = api("bob")
+    tag = _tag(bob)
+    html = bob.get(PATH, HTTP_IF_NONE_MATCH=tag, HTTP_ACCEPT="text/html")
+    assert html.status_code != 304  # the view negotiates: only JSON is served
