@@ -13,6 +13,17 @@ def _directory_version_row(using: str = "default", **_: Any) -> None:
     DirectoryVersion.objects.using(using).get_or_create(pk=1)
 
 
+def _row_level_security(using: str = "default", **_: Any) -> None:
+    """Policies for tenant-owned tables added after migration 0035 (PostgreSQL)."""
+    from django.db import connections
+
+    from .migrations._ops import row_level_security_ensure
+
+    if connections[using].vendor == "postgresql":
+        with connections[using].cursor() as cursor:
+            row_level_security_ensure(cursor)
+
+
 class ApprovalsConfig(AppConfig):
     name = "approvals"
     verbose_name = "Approvals"
@@ -30,6 +41,7 @@ class ApprovalsConfig(AppConfig):
         # Timestamps parsed by psycopg's C loader (runtime/loaders.py).
         connection_created.connect(fast_timestamps, dispatch_uid="approvals-fast-timestamps")
         post_migrate.connect(_directory_version_row, sender=self)
+        post_migrate.connect(_row_level_security, sender=self)
         # The runtime hands due activity attempts to the workers through this hook,
         # so that it never imports them.
         attempts_dispatcher_set(attempt_dispatch)

@@ -16,7 +16,9 @@ neither (the owner included) sees nothing, so the cross-tenant role is a named g
 rather than whoever ran the migrations. The migrating role is made a member of both,
 as the web login role is in production (README, "Row-level security").
 
-Tables with their own ``tenant_id`` are found in the catalogue (the events' policy sits
+Tables with their own ``tenant_id`` are found in the catalogue, here and after every
+later ``migrate`` (``_ops.row_level_security_ensure``, from approvals/apps.py), so a
+table a later migration adds is covered too (the events' policy sits
 on the partitioned parent, which is the only way the application reads them; the
 partitions themselves are not granted to approvals_app, so no one reaches them round
 the parent's policy). Three tables owned through a parent without a tenant_id are
@@ -40,27 +42,10 @@ from typing import Any
 
 from django.db import migrations
 
-from ._ops import tenant_isolation_reverse_sql, tenant_isolation_sql
+from ._ops import row_level_security_ensure, tenant_isolation_reverse_sql
 
 APP_ROLE = "approvals_app"
 SYSTEM_ROLE = "approvals_system"
-
-# The tables with their own tenant_id: every one in the schema, the partitioned
-# events' parent but none of its partitions.
-TENANT_TABLES_SQL = """
-SELECT c.relname FROM pg_class c
-JOIN pg_namespace n ON n.oid = c.relnamespace
-JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = 'tenant_id' AND NOT a.attisdropped
-WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p') AND NOT c.relispartition
-ORDER BY c.relname
-"""
-
-# Owned through a parent: (table, parent, the table's column naming the parent's id).
-THROUGH_PARENT = (
-    ("approvals_apitoken", "approvals_user", "user_id"),
-    ("notifications_notificationpreference", "approvals_user", "user_id"),
-    ("approvals_orggroup_members", "approvals_orggroup", "orggroup_id"),
-)
 
 # Concurrent migrations of two databases of one cluster (two test runs) may both find
 # a role missing: the second CREATE fails as a duplicate, which is the state wanted.
@@ -135,21 +120,7 @@ def forwards(apps: Any, schema_editor: Any) -> None:
                 if not _one(cursor, "SELECT pg_has_role(current_user, %s, 'MEMBER')", [role]):
                     cursor.execute(f"GRANT {role} TO CURRENT_USER")
         cursor.execute(GRANTS)
-        cursor.execute(TENANT_TABLES_SQL)
-        tables = [row[0] for row in cursor.fetchall()]
-        for table in tables:
-            cursor.execute(tenant_isolation_sql(table))
-        for table, parent, column in THROUGH_PARENT:
-            using = f'EXISTS (SELECT 1 FROM "{parent}" p WHERE p.id = "{table}"."{column}")'
-            cursor.execute(tenant_isolation_sql(table, using))
-        # The events' partitions: reached through the parent (whose policy holds), and
-        # not granted, so a direct read of one is refused rather than unfiltered.
-        cursor.execute(
-            "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
-            " WHERE n.nspname = current_schema() AND c.relispartition AND c.relkind IN ('r', 'p')"
-        )
-        for (partition,) in cursor.fetchall():
-            cursor.execute(f'REVOKE ALL ON "{partition}" FROM {APP_ROLE}')
+        row_level_security_ensure(cursor, applying=True)
 
 
 def backwards(apps: Any, schema_editor: Any) -> None:

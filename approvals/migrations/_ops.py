@@ -32,9 +32,10 @@ def drop_foreign_key(table: str, name: str, column: str, target: str) -> migrati
     )
 
 
-# Row-level security (migration 0035, approvals/runtime/tenant_scope.py). A migration
-# that adds a table with a tenant_id runs ``tenant_isolation_sql(table)`` for it too;
-# tests/approvals/access/test_row_level_security.py fails for a table left without.
+# Row-level security (migration 0035, approvals/runtime/tenant_scope.py). A table that a
+# later migration adds with a tenant_id gets its policy from ``row_level_security_ensure``
+# after every ``migrate`` (approvals/apps.py); tests/approvals/access/
+# test_row_level_security.py fails for a table left without.
 TENANT_ISOLATION = "tenant_id = NULLIF(current_setting('approvals.tenant', true), '')::bigint"
 
 
@@ -60,3 +61,68 @@ def tenant_isolation_reverse_sql(table: str) -> str:
         f' ALTER TABLE "{table}" NO FORCE ROW LEVEL SECURITY;'
         f' ALTER TABLE "{table}" DISABLE ROW LEVEL SECURITY;'
     )
+
+
+# The tables with their own tenant_id: every one in the schema, the partitioned events'
+# parent but none of its partitions.
+TENANT_TABLES_SQL = """
+SELECT c.relname FROM pg_class c
+JOIN pg_namespace n ON n.oid = c.relnamespace
+JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = 'tenant_id' AND NOT a.attisdropped
+WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p') AND NOT c.relispartition
+ORDER BY c.relname
+"""
+
+# Owned through a parent without a tenant_id of their own: (table, parent, the column
+# naming the parent's id). The policy asks the parent, itself under its policy.
+THROUGH_PARENT = (
+    ("approvals_apitoken", "approvals_user", "user_id"),
+    ("notifications_notificationpreference", "approvals_user", "user_id"),
+    ("approvals_orggroup_members", "approvals_orggroup", "orggroup_id"),
+)
+
+
+def row_level_security_ensure(cursor: Any, *, applying: bool = False) -> list[str]:
+    """Give every tenant-owned table that has none its policies, and take the app role's
+    privileges off partitions (read through their parent's policy); returns the tables
+    it changed. Does nothing where the roles do not exist (migration 0035's notice) or
+    0035 is neither ``applying`` nor applied (migrated back: its reverse stays undone)."""
+    cursor.execute(
+        "SELECT (SELECT count(*) = 2 FROM pg_roles"
+        "  WHERE rolname IN ('approvals_app', 'approvals_system'))"
+        " AND (%s OR EXISTS (SELECT 1 FROM django_migrations"
+        "  WHERE app = 'approvals' AND name = '0035_row_level_security'))",
+        [applying],
+    )
+    if not cursor.fetchone()[0]:
+        return []
+    cursor.execute(
+        "SELECT c.relname FROM pg_policy p JOIN pg_class c ON c.oid = p.polrelid"
+        " WHERE p.polname = 'tenant_isolation' AND c.relforcerowsecurity"
+    )
+    done = {row[0] for row in cursor.fetchall()}
+    cursor.execute(TENANT_TABLES_SQL)
+    wanted = [(row[0], TENANT_ISOLATION) for row in cursor.fetchall()]
+    cursor.execute(
+        "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+        " WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p')"
+    )
+    present = {row[0] for row in cursor.fetchall()}
+    wanted += [
+        (table, f'EXISTS (SELECT 1 FROM "{parent}" p WHERE p.id = "{table}"."{column}")')
+        for table, parent, column in THROUGH_PARENT
+        if table in present and parent in present
+    ]
+    changed = []
+    for table, using in wanted:
+        if table not in done:
+            cursor.execute(tenant_isolation_sql(table, using))
+            changed.append(table)
+    cursor.execute(
+        "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+        " WHERE n.nspname = current_schema() AND c.relispartition AND c.relkind IN ('r', 'p')"
+        " AND has_table_privilege('approvals_app', c.oid, 'SELECT')"
+    )
+    for (partition,) in cursor.fetchall():
+        cursor.execute(f'REVOKE ALL ON "{partition}" FROM approvals_app')
+    return changed

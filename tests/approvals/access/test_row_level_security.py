@@ -1,0 +1,246 @@
+"""Row-level security (migration 0035, approvals/runtime/tenant_scope.py): a query that
+forgets its tenant filter, acting for one organisation, finds none of another's rows;
+the database refuses a write of another's row; the app role with no tenant set sees
+nothing; the cross-tenant role sees all. The tests connect as a superuser (which the
+policies do not hold) and switch roles inside the test's transaction, as the app does.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+from django.db import DatabaseError, connection, transaction
+from django.http import HttpRequest, JsonResponse
+from django.test import Client
+from django.urls import include, path
+
+from approvals.migrations._ops import TENANT_ISOLATION
+from approvals.models import PendingTask, Tenant, User, Workflow, WorkflowEvent
+from approvals.runtime import tenant_scope
+from approvals.runtime.commands import command_execute
+from approvals.services.templates import workflow_template_publish
+from approvals.services.workflows import workflow_start
+from templates_engine import commands as cmd
+
+from ..helpers import EXPENSE
+
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's policies"),
+]
+
+THROUGH_PARENT = {"approvals_apitoken", "notifications_notificationpreference"}
+THROUGH_PARENT |= {"approvals_orggroup_members"}
+
+
+def _unfiltered(request: HttpRequest) -> JsonResponse:
+    """A read that forgets its tenant filter, as a page might by mistake."""
+    tenants = sorted({t for t in Workflow.objects.values_list("tenant_id", flat=True)})
+    return JsonResponse({"tenants": tenants, "workflows": Workflow.objects.count()})
+
+
+# The app's pages plus the probe: ``pytest.mark.urls(__name__)``.
+urlpatterns = [path("rls-probe", _unfiltered), path("", include("config.urls"))]
+
+
+def _rows(sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params or [])
+        return list(cursor.fetchall()) if cursor.description else []
+
+
+def _tenant_tables() -> list[str]:
+    return [
+        name
+        for (name,) in _rows(
+            "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+            " JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = 'tenant_id'"
+            " AND NOT a.attisdropped WHERE n.nspname = current_schema()"
+            " AND c.relkind IN ('r', 'p') AND NOT c.relispartition ORDER BY 1"
+        )
+    ]
+
+
+@pytest.fixture
+def two(acme: Any) -> dict[str, Any]:
+    """Acme (the demo: alice's expense waits for bob, so it has a task) and Globex
+    (gina's vendor onboarding waits for a signal), both started through the command
+    path."""
+    globex = Tenant.objects.create(slug="globex", name="Globex")
+    gina = User.objects.create_user("gina", password="pw", tenant=globex)
+    workflow_template_publish(
+        tenant=globex,
+        definition={
+            "key": "vendor-onboarding",
+            "steps": [{"id": "contract", "kind": "signal", "signal": "contract_signed"}],
+        },
+    )
+    alice = User.objects.get(username="alice")
+    data = {"amountPaise": 4_500_000, "currency": "INR", "department": "eng"}
+    a = workflow_start(
+        submitter=alice, template_key=EXPENSE, subject_type="expense", subject_id="R-1", data=data
+    )
+    g = workflow_start(
+        submitter=gina,
+        template_key="vendor-onboarding",
+        subject_type="vendor",
+        subject_id="V-1",
+        data={},
+    )
+    return {"acme": acme, "globex": globex, "a": a.workflow_id, "g": g.workflow_id, "gina": gina}
+
+
+def _counts(table: str) -> dict[int, int]:
+    return dict(_rows(f'SELECT tenant_id, count(*) FROM "{table}" GROUP BY tenant_id'))  # noqa: S608
+
+
+def test_every_tenant_owned_table_has_the_policy_and_partitions_are_not_granted(db):
+    forced = dict(
+        _rows(
+            "SELECT c.relname, c.relrowsecurity AND c.relforcerowsecurity FROM pg_class c"
+            " JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema()"
+        )
+    )
+    policies = set(
+        _rows("SELECT c.relname, p.polname FROM pg_policy p JOIN pg_class c ON c.oid = p.polrelid")
+    )
+    tables = _tenant_tables()
+    assert "approvals_workflow" in tables and "approvals_workflowevent" in tables
+    missing = [
+        t
+        for t in [*tables, *sorted(THROUGH_PARENT)]
+        if not forced.get(t)
+        or (t, "tenant_isolation") not in policies
+        or (t, "cross_tenant") not in policies
+    ]
+    assert missing == [], (
+        f"{missing}: a table with a tenant_id needs row-level security; its migration"
+        " runs approvals.migrations._ops.tenant_isolation_sql for it"
+    )
+    partitions = _rows(
+        "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid"
+        " WHERE i.inhparent = 'approvals_workflowevent'::regclass"
+        " AND has_table_privilege('approvals_app', c.oid, 'SELECT')"
+    )
+    assert partitions == []
+    assert _rows("SELECT rolbypassrls, rolsuper FROM pg_roles WHERE rolname = 'approvals_app'") == [
+        (False, False)
+    ]
+
+
+def test_an_unfiltered_read_acting_for_a_tenant_finds_its_rows_and_none_of_another(two):
+    acme, globex = two["acme"].pk, two["globex"].pk
+    tables = _tenant_tables()
+    before = {t: _counts(t) for t in tables}  # the superuser's view: every tenant
+    assert before["approvals_workflow"] == {acme: 1, globex: 1}
+    assert before["approvals_pendingtask"].get(acme) and not before["approvals_pendingtask"].get(
+        globex
+    )
+    for tenant in (acme, globex):
+        with transaction.atomic(), tenant_scope.acting_for(tenant):
+            for table in tables:
+                seen = _rows(
+                    f'SELECT count(*), count(*) FILTER (WHERE tenant_id <> %s) FROM "{table}"',
+                    [tenant],
+                )  # noqa: S608
+                assert seen == [(before[table].get(tenant, 0), 0)], table
+            # and through the ORM, with no filter at all
+            assert {w.tenant_id for w in Workflow.objects.all()} == {tenant}
+            assert set(WorkflowEvent.objects.values_list("tenant_id", flat=True)) == {tenant}
+            assert all(t.tenant_id == tenant for t in PendingTask.objects.all())
+            assert not User.objects.exclude(tenant_id=tenant).exists()
+    # after the block the test's transaction is the superuser's again
+    assert _rows("SELECT current_user")[0][0] != tenant_scope.APP_ROLE
+    assert tenant_scope.acting_tenant() is None
+
+
+def test_the_database_refuses_a_write_of_another_tenants_row(two):
+    acme, globex = two["acme"].pk, two["globex"].pk
+    with transaction.atomic(), tenant_scope.acting_for(globex):
+        # another's row is not there to update or delete
+        assert Workflow.objects.filter(pk=two["a"]).update(subject_id="moved") == 0
+        assert PendingTask.objects.filter(tenant_id=acme).delete()[0] == 0
+        # an INSERT of another's row, and a row moved to another tenant, are refused
+        with pytest.raises(DatabaseError, match="row-level security"), transaction.atomic():
+            _rows(
+                "INSERT INTO approvals_orggroup (tenant_id, key, name) VALUES (%s, 'x', 'X')",
+                [acme],
+            )
+        with pytest.raises(DatabaseError, match="row-level security"), transaction.atomic():
+            Workflow.objects.filter(pk=two["g"]).update(tenant_id=acme)
+        # its own rows it writes as before
+        assert Workflow.objects.filter(pk=two["g"]).update(subject_id="V-2") == 1
+    assert Workflow.objects.get(pk=two["a"]).subject_id == "R-1"
+
+
+def test_the_app_role_with_no_tenant_set_sees_and_writes_nothing(two):
+    with transaction.atomic():
+        _rows("SET LOCAL ROLE approvals_app")
+        for table in _tenant_tables():
+            assert _rows(f'SELECT count(*) FROM "{table}"') == [(0,)], table  # noqa: S608
+        with pytest.raises(DatabaseError, match="row-level security"), transaction.atomic():
+            _rows(
+                "INSERT INTO approvals_orggroup (tenant_id, key, name) VALUES (%s, 'x', 'X')",
+                [two["acme"].pk],
+            )
+        _rows("RESET ROLE")
+
+
+def test_the_cross_tenant_role_sees_every_tenant_and_a_role_in_neither_sees_none(two):
+    # A login-less stand-in for the web login role, created in the test's transaction.
+    member, outsider = (f"rls_probe_{uuid.uuid4().hex[:12]}" for _ in range(2))
+    with transaction.atomic():
+        for role in (member, outsider):
+            _rows(f"CREATE ROLE {role} NOLOGIN")
+            _rows(f"GRANT SELECT ON approvals_workflow TO {role}")
+        _rows(f"GRANT approvals_system, approvals_app TO {member}")
+        _rows(f"SET LOCAL ROLE {member}")
+        assert _rows("SELECT count(DISTINCT tenant_id) FROM approvals_workflow") == [(2,)]
+        # ... and, once it acts for a tenant (SET ROLE approvals_app), that tenant's only
+        _rows(tenant_scope.ACT_SQL, [str(two["acme"].pk)])
+        assert _rows("SELECT DISTINCT tenant_id FROM approvals_workflow") == [(two["acme"].pk,)]
+        _rows(f"SET LOCAL ROLE {outsider}")
+        assert _rows("SELECT count(*) FROM approvals_workflow") == [(0,)]
+        _rows("RESET ROLE")
+        transaction.set_rollback(True)
+
+
+def test_a_command_acts_for_its_workflows_tenant_and_leaves_the_transaction_as_it_was(two):
+    seen: list[Any] = []
+
+    def note(wf: Workflow) -> None:
+        seen.append((_rows("SELECT current_user")[0][0], tenant_scope.acting_tenant()))
+
+    command_execute(
+        tenant_id=two["globex"].pk,
+        workflow_id=two["g"],
+        command=cmd.Signal("contract_signed", {}),
+        authorize=note,
+    )
+    assert seen == [(tenant_scope.APP_ROLE, two["globex"].pk)]
+    assert _rows("SELECT current_user")[0][0] != tenant_scope.APP_ROLE
+    assert tenant_scope.acting_tenant() is None
+
+
+@pytest.mark.urls(__name__)
+def test_a_members_page_read_that_forgets_its_filter_sees_only_their_organisation(two):
+    for who, tenant in (("alice", two["acme"].pk), ("gina", two["globex"].pk)):
+        client = Client()
+        client.force_login(User.objects.get(username=who))
+        assert client.get("/rls-probe").json() == {"tenants": [tenant], "workflows": 1}
+    # a superuser crosses tenants (the admin's role)
+    root = User.objects.create_superuser("root", password="pw")
+    client = Client()
+    client.force_login(root)
+    assert client.get("/rls-probe").json()["tenants"] == sorted([two["acme"].pk, two["globex"].pk])
+
+
+def test_the_policy_is_the_one_the_migration_helper_writes(db):
+    (using,) = _rows(
+        "SELECT pg_get_expr(p.polqual, p.polrelid) FROM pg_policy p"
+        " WHERE p.polrelid = 'approvals_workflow'::regclass AND p.polname = 'tenant_isolation'"
+    )[0]
+    assert "approvals.tenant" in using and "tenant_id" in using
+    assert "approvals.tenant" in TENANT_ISOLATION
