@@ -1,0 +1,256 @@
+"""What each of the command path's PostgreSQL-side extras costs a start and a decision.
+
+    .venv/bin/python bench/write_path.py [--n 300] [--variants base,no_fts,...]
+
+For each variant a scratch copy of the bench database is made (``CREATE DATABASE ...
+TEMPLATE``), one thing is taken out of it (an index, a trigger set, the events'
+partitioning) or one storage parameter set, and the same ``--n`` starts, manager and
+finance decisions run in one child process on one connection. The figures are CPU
+milliseconds per operation of the PostgreSQL backend (its /proc ticks) and of the app
+(``time.process_time``), which a loaded machine moves far less than wall-clock rates;
+the difference from ``base`` is the cost of what the variant took out. The scratch
+databases are dropped afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.parse
+import uuid
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import ROOT, VENV_BIN, Report, expense_data  # noqa: E402
+
+EVENTS = "approvals_workflowevent"
+
+# variant: (what it is, the SQL applied to the scratch copy)
+VARIANTS: dict[str, tuple[str, list[str]]] = {
+    "base": ("as migrated", []),
+    "no_fts": (
+        "without the workflows' full-text GIN (0026)",
+        ["DROP INDEX workflow_search_text"],
+    ),
+    "no_task_sorts": (
+        "without the pending tasks' four sort indexes (0032)",
+        [
+            "DROP INDEX task_inbox_amount",
+            "DROP INDEX task_inbox_kind",
+            "DROP INDEX task_inbox_requester",
+            "DROP INDEX task_inbox_waiting",
+        ],
+    ),
+    "no_task_trgm": (
+        "without the pending tasks' trigram GIN (0032)",
+        ["DROP INDEX task_inbox_search"],
+    ),
+    "no_rollup": (
+        "without the rollup's triggers on the step visits (0033)",
+        [
+            f"DROP TRIGGER stepday_{e} ON approvals_stepvisit"
+            for e in ("insert", "update", "delete")
+        ],
+    ),
+    "no_visit_indexes": (
+        "without the step visits' three read indexes (0028)",
+        ["DROP INDEX visit_open", "DROP INDEX visit_period", "DROP INDEX visit_tenant_period"],
+    ),
+    "no_inbox_version": (
+        "without the inbox-version triggers (0034)",
+        [
+            f"DROP TRIGGER approvals_inbox_task_{e} ON approvals_pendingtask"
+            for e in ("insert", "update", "delete", "flush")
+        ]
+        + ["DROP TRIGGER approvals_inbox_workflow_words ON approvals_workflow"],
+    ),
+    "unpartitioned": (
+        "events in one plain table (0029 undone)",
+        [
+            f"ALTER TABLE {EVENTS} RENAME TO {EVENTS}_parted",
+            f"CREATE TABLE {EVENTS} (LIKE {EVENTS}_parted INCLUDING ALL)",
+            f"INSERT INTO {EVENTS} OVERRIDING SYSTEM VALUE SELECT * FROM {EVENTS}_parted",
+            f"DROP TABLE {EVENTS}_parted",
+            f"SELECT setval(pg_get_serial_sequence('{EVENTS}', 'id'), "
+            f"(SELECT max(id) FROM {EVENTS}))",
+        ],
+    ),
+    "fillfactor": (
+        "workflows at fillfactor 70 (room for HOT updates)",
+        ["ALTER TABLE approvals_workflow SET (fillfactor = 70)", "VACUUM FULL approvals_workflow"],
+    ),
+}
+
+
+def _admin_url(url: str) -> str:
+    return urllib.parse.urlunsplit(urllib.parse.urlsplit(url)._replace(path="/postgres"))
+
+
+def _scratch(url: str, variant: str) -> str:
+    parts = urllib.parse.urlsplit(url)
+    return urllib.parse.urlunsplit(parts._replace(path=f"{parts.path}_wp_{variant}"))
+
+
+def _make(url: str, scratch: str, sql: list[str]) -> None:
+    import psycopg
+
+    source = urllib.parse.urlsplit(url).path.lstrip("/")
+    name = urllib.parse.urlsplit(scratch).path.lstrip("/")
+    with psycopg.connect(_admin_url(url), autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{source}"')
+    with psycopg.connect(scratch, autocommit=True) as conn:
+        for statement in sql:
+            conn.execute(statement)
+        conn.execute("VACUUM ANALYZE")
+
+
+def _drop(url: str, scratch: str) -> None:
+    import psycopg
+
+    name = urllib.parse.urlsplit(scratch).path.lstrip("/")
+    with psycopg.connect(_admin_url(url), autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _backend_cpu(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def child(n: int) -> dict[str, Any]:
+    """In the scratch database: ``n`` starts, manager and finance decisions."""
+    from _common import seed, setup_django
+
+    setup_django()
+    from django.db import connection
+
+    from approvals.services.workflows import workflow_decide, workflow_start
+
+    users = seed()
+    alice, bob, fiona = users["alice"], users["bob"], users["fiona"]
+    with connection.cursor() as cur:
+        cur.execute("SELECT pg_backend_pid()")
+        pid = int(cur.fetchone()[0])
+    run = uuid.uuid4().hex[:8]
+    ids: list[Any] = []
+
+    def start(i: int) -> None:
+        ids.append(
+            workflow_start(
+                submitter=alice,
+                template_key="expense-approval",
+                subject_type="bench-write-path",
+                subject_id=f"{run}-{i}",
+                data=expense_data(i),
+            ).workflow_id
+        )
+
+    def decide(user: Any) -> Any:
+        def one(i: int) -> None:
+            workflow_decide(
+                user=user, workflow_id=ids[i], decision="approve", request_id=uuid.uuid4().hex
+            )
+
+        return one
+
+    warm = 20
+    for i in range(warm):
+        start(i)
+        decide(bob)(i)
+        decide(fiona)(i)
+    del ids[:]
+    out = {}
+    for phase, op in (("start", start), ("manager", decide(bob)), ("finance", decide(fiona))):
+        app0, pg0, wall0 = time.process_time(), _backend_cpu(pid), time.perf_counter()
+        for i in range(n):
+            op(i)
+        out[phase] = {
+            "app_ms": (time.process_time() - app0) * 1000 / n,
+            "pg_ms": (_backend_cpu(pid) - pg0) * 1000 / n,
+            "wall_ms": (time.perf_counter() - wall0) * 1000 / n,
+        }
+    with connection.cursor() as cur:
+        cur.execute(
+            "SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables "
+            "WHERE relname = 'approvals_workflow'"
+        )
+        upd, hot = cur.fetchone()
+    out["hot_share"] = hot / max(upd, 1)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=300)
+    ap.add_argument("--variants", default=",".join(VARIANTS))
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        print(json.dumps(child(args.n)))
+        return
+
+    from _common import ensure_bench_db, server_env
+
+    url = ensure_bench_db()
+    subprocess.run(  # the demo organisation in the source, once, so every copy has it
+        [str(VENV_BIN / "python"), "-c", "import _common as c; c.setup_django(); c.seed()"],
+        cwd=ROOT / "bench",
+        env=server_env(),
+        check=True,
+    )
+    rows = []
+    base: dict[str, Any] | None = None
+    for variant in args.variants.split(","):
+        what, sql = VARIANTS[variant]
+        scratch = _scratch(url, variant)
+        _make(url, scratch, sql)
+        try:
+            env = server_env(DATABASE_URL=scratch, BENCH_DATABASE_URL=scratch)
+            done = subprocess.run(
+                [str(VENV_BIN / "python"), __file__, "--child", "--n", str(args.n)],
+                cwd=ROOT,
+                env=env,
+                check=True,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+        finally:
+            _drop(url, scratch)
+        got = json.loads(done.stdout.strip().splitlines()[-1])
+        base = base or got
+        row: list[Any] = [variant, what]
+        for phase in ("start", "manager", "finance"):
+            row += [got[phase]["pg_ms"], got[phase]["pg_ms"] - base[phase]["pg_ms"]]
+        row += [got["manager"]["app_ms"], f"{got['hot_share']:.0%}"]
+        rows.append(row)
+        print(variant, json.dumps(got), flush=True)
+
+    report = Report("write_path", "What the write path's extras cost PostgreSQL")
+    report.table(
+        f"PostgreSQL backend CPU ms per operation, {args.n} of each, one connection "
+        "(difference from base in the next column)",
+        [
+            "variant",
+            "what",
+            "start",
+            "Δ",
+            "manager",
+            "Δ",
+            "finance",
+            "Δ",
+            "app ms (manager)",
+            "HOT updates of workflows",
+        ],
+        rows,
+    )
+    report.write()
+
+
+if __name__ == "__main__":
+    main()
