@@ -106,7 +106,7 @@ def _timed(fn: Any, **kwargs: Any) -> tuple[Any, float, float, int]:
 def _plan(tenant_id: int, day: dt.date) -> str:
     from django.db import connection
 
-    from approvals.audit.daily_seal import _leaves_sql, day_end
+    from approvals.audit.daily_proof import _leaves_sql, day_end
 
     with connection.cursor() as cursor:
         cursor.execute(
@@ -125,7 +125,8 @@ def main() -> None:
     from _common import seed
 
     from approvals import clock
-    from approvals.audit.daily_seal import daily_seal_create, day_root, inclusion_proof
+    from approvals.audit.daily_proof import day_root, inclusion_proof
+    from approvals.audit.daily_seal import daily_seal_create
     from approvals.audit.models import DailySeal
     from approvals.audit.seal import seal_create
     from approvals.audit.verify import audit_verify

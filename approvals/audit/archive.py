@@ -51,7 +51,7 @@ from .. import access, clock
 from ..models import Tenant, User, Workflow, WorkflowEvent, history_month
 from ..runtime.partitions import EVENTS, month_add, partition_name
 from . import offline_verify
-from .daily_seal import seal_fields
+from .daily_proof import seal_fields
 from .export import ExportFilter, _record, _rows, _StatusAfter, audit_events
 from .models import ArchivedMonth, DailySeal, LegalHold, RetentionPolicy
 from .seal import key_id, seal_key

@@ -23,7 +23,7 @@ from templates_engine.state import State, evolve
 
 from ..models import WorkflowEvent
 from ..selectors.tasks import BAD_CURSOR, BadCursor
-from .daily_seal import inclusion_proof, seal_fields
+from .daily_proof import inclusion_proof, seal_fields
 from .models import ChainSeal, DailySeal
 
 # One row per event, in this order (the CSV header).

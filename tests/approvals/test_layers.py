@@ -81,6 +81,8 @@ LAYERS: dict[str, str] = {
     "approvals.audit.verify": "services",  # reads, and checks seals with seal.py
     "approvals.audit.replay": "selectors",
     "approvals.audit.seal": "services",
+    "approvals.audit.daily_proof": "selectors",  # a day's heads, root and proofs
+    "approvals.audit.daily_seal": "services",  # the daily seals written and checked
     "approvals.audit.override": "services",  # records an operator's override, signed
     "approvals.audit.archive": "services",  # retention, legal holds, the archiver
     "approvals.audit.api": "front",
