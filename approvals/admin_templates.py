@@ -10,6 +10,7 @@ every version shown is of the user's own organisation."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 from typing import Any
 
 from django import forms
@@ -107,6 +108,23 @@ class PrettyJSONField(forms.JSONField):
         return super().to_python(value)
 
 
+def submitter_choices(tenant_id: int) -> list[tuple[str, str]]:
+    """The people "try it" may submit as, by their names (in name order); two people of
+    one name are told apart by their e-mail addresses. The value is the username."""
+    people = list(
+        User.objects.filter(tenant_id=tenant_id, is_active=True).only(
+            "username", "first_name", "last_name", "email"
+        )
+    )
+    named = [(p, p.get_full_name() or p.email or p.username) for p in people]
+    counts = Counter(name for _, name in named)
+    choices = [
+        (p.username, f"{name} ({p.email})" if counts[name] > 1 and p.email else name)
+        for p, name in named
+    ]
+    return sorted(choices, key=lambda c: (c[1].casefold(), c[0]))
+
+
 class WorkflowTemplateForm(forms.ModelForm):
     """Publishes the next version. ``tenant_id``, ``previous`` (the version edited) and
     ``as_json`` are set by ``WorkflowTemplateAdmin.get_form``."""
@@ -154,7 +172,7 @@ class WorkflowTemplateForm(forms.ModelForm):
             self.initial["definition"] = complete(to_editor(base), schema)
         self.fields["definition"].help_text = SAVING_PUBLISHES
         choice: Any = self.fields["try_submitter"]
-        choice.choices = [(u, u) for u in users]
+        choice.choices = submitter_choices(self.tenant_id)
         self.initial.setdefault("try_data", json.dumps(sample_data(base)))
         self.initial.setdefault("try_submitter", self.viewer)
         self.edited: dict[str, Any] | None = None  # the definition posted, once read

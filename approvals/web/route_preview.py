@@ -20,6 +20,7 @@ from ..definitions import definition_for
 from ..models import User
 from ..selectors.template_trial import Trial, TrialEntry, workflow_template_try
 from ..selectors.templates import workflow_templates_latest
+from ..step_words import failure_sentence
 from . import present
 from .forms import SchemaForm
 
@@ -42,7 +43,7 @@ class PreviewThrottle(UserRateThrottle):
 def _names(user: User, usernames: set[str]) -> dict[str, str]:
     wanted = {u for u in usernames if u}
     rows = User.objects.filter(tenant_id=user.member_tenant_id, username__in=wanted)
-    return {u.username: u.first_name or u.username for u in rows}
+    return {u.username: u.first_name or u.get_full_name() or u.username for u in rows}
 
 
 def _steps(raw: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
@@ -139,7 +140,8 @@ def route_words(trial: Trial, raw: Mapping[str, Any], data: Mapping[str, Any], u
     extra = [w for s in skipped if (w := _skipped_words(steps[s], raw, data, names))]
     failed = next((e for e in trial.entries if e.kind == "failed"), None)
     if failed is not None and not route:
-        return STOPS.format(why=failed.note)
+        # the step's own failure text, else its title: never the engine's message
+        return STOPS.format(why=failure_sentence(raw, failed.step, failed.note) + ".")
     if not route:
         return NO_ONE + (f" ({'; '.join(extra)})" if extra else "")
     text = ROUTE_START + ", then ".join(route)

@@ -120,3 +120,33 @@ def test_route_previews_are_limited_per_person(acme, monkeypatch):
     assert answers[2].json() == {"error": TOO_MANY}
     # another person is counted on their own
     assert signed_in("bob").get(URL, {**params, "amountPaise": "45000"}).status_code == 200
+
+
+def test_a_route_that_would_fail_is_said_in_the_steps_words_not_the_engines(acme):
+    from approvals.models import OrgGroup, Tenant
+    from approvals.services.templates import workflow_template_publish
+
+    tenant = Tenant.objects.get(slug="acme")
+    OrgGroup.objects.create(tenant=tenant, key="nobody-here", name="Nobody here")
+    workflow_template_publish(
+        tenant=tenant,
+        definition={
+            "key": "empty-desk",
+            "title": "Empty desk",
+            "steps": [
+                {
+                    "id": "desk_check",
+                    "title": "Desk check",
+                    "kind": "approval",
+                    "approvers": [{"group": "nobody-here"}],
+                }
+            ],
+        },
+    )
+
+    answer = signed_in("alice").get(URL, {"template": "empty-desk"}).json()["route"]
+
+    assert answer.startswith("As it stands this request would not go through: ")
+    assert "Desk check" in answer
+    for word in ("desk_check", "nobody-here", "NO_APPROVERS", "empty-desk"):
+        assert word not in answer, answer
