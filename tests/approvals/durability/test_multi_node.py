@@ -35,6 +35,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
@@ -207,12 +208,15 @@ class Clients:
     lock: threading.Lock = field(default_factory=threading.Lock)
     accepted: dict[str, str] = field(default_factory=dict)  # request id -> workflow id
     requests: int = 0
-    retried: int = 0
+    retried: int = 0  # tries, sends and reads alike, that met a node or database away
     done: int = 0
     failures: list[str] = field(default_factory=list)
 
     def send(self, user: str, path: str, body: Any, rid: str, **headers: str) -> dict[str, Any]:
-        """Send until a 2xx, on either node, as a client that keeps its request id."""
+        """Send until a 2xx, on either node, as a client that keeps its request id. A
+        refused or cut connection and a 5xx (a node that lost its database, or busy) are
+        tried again; any other answer, a 404 or a 409 included, fails: the caller waits
+        for what the request needs first (``task_waiting``)."""
         deadline = time.monotonic() + 120
         while True:
             port = random.choice(self.ports)
@@ -224,15 +228,53 @@ class Clients:
                 status, answer = 0, {}
             if 200 <= status < 300:
                 return dict(answer)
-            # 0: refused or cut; 5xx: a node that lost its database; 404 and 409: bob
-            # is not the approver yet (the activity before his step still runs).
-            if status not in (0, 404, 409) and status < 500:
+            # 0: refused or cut; 5xx: a node that lost its database.
+            if status != 0 and status < 500:
                 raise AssertionError(f"{path}: {status} {answer}")
             if time.monotonic() > deadline:
                 raise AssertionError(f"{path}: no 2xx in 120 s (last {status} {answer})")
             with self.lock:
                 self.retried += 1
             time.sleep(0.2)
+
+    def _met(self, status: int) -> None:
+        """Count a read that met a fault (refused, cut, 5xx) as a retry."""
+        if status == 0 or status >= 500:
+            with self.lock:
+                self.retried += 1
+
+    def task_waiting(self, user: str, wid: str) -> None:
+        """Wait, reading ``user``'s open tasks on either node (every page), until one of
+        ``wid`` is there: the activity before the step has finished and the task is
+        theirs, so a decision has something to decide. At most 120 s."""
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if wid in self._task_workflows(user):
+                return
+            time.sleep(0.5)
+        raise AssertionError(f"workflow {wid}: no task for {user} in 120 s")
+
+    def _task_workflows(self, user: str) -> set[str]:
+        """The workflows of ``user``'s open tasks, or what could be read of them while a
+        node or the database is away."""
+        found: set[str] = set()
+        path = "/api/me/tasks?limit=100"
+        while path:
+            with self.lock:
+                self.requests += 1
+            try:
+                status, answer = request(
+                    random.choice(self.ports), "GET", path, self.tokens[user], None
+                )
+            except OSError:
+                status, answer = 0, {}
+            if status != 200:
+                self._met(status)
+                return found
+            found |= {t["workflowId"] for t in answer["items"]}
+            cursor = answer.get("nextCursor")
+            path = f"/api/me/tasks?limit=100&cursor={quote(cursor)}" if cursor else ""
+        return found
 
     def reminded(self, wid: str) -> None:
         """Wait, reading the workflow on either node, until its reminder was sent."""
@@ -252,6 +294,7 @@ class Clients:
                 status, answer = 0, {}
             if status == 200 and any(e["type"] == "ReminderSent" for e in answer["history"]):
                 return
+            self._met(status)
             time.sleep(0.5)
         raise AssertionError(f"workflow {wid}: no reminder in 120 s")
 
@@ -261,6 +304,7 @@ class Clients:
         started = self.send("alice", "/api/workflows", body, key, **{"Idempotency-Key": key})
         wid = started["workflowId"]
         self.reminded(wid)  # the poller's part, before bob decides
+        self.task_waiting("bob", wid)  # the worker's part: the activity before his step
         rid = f"mn-approve-{n}-{uuid.uuid4().hex[:8]}"
         decision = {"decision": "approve", "requestId": rid, "comment": ""}
         self.send("bob", f"/api/workflows/{wid}/decisions", decision, rid)
