@@ -32,7 +32,8 @@ attempts (read before a request knows its tenant).
 
 A role that may not create roles (neither superuser nor CREATEROLE) and finds them
 missing skips all of this with a notice; the README gives the SQL a DBA runs, after
-which this migration can be run again (``migrate approvals 0034`` then ``migrate``).
+which the next ``migrate`` grants and applies the policies (``row_level_security_ensure``
+runs after every one).
 """
 
 from __future__ import annotations
@@ -58,15 +59,6 @@ DO $$ BEGIN
     CREATE ROLE {SYSTEM_ROLE} NOLOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE;
 EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
 END $$;
-"""
-
-GRANTS = f"""
-GRANT USAGE ON SCHEMA public TO {APP_ROLE};
-GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {APP_ROLE};
-GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO {APP_ROLE};
-ALTER DEFAULT PRIVILEGES IN SCHEMA public
-    GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO {APP_ROLE};
-ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT USAGE, SELECT ON SEQUENCES TO {APP_ROLE};
 """
 
 REVOKES = f"""
@@ -119,7 +111,6 @@ def forwards(apps: Any, schema_editor: Any) -> None:
             for role in (APP_ROLE, SYSTEM_ROLE):
                 if not _one(cursor, "SELECT pg_has_role(current_user, %s, 'MEMBER')", [role]):
                     cursor.execute(f"GRANT {role} TO CURRENT_USER")
-        cursor.execute(GRANTS)
         row_level_security_ensure(cursor, applying=True)
 
 

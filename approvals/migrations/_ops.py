@@ -82,9 +82,20 @@ THROUGH_PARENT = (
 )
 
 
+# The app role's privileges: on every table and sequence, and on those created later.
+RLS_GRANTS = """
+GRANT USAGE ON SCHEMA public TO approvals_app;
+GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO approvals_app;
+GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO approvals_app;
+ALTER DEFAULT PRIVILEGES IN SCHEMA public
+    GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO approvals_app;
+ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT USAGE, SELECT ON SEQUENCES TO approvals_app;
+"""
+
+
 def row_level_security_ensure(cursor: Any, *, applying: bool = False) -> list[str]:
-    """Give every tenant-owned table that has none its policies, and take the app role's
-    privileges off partitions (read through their parent's policy); returns the tables
+    """Grant the app role its privileges, give every tenant-owned table that has none its
+    policies, and take the app role's privileges off partitions (read through their parent's policy); returns the tables
     it changed. Does nothing where the roles do not exist (migration 0035's notice) or
     0035 is neither ``applying`` nor applied (migrated back: its reverse stays undone)."""
     cursor.execute(
@@ -96,6 +107,7 @@ def row_level_security_ensure(cursor: Any, *, applying: bool = False) -> list[st
     )
     if not cursor.fetchone()[0]:
         return []
+    cursor.execute(RLS_GRANTS)
     cursor.execute(
         "SELECT c.relname FROM pg_policy p JOIN pg_class c ON c.oid = p.polrelid"
         " WHERE p.polname = 'tenant_isolation' AND c.relforcerowsecurity"
