@@ -24,10 +24,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+import pillow_heif
 from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import storages
-import pillow_heif
 from PIL import Image, ImageOps, UnidentifiedImageError
 
 from ..selectors.attachments import STORAGE_ALIAS, preview_name
