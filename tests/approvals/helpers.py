@@ -48,3 +48,29 @@ def run_activities(workflow_id: str) -> None:
         workflow_id=workflow_id, finished_at__isnull=True
     ):
         attempt_run(attempt_id=attempt.pk)
+
+
+def second_organisation() -> tuple[Any, Any]:
+    """Globex beside the demo's Acme: gina, and a vendor onboarding she started (it
+    waits for a signal). Returns (the tenant, the workflow's StartResult)."""
+    from approvals.models import Tenant, User
+    from approvals.services.templates import workflow_template_publish
+    from approvals.services.workflows import workflow_start
+
+    globex = Tenant.objects.create(slug="globex", name="Globex")
+    gina = User.objects.create_user("gina", password="pw", tenant=globex)
+    workflow_template_publish(
+        tenant=globex,
+        definition={
+            "key": "vendor-onboarding",
+            "steps": [{"id": "contract", "kind": "signal", "signal": "contract_signed"}],
+        },
+    )
+    started = workflow_start(
+        submitter=gina,
+        template_key="vendor-onboarding",
+        subject_type="vendor",
+        subject_id="V-1",
+        data={},
+    )
+    return globex, started

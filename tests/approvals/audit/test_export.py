@@ -17,7 +17,7 @@ from approvals import access
 from approvals.audit.export import COLUMNS, JSONL_FIELDS, ExportFilter, audit_export
 from approvals.models import Tenant, User, Workflow, WorkflowEvent
 
-from ..helpers import decide, start_expense
+from ..helpers import decide, second_organisation, start_expense
 from .support import bulk_history, run_expenses
 
 pytestmark = pytest.mark.django_db
@@ -26,26 +26,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def globex(acme: Any, api: Any) -> Tenant:
     """A second organisation with a workflow of its own."""
-    from approvals.services.templates import workflow_template_publish
-
-    globex = Tenant.objects.create(slug="globex", name="Globex")
-    gina = User.objects.create_user("gina", password="pw", tenant=globex)
-    workflow_template_publish(
-        tenant=globex,
-        definition={
-            "key": "vendor-onboarding",
-            "steps": [{"id": "contract", "kind": "signal", "signal": "contract_signed"}],
-        },
-    )
-    from approvals.services.workflows import workflow_start
-
-    workflow_start(
-        submitter=gina,
-        template_key="vendor-onboarding",
-        subject_type="vendor",
-        subject_id="V-1",
-        data={},
-    )
+    globex, _ = second_organisation()
     assert WorkflowEvent.objects.filter(tenant=globex).exists()
     return globex
 
