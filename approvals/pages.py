@@ -188,42 +188,55 @@ def inbox(request: HttpRequest) -> HttpResponse:
     others = lists.others_asked(user, page.tasks)
     resubmitted = lists.resubmissions(t.workflow for t in page.tasks)
     away = standing_in_marks(user, page.tasks)  # "for Bob", and hand-over notes
+    constants = {
+        **inbox_page.page_constants(request),
+        "reason_texts": REASON_TEXTS,
+        "handover_note_max": HANDOVER_NOTE_MAX,
+    }
+    forms = inbox_page.RowForms(constants)
     rows = []
     for t in page.tasks:
         wf = t.workflow
         submitter = wf.submitter
+        subject, schema = _subject(wf), _schema(wf.template)
+        figures = present.key_figures(schema, wf.data)
+        amount = present.main_amount(schema, wf.data)
+        requester = (submitter.first_name or submitter.username) if submitter else ""
         behalf = present.person(t.on_behalf_of, names) if t.on_behalf_of else ""
         url, decide_url = inbox_page.workflow_links(t.workflow_id)
-        rows.append(
-            {
-                "url": url,
-                "decide_url": decide_url,
-                "since_iso": inbox_page.iso(t.created_at),
-                "due_iso": inbox_page.iso(t.due_at),
-                "waiting": lists.age(t.created_at, now),
-                "since": present.when(t.created_at),
-                "waits_on": lists.inbox_waits_on(others.get((str(wf.pk), t.step), [])),
-                "resubmission": resubmitted.get(str(wf.pk)),
-                "task": t,
-                "wf": wf,
-                "request_id": uuid.uuid4().hex,
-                "subject": _subject(wf),
-                "summary": wf.summary if wf.summary != _subject(wf) else "",
-                "requester": (submitter.first_name or submitter.username) if submitter else "",
-                "figures": present.key_figures(_schema(wf.template), wf.data),
-                "step": present.step_title(_raw(wf.template), t.step),
-                "behalf": behalf,
-                "handed_on": present.handed_on(t.handed_on_from, names),
-                "due": present.when(t.due_at),
-                "overdue": t.due_at < now,
-                "resubmit": submitter is not None and submitter.pk == user.pk,
-                "reason_required": _reason_required(wf, t.step),
-                **_decision_words(
-                    wf, (submitter.first_name or submitter.username) if submitter else ""
-                ),
-                **away.get(t.pk, {}),
-            }
-        )
+        row = {
+            "pk": t.pk,
+            "url": url,
+            "decide_url": decide_url,
+            "since_iso": inbox_page.iso(t.created_at),
+            "due_iso": inbox_page.iso(t.due_at),
+            "waiting": lists.age(t.created_at, now),
+            "since": present.when(t.created_at),
+            "waits_on": lists.inbox_waits_on(others.get((str(wf.pk), t.step), [])),
+            "resubmission": resubmitted.get(str(wf.pk)),
+            "task": t,
+            "wf": wf,
+            "request_id": uuid.uuid4().hex,
+            "subject": subject,
+            "summary": wf.summary if wf.summary != subject else "",
+            "requester": requester,
+            "figures": figures,
+            "step": present.step_title(_raw(wf.template), t.step),
+            "behalf": behalf,
+            "handed_on": present.handed_on(t.handed_on_from, names),
+            "due": present.when(t.due_at),
+            "overdue": t.due_at < now,
+            "resubmit": submitter is not None and submitter.pk == user.pk,
+            "reason_required": _reason_required(wf, t.step),
+            # what the decision forms ask before they record (as _decision_words)
+            "question": present.reject_question(subject, requester, figures),
+            "amount_minor": amount[0] if amount else "",
+            "currency": amount[1] if amount else "",
+            "for_user": "",
+            **away.get(t.pk, {}),
+        }
+        row["forms"] = forms(row)
+        rows.append(row)
     return render(
         request,
         "approvals/inbox.html",
@@ -239,10 +252,8 @@ def inbox(request: HttpRequest) -> HttpResponse:
             "decisions": DECISION_LABELS,
             "money": present.money_parts({str(r["currency"]) for r in rows if r["currency"]}),
             "undo_seconds": UNDO_SECONDS,
-            "reason_texts": REASON_TEXTS,
             "done_words": DECISION_RECORDED,
-            "handover_note_max": HANDOVER_NOTE_MAX,
-            **inbox_page.page_constants(request),
+            **constants,
         },
     )
 
