@@ -210,3 +210,32 @@ def test_the_search_page_reads_neither_snapshots_nor_definitions_and_says_sent_b
         for sql in rows:
             assert '"approvals_workflow"."snapshot",' not in sql
             assert '"approvals_workflowtemplate"."definition"' not in sql
+
+
+@pytest.mark.django_db
+def test_each_rows_forms_carry_its_own_values_escaped(acme: Any) -> None:
+    """The forms are rendered once a page for each shape of row: every row still gets
+    its own links, ids, question and whom it decides for, escaped as the template
+    would."""
+    User.objects.filter(username="alice").update(first_name='Al"<i>ce')
+    first, second = expense_started("RF-1"), expense_started("RF-2")
+    held = expense_started("RF-3", who="bob")  # waits for victor, bob's manager
+    victor, farah = User.objects.get(username="victor"), User.objects.get(username="farah")
+    now = timezone.now()
+    delegation_set(user=victor, delegate=farah, starts_at=now - DAY, ends_at=now + DAY)
+
+    body = signed_in("bob").get("/").content.decode()
+    assert "\x1b" not in body
+    for wid in (first, second):
+        assert f'action="/workflows/{wid}/decide"' in body
+    assert "Reject Expense claim RF-1 from Al&quot;&lt;i&gt;ce" in body
+    assert 'Al"<i>ce' not in body
+    ids = [t.pk for t in PendingTask.objects.filter(assignee__username="bob")]
+    for pk in ids:
+        for name in ("comment", "delegate", "handover-note"):
+            assert body.count(f'id="{name}-{pk}"') == 1
+    assert 'name="on_behalf_of"' not in body
+
+    standing_in = signed_in("farah").get("/").content.decode()
+    assert f'action="/workflows/{held}/decide"' in standing_in
+    assert standing_in.count('<input type="hidden" name="on_behalf_of" value="victor">') == 2
