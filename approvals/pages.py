@@ -338,7 +338,7 @@ def _awaits_changes_from(user: User, wf: Workflow) -> bool:
     if wf.submitter_id != user.pk or wf.status != "RUNNING":
         return False
     if hasattr(wf, "asked"):
-        step, assignments = wf.resubmit_step, wf.asked
+        step, assignments = getattr(wf, "resubmit_step", None), wf.asked
     else:
         step, assignments = wf.snapshot.get("resubmit_step"), wf.snapshot.get("assignments")
     if not step:

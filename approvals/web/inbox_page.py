@@ -70,8 +70,10 @@ def page_constants(request: HttpRequest) -> dict[str, Any]:
 # carries (escape() keeps it), then put in, escaped, where the marks are.
 _MARK = "\x1b"
 _MARKED = re.compile(_MARK + r"(\w+)" + _MARK)
-_VALUES = ("url", "decide_url", "subject", "question", "amount_minor", "currency")
-_VALUES += ("request_id", "for_user", "pk")
+_VALUES = (
+    *("url", "decide_url", "subject", "question", "amount_minor", "currency"),
+    *("request_id", "for_user", "pk"),
+)
 
 
 class RowForms:
@@ -89,7 +91,7 @@ class RowForms:
         shape = (bool(row["resubmit"]), bool(row["reason_required"]), bool(row["for_user"]))
         stamp = self.shapes.get(shape)
         if stamp is None:
-            marked = {name: _MARK + name + _MARK for name in _VALUES}
+            marked: dict[str, Any] = {name: _MARK + name + _MARK for name in _VALUES}
             marked.update(resubmit=shape[0], reason_required=shape[1])
             marked["for_user"] = marked["for_user"] if shape[2] else ""
             stamp = render_to_string("approvals/_inbox_act.html", {**self.context, "row": marked})
