@@ -8,10 +8,12 @@ minted when its mail is rendered, so its age counts from the mail that carries i
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from django.conf import settings
-from django.template.loader import render_to_string
+from django.db.models import Q
+from django.template.loader import get_template, render_to_string
 from django.urls import reverse
 
 from approvals import zones
@@ -93,9 +95,86 @@ def mail_bodies(row: Any) -> tuple[str, str]:
     facts = row.context or {}
     org_zone = "" if facts.get("zone") else organisation_zone(row.tenant_id)
     ctx = mail_context(facts, org_zone=org_zone)
-    text = render_to_string("approvals/mail/message.txt", ctx)
-    html = render_to_string("approvals/mail/message.html", ctx)
+    text = render_to_string(TEXT_TEMPLATE, ctx)
+    html = render_to_string(HTML_TEMPLATE, ctx)
     return text, html
+
+
+TEXT_TEMPLATE = "approvals/mail/message.txt"
+HTML_TEMPLATE = "approvals/mail/message.html"
+
+
+def batch_bodies(rows: Sequence[Any]) -> list[tuple[str, str] | Exception]:
+    """The bodies of a sender's batch, each as ``mail_bodies`` renders it, in at most two
+    queries whatever its size: the organisations' zones for the recipients who chose
+    none, and since when each reminded or escalated task waits. A row whose bodies
+    cannot be rendered gets the exception instead; the others are not affected."""
+    to_render = [row for row in rows if not row.text_body]
+    org_zones = _organisation_zones(
+        {row.tenant_id for row in to_render if not (row.context or {}).get("zone")}
+    )
+    since = _asked_at_many([row.context or {} for row in to_render])
+    text_template, html_template = get_template(TEXT_TEMPLATE), get_template(HTML_TEMPLATE)
+    out: list[tuple[str, str] | Exception] = []
+    for row in rows:
+        if row.text_body:
+            out.append((row.text_body, row.html_body))
+            continue
+        try:
+            facts = row.context or {}
+            key = _since_key(facts)
+            if key is not None:
+                facts = {**facts, "since_at": since.get(key)}
+            ctx = mail_context(facts, org_zone=org_zones.get(row.tenant_id, ""))
+            out.append((text_template.render(ctx), html_template.render(ctx)))
+        except Exception as exc:
+            out.append(exc)
+    return out
+
+
+def _organisation_zones(tenant_ids: set[int | None]) -> dict[int, str]:
+    ids = {pk for pk in tenant_ids if pk is not None}
+    if not ids:
+        return {}
+    found = Tenant.objects.filter(pk__in=ids).values_list("pk", "time_zone")
+    return {pk: zone or "" for pk, zone in found}
+
+
+def _since_key(facts: dict[str, Any]) -> tuple[str, str, int] | None:
+    """What ``mail_context`` would look up for since when a task waits; None when the
+    facts say it already or need nothing."""
+    if facts.get("since_at") or not facts.get("since_before") or "workflow" not in facts:
+        return None
+    return str(facts["workflow"]), facts.get("since_step") or "", int(facts["since_before"])
+
+
+def _asked_at_many(facts: Iterable[dict[str, Any]]) -> dict[tuple[str, str, int], float | None]:
+    """``_asked_at`` for many mails in one query: the requests of each workflow and step
+    before the latest seq any of its mails asks about, the answer picked here."""
+    keys = {key for f in facts if (key := _since_key(f)) is not None}
+    if not keys:
+        return {}
+    bounds: dict[tuple[str, str], int] = {}
+    for wf, step, before in keys:
+        bounds[(wf, step)] = max(before, bounds.get((wf, step), 0))
+    of_keys = Q()
+    for (wf, step), before in bounds.items():
+        of_keys |= Q(workflow_id=wf, seq__lt=before, **({"payload__step": step} if step else {}))
+    asked = WorkflowEvent.objects.filter(of_keys, type="ApprovalRequested").values_list(
+        "workflow_id", "seq", "payload__step", "created_at"
+    )
+    by_workflow: dict[str, list[tuple[int, Any, dt.datetime]]] = {}
+    for wf_id, seq, at_step, at in asked:
+        by_workflow.setdefault(str(wf_id), []).append((seq, at_step, at))
+    out: dict[tuple[str, str, int], float | None] = {}
+    for wf, step, before in keys:
+        seen = [
+            (seq, at)
+            for seq, at_step, at in by_workflow.get(wf, ())
+            if seq < before and (not step or at_step == step)
+        ]
+        out[(wf, step, before)] = max(seen)[1].timestamp() if seen else None
+    return out
 
 
 def organisation_zone(tenant_id: int | None) -> str:

@@ -19,6 +19,7 @@ import datetime as dt
 import logging
 import os
 import queue
+import smtplib
 import threading
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -26,14 +27,15 @@ from typing import Any
 
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives, get_connection
-from django.db import transaction
+from django.db import connections, transaction
 from django.db.models import F, Q
 
 from approvals import clock
 
 from . import metrics
-from .bodies import mail_bodies
+from .bodies import batch_bodies, mail_bodies
 from .format import one_line
+from .mime import OutboxEmail
 from .models import MailMessage, MailStatus
 
 log = logging.getLogger(__name__)
@@ -214,46 +216,54 @@ def backoff(attempt: int) -> float:
     )
 
 
-def email_of(row: MailMessage, connection: Any = None) -> EmailMultiAlternatives:
-    row.text_body, row.html_body = mail_bodies(row)
-    msg = EmailMultiAlternatives(
+def email_of(
+    row: MailMessage, connection: Any = None, bodies: tuple[str, str] | None = None
+) -> EmailMultiAlternatives:
+    """The mail of an outbox row, its bodies (``bodies``, else rendered now) kept on the
+    row: they are stored with it once the server accepts it."""
+    row.text_body, row.html_body = bodies or mail_bodies(row)
+    return OutboxEmail(
         subject=one_line(row.subject),  # a row written before subjects were folded
-        body=row.text_body,
-        from_email=settings.DEFAULT_FROM_EMAIL,
-        to=[row.to_address],
-        headers={"Message-ID": row.message_id},
+        text=row.text_body,
+        html=row.html_body,
+        to=row.to_address,
+        message_id=row.message_id,
         connection=connection,
     )
-    msg.attach_alternative(row.html_body, "text/html")
-    return msg
 
 
 def mail_send(*, ids: list[int] | None = None, limit: int | None = None) -> dict[str, Any]:
     """Send due rows (only ``ids`` when given) over one SMTP connection: lease them in
-    one statement, send each, then mark every accepted one sent in one statement.
-    Returns what happened and, under ``retry_in``, the earliest back-off a failure
-    chose.
+    one statement, render the batch's bodies in at most two more queries, send each,
+    then mark every accepted one sent in one statement. Returns what happened and,
+    under ``retry_in``, the earliest back-off a failure chose.
 
-    A sender killed after the server accepted some of a batch and before the marking
-    commits leaves those rows leased; when the lease runs out they are sent again with
-    the same Message-ID (mail clients show one). The batch is the window, so it is
-    bounded by APPROVALS_MAIL_BATCH."""
+    A row that fails (its bodies cannot be rendered, the server refuses it) is retried
+    after its back-off, or failed after APPROVALS_MAIL_MAX_ATTEMPTS; the rest of the
+    batch goes on. A sender killed after the server accepted some of a batch and before
+    the marking commits leaves those rows leased; when the lease runs out they are sent
+    again with the same Message-ID (mail clients show one). The batch is the window, so
+    it is bounded by APPROVALS_MAIL_BATCH."""
     limit = min(limit or settings.APPROVALS_MAIL_BATCH, settings.APPROVALS_MAIL_BATCH)
     if ids is not None:
         ids = ids[:limit]
-    sent = failed = retried = 0
+    failed = retried = 0
     retry_in: float | None = None
     rows = _claim(ids, limit)
     accepted: list[MailMessage] = []
-    connection = get_connection(fail_silently=False) if rows else None
+    connection: Any = None
     try:
-        for row in rows:
-            if connection is None:
-                connection = get_connection(fail_silently=False)
+        for row, bodies in zip(rows, batch_bodies(rows), strict=True):
             try:
-                email_of(row, connection).send()
+                if isinstance(bodies, Exception):
+                    raise bodies
+                if connection is None:
+                    connection = get_connection(fail_silently=False)
+                    connection.open()  # one session for the batch, not one per send
+                email_of(row, connection, bodies).send()
             except Exception as exc:
-                connection = _close(connection)  # a refused session may be unusable
+                if not isinstance(bodies, Exception) and not _session_usable(exc):
+                    connection = _close(connection)
                 if _record_failure(row, exc):
                     failed += 1
                 else:
@@ -267,8 +277,26 @@ def mail_send(*, ids: list[int] | None = None, limit: int | None = None) -> dict
         # The rows keep the bodies they sent.
         _mark_sent(accepted)
         _close(connection)
-    sent = len(accepted)
-    return {"sent": sent, "retried": retried, "failed": failed, "retry_in": retry_in}
+    return {"sent": len(accepted), "retried": retried, "failed": failed, "retry_in": retry_in}
+
+
+def _session_usable(exc: Exception) -> bool:
+    """Whether the SMTP session goes on after ``exc``: a server that refused one
+    sender, recipient or message answered, and smtplib reset the transaction (RSET);
+    anything else (a dropped connection, a timeout) may have left it unusable."""
+    return isinstance(
+        exc, smtplib.SMTPRecipientsRefused | smtplib.SMTPSenderRefused | smtplib.SMTPDataError
+    )
+
+
+# One statement for a batch, whatever its size, on PostgreSQL: the ids and the bodies
+# travel as three arrays.
+_MARK_SENT_SQL = (
+    'UPDATE "{table}" AS m SET "status" = %s, "sent_at" = %s, "lease_until" = NULL, '
+    '"last_error" = \'\', "text_body" = v.t, "html_body" = v.h '
+    "FROM unnest(%s::bigint[], %s::text[], %s::text[]) AS v(id, t, h) "
+    'WHERE m."{pk}" = v.id'
+)
 
 
 def _mark_sent(rows: list[MailMessage]) -> None:
@@ -280,8 +308,24 @@ def _mark_sent(rows: list[MailMessage]) -> None:
         row.sent_at = now
         row.lease_until = None
         row.last_error = ""
-    fields = ["status", "sent_at", "lease_until", "last_error", "text_body", "html_body"]
-    MailMessage.objects.bulk_update(rows, fields, batch_size=len(rows))
+    db = connections[MailMessage.objects.db]
+    if db.vendor == "postgresql":
+        meta = MailMessage._meta
+        sql = _MARK_SENT_SQL.format(table=meta.db_table, pk=meta.pk.column)
+        with db.cursor() as cursor:
+            cursor.execute(
+                sql,
+                [
+                    MailStatus.SENT.value,
+                    now,
+                    [row.pk for row in rows],
+                    [row.text_body for row in rows],
+                    [row.html_body for row in rows],
+                ],
+            )
+    else:  # SQLite (``make run``): Django's CASE per column, one statement too
+        fields = ["status", "sent_at", "lease_until", "last_error", "text_body", "html_body"]
+        MailMessage.objects.bulk_update(rows, fields, batch_size=len(rows))
     metrics.MAIL_SENT.inc(len(rows))
 
 
