@@ -174,9 +174,7 @@ def created_order(*, newest: bool, words: bool = False) -> list[Any]:
     return [when.desc() if newest else when.asc(), "pk"]
 
 
-def matches_first(
-    qs: QuerySet[Workflow], *, newest: bool, limit: int, offset: int
-) -> list[Any]:
+def matches_first(qs: QuerySet[Workflow], *, newest: bool, limit: int, offset: int) -> list[Any]:
     """The ids of a page of ``qs`` (a search's matches, with its read rule) in time
     order, read as the matches first (through the text's GIN index, or the person's own
     ids), then their ids and times sorted: the cost is the matches', never a walk of the
