@@ -2,20 +2,24 @@
 
     .venv/bin/python bench/mail_drain.py [--messages 5000] [--batch 50] [--senders 1 4]
 
-Fills the outbox with N copies of a real task mail (the projection's subject and the
-facts the sender renders its text and HTML from, of a started expense), then drains it
+Fills the outbox with N copies of real mails, task mails and reminders alternately (the
+projection's subject and the facts the sender renders its text and HTML from, of a
+started expense and of its reminder a day later, whose "waiting since" the sender looks
+up), then drains it
 the way the workers do: the pending ids cut into batches of ``--batch``
 (APPROVALS_MAIL_BATCH), each batch one ``mail_send(ids=...)`` call (what one
 ``approvals.send_mail`` task runs), ``--senders`` of them at once. Each run goes through
 Django's SMTP backend to a local aiosmtpd sink in its own process (which counts what it
 accepted by Message-ID), and once through the locmem backend, the outbox's own cost
-without a network. Prints messages/s, p50/p95 per batch, the senders'
-peak memory, and checks every message arrived once.
+without a network. Prints messages/s, p50/p95 per batch, the app's CPU per mail
+(``time.process_time`` of this process: the sink's is not in it), SQL statements per
+batch, the senders' peak memory, and checks every message arrived once.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import queue
 import resource
 import shlex
@@ -97,10 +101,15 @@ class Sink:
 # --- filling and draining ------------------------------------------------------------------
 
 
-def template_mail(users: dict[str, Any]) -> Any:
-    """A real task mail: the projection's row for a started expense."""
+def template_mails(users: dict[str, Any]) -> list[Any]:
+    """Real mails: the projection's rows for a started expense's task and, a day later,
+    its reminder."""
+    import datetime as dt
+
+    from approvals import clock
     from approvals.notifications.models import MailMessage
     from approvals.services.workflows import workflow_start
+    from approvals.workers.timers import timer_drain
 
     started = workflow_start(
         submitter=users["alice"],
@@ -109,10 +118,15 @@ def template_mail(users: dict[str, Any]) -> Any:
         subject_id=f"MAIL-{time.time_ns()}",
         data={"amountPaise": 4_500_000, "currency": "INR", "department": "engineering"},
     )
-    return MailMessage.objects.filter(workflow_id=started.workflow_id).order_by("pk").first()
+    with clock.shifted(dt.timedelta(days=1, seconds=1)):
+        timer_drain()
+    rows = MailMessage.objects.filter(workflow_id=started.workflow_id).order_by("pk")
+    task = rows.filter(kind="task_assigned").first()
+    reminder = rows.filter(kind="reminder").first()
+    return [row for row in (task, reminder) if row is not None]
 
 
-def fill(model: Any, n: int, run: str) -> list[int]:
+def fill(models: list[Any], n: int, run: str) -> list[int]:
     from approvals import clock
     from approvals.notifications.models import MailMessage, MailStatus
 
@@ -134,7 +148,7 @@ def fill(model: Any, n: int, run: str) -> list[int]:
             next_attempt_at=now,
             created_at=now,
         )
-        for i in range(n)
+        for i, model in zip(range(n), itertools.cycle(models), strict=False)
     ]
     MailMessage.objects.bulk_create(rows, batch_size=2000)
     return list(
@@ -152,7 +166,8 @@ def rss_mib() -> float:
 
 
 def drain(ids: list[int], *, batch: int, senders: int, locmem: bool) -> dict[str, Any]:
-    """Send every id in batches, ``senders`` threads at once; time each batch."""
+    """Send every id in batches, ``senders`` threads at once; time each batch, count
+    each batch's SQL statements and the process's CPU."""
     from django.core import mail
     from django.db import connection
 
@@ -162,6 +177,7 @@ def drain(ids: list[int], *, batch: int, senders: int, locmem: bool) -> dict[str
     for i in range(0, len(ids), batch):
         batches.put(ids[i : i + batch])
     took: list[float] = []
+    statements: list[int] = []
     sent = [0]
     lock = threading.Lock()
     peak = [rss_mib()]
@@ -172,19 +188,28 @@ def drain(ids: list[int], *, batch: int, senders: int, locmem: bool) -> dict[str
             peak[0] = max(peak[0], rss_mib())
 
     def sender() -> None:
+        count = [0]
+
+        def counted(execute: Any, *args: Any) -> Any:
+            count[0] += 1
+            return execute(*args)
+
         try:
             while True:
                 try:
                     ids_ = batches.get_nowait()
                 except queue.Empty:
                     return
+                count[0] = 0
                 t = time.perf_counter()
-                result = mail_send(ids=ids_, limit=len(ids_))
+                with connection.execute_wrapper(counted):
+                    result = mail_send(ids=ids_, limit=len(ids_))
                 elapsed = time.perf_counter() - t
                 if locmem:
                     mail.outbox.clear()  # what was "sent" is not kept across batches
                 with lock:
                     took.append(elapsed)
+                    statements.append(count[0])
                     sent[0] += result["sent"]
         finally:
             connection.close()
@@ -193,16 +218,18 @@ def drain(ids: list[int], *, batch: int, senders: int, locmem: bool) -> dict[str
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
     threads = [threading.Thread(target=sender) for _ in range(senders)]
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     done.set()
     sampler.join()
     return {
         "wall": wall,
+        "cpu_ms_per_mail": cpu * 1000 / sent[0] if sent[0] else float("nan"),
+        "statements": sum(statements) / len(statements) if statements else float("nan"),
         "sent": sent[0],
         "batches": summarize_ms(took),
         "rss_before": rss_before,
@@ -228,8 +255,8 @@ def main() -> None:
     from approvals.notifications.models import MailMessage, MailStatus
 
     users = seed()
-    model = template_mail(users)
-    assert model is not None, "starting an expense wrote no mail row"
+    models = template_mails(users)
+    assert len(models) == 2, "an expense and its reminder wrote no task and reminder rows"
     command = shlex.join([".venv/bin/python", "bench/mail_drain.py", *sys.argv[1:]])
     report = Report("mail_drain", f"Mail outbox drain: {args.messages:,} messages")
     rows: list[list[Any]] = []
@@ -238,7 +265,7 @@ def main() -> None:
     scenarios.append(("locmem (no network)", 1, True))
     for label, senders, locmem in scenarios:
         run = f"{int(time.time())}-{senders}-{'l' if locmem else 's'}"
-        ids = fill(model, args.messages, run)
+        ids = fill(models, args.messages, run)
         with Sink() as sink:
             if locmem:
                 settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
@@ -266,14 +293,17 @@ def main() -> None:
                 b["p50"],
                 b["p95"],
                 b["p50"] / args.batch,
+                result["cpu_ms_per_mail"],
+                result["statements"],
                 result["rss_before"],
                 result["rss_peak"],
             ]
         )
         MailMessage.objects.filter(pk__in=ids).delete()
     report.table(
-        f"Draining {args.messages:,} pending task mails (plain text + HTML, "
-        f"{sum(map(len, mail_bodies(model))):,} bytes of body each, rendered by the sender)",
+        f"Draining {args.messages:,} pending mails, task mails and reminders alternately "
+        f"(plain text + HTML, {sum(map(len, mail_bodies(models[0]))):,} bytes of body "
+        "for a task mail, rendered by the sender)",
         [
             "backend",
             "senders",
@@ -284,6 +314,8 @@ def main() -> None:
             "p50 ms per batch",
             "p95 ms per batch",
             "p50 ms per message (batch / size)",
+            "app CPU ms per mail",
+            "SQL statements per batch",
             "RSS before MiB",
             "RSS peak MiB",
         ],
@@ -293,16 +325,25 @@ def main() -> None:
         report.note(line)
     lifetime = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     report.note(
+        "app CPU is time.process_time() of the bench process over the drain divided by the "
+        "mails sent: the senders' rendering, signing, MIME writing, smtplib and the "
+        "database driver; the SMTP sink and PostgreSQL run in other processes and are not "
+        "in it. It is the figure load moves least; messages/s is wall clock on a shared "
+        "machine (one sender waits on four SMTP round trips per mail)"
+    )
+    report.note(
         "senders are threads of one process, each with its own database connection and "
         "one SMTP session per batch; peak RSS is that process's, sampled every 50 ms "
         f"(largest over the whole run: {lifetime:.0f} MiB)"
     )
     report.note(
-        "a batch costs one claim transaction (SELECT ... FOR UPDATE SKIP LOCKED of up to "
-        "--batch rows, one lease UPDATE, COMMIT), the sends over one SMTP session, and one "
-        "mark-sent UPDATE for all the accepted rows: two commits per batch, not per "
-        "message. The price is a wider duplicate window: a sender killed mid-batch sends "
-        "the batch's accepted part again, with the same Message-IDs"
+        "a batch costs one claim transaction (BEGIN, SELECT ... FOR UPDATE SKIP LOCKED of "
+        "up to --batch rows, one lease UPDATE, COMMIT), one read of the organisations' zones "
+        "and one of the reminders' 'waiting since' (whatever the batch's size), the sends "
+        "over one SMTP session, and one mark-sent UPDATE for all the accepted rows (their "
+        "ids and bodies as arrays): two commits per batch, not per message. The price is a "
+        "wider duplicate window: a sender killed mid-batch sends the batch's accepted part "
+        "again, with the same Message-IDs"
     )
     report.markdown.append(
         f"Command: `{command}` (DATABASE_URL and CELERY_BROKER_URL set; the bench database "
