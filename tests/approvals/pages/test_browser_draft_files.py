@@ -28,6 +28,12 @@ pytestmark = [
     pytest.mark.slow,
 ]
 
+# An image's width once it has loaded (0 when it could not be).
+LOADED_WIDTH = """img => img.complete && img.naturalWidth ? img.naturalWidth : new Promise(done => {
+    img.addEventListener("load", () => done(img.naturalWidth));
+    img.addEventListener("error", () => done(0));
+})"""
+
 
 def test_a_drafts_receipt_and_photo_reach_the_approver_when_it_is_submitted(
     acme: Any, live_server: Any, browser: Browser, files_root: Path
@@ -79,7 +85,8 @@ def test_a_drafts_receipt_and_photo_reach_the_approver_when_it_is_submitted(
     sha = hashlib.sha256(photo).hexdigest()
     preview = files.locator(f'img[src="/workflows/{wf.pk}/files/{sha}/preview"]')
     expect(preview).to_be_visible()
-    assert preview.evaluate("img => img.naturalWidth") > 0
+    preview.scroll_into_view_if_needed()
+    assert preview.evaluate(LOADED_WIDTH) > 0  # the PNG drawn from the HEIC was served
     shot(bob, "request-from-draft-with-files")
 
 
