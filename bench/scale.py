@@ -79,6 +79,7 @@ FIGURES = (
     ("archiver months/minute (oldest month)", "archive_mpm", True),
     ("archiver events/s (oldest month)", "archive_s", True),
     ("bytes per event on disk (events, partitions, indexes)", "bytes_per_event", False),
+    ("fill events/s (bench/scale_fill.py, COPY, 2 processes)", "fill_s", True),
 )
 
 
@@ -121,14 +122,14 @@ def _timed(n: int, fn: Any, out: dict[str, Any], key: str) -> None:
     out[key.replace("_p95", "_cpu")] = (app + pg) * 1000 / n
 
 
-def measure(n: int, iterations: int) -> dict[str, Any]:
+def measure(n: int, iterations: int, *, archive: bool = True) -> dict[str, Any]:
     """Every figure of the database this process is set up for."""
     import inprocess
     from django.db import connection
     from django.db.models import Count
     from django.test import Client
     from rest_framework.test import APIClient
-    from scale_fill import event_bytes
+    from scale_fill import event_bytes, recorded
 
     from approvals.access import Role
     from approvals.audit.export import ExportFilter, audit_export
@@ -137,6 +138,8 @@ def measure(n: int, iterations: int) -> dict[str, Any]:
     from approvals.web.search import PAGE_SIZE, WorkflowSearch
 
     out: dict[str, Any] = {"load_before": load_average()}
+    fill = recorded()
+    out["fill_s"], out["fill_note"] = fill.get("events_per_s"), fill
     size, events = event_bytes()
     out.update(events=events, bytes_per_event=size / events)
     with connection.cursor() as cursor:
@@ -228,7 +231,8 @@ def measure(n: int, iterations: int) -> dict[str, Any]:
     out.update(verify_events=sample_events, verify_workflows=checked, verify_breaks=len(breaks))
     out["verify_first_breaks"] = [str(b) for b in breaks[:3]]
 
-    out.update(_archive_oldest())
+    if archive:
+        out.update(_archive_oldest())
     out["load_after"] = load_average()
     return out
 
@@ -286,12 +290,14 @@ def _filled(url: str) -> bool:
         return False
 
 
-def _child(url: str, n: int, iterations: int) -> dict[str, Any]:
+def _child(url: str, n: int, iterations: int, archive: bool) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="scale-bench-") as tmp:
         out = Path(tmp) / "figures.json"
         env = {k: v for k, v in os.environ.items() if k != "BENCH_RESULT_FILE"}
         env.update(BENCH_DATABASE_URL=url, APPROVALS_ARCHIVE_ROOT=str(Path(tmp) / "archive"))
         args = ["--measure", str(out), "--n", str(n), "--iterations", str(iterations)]
+        if not archive:
+            args.append("--skip-archive")
         subprocess.run(
             [str(VENV_BIN / "python"), str(Path(__file__).resolve()), *args],
             cwd=ROOT,
@@ -308,11 +314,12 @@ def main() -> None:
     ap.add_argument("--iterations", type=int, default=200, help="timed reads per figure")
     ap.add_argument("--small", default=SIZES[0][1], help="the 100,000-event database")
     ap.add_argument("--large", default=SIZES[1][1], help="the 10,000,000-event database")
+    ap.add_argument("--skip-archive", action="store_true", help="leave the archiver out")
     args = ap.parse_args()
     os.environ.setdefault("APPROVALS_AUDIT_SEAL_KEY", BENCH_SEAL_KEY)
     if args.measure:
         setup_django()
-        figures = measure(args.n, args.iterations)
+        figures = measure(args.n, args.iterations, archive=not args.skip_archive)
         Path(args.measure).write_text(json.dumps(figures, default=str))
         return
 
@@ -325,7 +332,7 @@ def main() -> None:
             report.note(MISSING.format(db=name, url=url, events=events))
             continue
         print(f"measuring {name} (load average {load_average()})", flush=True)
-        found[label] = _child(url, args.n, args.iterations)
+        found[label] = _child(url, args.n, args.iterations, not args.skip_archive)
     if len(found) < 2:
         report.note("Not measured: both databases are needed.")
         report.write()

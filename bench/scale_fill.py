@@ -141,6 +141,8 @@ class Org:
     admin: str
     ids: dict[str, int] = field(default_factory=dict)  # username -> user id
     budget: int = 0  # events to write
+    done_workflows: int = 0  # already written (a resumed fill)
+    done_events: int = 0
 
 
 def _people_count(events: int, tenants: int) -> int:
@@ -219,6 +221,45 @@ def make_orgs(n: int, people: int, weights: Sequence[float]) -> list[Org]:
         )
     total = sum(weights)
     return [o for o in orgs if o] if total else orgs
+
+
+def load_orgs(n: int) -> list[Org]:
+    """The organisations an interrupted fill made, with what it wrote of each (each
+    batch is one transaction: what is there is whole)."""
+    from django.db.models import Count
+
+    from approvals.models import Tenant, User, Workflow, WorkflowEvent, WorkflowTemplate
+
+    orgs = []
+    for k in range(n):
+        prefix = f"s{k:02d}-"
+        tenant = Tenant.objects.get(slug=f"scale-{k:02d}")
+        people = dict(User.objects.filter(tenant=tenant).values_list("username", "pk"))
+        managers = sorted(u for u in people if u.startswith(f"{prefix}mgr"))
+        employees = sorted(u for u in people if u.startswith(f"{prefix}emp"))
+        templates = {}
+        for t in WorkflowTemplate.objects.filter(tenant=tenant).order_by("key", "version"):
+            templates[t.key] = (t.pk, t.key, t.version)
+        org = Org(
+            tenant_id=tenant.pk,
+            prefix=prefix,
+            templates=templates,
+            employees=employees + managers[: len(managers) // 3],
+            admin=f"{prefix}olga",
+            ids=people,
+        )
+        org.done_workflows = Workflow.objects.filter(tenant=tenant).count()
+        org.done_events = (
+            WorkflowEvent.objects.filter(tenant=tenant).aggregate(n=Count("id"))["n"] or 0
+        )
+        orgs.append(org)
+    return orgs
+
+
+NOTHING_TO_RESUME = (
+    "Nothing to resume: this database has no organisations of an earlier fill "
+    "(scale-00 ...). Run without --resume to fill it."
+)
 
 
 def tenant_weights(n: int) -> list[float]:
@@ -335,31 +376,22 @@ def simulate(
                 break
             t = at
             roll = rng.random()
+            failure = None
             if a.step == "reserve_budget" and not a.undo and roll < 0.03:
-                done = cmd.ActivityFailed(
-                    a.step,
-                    a.attempt,
-                    "BudgetExceeded",
-                    "the cost centre's budget is spent",
-                    retryable=False,
-                    round=a.round,
-                )
+                failure = ("BudgetExceeded", "the cost centre's budget is spent", False)
             elif roll < 0.08:
-                done = cmd.ActivityFailed(
-                    a.step,
-                    a.attempt,
-                    "ConnectionError",
-                    "the ERP did not answer",
-                    undo=a.undo,
-                    round=a.round,
-                )
+                failure = ("ConnectionError", "the ERP did not answer", True)
             elif a.step == "order" and not a.undo and roll < 0.1:
-                done = cmd.ActivityFailed(
+                failure = ("SupplierRefused", "out of stock", False)
+            if failure is not None:
+                error, message, retryable = failure
+                done: Any = cmd.ActivityFailed(
                     a.step,
                     a.attempt,
-                    "SupplierRefused",
-                    "out of stock",
-                    retryable=False,
+                    error,
+                    message,
+                    undo=a.undo,
+                    retryable=retryable,
                     round=a.round,
                 )
             else:
@@ -676,10 +708,11 @@ def fill_org(job: Job) -> tuple[int, int]:
     from approvals.runtime.directory import VERSION_SQL, TenantDirectory
 
     org = job.org
-    rng = random.Random(job.seed)
+    workflows, events = org.done_workflows, org.done_events
+    # a resumed organisation draws from another seed (its first draws are written)
+    rng = random.Random(job.seed if not workflows else f"{job.seed}:{workflows}")
     version = store.fetch_many([(VERSION_SQL, [])])[0][0][0]
     directory = TenantDirectory(org.tenant_id, version)
-    workflows = events = 0
     rows = Rows()
     span = job.end - job.start
     while events < org.budget:
@@ -694,7 +727,7 @@ def fill_org(job: Job) -> tuple[int, int]:
     if rows.workflows:
         with transaction.atomic():
             copy_rows(rows)
-    return workflows, events
+    return workflows - org.done_workflows, events - org.done_events
 
 
 def _worker(jobs: list[Job], out: Any) -> None:
@@ -753,10 +786,11 @@ class FillReport:
     seconds: float
     bytes_per_event: float
     partitions_used: int
+    written: int  # by this run (less than ``events`` when it resumed)
 
     @property
     def events_per_s(self) -> float:
-        return self.events / self.seconds if self.seconds else 0.0
+        return self.written / self.seconds if self.seconds else 0.0
 
 
 def fill(
@@ -768,21 +802,30 @@ def fill(
     seed: int = 1,
     batch: int = 1000,
     log: Any = print,
+    resume: bool = False,
 ) -> FillReport:
     """Fill the database Django is connected to; see the module doc. Raises
-    AlreadyFilled when it holds events."""
+    AlreadyFilled when it holds events, unless ``resume``: then the organisations of an
+    interrupted fill (with the same ``events`` and ``tenants``) are filled up to their
+    share."""
     from django.core.management import call_command
     from django.db import connection, connections
 
     from approvals import clock
+    from approvals.models import Tenant
     from approvals.runtime.partitions import history_partitions
 
-    if already_filled():
+    if resume and not Tenant.objects.filter(slug="scale-00").exists():
+        raise AlreadyFilled(NOTHING_TO_RESUME)
+    if not resume and already_filled():
         raise AlreadyFilled(ALREADY_FILLED)
     t0 = time.perf_counter()
     created = ensure_partitions(months)
     weights = tenant_weights(tenants)
-    orgs = make_orgs(tenants, _people_count(events, tenants), weights)
+    if resume:
+        orgs = load_orgs(tenants)
+    else:
+        orgs = make_orgs(tenants, _people_count(events, tenants), weights)
     total = sum(weights)
     for org, w in zip(orgs, weights, strict=True):
         org.budget = max(1, round(events * w / total))
@@ -822,6 +865,7 @@ def fill(
             if child.exitcode:
                 raise RuntimeError(f"a fill process failed (exit {child.exitcode})")
     seconds = time.perf_counter() - t1
+    resumed = sum(o.done_events for o in orgs)
     # The chain seals over every head, as the periodic job writes them (verify_audit
     # reports events older than two seal intervals that no seal covers).
     call_command("seal_audit", stdout=io.StringIO())
@@ -833,7 +877,45 @@ def fill(
         for name in history_partitions():
             cursor.execute(f'SELECT EXISTS (SELECT 1 FROM "{name}")')
             used += bool(cursor.fetchone()[0])
-    return FillReport(len(orgs), workflows, count, seconds, size / max(count, 1), used)
+    report = FillReport(
+        len(orgs), workflows, count, seconds, size / max(count, 1), used, count - resumed
+    )
+    record(report, resumed=resume)
+    return report
+
+
+def record(report: FillReport, *, resumed: bool) -> None:
+    """Keep the fill's figures on the database itself (its comment), where bench/scale.py
+    reads them for its table."""
+    from django.db import connection
+
+    figures = {
+        "events": report.events,
+        "written": report.written,
+        "seconds": round(report.seconds, 1),
+        "events_per_s": round(report.events_per_s),
+        "bytes_per_event": round(report.bytes_per_event),
+        "resumed": resumed,
+    }
+    name = connection.settings_dict["NAME"]
+    with connection.cursor() as cursor:
+        cursor.execute(f'COMMENT ON DATABASE "{name}" IS %s', [json.dumps(figures)])
+
+
+def recorded() -> dict[str, Any]:
+    """What ``record`` kept on this database ({} when nothing)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT shobj_description(oid, 'pg_database') FROM pg_database"
+            " WHERE datname = current_database()"
+        )
+        text = cursor.fetchone()[0]
+    try:
+        return dict(json.loads(text)) if text else {}
+    except ValueError:
+        return {}
 
 
 def main() -> None:
@@ -844,6 +926,11 @@ def main() -> None:
     parser.add_argument("--procs", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--batch", type=int, default=1000, help="workflows per transaction")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="go on with a fill that was interrupted (same --events and --tenants)",
+    )
     args = parser.parse_args()
     if not os.environ.get("BENCH_DATABASE_URL"):
         sys.exit("Set BENCH_DATABASE_URL to the database to fill (never the app's own).")
@@ -859,14 +946,15 @@ def main() -> None:
             procs=args.procs,
             seed=args.seed,
             batch=args.batch,
+            resume=args.resume,
         )
     except AlreadyFilled as exc:
         sys.exit(str(exc))
     print(
-        f"filled {r.events:,} events ({r.workflows:,} workflows, {r.tenants} organisations,"
-        f" {r.partitions_used} monthly partitions used) in {r.seconds:,.0f} s:"
-        f" {r.events_per_s:,.0f} events/s; {r.bytes_per_event:,.0f} bytes per event"
-        " (events table, partitions and indexes)"
+        f"filled {r.events:,} events ({r.tenants} organisations, {r.partitions_used} monthly"
+        f" partitions used); this run wrote {r.written:,} events of {r.workflows:,} workflows"
+        f" in {r.seconds:,.0f} s: {r.events_per_s:,.0f} events/s;"
+        f" {r.bytes_per_event:,.0f} bytes per event (events table, partitions and indexes)"
     )
 
 

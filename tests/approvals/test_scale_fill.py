@@ -69,6 +69,11 @@ def test_a_small_fill_verifies_rebuilds_alike_uses_the_partitions_and_is_not_rep
 
     with pytest.raises(scale_fill.AlreadyFilled, match="already holds workflow events"):
         scale_fill.fill(events=2_000, tenants=2, months=3, procs=1, log=lambda _: None)
+    # Resumed, a fill that is whole writes nothing more.
+    again = scale_fill.fill(
+        events=2_000, tenants=2, months=3, procs=1, log=lambda _: None, resume=True
+    )
+    assert again.written == 0 and again.events == report.events
 
 
 def test_a_fill_refuses_a_database_with_any_history(acme: Any) -> None:
@@ -84,4 +89,6 @@ def test_a_fill_refuses_a_database_with_any_history(acme: Any) -> None:
     )
     with pytest.raises(scale_fill.AlreadyFilled):
         scale_fill.fill(events=100, tenants=1, procs=1, log=lambda _: None)
+    with pytest.raises(scale_fill.AlreadyFilled, match="Nothing to resume"):
+        scale_fill.fill(events=100, tenants=1, procs=1, log=lambda _: None, resume=True)
     assert not Tenant.objects.filter(slug__startswith="scale-").exists()
