@@ -16,6 +16,7 @@ from django.utils.cache import patch_cache_control
 from .api.errors import json_error
 from .request_ids import request_id_valid
 from .runtime import tenant_scope
+from .services.tokens import TokenRefused, token_authenticate
 
 BODY_TOO_LARGE = "The request body is larger than {limit} bytes."
 BAD_LENGTH = "Content-Length is not a number."
@@ -38,7 +39,7 @@ class RequestIdMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        given = request.headers.get("X-Request-Id", "")
+        given = request.META.get("HTTP_X_REQUEST_ID", "")  # no HttpHeaders built
         correlation_id = given if request_id_valid(given) else uuid.uuid4().hex
         request.correlation_id = correlation_id  # type: ignore[attr-defined]
         response = self._refuse(request) if request.path.startswith("/api/") else None
@@ -148,6 +149,26 @@ class TenantScopeMiddleware:
         if request.path_info.startswith(_OWN_TENANT_PREFIXES):
             return None
         user = getattr(request, "user", None)
+        if user is not None and not user.is_authenticated:
+            user = _bearer_user(request)
         if user is None or not user.is_authenticated or user.is_superuser:
             return None
         return getattr(user, "tenant_id", None)
+
+
+def _bearer_user(request: HttpRequest) -> Any:
+    """The person an API read's ``Authorization: Bearer`` token names, or None. The
+    token is looked up here, on the login role, so the read can act for its tenant;
+    the view's authentication (approvals.api.auth) takes the result from the request
+    instead of looking it up again. A refused token is left to the view, which answers
+    401 as before."""
+    header = request.META.get("HTTP_AUTHORIZATION", "")
+    parts = header.split()
+    if len(parts) != 2 or parts[0].lower() != "bearer":
+        return None
+    try:
+        token = token_authenticate(secret=parts[1])
+    except TokenRefused:
+        return None
+    request.approvals_bearer = (token.user, token)  # type: ignore[attr-defined]
+    return token.user

@@ -26,6 +26,10 @@ class BearerTokenAuthentication(BaseAuthentication):
             return None  # not ours: session authentication may still apply
         if len(parts) != 2:
             raise exceptions.AuthenticationFailed(MALFORMED_HEADER)
+        known = getattr(request, "approvals_bearer", None)
+        if known is not None:
+            # Looked up by TenantScopeMiddleware from this same header for this request.
+            return known
         try:
             secret = parts[1].decode("ascii")
         except UnicodeDecodeError as exc:

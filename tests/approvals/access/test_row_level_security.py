@@ -20,6 +20,7 @@ from approvals.migrations._ops import TENANT_ISOLATION, TENANT_TABLES_SQL
 from approvals.models import PendingTask, User, Workflow, WorkflowEvent
 from approvals.runtime import tenant_scope
 from approvals.runtime.commands import command_execute
+from approvals.services.tokens import token_issue
 from approvals.services.workflows import workflow_start
 from templates_engine import commands as cmd
 
@@ -211,6 +212,20 @@ def test_a_members_page_read_that_forgets_its_filter_sees_only_their_organisatio
     client = Client()
     client.force_login(root)
     assert client.get("/rls-probe").json()["tenants"] == sorted([two["acme"].pk, two["globex"].pk])
+
+
+@pytest.mark.urls(__name__)
+def test_an_api_read_with_a_bearer_token_acts_for_the_tokens_organisation(two):
+    for who, tenant in (("alice", two["acme"].pk), ("gina", two["globex"].pk)):
+        _, secret = token_issue(user=User.objects.get(username=who))
+        auth = {"HTTP_AUTHORIZATION": f"Bearer {secret}"}
+        assert Client().get("/rls-probe", **auth).json() == {"tenants": [tenant], "workflows": 1}
+        # the API view takes the person the middleware found, and still answers
+        assert Client().get("/api/me/tasks", **auth).status_code == 200
+    # a refused token is still the view's 401, and no read acts for anyone
+    bad = {"HTTP_AUTHORIZATION": "Bearer not-a-token"}
+    assert Client().get("/api/me/tasks", **bad).status_code == 401
+    assert Client().get("/rls-probe", **bad).json()["workflows"] == 2
 
 
 def test_the_policy_is_the_one_the_migration_helper_writes(db):
