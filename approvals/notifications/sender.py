@@ -240,10 +240,13 @@ def mail_send(*, ids: list[int] | None = None, limit: int | None = None) -> dict
 
     A row that fails (its bodies cannot be rendered, the server refuses it) is retried
     after its back-off, or failed after APPROVALS_MAIL_MAX_ATTEMPTS; the rest of the
-    batch goes on. A sender killed after the server accepted some of a batch and before
-    the marking commits leaves those rows leased; when the lease runs out they are sent
-    again with the same Message-ID (mail clients show one). The batch is the window, so
-    it is bounded by APPROVALS_MAIL_BATCH."""
+    batch goes on. A server that cannot be reached fails the rest of the batch with one
+    attempt to connect, not one per mail.
+
+    A sender killed after the server accepted some of a batch and before the marking
+    commits leaves those rows leased; when the lease runs out they are sent again with
+    the same Message-ID (mail clients show one). The batch is the window, so it is
+    bounded by APPROVALS_MAIL_BATCH."""
     limit = min(limit or settings.APPROVALS_MAIL_BATCH, settings.APPROVALS_MAIL_BATCH)
     if ids is not None:
         ids = ids[:limit]
@@ -252,14 +255,21 @@ def mail_send(*, ids: list[int] | None = None, limit: int | None = None) -> dict
     rows = _claim(ids, limit)
     accepted: list[MailMessage] = []
     connection: Any = None
+    unreachable: Exception | None = None  # the server could not be reached: stop trying
     try:
         for row, bodies in zip(rows, batch_bodies(rows), strict=True):
             try:
                 if isinstance(bodies, Exception):
                     raise bodies
                 if connection is None:
+                    if unreachable is not None:
+                        raise unreachable
                     connection = get_connection(fail_silently=False)
-                    connection.open()  # one session for the batch, not one per send
+                    try:
+                        connection.open()  # one session for the batch, not one per send
+                    except Exception as exc:
+                        unreachable = exc
+                        raise
                 email_of(row, connection, bodies).send()
             except Exception as exc:
                 if not isinstance(bodies, Exception) and not _session_usable(exc):

@@ -9,6 +9,8 @@ from __future__ import annotations
 import datetime as dt
 import email
 import re
+import socket
+import threading
 from collections.abc import Iterator
 from email import policy
 from typing import Any
@@ -168,6 +170,53 @@ def test_a_recipient_the_server_refuses_is_retried_then_failed_and_the_batch_goe
     refused.refresh_from_db()
     assert (refused.status, refused.attempts, refused.lease_until) == ("failed", 2, None)
     assert sink.counts() == {r.message_id: 1 for r in rows if r.pk != refused.pk}
+
+
+class HangUp:
+    """A server that takes each connection and closes it before any greeting: an SMTP
+    server that cannot be reached. Counts the connections it took."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.taken = 0
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.taken += 1
+            conn.close()
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def test_a_server_that_cannot_be_reached_costs_one_connection_per_batch(acme, api, settings):
+    # given four task mails and a mail server that hangs up at once
+    expenses(api, 4)
+    rows = pending()
+    server = HangUp()
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", server.port
+    settings.EMAIL_USE_TLS = settings.EMAIL_USE_SSL = False
+    settings.EMAIL_TIMEOUT = 10
+    try:
+        # when the batch is sent
+        result = mail_send(ids=[r.pk for r in rows])
+    finally:
+        server.close()
+
+    # then it was tried once, and every mail waits for its retry, saying why
+    assert server.taken == 1
+    assert (result["sent"], result["retried"]) == (0, 4)
+    for row in MailMessage.objects.filter(pk__in=[r.pk for r in rows]):
+        assert (row.status, row.attempts, row.lease_until) == ("pending", 1, None)
+        assert row.last_error.startswith("SMTPServerDisconnected")
 
 
 LONG_LINE = "<p>" + "Receipt line, ₹1,00,000.00. " * 60 + "</p>"  # over 998 octets
