@@ -104,11 +104,12 @@ MIDDLEWARE = [
     "approvals.middleware.ConnectionCheckMiddleware",
     "approvals.middleware.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # The inbox API's 304, before the session, auth and DRF (approvals/api/inbox_revalidate.py),
+    # and before the CSP middleware: it puts the same policy on the 304, built once.
+    "approvals.api.inbox_revalidate.InboxRevalidateMiddleware",
     "csp.middleware.CSPMiddleware",
     # Serves collected static files (admin, API docs, the app's CSS) under gunicorn.
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    # The inbox API's 304, before the session, auth and DRF (approvals/api/inbox_revalidate.py).
-    "approvals.api.inbox_revalidate.InboxRevalidateMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

@@ -20,8 +20,14 @@ to the view, which decides as before:
   tag, or a tag from before any change, never matches.
 
 The inbox API has no throttle and no access audit; the middleware before this one (the
-request id, the security headers, CSP) still wrap the 304, and it carries the headers
-the view's 304 carries (a test compares them).
+request id, the security headers) still wrap the 304, it puts on it the policy the CSP
+middleware after it would (built once), and it carries the headers the view's 304
+carries (a test compares them).
+
+A session seen before is read in one statement with its user and their versions: its
+row's data must still be the bytes decoded and checked last time (``_KNOWN``), else
+they are decoded and checked again; the user's state (active, password) is read and
+checked on every request.
 """
 
 from __future__ import annotations
@@ -34,6 +40,8 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
 from django.contrib.sessions.backends.db import SessionStore
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponseBase
 from django.urls import reverse
 from django.utils import timezone
@@ -87,6 +95,54 @@ def _bearer_user(header: str) -> User | None:
         return None
 
 
+# What a session's row said when it was last decoded and checked here: its key ->
+# (session_data, the secret it was checked under, the user's id, the password hash
+# the session holds). A session seen before is read in one statement with the user it
+# named and the versions; its answer stands only when the row's data is still those
+# very bytes (else they are decoded and checked again). Bounded: emptied when full.
+_KNOWN: dict[str, tuple[str, str, Any, str]] = {}
+KNOWN_SESSIONS = 10_000
+
+
+@cache
+def _known_sql() -> str:
+    """The session's data, the user and their versions in one statement (the key and
+    ``now``, ``at`` twice, then the user's id)."""
+    return (
+        f"SELECT ({_SESSION_SQL}), {store.columns(User, 'u')},"
+        f" ({inbox_etag.versions_sql('u.id', 'u.tenant_id')})"
+        f" FROM {store.table(User)} u WHERE u.id = %s"
+    )
+
+
+def _session_fields(store_class: type[SessionStore], key: str, data: str) -> tuple[Any, str] | None:
+    """The user's id and the password hash that the session's ``data`` holds, checked as
+    ``django.contrib.auth.get_user`` checks them (a model-backend sign-in); None: the
+    view decides. Kept in ``_KNOWN`` for the next request on the same key."""
+    secret = settings.SECRET_KEY
+    known = _KNOWN.get(key)
+    if known is not None and known[0] == data and known[1] == secret:
+        return known[2], known[3]
+    decoded: dict[str, Any] = store_class().decode(data)
+    backend, user_id, given = (
+        decoded.get(BACKEND_SESSION_KEY),
+        decoded.get(SESSION_KEY),
+        decoded.get(HASH_SESSION_KEY),
+    )
+    if backend != MODEL_BACKEND or backend not in settings.AUTHENTICATION_BACKENDS:
+        return None
+    if not given or not isinstance(given, str):
+        return None
+    try:
+        pk = User._meta.pk.to_python(user_id)
+    except Exception:  # noqa: BLE001 - the view's own path answers a bad session
+        return None
+    if len(_KNOWN) >= KNOWN_SESSIONS:
+        _KNOWN.clear()
+    _KNOWN[key] = (data, secret, pk, given)
+    return pk, given
+
+
 def _session_user(request: HttpRequest, now: dt.datetime) -> tuple[User, str] | None:
     """The session's user and their inbox versions at ``now``, checked as
     ``django.contrib.auth.get_user`` checks them; None: the view decides."""
@@ -94,31 +150,50 @@ def _session_user(request: HttpRequest, now: dt.datetime) -> tuple[User, str] | 
     store_class = _session_store()
     if not key or store_class is None:
         return None
-    rows = store.fetch(_SESSION_SQL, [key, timezone.now()], prepare=True)
-    if not rows:
-        return None
-    data: dict[str, Any] = store_class().decode(rows[0][0])
-    backend, user_id, given = (
-        data.get(BACKEND_SESSION_KEY),
-        data.get(SESSION_KEY),
-        data.get(HASH_SESSION_KEY),
-    )
-    if backend != MODEL_BACKEND or backend not in settings.AUTHENTICATION_BACKENDS:
-        return None
-    try:
-        pk = User._meta.pk.to_python(user_id)
-    except Exception:  # noqa: BLE001 - the view's own path answers a bad session
-        return None
     at = store.param(Delegation, "starts_at", now)
-    found = store.fetch(_user_sql(), [at, at, pk], prepare=True)
-    if not found:
+    known = _KNOWN.get(key)
+    if known is not None:
+        # One statement: the session's row, and the user it named when last seen.
+        found = store.fetch(_known_sql(), [key, timezone.now(), at, at, known[2]], prepare=True)
+        if not found or found[0][0] is None:
+            _KNOWN.pop(key, None)
+            return None
+        fields = _session_fields(store_class, key, found[0][0])
+        if fields is None or fields[0] != known[2]:
+            return None  # the session now names someone else: the view decides
+        row = found[0][1:]
+    else:
+        rows = store.fetch(_SESSION_SQL, [key, timezone.now()], prepare=True)
+        if not rows:
+            return None
+        fields = _session_fields(store_class, key, rows[0][0])
+        if fields is None:
+            return None
+        found = store.fetch(_user_sql(), [at, at, fields[0]], prepare=True)
+        if not found:
+            return None
+        row = found[0]
+    user: User = store.instance(User, row[:-1])
+    if not user.is_active:
         return None
-    user: User = store.instance(User, found[0][:-1])
-    if not user.is_active or not given:
+    if not constant_time_compare(fields[1], _auth_hash(user)):
         return None
-    if not constant_time_compare(given, user.get_session_auth_hash()):
-        return None
-    return user, str(found[0][-1])
+    return user, str(row[-1])
+
+
+_AUTH_HASHES: dict[tuple[str, str], str] = {}
+
+
+def _auth_hash(user: User) -> str:
+    """``user.get_session_auth_hash()`` (an HMAC of the password's hash under the secret
+    key), kept per password hash and key."""
+    kept = (user.password, settings.SECRET_KEY)
+    found = _AUTH_HASHES.get(kept)
+    if found is None:
+        if len(_AUTH_HASHES) >= KNOWN_SESSIONS:
+            _AUTH_HASHES.clear()
+        found = _AUTH_HASHES[kept] = user.get_session_auth_hash()
+    return found
 
 
 def _who(request: HttpRequest, now: dt.datetime) -> tuple[User, str] | None:
@@ -156,11 +231,42 @@ def not_modified(request: HttpRequest) -> HttpResponseBase | None:
     response["Allow"] = ALLOW
     response["X-Frame-Options"] = settings.X_FRAME_OPTIONS
     response["Content-Length"] = "0"
+    for header, policy in _csp_headers():
+        response[header] = policy
     return response
 
 
 # What DRF's view, the clickjacking and the common middleware put on the view's 304.
 ALLOW = "GET, HEAD, OPTIONS"
+CSP_MIDDLEWARE = "csp.middleware.CSPMiddleware"
+
+
+@cache
+def _csp_headers() -> tuple[tuple[str, str], ...]:
+    """The Content-Security-Policy headers that ``CSPMiddleware`` puts on the view's
+    304 (no nonce drawn, no policy of the view's own), built once: this middleware runs
+    before it, and building them per answer cost a fifth of the 304."""
+    if CSP_MIDDLEWARE not in settings.MIDDLEWARE:
+        return ()
+    from csp.constants import HEADER, HEADER_REPORT_ONLY
+    from csp.utils import build_policy
+
+    headers = []
+    for header, name, report_only in (
+        (HEADER, "CONTENT_SECURITY_POLICY", False),
+        (HEADER_REPORT_ONLY, "CONTENT_SECURITY_POLICY_REPORT_ONLY", True),
+    ):
+        policy = build_policy(report_only=report_only)
+        excluded = tuple((getattr(settings, name, None) or {}).get("EXCLUDE_URL_PREFIXES") or ())
+        if policy and not _path().startswith(excluded):
+            headers.append((header, policy))
+    return tuple(headers)
+
+
+@receiver(setting_changed)
+def _settings_changed(*, setting: str, **kwargs: Any) -> None:
+    if setting == "MIDDLEWARE" or setting.startswith("CONTENT_SECURITY_POLICY"):
+        _csp_headers.cache_clear()
 
 
 class InboxRevalidateMiddleware:

@@ -42,7 +42,12 @@ def _statements(client: Any, tag: str, **extra: Any) -> tuple[Any, list[str]]:
     return response, [str(q["sql"]) for q in seen.captured_queries]
 
 
-def test_a_session_revalidates_with_two_statements(acme, early_in_a_minute):  # noqa: F811
+def _known(client: Any, tag: str) -> None:
+    """A first revalidation, after which the middleware knows the session."""
+    assert client.get(PATH, HTTP_IF_NONE_MATCH=tag).status_code == 304
+
+
+def test_a_session_revalidates_with_two_statements_then_one(acme, early_in_a_minute):  # noqa: F811
     expense_started("REVAL-1")
     bob = _signed_in("bob")
     tag = _tag(bob)
@@ -50,6 +55,11 @@ def test_a_session_revalidates_with_two_statements(acme, early_in_a_minute):  # 
     assert response.status_code == 304 and response.content == b""
     assert response["ETag"] == tag
     assert len(statements) == 2, statements  # the session, then the user with versions
+    # known now: the session's row, the user it names and the versions, in one
+    response, statements = _statements(bob, tag)
+    assert response.status_code == 304 and response["ETag"] == tag
+    assert len(statements) == 1, statements
+    assert "django_session" in statements[0] and "approvals_inboxversion" in statements[0]
 
 
 def test_a_token_revalidates_with_two_statements(acme, api, early_in_a_minute):  # noqa: F811
@@ -91,9 +101,12 @@ def test_no_304_after_a_change_to_the_session_inbox(acme, early_in_a_minute):  #
     assert len(response.json()["items"]) == 1
 
 
-def test_no_304_once_the_password_changed(acme, early_in_a_minute):  # noqa: F811
+@pytest.mark.parametrize("known", [False, True], ids=["first", "known"])
+def test_no_304_once_the_password_changed(acme, early_in_a_minute, known):  # noqa: F811
     bob = _signed_in("bob")
     tag = _tag(bob)
+    if known:
+        _known(bob, tag)
     user = User.objects.get(username="bob")
     user.set_password("a-new-password-for-bob-7731")
     user.save()
@@ -101,17 +114,23 @@ def test_no_304_once_the_password_changed(acme, early_in_a_minute):  # noqa: F81
     assert bob.get(PATH, HTTP_IF_NONE_MATCH=tag).status_code in (401, 403)
 
 
-def test_no_304_for_a_disabled_account(acme, api, early_in_a_minute):  # noqa: F811
+@pytest.mark.parametrize("known", [False, True], ids=["first", "known"])
+def test_no_304_for_a_disabled_account(acme, api, early_in_a_minute, known):  # noqa: F811
     by_session, by_token = _signed_in("bob"), api("bob")
     session_tag, token_tag = _tag(by_session), _tag(by_token)
+    if known:
+        _known(by_session, session_tag)
     User.objects.filter(username="bob").update(is_active=False)
     assert by_session.get(PATH, HTTP_IF_NONE_MATCH=session_tag).status_code in (401, 403)
     assert by_token.get(PATH, HTTP_IF_NONE_MATCH=token_tag).status_code in (401, 403)
 
 
-def test_no_304_for_an_expired_session(acme, early_in_a_minute):  # noqa: F811
+@pytest.mark.parametrize("known", [False, True], ids=["first", "known"])
+def test_no_304_for_an_expired_session(acme, early_in_a_minute, known):  # noqa: F811
     bob = _signed_in("bob")
     tag = _tag(bob)
+    if known:
+        _known(bob, tag)
     with connection.cursor() as cursor:
         cursor.execute("UPDATE django_session SET expire_date = now() - interval '1 second'")
     assert bob.get(PATH, HTTP_IF_NONE_MATCH=tag).status_code in (401, 403)
@@ -131,3 +150,46 @@ def test_another_format_is_left_to_the_view(acme, api, early_in_a_minute):  # no
     tag = _tag(bob)
     html = bob.get(PATH, HTTP_IF_NONE_MATCH=tag, HTTP_ACCEPT="text/html")
     assert html.status_code != 304  # the view negotiates: only JSON is served
+
+
+def test_no_304_after_signing_out(acme, early_in_a_minute):  # noqa: F811
+    bob = _signed_in("bob")
+    tag = _tag(bob)
+    _known(bob, tag)
+    cookie = bob.cookies["sessionid"].value
+    bob.logout()  # the session's row is deleted
+    again = Client()
+    again.cookies["sessionid"] = cookie
+    assert again.get(PATH, HTTP_IF_NONE_MATCH=tag).status_code in (401, 403)
+
+
+def test_a_known_session_that_now_names_someone_else_is_left_to_the_view(
+    acme,
+    early_in_a_minute,  # noqa: F811
+):
+    bob, fiona = _signed_in("bob"), _signed_in("fiona")
+    bob_tag = _tag(bob)
+    _known(bob, bob_tag)
+    # bob's session row now holds fiona's sign-in (signed data, as the store wrote it)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE django_session SET session_data ="
+            " (SELECT session_data FROM django_session WHERE session_key = %s)"
+            " WHERE session_key = %s",
+            [fiona.cookies["sessionid"].value, bob.cookies["sessionid"].value],
+        )
+    response = bob.get(PATH, HTTP_IF_NONE_MATCH=bob_tag)
+    assert response.status_code == 200  # the view answers fiona, in full
+    assert response["ETag"] != bob_tag
+
+
+def test_a_known_session_whose_data_was_tampered_with_is_refused(acme, early_in_a_minute):  # noqa: F811
+    bob = _signed_in("bob")
+    tag = _tag(bob)
+    _known(bob, tag)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE django_session SET session_data = session_data || 'x' WHERE session_key = %s",
+            [bob.cookies["sessionid"].value],
+        )
+    assert bob.get(PATH, HTTP_IF_NONE_MATCH=tag).status_code in (401, 403)
