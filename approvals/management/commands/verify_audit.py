@@ -38,12 +38,14 @@ class Command(BaseCommand):
                 raise CommandError(f"{options['workflow']!r} is not a workflow id.") from None
         notes: list[str] = []
         breaks, checked = audit_verify(tenant=tenant, workflow_id=workflow_id, notes=notes)
-        for problem in breaks:
-            self.stdout.write(f"BROKEN {problem}")
-        for note in notes:
-            self.stdout.write(note)
         if workflow_id is not None and not checked and not breaks:
             raise CommandError(f"No workflow {workflow_id} to verify.")
+        # The verdict first: what is broken, or OK; then what the daily seals showed.
+        for problem in breaks:
+            self.stdout.write(f"BROKEN {problem}")
+        if not breaks:
+            self.stdout.write(f"OK: {checked} workflow chain(s) intact and matching their seals.")
+        for note in notes:
+            self.stdout.write(note)
         if breaks:
             raise CommandError(BROKEN.format(n=len(breaks)))
-        self.stdout.write(f"OK: {checked} workflow chain(s) intact and matching their seals.")
