@@ -71,6 +71,7 @@ ENGINE_WORDS = re.compile(
     r"\b(alice|bob|fiona|olga|victor|reserve_budget|budget-request|expense-approval)\b"
     r"|paise|Exceeded|Error|Exception|[0-9]{7,}"
 )
+LINK = re.compile(r"https?://\S+")
 
 
 def only(wid: str, kind: str) -> MailMessage:
@@ -84,7 +85,8 @@ def text_of(row: MailMessage) -> str:
 def assert_people_words(row: MailMessage) -> None:
     text, html = mail_bodies(row)
     for words in (row.subject, text.split("Open the request:")[0], html.split("<a href")[0]):
-        found = ENGINE_WORDS.search(words)
+        # A link's signed token may hold any run of digits: only the words are checked.
+        found = ENGINE_WORDS.search(LINK.sub("", words))
         assert found is None, (found, words)
 
 
