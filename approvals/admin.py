@@ -42,6 +42,7 @@ from .models import (
     Workflow,
     WorkflowTemplate,
 )
+from .runtime import tenant_scope
 from .selectors.templates import workflow_template_latest
 from .services.delegations import DelegationRefused, delegation_check
 from .services.directory import DeactivationRefused, handover_summary, user_deactivate
@@ -104,7 +105,23 @@ class TenantScoped(LabelledDateTimeAdmin):
         user: Any = request.user
         if not user.is_superuser:
             obj.tenant_id = user.tenant_id
-        super().save_model(request, obj, form, change)
+        with as_member(request):
+            super().save_model(request, obj, form, change)
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        with as_member(request):
+            super().delete_model(request, obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        with as_member(request):
+            super().delete_queryset(request, queryset)
+
+
+def as_member(request: HttpRequest) -> Any:
+    """An organisation's staff write in the admin acting for their organisation (row-
+    level security); a superuser's writes cross organisations on the login role."""
+    user: Any = request.user
+    return tenant_scope.atomic_for(None if user.is_superuser else user.tenant_id)
 
 
 class SuperuserOnly(admin.ModelAdmin):
@@ -191,6 +208,10 @@ class TenantAdmin(SuperuserOnly):
         if user.is_superuser:
             return super().get_fields(request, obj)
         return ["name", "time_zone", "outbound_hosts"]
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        with as_member(request):  # an organisation admin's time zone or hosts
+            super().save_model(request, obj, form, change)
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
         user: Any = request.user

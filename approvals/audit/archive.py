@@ -49,6 +49,7 @@ from django.db.models import Count, Max, Q
 
 from .. import access, clock
 from ..models import Tenant, User, Workflow, WorkflowEvent, history_month
+from ..runtime import tenant_scope
 from ..runtime.partitions import EVENTS, month_add, partition_name
 from . import offline_verify
 from .daily_proof import seal_fields
@@ -125,6 +126,7 @@ def retention_years(tenant_id: int) -> int:
     return policy.years if policy is not None else int(settings.APPROVALS_RETENTION_YEARS)
 
 
+@tenant_scope.atomic_for_tenant_of("tenant")
 def retention_set(*, tenant: Tenant, years: int, by: str) -> RetentionPolicy:
     if not 1 <= years <= 100:
         raise ArchiveError("Retention is a whole number of years from 1 to 100.")
@@ -161,6 +163,7 @@ def hold_verifies(hold: LegalHold, *, key: bytes) -> bool:
     return hold.key_id == key_id(key) and hmac.compare_digest(expected, hold.signature)
 
 
+@tenant_scope.atomic_for_tenant_of("by")
 def hold_set(
     *,
     by: User,

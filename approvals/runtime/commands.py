@@ -55,7 +55,7 @@ from . import store
 from .chain import HASH_FORMAT, EventRow, event_hash
 from .directory import VERSION_SQL, TenantDirectory
 from .projections import project
-from .tenant_scope import acting_for
+from .tenant_scope import acting_for, cross_tenant_again
 
 MAX_CONFLICT_RETRIES = 3
 
@@ -166,6 +166,10 @@ def command_execute_many(
     its CommandResult, or the WorkflowNotFound or CommandRejected it met, which changed
     nothing of that workflow. Any other failure rolls the whole group back and is
     raised: the caller delivers the items one by one.
+
+    The group may mix tenants (the poller claims across them): the locks are taken on
+    the login role, then each tenant's workflows are decided and written acting for
+    that tenant (``_by_tenant``).
     """
     pks = [_workflow_pk(workflow_id) for _, workflow_id, _ in items]
     if len(set(pks)) != len(pks):
@@ -173,7 +177,8 @@ def command_execute_many(
     if not items:
         return []
     now = clock.now()
-    with store.pipelined(), store.gathered_writes():
+    results: list[CommandResult | Exception] = [WorkflowNotFound(WORKFLOW_NOT_FOUND)] * len(items)
+    with store.pipelined():
         params = [store.uuid_param(Workflow, pk) for pk in sorted(pks)]
         found, version_rows = store.fetch_many(
             [(_lock_many_sql(len(params)), params), (VERSION_SQL, [])]
@@ -185,31 +190,44 @@ def command_execute_many(
             for name in _READS:
                 setattr(wf, name, False)
             locked[wf.pk] = wf
-        results: list[CommandResult | Exception] = []
-        for (tenant_id, _, command), pk in zip(items, pks, strict=True):
-            wf = locked.get(pk)
-            if wf is None or wf.tenant_id != tenant_id:
-                results.append(WorkflowNotFound(WORKFLOW_NOT_FOUND))
-                continue
-            definition = definition_for(wf.template_id)
-            directory = TenantDirectory(tenant_id, version)
-            try:
-                results.append(
-                    _decide_and_write(
-                        wf,
-                        definition,
-                        load_state(wf, definition),
-                        command,
-                        SYSTEM,
-                        None,
-                        "",
-                        now,
-                        directory,
-                    )
-                )
-            except CommandRejected as exc:  # decided before anything was written
-                results.append(exc)
+        tenants = _by_tenant(items)
+        for tenant_id, indexes in tenants:
+            with acting_for(tenant_id), store.gathered_writes():
+                for i in indexes:
+                    wf = locked.get(pks[i])
+                    if wf is None or wf.tenant_id != tenant_id:
+                        continue
+                    definition = definition_for(wf.template_id)
+                    directory = TenantDirectory(tenant_id, version)
+                    try:
+                        results[i] = _decide_and_write(
+                            wf,
+                            definition,
+                            load_state(wf, definition),
+                            items[i][2],
+                            SYSTEM,
+                            None,
+                            "",
+                            now,
+                            directory,
+                        )
+                    except CommandRejected as exc:  # decided before anything was written
+                        results[i] = exc
+        if len(tenants) > 1:
+            cross_tenant_again()  # COMMIT's deferred triggers read the tenants' rows
     return results
+
+
+def _by_tenant(items: Sequence[tuple[int, Any, Any]]) -> list[tuple[int, list[int]]]:
+    """The items' indexes by tenant, tenants in the order they first appear. Each
+    tenant's part is decided acting for it and its writes sent in one statement after
+    the tenant's setting: inside ``store.pipelined`` the settings travel with the
+    writes, so a group of several tenants costs a statement per tenant but no round
+    trip more than a group of one."""
+    out: dict[int, list[int]] = {}
+    for i, (tenant_id, _, _) in enumerate(items):
+        out.setdefault(int(tenant_id), []).append(i)
+    return list(out.items())
 
 
 def _workflow_pk(workflow_id: uuid.UUID | str) -> uuid.UUID:

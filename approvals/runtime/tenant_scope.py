@@ -13,19 +13,26 @@ commands) stays on the login role, a member of ``approvals_system`` (README).
 The command path (``commands.command_execute``, ``workflow_start``) acts for the
 workflow's tenant inside ``store.pipelined``, where the statement travels in the first
 round trip with BEGIN and the lock (no round trip of its own); page and API reads of a
-signed-in member go through ``TenantScopeMiddleware`` (approvals/middleware.py).
+signed-in member go through ``TenantScopeMiddleware`` (approvals/middleware.py). The
+use-cases that write outside the command path (templates, delegations, the directory,
+drafts, schedules, API tokens, the organisation's settings, legal holds) run in one
+transaction acting for their tenant: ``atomic_for`` and its decorator ``atomic_for_tenant_of``.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
-from typing import Any
+import functools
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS, connections
+from django.db import DEFAULT_DB_ALIAS, connections, transaction
 
+from ..models import Tenant
 from . import store
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 APP_ROLE = "approvals_app"
 SYSTEM_ROLE = "approvals_system"
@@ -41,6 +48,9 @@ _SWAP_SQL = (
     f" current_setting('{TENANT_SETTING}', true) AS t)"
     f" SELECT r, t, set_config('role', '{APP_ROLE}', true),"
     f" set_config('{TENANT_SETTING}', %s, true) FROM before"
+)
+_CROSS_TENANT_SQL = (
+    f"SELECT set_config('role', 'none', true), set_config('{TENANT_SETTING}', '', true)"
 )
 _RESTORE_SQL = f"SELECT set_config('role', %s, true), set_config('{TENANT_SETTING}', %s, true)"
 
@@ -76,18 +86,78 @@ def acting_for(tenant_id: int) -> Iterator[None]:
         return
     if not db.in_atomic_block:
         raise RuntimeError(NOT_IN_TRANSACTION)
-    if _ends_with_block(db):
-        # Through the command path's runner: inside ``store.pipelined`` it travels with
-        # BEGIN and the first reads instead of taking a round trip of its own.
-        store.send(ACT_SQL, [str(int(tenant_id))])
+    tenant_id = int(tenant_id)
+    before = getattr(db, "approvals_acting_for", None)
+    if before == tenant_id:
+        # A command inside a use-case that already acts for its tenant (a draft's
+        # submission starting its workflow, a deactivation handing on every task):
+        # nothing to switch, and no round trip.
         yield
         return
-    with db.cursor() as cursor:
-        cursor.execute(_SWAP_SQL, [str(int(tenant_id))])
-        role, tenant, _, _ = cursor.fetchone()
-    yield
-    with db.cursor() as cursor:
-        cursor.execute(_RESTORE_SQL, [role, tenant or ""])
+    db.approvals_acting_for = tenant_id
+    try:
+        if _ends_with_block(db):
+            # Through the command path's runner: inside ``store.pipelined`` it travels
+            # with BEGIN and the first reads instead of taking a round trip of its own.
+            store.send(ACT_SQL, [str(tenant_id)])
+            yield
+            return
+        with db.cursor() as cursor:
+            cursor.execute(_SWAP_SQL, [str(tenant_id)])
+            role, tenant, _, _ = cursor.fetchone()
+        yield
+        with db.cursor() as cursor:
+            cursor.execute(_RESTORE_SQL, [role, tenant or ""])
+    finally:
+        db.approvals_acting_for = before
+
+
+def cross_tenant_again() -> None:
+    """The rest of the transaction on the login role again, after ``acting_for`` blocks
+    whose settings outlive them (the command path's: they end with the transaction).
+    Inside ``store.pipelined`` the statement travels with the next round trip."""
+    db: Any = connections[DEFAULT_DB_ALIAS]
+    if enabled(db) and db.in_atomic_block and _ends_with_block(db):
+        store.send(_CROSS_TENANT_SQL, [])
+
+
+def tenant_of(owner: Any) -> int | None:
+    """The tenant id of ``owner``: an organisation, anything with a ``tenant_id`` (a
+    person, a row), a tenant's id, or None (a superuser with no organisation)."""
+    if owner is None or isinstance(owner, int):
+        return owner
+    if isinstance(owner, Tenant):
+        return int(owner.pk)
+    return getattr(owner, "tenant_id", None)
+
+
+@contextlib.contextmanager
+def atomic_for(owner: Any) -> Iterator[None]:
+    """One transaction (``transaction.atomic``) acting for ``owner``'s tenant (see
+    ``tenant_of``): a use-case that writes outside the command path. With no tenant
+    (a superuser's own work) the block crosses tenants on the login role."""
+    tenant_id = tenant_of(owner)
+    with transaction.atomic():
+        if tenant_id is None:
+            yield
+            return
+        with acting_for(tenant_id):
+            yield
+
+
+def atomic_for_tenant_of(argument: str) -> Callable[[F], F]:
+    """Decorator: the service runs in ``atomic_for`` the keyword argument ``argument``
+    (the organisation, or the person or row whose organisation it is)."""
+
+    def decorate(service: F) -> F:
+        @functools.wraps(service)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            with atomic_for(kwargs[argument]):
+                return service(*args, **kwargs)
+
+        return run  # type: ignore[return-value]
+
+    return decorate
 
 
 def acting_tenant() -> int | None:

@@ -7,7 +7,6 @@ import datetime as dt
 import uuid
 from dataclasses import dataclass, field
 
-from django.db import transaction
 from django.utils import timezone
 
 from templates_engine import CommandRejected
@@ -15,6 +14,7 @@ from templates_engine import CommandRejected
 from .. import access, clock
 from ..models import Delegation, PendingTask, User, time_bounds
 from ..runtime.commands import Busy, WorkflowNotFound
+from ..runtime.tenant_scope import atomic_for_tenant_of
 from .workflows import workflow_decide
 
 DELEGATE_OTHER_TENANT = "The delegate must belong to the same organisation."
@@ -64,6 +64,7 @@ def delegation_check(*, user: User, delegate: User) -> None:
 DELEGATION_PERIOD = "The last day must not be before the first."
 
 
+@atomic_for_tenant_of("user")
 def delegation_set(
     *, user: User, delegate: User, starts_at: dt.datetime, ends_at: dt.datetime, reason: str = ""
 ) -> Delegation:
@@ -108,7 +109,7 @@ def _own(user: User, delegation_id: int) -> Delegation:
     return found
 
 
-@transaction.atomic
+@atomic_for_tenant_of("user")
 def delegation_end(*, user: User, delegation_id: int) -> Delegation:
     """End the person's current absence now: from this moment their tasks come to them
     again, and the stand-in may no longer decide on their behalf (the directory's
@@ -122,7 +123,7 @@ def delegation_end(*, user: User, delegation_id: int) -> Delegation:
     return d
 
 
-@transaction.atomic
+@atomic_for_tenant_of("user")
 def delegation_change(
     *,
     user: User,
@@ -153,7 +154,7 @@ def delegation_change(
     return d
 
 
-@transaction.atomic
+@atomic_for_tenant_of("user")
 def delegation_delete(*, user: User, delegation_id: int) -> None:
     """Delete a planned absence, one that has not begun."""
     d = _own(user, delegation_id)

@@ -46,6 +46,7 @@ from templates_engine.steps.approval import ApprovalStep
 from .. import access, clock
 from ..definitions import definition_for
 from ..models import Delegation, OrgGroup, PendingTask, Tenant, User, Workflow
+from ..runtime import tenant_scope
 from ..runtime.commands import SYSTEM, Actor, command_execute, load_state
 
 log = logging.getLogger(__name__)
@@ -125,7 +126,7 @@ def user_deactivate(
     the active flag). Raises DeactivationRefused, changing nothing, when a task has
     nobody to take it.
     """
-    with transaction.atomic():
+    with tenant_scope.atomic_for(user):
         # FOR NO KEY UPDATE: it serialises two deactivations of one person, yet lets a
         # racing decision (whose event row references the person: KEY SHARE) go on to
         # the workflow's lock, where the two are ordered; FOR UPDATE would deadlock.
@@ -500,25 +501,47 @@ def directory_sync(
     (handing their tasks on). All or nothing: any problem changes nothing."""
     report = SyncReport()
     with transaction.atomic():
-        people = _upsert_people(tenant, entries, report)
-        for e in entries:
-            person = people[e.username]
-            manager_id = people[e.manager].pk if e.manager else None
-            if person.manager_id != manager_id:
-                User.objects.filter(pk=person.pk).update(manager_id=manager_id)
-                person.manager_id = manager_id
-        _set_groups(tenant, entries, people)
-        for e in entries:
-            person = people[e.username]
-            if e.active and not person.is_active:
-                person.is_active = True
-                person.save(update_fields=["is_active"])
-                report.reactivated.append(person.username)
-        for e in entries:
-            person = User.objects.get(pk=people[e.username].pk)
-            if not e.active and person.is_active:
-                report.deactivated.append(user_deactivate(user=person, by=by))
+        # A user name is unique across organisations: asked on the login role, before
+        # the rest acts for the organisation and sees its own people only.
+        _check_names_free(tenant, entries)
+        with tenant_scope.acting_for(tenant.pk):
+            _sync(tenant, entries, by, report)
     return report
+
+
+def _check_names_free(tenant: Tenant, entries: list[DirectoryEntry]) -> None:
+    names = [e.username for e in entries]
+    taken = set(
+        User.objects.filter(username__in=names)
+        .exclude(tenant=tenant)
+        .values_list("username", flat=True)
+    )
+    for name in names:
+        if name in taken:
+            raise DirectoryInvalid(OTHER_TENANT.format(username=name))
+
+
+def _sync(
+    tenant: Tenant, entries: list[DirectoryEntry], by: User | None, report: SyncReport
+) -> None:
+    people = _upsert_people(tenant, entries, report)
+    for e in entries:
+        person = people[e.username]
+        manager_id = people[e.manager].pk if e.manager else None
+        if person.manager_id != manager_id:
+            User.objects.filter(pk=person.pk).update(manager_id=manager_id)
+            person.manager_id = manager_id
+    _set_groups(tenant, entries, people)
+    for e in entries:
+        person = people[e.username]
+        if e.active and not person.is_active:
+            person.is_active = True
+            person.save(update_fields=["is_active"])
+            report.reactivated.append(person.username)
+    for e in entries:
+        person = User.objects.get(pk=people[e.username].pk)
+        if not e.active and person.is_active:
+            report.deactivated.append(user_deactivate(user=person, by=by))
 
 
 def _upsert_people(

@@ -23,6 +23,7 @@ from templates_engine.expressions import data_problems
 from .. import access, clock
 from ..definitions import definition_for
 from ..models import Draft, DraftFile, StartRequest, User
+from ..runtime import tenant_scope
 from ..selectors.drafts import DRAFTS_PER_PERSON, draft_count, draft_file_name
 from ..selectors.templates import workflow_template_latest
 from .attachments import (
@@ -83,6 +84,7 @@ class DraftRefused(Exception):
         self.message = message
 
 
+@tenant_scope.atomic_for_tenant_of("author")
 def draft_save(
     *,
     author: User,
@@ -126,7 +128,7 @@ def draft_update(
     """Replace what a draft holds, checked as ``draft_save`` checks it. Raises
     DraftNotFound for a draft the author did not write and DraftRefused for one
     already submitted."""
-    with transaction.atomic():
+    with tenant_scope.atomic_for(author):
         # Someone else's draft is not found, whatever they may or may not do.
         draft = _locked(author, draft_id)
         if draft.workflow_id is not None:
@@ -145,7 +147,7 @@ def draft_delete(*, author: User, draft_id: uuid.UUID | str) -> None:
     """Delete a draft not yet submitted (nothing else knows of it), and its copies of
     its files once that is committed: no request ever reads them (a submitted draft's
     files are the request's own by then), so nothing needs to be asked first."""
-    with transaction.atomic():
+    with tenant_scope.atomic_for(author):
         draft = _locked(author, draft_id)
         if draft.workflow_id is not None:
             raise DraftRefused(DRAFT_SUBMITTED_CODE, DRAFT_SUBMITTED)
@@ -167,7 +169,7 @@ def draft_files_add(
     storage = attachment_storage()
     stored: list[str] = []
     try:
-        with transaction.atomic():
+        with tenant_scope.atomic_for(author):
             draft = _locked(author, draft_id)
             if draft.workflow_id is not None:
                 raise DraftRefused(DRAFT_SUBMITTED_CODE, DRAFT_SUBMITTED)
@@ -250,7 +252,7 @@ def draft_submit(
     any start. The draft is locked meanwhile; a second submission (at once, or later)
     answers as the first did, ``replayed``. When the start is refused nothing changes
     and the draft stays a draft."""
-    with transaction.atomic():
+    with tenant_scope.atomic_for(author):
         draft = _locked(author, draft_id)
         if draft.workflow_id is not None:
             prior = StartRequest.objects.filter(

@@ -12,12 +12,12 @@ import uuid
 from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db import transaction
 
 from templates_engine import commands as cmd
 
 from .. import access
 from ..models import Timer, User, Workflow
+from ..runtime import tenant_scope
 from ..runtime.commands import WORKFLOW_NOT_FOUND, Actor, CommandResult, WorkflowNotFound
 from ..runtime.commands import command_execute as _execute
 from .workflows import StartResult, workflow_start
@@ -75,7 +75,7 @@ def workflow_restart(
         "made_by": user.username,
         "reason": reason,
     }
-    with transaction.atomic():
+    with tenant_scope.atomic_for(wf.tenant_id):
         started = workflow_start(
             submitter=submitter,
             template_key=wf.template_key,

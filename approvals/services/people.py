@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..models import User
+from ..runtime import tenant_scope
 from ..zones import ZONE_INVALID, zone_named
 
 
@@ -10,6 +11,7 @@ class SettingRefused(ValueError):
     pass
 
 
+@tenant_scope.atomic_for_tenant_of("user")
 def user_time_zone_set(*, user: User, time_zone: str) -> None:
     """Show ``user`` their times in ``time_zone`` (an IANA name); blank goes back to
     what their browser says. Raises SettingRefused for a name that is no zone."""

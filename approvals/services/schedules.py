@@ -23,6 +23,7 @@ from .. import access, clock
 from ..cron import Cron, CronInvalid
 from ..models import StartSchedule, User
 from ..models.schedules import SUBJECT_DUE
+from ..runtime import tenant_scope
 from ..runtime.commands import Busy
 from .workflows import (
     IdempotencyKeyReused,
@@ -151,7 +152,9 @@ def schedules_start_due(
             )
             if schedule is None:
                 continue  # another process has it, or has started it already
-            run = _fire(schedule, now)
+            # Claimed across organisations; started and moved on acting for its own.
+            with tenant_scope.acting_for(schedule.tenant_id):
+                run = _fire(schedule, now)
             if run is not None:
                 runs.append(run)
     return runs

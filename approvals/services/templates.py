@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import transaction
-
 from templates_engine import Definition, DefinitionError
 
 from .. import clock
 from ..models import Tenant, User, WorkflowTemplate
+from ..runtime import tenant_scope
 from ..selectors.templates import workflow_template_problems
 
 ALREADY_RETIRED = "{key} is already retired."
@@ -40,7 +39,7 @@ def workflow_template_publish(
     if problems:
         raise DefinitionRefused(problems)
     parsed = Definition.parse(definition)
-    with transaction.atomic():
+    with tenant_scope.atomic_for(tenant):
         latest = (
             WorkflowTemplate.objects.select_for_update()
             .filter(tenant=tenant, key=parsed.key)
@@ -79,7 +78,7 @@ def workflow_template_retire(*, tenant: Tenant, key: str, retired_by: User | Non
     """Refuse new starts of ``key`` from now on: its newest version is marked retired.
     Running workflows keep their version and finish; publishing a version (or rolling
     back) opens the workflow template again."""
-    with transaction.atomic():
+    with tenant_scope.atomic_for(tenant):
         latest = (
             WorkflowTemplate.objects.select_for_update()
             .filter(tenant=tenant, key=key)

@@ -26,7 +26,7 @@ from django.db.models.signals import post_save, pre_save
 
 from .. import access, clock
 from ..models import ApiToken, User
-from ..runtime import store
+from ..runtime import store, tenant_scope
 
 TOKEN_UNKNOWN = "This token is not valid."
 TOKEN_EXPIRED = "This token has expired; ask for a new one."
@@ -68,6 +68,7 @@ def token_digest(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
+@tenant_scope.atomic_for_tenant_of("user")
 def token_issue(
     *,
     user: User,
@@ -123,10 +124,12 @@ def token_authenticate(*, secret: str) -> ApiToken:
 def token_revoke(*, token: ApiToken) -> None:
     """Revoke one token; revoking a revoked token keeps its first revocation time."""
     now = clock.now()
-    ApiToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(revoked_at=now)
-    token.refresh_from_db(fields=["revoked_at"])
+    with tenant_scope.atomic_for(token.user):
+        ApiToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(revoked_at=now)
+        token.refresh_from_db(fields=["revoked_at"])
 
 
+@tenant_scope.atomic_for_tenant_of("user")
 def tokens_revoke_for_user(*, user: User) -> int:
     """Revoke every live token of ``user``; returns how many were revoked."""
     return ApiToken.objects.filter(user=user, revoked_at__isnull=True).update(
