@@ -2,11 +2,16 @@
 
 - The rollup's triggers count a statement's one step visit without the general
   statement's aggregates (``runtime.rollup``, the single-row path): most of what the
-  rollup cost a start or a decision.
+  rollup cost a start or a decision. The single-row path is one query of the trigger
+  (its test and its call together), an UPDATE of the key row before any INSERT, and a
+  closed visit one change of its row (the counts' differences, the wait's bucket moved)
+  instead of a visit taken away and one added.
 - Workflows are kept at fillfactor 80: a decision rewrites its workflow's row, and
   with room on the page that is a HOT update (no new entry in the workflow's eleven
   indexes, the full-text GIN among them, whose words PostgreSQL would otherwise compute
   again) unless the status changes. New pages only: the table is not rewritten here.
+  A decision's UPDATE names the status and the data only when they change
+  (``runtime.commands``).
 """
 
 from typing import Any

@@ -457,6 +457,9 @@ def _append(
     directory: TenantDirectory,
     summary: tuple[str, str] | None = None,
 ) -> None:
+    """Append the events and write the workflow's row. ``summary`` comes with a command
+    that set the data (None: the data is as it was)."""
+    status_before = wf.status
     for event in events:
         transition = _TRANSITIONS.get(type(event))
         if transition is not None:
@@ -508,21 +511,23 @@ def _append(
         store.insert(WorkflowEvent, _EVENT_COLUMNS, rows)
         return
     store.insert(WorkflowEvent, _EVENT_COLUMNS, rows)
-    store.update(
-        Workflow,
-        wf.pk,
-        {
-            "status": wf.status,
-            "version": wf.version,
-            "last_hash": wf.last_hash,
-            "public_status": wf.public_status,
-            "current_step": wf.current_step,
-            "data": wf.data,
-            "snapshot": wf.snapshot,
-            "updated_at": now,
-            **({"summary": wf.summary, "amount_display": wf.amount_display} if summary else {}),
-        },
-    )
+    # Only the columns the command changed: the status and the data (with the summary
+    # line, their projection) are indexed (the status's indexes, the full-text GIN over
+    # data and summary), so leaving them out when they are as they were spares their
+    # conversion, and PostgreSQL's comparison of them for a HOT update.
+    values: dict[str, Any] = {
+        "version": wf.version,
+        "last_hash": wf.last_hash,
+        "public_status": wf.public_status,
+        "current_step": wf.current_step,
+        "snapshot": wf.snapshot,
+        "updated_at": now,
+    }
+    if wf.status != status_before:
+        values["status"] = wf.status
+    if summary is not None:
+        values.update(data=wf.data, summary=wf.summary, amount_display=wf.amount_display)
+    store.update(Workflow, wf.pk, values)
 
 
 _WORKFLOW_COLUMNS = tuple(f.attname for f in Workflow._meta.concrete_fields)

@@ -128,10 +128,67 @@ _TRIGGERS = {
 
 # One visit opened or closed by one statement (every command's case) is counted without
 # the general statement's grouping and histogram aggregates (SQL functions called per
-# row, and an unnest to add two arrays): one row's counts, and its two buckets bumped
-# in place. That was most of the rollup's cost to a command (bench/write_path.py). A
-# statement of several visits (a timer batch, a rebuild) takes the general path.
-_ONE_ROW = f"""
+# row, and an unnest to add two arrays): one row's counts, and its buckets bumped in
+# place. A visit's key row is there already but on the day's first visit of its key, so
+# each function tries an UPDATE of that row first (no VALUES built, no speculative
+# insertion) and inserts only when it found none; ON CONFLICT takes the row another
+# command inserted meanwhile. A closed visit (an UPDATE that keeps the key) is one
+# change of one row: its counts' differences, its wait's bucket moved. That was most of
+# the rollup's cost to a command (bench/write_path.py). A statement of several visits
+# (a timer batch, a rebuild) takes the general path.
+_KEY_VALUES = (
+    "v.tenant_id, v.template_key, v.step, v.kind, (v.entered_at AT TIME ZONE 'UTC')::date, v.dims"
+)
+_KEY_MATCH = " AND ".join(
+    f"r.{k} = {v}"
+    for k, v in zip(
+        _KEY,
+        (
+            "v.tenant_id",
+            "v.template_key",
+            "v.step",
+            "v.kind",
+            "(v.entered_at AT TIME ZONE 'UTC')::date",
+            "v.dims",
+        ),
+        strict=True,
+    )
+)
+
+
+def _counts(v: str) -> list[str]:
+    """The visit ``v``'s counts, in the order of ``COUNTS``."""
+    return [
+        "1",
+        f"({v}.left_at IS NULL)::int",
+        f"({v}.outcome = 'completed')::int",
+        f"({v}.outcome = 'rejected')::int",
+        f"({v}.outcome = 'sent_back')::int",
+        f"({v}.left_at IS NOT NULL AND {v}.due_at IS NOT NULL AND {v}.left_at > {v}.due_at)::int",
+        f"{v}.escalated::int",
+    ]
+
+
+assert len(_counts("v")) == len(_COUNTS)
+
+
+def _slot(v: str) -> str:
+    """The half-hour of the day ``v`` entered (1-based), when it is its step's first."""
+    return (
+        f"CASE WHEN {v}.entry = 1 THEN 1 + floor(extract(epoch FROM"
+        f" ({v}.entered_at AT TIME ZONE 'UTC')::time) / {SLOT_SECONDS})::int END"
+    )
+
+
+def _bucket(v: str) -> str:
+    """The wait's bucket of ``v`` (1-based), none while it is open."""
+    return f"nullif(approvals_wait_bucket({v}.entered_at, {v}.left_at) + 1, {OPEN + 1})"
+
+
+# The key row changed by ``sign`` times a visit's counts and buckets: (a, b, c) is the
+# UPDATE's SET, the INSERT's values and the conflict's SET. Called with the row's old
+# and new buckets (NULL: none), so one call moves a closed visit's wait.
+_ONE_ROW_FUNCTIONS = f"""
 CREATE OR REPLACE FUNCTION approvals_bump(a int[], i int, n int) RETURNS int[]
 LANGUAGE plpgsql IMMUTABLE AS $$
 BEGIN
@@ -140,63 +197,76 @@ BEGIN
     END IF;
     RETURN a;
 END $$;
-CREATE OR REPLACE FUNCTION approvals_stepday_one(v approvals_stepvisit, sign int)
+CREATE OR REPLACE FUNCTION approvals_stepday_add(
+    v approvals_stepvisit, counts int[], wait_from int, wait_to int,
+    slot_from int, slot_to int)
 RETURNS void LANGUAGE plpgsql AS $$
-DECLARE
-    b int := approvals_wait_bucket(v.entered_at, v.left_at);
-    slot int := floor(extract(epoch FROM (v.entered_at AT TIME ZONE 'UTC')::time)
-                      / {SLOT_SECONDS})::int;
 BEGIN
-    INSERT INTO approvals_stepday AS r ({", ".join(_KEY)}, {", ".join(_COUNTS)}, waits, firsts)
-    VALUES (v.tenant_id, v.template_key, v.step, v.kind,
-        (v.entered_at AT TIME ZONE 'UTC')::date, v.dims,
-        sign, sign * (v.left_at IS NULL)::int,
-        sign * (v.outcome = 'completed')::int, sign * (v.outcome = 'rejected')::int,
-        sign * (v.outcome = 'sent_back')::int,
-        sign * (v.left_at IS NOT NULL AND v.due_at IS NOT NULL AND v.left_at > v.due_at)::int,
-        sign * v.escalated::int,
-        approvals_bump(array_fill(0, ARRAY[{BUCKETS}]), CASE WHEN b >= 0 THEN b + 1 END, sign),
-        approvals_bump(array_fill(0, ARRAY[{SLOTS}]),
-                       CASE WHEN v.entry = 1 THEN slot + 1 END, sign))
-    ON CONFLICT ON CONSTRAINT stepday_key DO UPDATE SET
-        {", ".join(f"{c} = r.{c} + excluded.{c}" for c in _COUNTS)},
-        waits = approvals_bump(r.waits, CASE WHEN b >= 0 THEN b + 1 END, sign),
-        firsts = approvals_bump(r.firsts, CASE WHEN v.entry = 1 THEN slot + 1 END, sign);
+    UPDATE approvals_stepday r SET
+        {", ".join(f"{c} = r.{c} + counts[{i + 1}]" for i, c in enumerate(_COUNTS))},
+        waits = approvals_bump(approvals_bump(r.waits, wait_from, -1), wait_to, 1),
+        firsts = approvals_bump(approvals_bump(r.firsts, slot_from, -1), slot_to, 1)
+    WHERE {_KEY_MATCH};
+    IF NOT FOUND THEN
+        INSERT INTO approvals_stepday AS r ({", ".join(_KEY)}, {", ".join(_COUNTS)}, waits, firsts)
+        VALUES ({_KEY_VALUES}, {", ".join(f"counts[{i + 1}]" for i in range(len(_COUNTS)))},
+            approvals_bump(approvals_bump(array_fill(0, ARRAY[{BUCKETS}]), wait_from, -1),
+                           wait_to, 1),
+            approvals_bump(approvals_bump(array_fill(0, ARRAY[{SLOTS}]), slot_from, -1),
+                           slot_to, 1))
+        ON CONFLICT ON CONSTRAINT stepday_key DO UPDATE SET
+            {", ".join(f"{c} = r.{c} + excluded.{c}" for c in _COUNTS)},
+            waits = approvals_add_arrays(r.waits, excluded.waits),
+            firsts = approvals_add_arrays(r.firsts, excluded.firsts);
+    END IF;
 END $$;
+CREATE OR REPLACE FUNCTION approvals_stepday_one(v approvals_stepvisit, sign int)
+RETURNS void LANGUAGE sql AS $$
+    SELECT approvals_stepday_add(v,
+        ARRAY[{", ".join(f"sign * {c}" for c in _counts("v"))}],
+        CASE WHEN sign < 0 THEN {_bucket("v")} END, CASE WHEN sign > 0 THEN {_bucket("v")} END,
+        CASE WHEN sign < 0 THEN {_slot("v")} END, CASE WHEN sign > 0 THEN {_slot("v")} END)
+$$;
+CREATE OR REPLACE FUNCTION approvals_stepday_move(o approvals_stepvisit, v approvals_stepvisit)
+RETURNS void LANGUAGE sql AS $$
+    SELECT approvals_stepday_add(v,
+        ARRAY[{", ".join(f"{n} - {o}" for n, o in zip(_counts("v"), _counts("o"), strict=True))}],
+        {_bucket("o")}, {_bucket("v")},
+        CASE WHEN {_slot("o")} IS DISTINCT FROM {_slot("v")} THEN {_slot("o")} END,
+        CASE WHEN {_slot("o")} IS DISTINCT FROM {_slot("v")} THEN {_slot("v")} END)
+$$;
 """
-_ONE_ROW_BODY = {
-    # event: the statement's one visit counted (a visit taken away: counted negative)
-    "insert": "PERFORM approvals_stepday_one(v, 1) FROM new_rows v",
-    "delete": "PERFORM approvals_stepday_one(v, -1) FROM old_rows v",
-    "update": "PERFORM approvals_stepday_one(v, -1) FROM old_rows v; "
-    "PERFORM approvals_stepday_one(v, 1) FROM new_rows v",
-}
-_ONE_ROW_TEST = {
-    "insert": "(SELECT count(*) FROM new_rows) = 1",
-    "delete": "(SELECT count(*) FROM old_rows) = 1",
-    # and the visit's key unchanged (the two sums on one row: no lock order to keep)
-    "update": "(SELECT count(*) FROM new_rows) = 1 AND (SELECT count(*) FROM old_rows) = 1"
-    " AND (SELECT (o.tenant_id, o.template_key, o.step, o.kind, o.entered_at, o.dims)"
+# event: the statement's one visit counted (a visit taken away: counted negative; a
+# visit closed: moved, when its key stayed as it was, the two sums on one row and no
+# lock order to keep), in one query that finds nothing for any other statement
+_ONE_ROW = {
+    "insert": "PERFORM approvals_stepday_one(v, 1) FROM new_rows v"
+    " WHERE (SELECT count(*) FROM new_rows) = 1",
+    "delete": "PERFORM approvals_stepday_one(v, -1) FROM old_rows v"
+    " WHERE (SELECT count(*) FROM old_rows) = 1",
+    "update": "PERFORM approvals_stepday_move(o, n) FROM old_rows o JOIN new_rows n"
+    " ON n.id = o.id AND (o.tenant_id, o.template_key, o.step, o.kind, o.entered_at, o.dims)"
     " = (n.tenant_id, n.template_key, n.step, n.kind, n.entered_at, n.dims)"
-    " FROM old_rows o, new_rows n)",
+    " WHERE (SELECT count(*) FROM old_rows) = 1",
 }
 
 
 def _trigger_function(event: str, source: str) -> str:
     return f"""CREATE OR REPLACE FUNCTION approvals_stepday_{event}() RETURNS trigger
         LANGUAGE plpgsql AS $$ BEGIN
-            IF {_ONE_ROW_TEST[event]} THEN
-                {_ONE_ROW_BODY[event]};
-            ELSE
+            {_ONE_ROW[event]};
+            IF NOT FOUND THEN
                 {_upsert(source)};
             END IF;
             RETURN NULL;
         END $$;"""
 
 
-TRIGGER_FUNCTIONS = [_ONE_ROW] + [_trigger_function(e, s) for e, (_, s) in _TRIGGERS.items()]
+TRIGGER_FUNCTIONS = [_ONE_ROW_FUNCTIONS] + [
+    _trigger_function(e, s) for e, (_, s) in _TRIGGERS.items()
+]
 
-INSTALL = [_FUNCTIONS, _ONE_ROW]
+INSTALL = [_FUNCTIONS, _ONE_ROW_FUNCTIONS]
 for _event, (_tables, _source) in _TRIGGERS.items():
     INSTALL += [
         _trigger_function(_event, _source),
@@ -210,7 +280,10 @@ RECOUNT_ALL = _upsert(_contributions("approvals_stepvisit", 1))
 UNINSTALL = [
     *(f"DROP TRIGGER IF EXISTS stepday_{e} ON approvals_stepvisit;" for e in _TRIGGERS),
     *(f"DROP FUNCTION IF EXISTS approvals_stepday_{e}();" for e in _TRIGGERS),
+    "DROP FUNCTION IF EXISTS approvals_stepday_move(approvals_stepvisit, approvals_stepvisit);",
     "DROP FUNCTION IF EXISTS approvals_stepday_one(approvals_stepvisit, int);",
+    "DROP FUNCTION IF EXISTS approvals_stepday_add("
+    "approvals_stepvisit, int[], int, int, int, int);",
     "DROP FUNCTION IF EXISTS approvals_bump(int[], int, int);",
     "DROP AGGREGATE IF EXISTS approvals_histogram(int, int, int);",
     "DROP FUNCTION IF EXISTS approvals_histogram_add(int[], int, int, int);",
