@@ -6,6 +6,18 @@ import uuid
 from typing import Any
 
 EXPENSE = "expense-approval"
+# A template whose one step reminds its approver (the submitter's manager) an hour on.
+REMINDING = {
+    "key": "reminding",
+    "steps": [
+        {
+            "id": "manager",
+            "kind": "approval",
+            "approvers": [{"manager": "submitter"}],
+            "reminders": ["PT1H"],
+        }
+    ],
+}
 
 
 def start_expense(

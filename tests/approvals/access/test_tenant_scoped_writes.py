@@ -43,7 +43,7 @@ from approvals.services.tokens import token_issue, token_revoke, tokens_revoke_f
 from approvals.services.workflows import workflow_start
 from approvals.workers.timers import timer_drain
 
-from ..helpers import EXPENSE, second_organisation
+from ..helpers import EXPENSE, REMINDING, second_organisation
 
 pytestmark = pytest.mark.skipif(
     connection.vendor != "postgresql", reason="PostgreSQL's row-level security"
@@ -66,8 +66,7 @@ class Writes:
             raw = connection.connection
             assert raw is not None
             row = raw.execute(
-                "SELECT current_user,"
-                " NULLIF(current_setting('approvals.tenant', true), '')::bigint"
+                "SELECT current_user, NULLIF(current_setting('approvals.tenant', true), '')::bigint"
             ).fetchone()
             assert row is not None
             self.seen.append((found.group(1), row[0], row[1]))
@@ -105,19 +104,6 @@ def _only(writes: Writes, tenant_id: int, *tables: str) -> None:
     writes.clear()
 
 
-REMINDING = {
-    "key": "reminding",
-    "steps": [
-        {
-            "id": "manager",
-            "kind": "approval",
-            "approvers": [{"manager": "submitter"}],
-            "reminders": ["PT1H"],
-        }
-    ],
-}
-
-
 @pytest.mark.django_db
 def test_publishing_and_retiring_a_template_act_for_its_organisation(globex, writes):
     tenant = globex["tenant"]
@@ -135,7 +121,10 @@ def test_absences_set_changed_ended_and_deleted_act_for_the_organisation(acme, w
     victor = User.objects.get(username="victor")
     now = clock.now()
     later = delegation_set(
-        user=alice, delegate=bob, starts_at=now + dt.timedelta(days=2), ends_at=now + dt.timedelta(days=3)
+        user=alice,
+        delegate=bob,
+        starts_at=now + dt.timedelta(days=2),
+        ends_at=now + dt.timedelta(days=3),
     )
     _only(writes, acme.pk, "approvals_delegation")
     delegation_change(
@@ -149,7 +138,10 @@ def test_absences_set_changed_ended_and_deleted_act_for_the_organisation(acme, w
     delegation_delete(user=alice, delegation_id=later.pk)
     _only(writes, acme.pk, "approvals_delegation")
     current = delegation_set(
-        user=alice, delegate=bob, starts_at=now - dt.timedelta(hours=1), ends_at=now + dt.timedelta(days=1)
+        user=alice,
+        delegate=bob,
+        starts_at=now - dt.timedelta(hours=1),
+        ends_at=now + dt.timedelta(days=1),
     )
     delegation_end(user=alice, delegation_id=current.pk)
     _only(writes, acme.pk, "approvals_delegation")
@@ -254,10 +246,6 @@ def test_a_scheduled_start_acts_for_the_schedules_organisation(globex, writes):
     (run,) = schedules_start_due()
     assert run.workflow_id is not None and run.error == ""
     _only(writes, tenant.pk, "approvals_startschedule", "approvals_startrequest")
-
-
-def _reminder_due(moment: dt.datetime) -> dt.timedelta:
-    return moment + dt.timedelta(hours=1, seconds=1) - clock.now()
 
 
 @pytest.mark.django_db(transaction=True)

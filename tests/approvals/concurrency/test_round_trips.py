@@ -130,6 +130,47 @@ def test_a_group_of_reminders_costs_two_round_trips_in_all(relay: RoundTripCount
     assert MailMessage.objects.filter(workflow_id__in=wids, kind="reminder").count() == 5
 
 
+def test_a_group_of_two_organisations_reminders_costs_two_round_trips(
+    relay: RoundTripCounter,
+) -> None:
+    """Each organisation's part acts for it (row-level security): its setting travels
+    in the pipeline with its writes, so mixing tenants adds statements, not trips."""
+    from approvals.services.templates import workflow_template_publish
+
+    from ..helpers import REMINDING, second_organisation
+
+    alice = User.objects.get(username="alice")
+    globex, _ = second_organisation()
+    gina = User.objects.get(username="gina")
+    gina.manager = User.objects.create_user("gus", password="pw", tenant=globex)
+    gina.save(update_fields=["manager"])
+    acme = alice.tenant
+    assert acme is not None
+    for tenant in (acme, globex):
+        workflow_template_publish(tenant=tenant, definition=REMINDING)
+
+    def started(who: User) -> uuid.UUID:
+        return workflow_start(
+            submitter=who,
+            template_key="reminding",
+            subject_type="t",
+            subject_id=uuid.uuid4().hex,
+            data={},
+        ).workflow_id
+
+    def group(people: list[User]) -> list[tuple[int, uuid.UUID, cmd.Command]]:
+        wids = [started(who) for who in people]
+        timers = Timer.objects.filter(workflow_id__in=wids, kind="reminder")
+        return [(t.tenant_id, t.workflow_id, cmd.TimerFired(t.key)) for t in timers]
+
+    command_execute_many(group([alice, gina]))  # per-process caches
+    mixed = group([alice, gina, alice, gina, gina])
+    assert len({tenant for tenant, _, _ in mixed}) == 2
+    assert trips(relay, lambda: command_execute_many(mixed)) == 2
+    fired = [w for _, w, _ in mixed]
+    assert WorkflowEvent.objects.filter(workflow_id__in=fired, type="ReminderSent").count() == 5
+
+
 def test_refusals_cost_at_most_two_round_trips(relay: RoundTripCounter) -> None:
     alice, bob = User.objects.get(username="alice"), User.objects.get(username="bob")
     victor = User.objects.get(username="victor")
