@@ -435,8 +435,10 @@ def profile_batch() -> dict[str, Any]:
 
         Timer.objects.filter(pk__in=[c[1] for c in claimed]).update(claimed_until=None)
         t = time.perf_counter()
-        with CaptureQueriesContext(connection) as q:
+        with _relayed() as relay, CaptureQueriesContext(connection) as q:
+            turns = relay.turns
             fired = timers.timer_fire_due(batch=n)
+            turns = relay.turns - turns
         total_s = time.perf_counter() - t
     sql_s = sum(float(x["time"]) for x in q.captured_queries)
     return {
@@ -446,7 +448,28 @@ def profile_batch() -> dict[str, Any]:
         "per_fire_ms": (total_s - claim_s) / max(fired, 1) * 1000,
         "queries_per_fire": (len(q.captured_queries) - claim_queries) / max(fired, 1),
         "sql_ms_per_fire": sql_s / max(fired, 1) * 1000,
+        # the claim's transaction included: its few trips are shared by the batch
+        "round_trips_per_fire": turns / max(fired, 1),
     }
+
+
+@contextlib.contextmanager
+def _relayed() -> Iterator[Any]:
+    """The connection through a relay that counts round trips (bench/_roundtrips.py)."""
+    from _roundtrips import RoundTripCounter
+    from django.db import connection
+
+    settings = connection.settings_dict
+    host, port = settings.get("HOST") or "127.0.0.1", int(settings.get("PORT") or 5432)
+    connection.close()
+    with RoundTripCounter(host, port) as relay:
+        settings["HOST"], settings["PORT"] = "127.0.0.1", relay.port
+        try:
+            connection.ensure_connection()
+            yield relay
+        finally:
+            connection.close()
+            settings["HOST"], settings["PORT"] = host, port
 
 
 # --- (c) steady lag --------------------------------------------------------------------
@@ -656,6 +679,7 @@ def main() -> None:
             "claim ms (1 SELECT + 1 UPDATE)",
             "per fire ms",
             "SQL statements per fire",
+            "round trips per fire",
             "SQL ms per fire",
         ],
         [
@@ -663,6 +687,7 @@ def main() -> None:
                 prof["claim_ms"],
                 prof["per_fire_ms"],
                 prof["queries_per_fire"],
+                prof["round_trips_per_fire"],
                 prof["sql_ms_per_fire"],
             ]
         ],
