@@ -47,6 +47,15 @@ def _known(client: Any, tag: str) -> None:
     assert client.get(PATH, HTTP_IF_NONE_MATCH=tag).status_code == 304
 
 
+def _bob_holding_his_tag(known: bool) -> tuple[Client, str]:
+    """bob signed in with his inbox's tag; with ``known``, revalidated once already."""
+    bob = _signed_in("bob")
+    tag = _tag(bob)
+    if known:
+        _known(bob, tag)
+    return bob, tag
+
+
 def test_a_session_revalidates_with_two_statements_then_one(acme, early_in_a_minute):  # noqa: F811
     expense_started("REVAL-1")
     bob = _signed_in("bob")
@@ -103,10 +112,7 @@ def test_no_304_after_a_change_to_the_session_inbox(acme, early_in_a_minute):  #
 
 @pytest.mark.parametrize("known", [False, True], ids=["first", "known"])
 def test_no_304_once_the_password_changed(acme, early_in_a_minute, known):  # noqa: F811
-    bob = _signed_in("bob")
-    tag = _tag(bob)
-    if known:
-        _known(bob, tag)
+    bob, tag = _bob_holding_his_tag(known)
     user = User.objects.get(username="bob")
     user.set_password("a-new-password-for-bob-7731")
     user.save()
@@ -127,10 +133,7 @@ def test_no_304_for_a_disabled_account(acme, api, early_in_a_minute, known):  # 
 
 @pytest.mark.parametrize("known", [False, True], ids=["first", "known"])
 def test_no_304_for_an_expired_session(acme, early_in_a_minute, known):  # noqa: F811
-    bob = _signed_in("bob")
-    tag = _tag(bob)
-    if known:
-        _known(bob, tag)
+    bob, tag = _bob_holding_his_tag(known)
     with connection.cursor() as cursor:
         cursor.execute("UPDATE django_session SET expire_date = now() - interval '1 second'")
     assert bob.get(PATH, HTTP_IF_NONE_MATCH=tag).status_code in (401, 403)
