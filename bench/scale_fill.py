@@ -426,7 +426,15 @@ def simulate(
                 send(t, command, state.submitter, "approver", True)
                 continue
             if not holders:
-                break
+                # A step left open with nobody outstanding (seen after an escalation of
+                # an "all" step): its submitter withdraws it, as people do, rather than
+                # leave it running for ever (a month with one running workflow cannot
+                # be archived).
+                if not send(
+                    t, cmd.Cancel(submitter, "nobody left to decide"), submitter, "submitter", True
+                ):
+                    break
+                continue
             holder = rng.choice(holders)
             roll = rng.random()
             if roll < 0.02:
