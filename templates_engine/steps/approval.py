@@ -13,7 +13,7 @@ from ..durations import parse_duration
 from ..errors import CommandRejected, DefinitionError
 from ..expressions import Condition, ConditionError, DataNotEvaluable
 from ..segregation import exclusion, refuse_unless_eligible
-from ..state import REJECTED
+from ..state import REJECTED, State
 from .base import Step, check_fields, common
 
 if TYPE_CHECKING:
@@ -347,15 +347,26 @@ class ApprovalStep(Step):
             return
         added: list[ev.Assignment] = []
         excluded: dict[str, str] = {}
+        # someone who already approved this step cannot approve it again
+        approved = {actor for actor, _ in b.state.approvals}
         for a in outstanding:
             for user in self.escalate_to.resolve(b, assignee=a.user):
-                if user == a.user or _excluded(b, self.id, user, excluded):
+                if user == a.user or user in approved:
+                    continue
+                if _excluded(b, self.id, user, excluded):
                     continue
                 if all(x.user != user or x.slot != a.slot for x in added):
                     added.append(ev.Assignment(user, a.slot))
         if excluded:
             b.emit(ev.ApproversExcluded(self.id, tuple(excluded.items())))
-        b.emit(ev.Escalated(self.id, key, tuple(added), self.escalation == "reassign"))
+        replace = self.escalation == "reassign"
+        if replace and added and not _completable(b.state, added):
+            # Taking the step from the late approvers would leave it unable to finish:
+            # in mode all or a quorum each approval is a different person's, and one
+            # target (the manager of several of them) can give only one. The target is
+            # added beside them instead, so the step keeps someone who can still act.
+            replace = False
+        b.emit(ev.Escalated(self.id, key, tuple(added), replace))
 
 
 SUBMITTERS_MANAGER = ApproverRule("manager", "submitter")
@@ -452,6 +463,20 @@ def _fillable(assignments: Iterable[ev.Assignment], slots: Iterable[int], used: 
         return False
 
     return all(place(slot, set()) for slot in slots)
+
+
+def _completable(state: State, added: Sequence[ev.Assignment]) -> bool:
+    """True when the current approval step could still finish, with different people
+    for its approvals, once ``added`` replace its outstanding assignees (the Escalated
+    event's ``replace``)."""
+    approved = {actor for actor, _ in state.approvals}
+    holders = [a for a in state.assignments if a.user in approved] + list(added)
+    if state.mode == "all":
+        filled = {slot for _, slot in state.approvals}
+        open_slots = sorted({a.slot for a in state.assignments} - filled)
+        return _fillable(holders, open_slots, approved)
+    people = {a.user for a in holders} - approved
+    return len(people) >= state.required - len(state.approvals)
 
 
 def _complete(b: Builder) -> bool:
