@@ -14,8 +14,10 @@ takes about an hour on this machine, so ``make bench`` never runs it):
 
 Each database is measured by a child process of its own (``--measure URL``): starts
 and decisions through the command path (bench/inprocess.py's phases, on Acme), the
-inbox of the person holding most tasks in the largest organisation (the API's first
-page and the rendered page, in-process), the search's first page (bench/search_fts.py's
+inbox of a person holding the same number of open tasks in both databases (the most
+that a person holds in the smaller one; in each database the person whose count is
+nearest, the largest organisation first: the API's first page and the rendered page,
+in-process), the search's first page (bench/search_fts.py's
 way: ``WorkflowSearch``) as an auditor and as an employee, the audit export and
 ``audit_verify`` of a sample organisation, the archiver on the oldest month (archived,
 then restored: the database is left as it was) and the bytes per event on disk. The
@@ -122,11 +124,48 @@ def _timed(n: int, fn: Any, out: dict[str, Any], key: str) -> None:
     out[key.replace("_p95", "_cpu")] = (app + pg) * 1000 / n
 
 
-def measure(n: int, iterations: int, *, archive: bool = True) -> dict[str, Any]:
+def inbox_holder(target: int) -> tuple[Any, int]:
+    """The person whose open tasks are nearest ``target`` (ties: the largest
+    organisation's first, then the lowest id), and how many they hold: so both
+    databases' inbox figures read the same size of inbox."""
+    from django.db.models import Count
+
+    from approvals.models import PendingTask, User
+
+    counts = (
+        PendingTask.objects.filter(assignee__isnull=False)
+        .values("assignee", "tenant__slug")
+        .annotate(n=Count("id"))
+        .values_list("assignee", "tenant__slug", "n")
+    )
+    best = min(
+        counts,
+        key=lambda row: (abs(row[2] - target), row[1] != BIG_TENANT, row[0]),
+        default=None,
+    )
+    if best is None:  # nobody holds a task: an empty inbox, of the big organisation
+        return User.objects.get(username=f"s{BIG_TENANT[-2:]}-fin1"), 0
+    return User.objects.get(pk=best[0]), int(best[2])
+
+
+def most_open_tasks(url: str) -> int:
+    """The most open tasks one person holds in the database at ``url``."""
+    import psycopg
+
+    with psycopg.connect(url, connect_timeout=5) as conn:
+        row = conn.execute(
+            "SELECT coalesce(max(n), 0) FROM (SELECT count(*) AS n FROM approvals_pendingtask"
+            " WHERE assignee_id IS NOT NULL GROUP BY assignee_id) per_person"
+        ).fetchone()
+        return int(row[0]) if row else 0
+
+
+def measure(
+    n: int, iterations: int, *, archive: bool = True, inbox_tasks: int = 0
+) -> dict[str, Any]:
     """Every figure of the database this process is set up for."""
     import inprocess
     from django.db import connection
-    from django.db.models import Count
     from django.test import Client
     from rest_framework.test import APIClient
     from scale_fill import event_bytes, recorded
@@ -134,7 +173,7 @@ def measure(n: int, iterations: int, *, archive: bool = True) -> dict[str, Any]:
     from approvals.access import Role
     from approvals.audit.export import ExportFilter, audit_export
     from approvals.audit.verify import audit_verify
-    from approvals.models import PendingTask, Tenant, User, WorkflowEvent
+    from approvals.models import Tenant, User, WorkflowEvent
     from approvals.web.search import PAGE_SIZE, WorkflowSearch
 
     out: dict[str, Any] = {"load_before": load_average()}
@@ -158,17 +197,8 @@ def measure(n: int, iterations: int, *, archive: bool = True) -> dict[str, Any]:
     out["decisions_s"] = inprocess._decisions(parts)["ops_s"]
 
     big = Tenant.objects.get(slug=BIG_TENANT)
-    top = (
-        PendingTask.objects.filter(tenant=big)
-        .values("assignee")
-        .annotate(n=Count("id"))
-        .order_by("-n")
-        .first()
-    )
-    holder = User.objects.get(
-        pk=top["assignee"] if top else User.objects.get(username=f"s{BIG_TENANT[-2:]}-fin1").pk
-    )
-    out["inbox_user"], out["inbox_tasks"] = holder.username, top["n"] if top else 0
+    holder, held = inbox_holder(inbox_tasks)
+    out["inbox_user"], out["inbox_tasks"], out["inbox_target"] = holder.username, held, inbox_tasks
     from approvals.services.tokens import token_issue
 
     _, secret = token_issue(user=holder, name="scale bench")
@@ -290,12 +320,13 @@ def _filled(url: str) -> bool:
         return False
 
 
-def _child(url: str, n: int, iterations: int, archive: bool) -> dict[str, Any]:
+def _child(url: str, n: int, iterations: int, archive: bool, inbox_tasks: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="scale-bench-") as tmp:
         out = Path(tmp) / "figures.json"
         env = {k: v for k, v in os.environ.items() if k != "BENCH_RESULT_FILE"}
         env.update(BENCH_DATABASE_URL=url, APPROVALS_ARCHIVE_ROOT=str(Path(tmp) / "archive"))
         args = ["--measure", str(out), "--n", str(n), "--iterations", str(iterations)]
+        args += ["--inbox-tasks", str(inbox_tasks)]
         if not archive:
             args.append("--skip-archive")
         subprocess.run(
@@ -315,31 +346,56 @@ def main() -> None:
     ap.add_argument("--small", default=SIZES[0][1], help="the 100,000-event database")
     ap.add_argument("--large", default=SIZES[1][1], help="the 10,000,000-event database")
     ap.add_argument("--skip-archive", action="store_true", help="leave the archiver out")
+    ap.add_argument(
+        "--inbox-tasks",
+        type=int,
+        default=None,
+        help="open tasks of the person whose inbox is read (default: the most one person "
+        "holds in the smaller database, so both read the same size of inbox)",
+    )
     args = ap.parse_args()
     os.environ.setdefault("APPROVALS_AUDIT_SEAL_KEY", BENCH_SEAL_KEY)
     if args.measure:
         setup_django()
-        figures = measure(args.n, args.iterations, archive=not args.skip_archive)
+        figures = measure(
+            args.n,
+            args.iterations,
+            archive=not args.skip_archive,
+            inbox_tasks=args.inbox_tasks or 0,
+        )
         Path(args.measure).write_text(json.dumps(figures, default=str))
         return
 
     report = Report("scale", "Scale: 100,000 and 10,000,000 events side by side")
     found: dict[str, dict[str, Any]] = {}
+    urls = {"100k": database_url(args.small), "10m": database_url(args.large)}
     for label, name in (("100k", args.small), ("10m", args.large)):
-        url = database_url(name)
-        if not _filled(url):
+        if not _filled(urls[label]):
             events = "100000" if label == "100k" else "10000000"
-            report.note(MISSING.format(db=name, url=url, events=events))
-            continue
-        print(f"measuring {name} (load average {load_average()})", flush=True)
-        found[label] = _child(url, args.n, args.iterations, not args.skip_archive)
+            report.note(MISSING.format(db=name, url=urls[label], events=events))
+    if all(_filled(url) for url in urls.values()):
+        inbox_tasks = args.inbox_tasks
+        if inbox_tasks is None:
+            inbox_tasks = most_open_tasks(urls["100k"])
+        for label, name in (("100k", args.small), ("10m", args.large)):
+            print(f"measuring {name} (load average {load_average()})", flush=True)
+            found[label] = _child(
+                urls[label], args.n, args.iterations, not args.skip_archive, inbox_tasks
+            )
     if len(found) < 2:
         report.note("Not measured: both databases are needed.")
         report.write()
         return
     small, large = found["100k"], found["10m"]
     rows = []
+    inbox = (
+        f" ({small['inbox_tasks']} and {large['inbox_tasks']} open tasks)"
+        if "inbox_tasks" in small and "inbox_tasks" in large
+        else ""
+    )
     for title, key, higher in FIGURES:
+        if key.startswith("inbox_"):
+            title += inbox
         a, b = small.get(key), large.get(key)
         if a is None or b is None:
             rows.append([title, a if a is not None else "n/a", b if b is not None else "n/a"])

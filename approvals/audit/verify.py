@@ -115,7 +115,11 @@ def audit_verify(
     ``notes``, when given, receives a sentence on what the daily seals showed."""
     breaks: list[Break] = []
     seals = ChainSeal.objects.select_related("tenant")
-    workflows = Workflow.objects.order_by("pk")
+    # In the order they started: a batch's workflows then share one or two months, so
+    # its events query reads one or two partitions (in id order each batch of 500 probed
+    # every month's partition, 25 index scans of 500 ids each, JIT-compiled: 1.2 s a
+    # batch at 10M events against 0.04 s).
+    workflows = Workflow.objects.order_by("created_at", "pk")
     if tenant is not None:
         seals = seals.filter(tenant=tenant)
         workflows = workflows.filter(tenant=tenant)
