@@ -102,6 +102,7 @@ def audit_verify(
     template_key: str | None = None,
     workflow_id: uuid.UUID | str | None = None,
     notes: list[str] | None = None,
+    all_days: bool = False,
 ) -> tuple[list[Break], int]:
     """Every break in the chains and seals of ``tenant`` (every organisation when None),
     and the number of workflows checked. ``template_key`` or ``workflow_id`` narrow the
@@ -110,8 +111,9 @@ def audit_verify(
     reported only when no narrowing is asked (a gone workflow has no template left).
 
     The daily seals are checked too (approvals.audit.daily_seal): their signatures and
-    chain of days always; each day's root recomputed from the history when no narrowing
-    is asked; and with ``workflow_id``, the workflow's inclusion in the last day sealed.
+    chain of days always; the last day's root (every day's with ``all_days``)
+    recomputed from the history when no narrowing is asked; and with ``workflow_id``,
+    the workflow's inclusion in the last day sealed.
     ``notes``, when given, receives a sentence on what the daily seals showed."""
     breaks: list[Break] = []
     seals = ChainSeal.objects.select_related("tenant")
@@ -138,7 +140,9 @@ def audit_verify(
     if key is not None:
         breaks.extend(_seal_breaks(seals, key, sealed))
         one = workflows.first() if workflow_id is not None else None
-        daily = daily_check(tenant=tenant, workflow=one, recompute=not narrowed, key=key)
+        daily = daily_check(
+            tenant=tenant, workflow=one, recompute=not narrowed, all_days=all_days, key=key
+        )
         breaks.extend(Break(None, None, problem) for problem in daily.problems)
         breaks.extend(Break(str(workflow_id), None, problem) for problem in daily.workflow)
         if notes is not None:

@@ -27,6 +27,14 @@ class Command(BaseCommand):
             help="only this workflow's chain, and its inclusion in its organisation's last "
             "daily seal",
         )
+        parser.add_argument(
+            "--all-days",
+            action="store_true",
+            help="recompute every daily seal's root from the history, not only the last "
+            "day's (each day reads every workflow's head as of that day: workflows x days). "
+            "Without it every day's signature and the chain of days are checked, and the "
+            "last day's root, which holds every workflow's current head, is recomputed",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         tenant = tenant_by_slug(options["tenant"]) if options["tenant"] else None
@@ -37,7 +45,9 @@ class Command(BaseCommand):
             except ValueError:
                 raise CommandError(f"{options['workflow']!r} is not a workflow id.") from None
         notes: list[str] = []
-        breaks, checked = audit_verify(tenant=tenant, workflow_id=workflow_id, notes=notes)
+        breaks, checked = audit_verify(
+            tenant=tenant, workflow_id=workflow_id, notes=notes, all_days=options["all_days"]
+        )
         if workflow_id is not None and not checked and not breaks:
             raise CommandError(f"No workflow {workflow_id} to verify.")
         # The verdict first: what is broken, or OK; then what the daily seals showed.

@@ -111,6 +111,9 @@ def test_one_row_per_day_chained_and_each_workflow_proves_its_place(
     assert "leaf" in out and "of 4" in out and "leads to the signed root" in out
     out, ok = verify()
     assert ok, out
+    assert "4 daily seal(s) checked (signatures and the chain of days) and the last" in out
+    out, ok = verify("--all-days")
+    assert ok, out
     assert "4 daily seal(s) checked and their roots recomputed" in out
 
 
@@ -148,14 +151,18 @@ def test_a_changed_event_hash_fails_the_workflow_and_the_day(days: dict[str, Any
     _edit_comment(wid)
     # when
     one, one_ok = verify("--workflow", wid)
-    every, every_ok = verify()
-    # then
-    assert not one_ok and not every_ok
+    last, last_ok = verify()
+    every, every_ok = verify("--all-days")
+    # then: the last day shows it by default, and every day with --all-days
+    assert not one_ok and not last_ok and not every_ok
     assert f"BROKEN workflow {wid}: not included in the daily seal of acme for" in one
     assert "(its history was rewritten)" in one
+    yesterday = offline_verify.day_words(_day(1))
+    assert f"the daily seal of acme for {yesterday}: the history now gives" in last
     for back in range(DAYS_BACK, 0, -1):
         day = offline_verify.day_words(_day(back))
         assert f"the daily seal of acme for {day}: the history now gives" in every
+    assert last.count("the history now gives") == 1  # the earlier days: signature, chain
 
 
 def test_a_removed_workflow_fails_every_day_it_was_in(days: dict[str, Any]) -> None:

@@ -58,9 +58,10 @@ def test_audrey_sees_a_request_in_its_daily_seal(
     shot(page, "audit-verify-daily-seal")
     assert_accessible(page, "the Verify page with a daily seal")
 
-    # and the whole organisation: each day's root recomputed
+    # and the whole organisation: the days' signatures and chain, the last day's root
     page.get_by_label("Every request of the organisation").check()
     page.get_by_role("button", name="Verify").click()
     expect(page.locator(".daily-seal")).to_have_text(
-        "Daily seals: 2 daily seal(s) checked and their roots recomputed from the history."
+        "Daily seals: 2 daily seal(s) checked (signatures and the chain of days) and the last "
+        "day's root recomputed from the history."
     )
