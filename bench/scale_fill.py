@@ -426,10 +426,11 @@ def simulate(
                 send(t, command, state.submitter, "approver", True)
                 continue
             if not holders:
-                # A step left open with nobody outstanding (seen after an escalation of
-                # an "all" step): its submitter withdraws it, as people do, rather than
-                # leave it running for ever (a month with one running workflow cannot
-                # be archived).
+                # A step left open with nobody outstanding: its submitter withdraws it,
+                # as people do, rather than leave it running for ever (a month with one
+                # running workflow cannot be archived). Fills before the engine kept an
+                # escalated "all" step finishable reached this after an escalation gave
+                # both slots to one manager; the engine no longer leaves such a step.
                 if not send(
                     t, cmd.Cancel(submitter, "nobody left to decide"), submitter, "submitter", True
                 ):
