@@ -149,11 +149,16 @@ class TenantScopeMiddleware:
         if request.path_info.startswith(_OWN_TENANT_PREFIXES):
             return None
         user = getattr(request, "user", None)
-        if user is not None and not user.is_authenticated:
+        if _BEARER.match(request.META.get("HTTP_AUTHORIZATION", "")):
+            # The API authenticates a bearer token before any session (and a refused
+            # token is a 401, never the session's person): so does the scope.
             user = _bearer_user(request)
         if user is None or not user.is_authenticated or user.is_superuser:
             return None
         return getattr(user, "tenant_id", None)
+
+
+_BEARER = re.compile(r"\s*bearer(\s|$)", re.IGNORECASE)
 
 
 def _bearer_user(request: HttpRequest) -> Any:
@@ -162,9 +167,8 @@ def _bearer_user(request: HttpRequest) -> Any:
     the view's authentication (approvals.api.auth) takes the result from the request
     instead of looking it up again. A refused token is left to the view, which answers
     401 as before."""
-    header = request.META.get("HTTP_AUTHORIZATION", "")
-    parts = header.split()
-    if len(parts) != 2 or parts[0].lower() != "bearer":
+    parts = request.META.get("HTTP_AUTHORIZATION", "").split()
+    if len(parts) != 2:
         return None
     try:
         token = token_authenticate(secret=parts[1])

@@ -222,6 +222,12 @@ def test_an_api_read_with_a_bearer_token_acts_for_the_tokens_organisation(two):
         assert Client().get("/rls-probe", **auth).json() == {"tenants": [tenant], "workflows": 1}
         # the API view takes the person the middleware found, and still answers
         assert Client().get("/api/me/tasks", **auth).status_code == 200
+    # a token beside someone else's session: the token's person, as the API decides
+    _, gina_secret = token_issue(user=User.objects.get(username="gina"))
+    both = Client()
+    both.force_login(User.objects.get(username="alice"))
+    probe = both.get("/rls-probe", HTTP_AUTHORIZATION=f"Bearer {gina_secret}").json()
+    assert probe == {"tenants": [two["globex"].pk], "workflows": 1}
     # a refused token is still the view's 401, and no read acts for anyone
     bad = {"HTTP_AUTHORIZATION": "Bearer not-a-token"}
     assert Client().get("/api/me/tasks", **bad).status_code == 401
