@@ -6,6 +6,7 @@ PostgreSQL. Run in a subprocess with its own settings, as test_embedded_sqlite d
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -53,6 +54,9 @@ print("CSV", repr("".join(search_csv(search, zone=dt.timezone.utc))))
 """
 
 
+SAID = re.compile(r"\b(HOTEL|MIDWORD|KEY|NAME|AMOUNT|DECIDED|SORTED|CSV) (.*)$", re.MULTILINE)
+
+
 def test_search_falls_back_to_a_plain_match_on_sqlite(tmp_path: Path) -> None:
     env = {
         k: v
@@ -69,11 +73,11 @@ def test_search_falls_back_to_a_plain_match_on_sqlite(tmp_path: Path) -> None:
         )
         assert done.returncode == 0, done.stderr[-3000:]
 
-    said = dict(
-        line.split(" ", 1)
-        for line in done.stdout.splitlines()
-        if line.split(" ", 1)[0]
-        in {"HOTEL", "MIDWORD", "KEY", "NAME", "AMOUNT", "DECIDED", "SORTED", "CSV"}
+    # Each answer is found wherever it stands on its line: a log line written to the
+    # same stdout without its own line end must not hide it.
+    said = dict(SAID.findall(done.stdout))
+    assert set(said) == {"HOTEL", "MIDWORD", "KEY", "NAME", "AMOUNT", "DECIDED", "SORTED", "CSV"}, (
+        done.stdout[-3000:]
     )
     assert said["HOTEL"] == "['TRIP-1']"
     assert said["MIDWORD"] == "['TRIP-1']"  # a plain match finds a word's middle too
