@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import Report, ensure_bench_db, setup_django  # noqa: E402
+from _common import BENCH_SEAL_KEY, Report, ensure_bench_db, setup_django  # noqa: E402
 
 
 def _free_month(this_month: dt.date) -> dt.date:
@@ -53,7 +53,7 @@ def main() -> None:
     args = ap.parse_args()
     root = tempfile.mkdtemp(prefix="archive-bench-")
     os.environ["APPROVALS_ARCHIVE_ROOT"] = root
-    os.environ.setdefault("APPROVALS_AUDIT_SEAL_KEY", "bench-only-seal-key-not-for-production")
+    os.environ.setdefault("APPROVALS_AUDIT_SEAL_KEY", BENCH_SEAL_KEY)
     ensure_bench_db()
     setup_django()
     from _common import seed

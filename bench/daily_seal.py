@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import Report, ensure_bench_db, setup_django  # noqa: E402
+from _common import BENCH_SEAL_KEY, Report, ensure_bench_db, setup_django  # noqa: E402
 
 _BATCH = 5000
 
@@ -119,7 +119,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--workflows", type=int, nargs="+", default=[10_000])
     args = ap.parse_args()
-    os.environ.setdefault("APPROVALS_AUDIT_SEAL_KEY", "bench-only-seal-key-not-for-production")
+    os.environ.setdefault("APPROVALS_AUDIT_SEAL_KEY", BENCH_SEAL_KEY)
     ensure_bench_db()
     setup_django()
     from _common import seed
