@@ -198,4 +198,18 @@ class RearmTimer(Command):
     reason: str
 
 
-OPERATIONS = (RetryStep, RetryCompensation, ResolveByHand, RearmTimer)
+@dataclass(frozen=True, slots=True)
+class AddApprover(Command):
+    """An admin adds ``user`` as an approver of ``step``, the approval step the running
+    workflow waits in, so that someone can finish it (its approvers left, or an
+    escalation left nobody able to give the approvals it still needs). ``user`` gets
+    an open task beside those who hold one."""
+
+    type: ClassVar[str] = "AddApprover"
+    actor: str
+    user: str
+    step: str
+    reason: str
+
+
+OPERATIONS = (RetryStep, RetryCompensation, ResolveByHand, RearmTimer, AddApprover)

@@ -519,6 +519,21 @@ class CommentAdded(Event):
     mentions: tuple[str, ...] = ()
 
 
+@_event
+@dataclass(frozen=True, slots=True)
+class ApproverAdded(Event):
+    """``actor`` (an admin) added ``user`` as an approver of ``step``, the approval step
+    the workflow waits in, because of ``reason``. ``assignments`` are the tasks it
+    opened for them: in mode ``all`` one on each slot still open, otherwise one."""
+
+    type: ClassVar[str] = "ApproverAdded"
+    step: str
+    user: str
+    actor: str
+    reason: str
+    assignments: tuple[Assignment, ...]
+
+
 def _activity_scheduled_v1(payload: dict[str, Any]) -> dict[str, Any]:
     """v1 had no rounds (every entry into a step was round 1) and no heartbeats."""
     return {**payload, "round": 1, "heartbeat_timeout": None, "heartbeat_details": None}

@@ -1,6 +1,7 @@
 """What an organisation admin may do to a workflow that needs a person: record that a
 rolled-back workflow was started again as a new one, retry the undo that failed,
-settle a failed undo done by hand, or deliver again a timer whose delivery was parked.
+settle a failed undo done by hand, deliver again a timer whose delivery was parked, or
+add an approver to the approval step a running workflow waits in.
 Each is a command with who and why, and each leaves an event saying so.
 
 A finished workflow stays finished: no operation moves a terminal status. A restart is
@@ -15,8 +16,9 @@ from . import errors
 from . import events as ev
 from .builder import Builder
 from .errors import CommandRejected
-from .state import COMPENSATION_FAILED, ROLLED_BACK, SUBMITTER_STEP
+from .state import COMPENSATION_FAILED, ROLLED_BACK, RUNNING, SUBMITTER_STEP
 from .steps import ActionStep
+from .steps.approval import ApprovalStep
 
 NOT_ROLLED_BACK = "only a workflow rolled back after a step failed can retry it (it is {status})"
 NOT_COMPENSATION_FAILED = "only a workflow whose undo failed can do this (it is {status})"
@@ -27,6 +29,11 @@ ALREADY_SETTLED = "the failed undo has already been settled"
 UNDO_RUNNING = "an undo is running again; wait for its outcome"
 UNDONE_ON_RETRY = "the undo succeeded when retried"
 REASON_REQUIRED = "say why: the reason goes into the history"
+NOT_RUNNING = "only a running request can be given another approver (it is {status})"
+NOT_AT_STEP = "the request does not wait in the {step} step now; it waits in {current}"
+NOT_WAITING = "the request does not wait in any step now"
+NOT_AN_APPROVAL = "the {step} step is not an approval step: nobody approves it"
+WAITS_FOR_SUBMITTER = "the request waits for its submitter's changes, not for an approval"
 NOT_ALLOWED = "NOT_ALLOWED"
 REASON_MISSING = "REASON_REQUIRED"
 
@@ -44,6 +51,8 @@ def on_operation(b: Builder, c: cmd.Command) -> None:
         _resolve_by_hand(b, c)
     elif isinstance(c, cmd.RearmTimer):
         _rearm_timer(b, c)
+    elif isinstance(c, cmd.AddApprover):
+        _add_approver(b, c)
     else:
         raise TypeError(f"unknown operation {c!r}")
 
@@ -122,3 +131,24 @@ def _rearm_timer(b: Builder, c: cmd.RearmTimer) -> None:
     if all(t.key != c.key for t in b.state.timers):
         raise CommandRejected(NOT_ALLOWED, NO_SUCH_TIMER.format(key=c.key))
     b.emit(ev.TimerRearmed(c.actor, c.reason, c.key))
+
+
+def _add_approver(b: Builder, c: cmd.AddApprover) -> None:
+    s = b.state
+    if s.terminal:
+        raise CommandRejected(errors.WORKFLOW_FINISHED, f"the workflow has finished ({s.status})")
+    if s.status != RUNNING:
+        raise CommandRejected(NOT_ALLOWED, NOT_RUNNING.format(status=s.status.lower()))
+    if s.step == SUBMITTER_STEP:
+        raise CommandRejected(NOT_ALLOWED, WAITS_FOR_SUBMITTER)
+    title = b.definition.step_title
+    if s.step is None:
+        raise CommandRejected(NOT_ALLOWED, NOT_WAITING)
+    if c.step != s.step:
+        raise CommandRejected(
+            NOT_ALLOWED, NOT_AT_STEP.format(step=title(c.step), current=title(s.step))
+        )
+    step = b.definition.step(s.step)
+    if not isinstance(step, ApprovalStep) or not s.assignments:
+        raise CommandRejected(NOT_ALLOWED, NOT_AN_APPROVAL.format(step=title(s.step)))
+    step.add_approver(b, c.user, c.actor, c.reason)

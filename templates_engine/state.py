@@ -266,6 +266,10 @@ def _escalated(s: State, e: ev.Escalated) -> State:
     return replace(s, timers=_drop_timer(s, e.timer), assignments=assignments, due_at=None)
 
 
+def _approver_added(s: State, e: ev.ApproverAdded) -> State:
+    return replace(s, assignments=s.assignments + e.assignments)
+
+
 def _step_completed(s: State, e: ev.StepCompleted) -> State:
     compensations = s.compensations
     done = (e.step, s.round_of(e.step) or 1)
@@ -454,6 +458,7 @@ _EVOLVERS: dict[type[ev.Event], Callable[[State, Any], State]] = {
     ev.WorkflowRestarted: _workflow_restarted,
     ev.UndoRetried: _skip,
     ev.CompensationSettled: _compensation_settled,
+    ev.ApproverAdded: _approver_added,
     ev.CommentAdded: _skip,  # a conversation changes no step
     ev.FileAttached: _skip,
 }

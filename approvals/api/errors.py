@@ -63,6 +63,7 @@ _REJECTION_STATUS = {
     engine_errors.SEGREGATION_OF_DUTIES: 403,
     engine_errors.INVALID_COMMENT: 422,
     engine_errors.REASON_REQUIRED: 422,
+    engine_errors.ALREADY_ASSIGNED: 409,
     CANNOT_HOLD_TASKS: 422,
 }
 

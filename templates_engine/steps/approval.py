@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -13,7 +13,7 @@ from ..durations import parse_duration
 from ..errors import CommandRejected, DefinitionError
 from ..expressions import Condition, ConditionError, DataNotEvaluable
 from ..segregation import exclusion, refuse_unless_eligible
-from ..state import REJECTED, State
+from ..state import REJECTED, RUNNING, SUBMITTER_STEP, State
 from .base import Step, check_fields, common
 
 if TYPE_CHECKING:
@@ -55,6 +55,9 @@ HANDOVER_NOTE_TOO_LONG = (
     f"A hand-over note holds at most {HANDOVER_NOTE_MAX:,} characters; this one has "
     "{count:,}. Nothing was recorded."
 )
+ALREADY_APPROVED = "{user} has already approved the {step} step"
+NOT_A_MEMBER = "{user} is not an active member of this organisation"
+ALREADY_HOLDS = "{user} already holds an open task on the {step} step"
 ON_REJECT_END = "end"
 TO_SUBMITTER = "submitter"
 
@@ -287,6 +290,34 @@ class ApprovalStep(Step):
         else:
             super().on_command(b, command)
 
+    def add_approver(self, b: Builder, user: str, actor: str, reason: str) -> None:
+        """An admin adds ``user`` beside the step's holders (the workflow waits in this
+        step; operations checked). In mode ``all`` they stand on every slot still open
+        (``_outstanding`` picks the one that leaves the others fillable when they
+        decide); otherwise on the first slot: any approval counts there, and a quorum
+        counts people."""
+        _check_note(reason)
+        name = b.definition.step_title(self.id)
+        if not b.ctx.directory.user_exists(user):
+            raise CommandRejected(errors.UNKNOWN_USER, NOT_A_MEMBER.format(user=user))
+        if user in {actor for actor, _ in b.state.approvals}:
+            raise CommandRejected(
+                errors.ALREADY_DECIDED, ALREADY_APPROVED.format(user=user, step=name)
+            )
+        if any(a.user == user for a in b.state.outstanding()):
+            raise CommandRejected(
+                errors.ALREADY_ASSIGNED, ALREADY_HOLDS.format(user=user, step=name)
+            )
+        refuse_unless_eligible(b.definition, b.state, user, self.id)
+        slots = sorted({a.slot for a in b.state.assignments})
+        if b.state.mode == "all":
+            filled = {slot for _, slot in b.state.approvals}
+            slots = [slot for slot in slots if slot not in filled]
+        else:
+            slots = slots[:1]
+        assignments = tuple(ev.Assignment(user, slot) for slot in slots)
+        b.emit(ev.ApproverAdded(self.id, user, actor, reason, assignments))
+
     def on_decide(self, b: Builder, cmd: Decide) -> None:
         # Whose step it is comes first: someone who holds no task on it is told so
         # (NOT_YOUR_STEP), even where segregation of duties would also rule them out.
@@ -477,6 +508,30 @@ def _completable(state: State, added: Sequence[ev.Assignment]) -> bool:
         return _fillable(holders, open_slots, approved)
     people = {a.user for a in holders} - approved
     return len(people) >= state.required - len(state.approvals)
+
+
+# Why nobody can finish an approval step (``unfinishable``).
+NO_OPEN_TASK = "no_open_task"
+ALL_LEFT = "all_left"
+TOO_FEW = "too_few"
+
+
+def unfinishable(state: State, can_act: Callable[[str], bool]) -> str | None:
+    """Why the approval step ``state`` waits in can never finish with the people who
+    hold its open tasks, ``can_act`` saying who of them can act now (an active
+    account): NO_OPEN_TASK when nobody holds one, ALL_LEFT when nobody who holds one
+    can act, TOO_FEW when those who can are fewer than the different people its
+    approvals still need; None when it can finish (or it waits in no approval step).
+    The rule an escalation keeps (``_completable``), asked of the people left."""
+    if state.status != RUNNING or not state.assignments or state.step == SUBMITTER_STEP:
+        return None
+    outstanding = state.outstanding()
+    usable = [a for a in outstanding if can_act(a.user)]
+    if _completable(state, usable):
+        return None
+    if not outstanding:
+        return NO_OPEN_TASK
+    return ALL_LEFT if not usable else TOO_FEW
 
 
 def _complete(b: Builder) -> bool:

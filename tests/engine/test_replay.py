@@ -208,6 +208,7 @@ SAMPLES: list[ev.Event] = [
     ev.CompensationSettled("olga", "released by hand", "reserve", "ROLLED_BACK"),
     ev.CompensationSettled(None, "the undo succeeded when retried", "reserve", "REJECTED", False),
     ev.CommentAdded("bob", "Is the hotel bill attached? @farah", ("farah",)),
+    ev.ApproverAdded("manager", "carol", "olga", "bob left", (ev.Assignment("carol", 0),)),
 ]
 
 
