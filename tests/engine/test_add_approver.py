@@ -16,6 +16,7 @@ from templates_engine import (
     RUNNING,
     CommandRejected,
     Context,
+    Definition,
     StaticDirectory,
     decide,
     errors,
@@ -77,7 +78,7 @@ def test_in_mode_all_the_added_approver_stands_on_every_slot_still_open(clock):
     _replays(engine, "wf")
 
 
-def _stuck_by_the_old_escalation() -> tuple[object, list[ev.Event]]:
+def _stuck_by_the_old_escalation() -> tuple[Definition, list[ev.Event]]:
     """The history the escalation bug wrote (mode all, both late approvers' slots handed
     to their one manager, who approved one): nobody can give the other approval."""
     defn = definition(
