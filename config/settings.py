@@ -380,6 +380,9 @@ APPROVALS_FILE_TYPES = env_list(
 # gigabytes (a "decompression bomb"). Previews are cut off after this many seconds.
 APPROVALS_IMAGE_MAX_PIXELS = env_int("APPROVALS_IMAGE_MAX_PIXELS", 40_000_000)
 APPROVALS_PREVIEW_TIMEOUT_SECONDS = env_int("APPROVALS_PREVIEW_TIMEOUT_SECONDS", 10)
+# A draft's file in storage that no draft keeps is deleted once it is this old (a day:
+# an upload still being written is never taken), by the job sweep-draft-files.
+APPROVALS_DRAFT_FILES_GRACE_SECONDS = env_int("APPROVALS_DRAFT_FILES_GRACE_SECONDS", 86400)
 # With APPROVALS_S3_BUCKET set, files go to that S3-compatible bucket (config/storage.py).
 STORAGES: dict[str, dict[str, Any]] = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},

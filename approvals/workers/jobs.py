@@ -54,6 +54,14 @@ PERIODIC_JOBS: tuple[PeriodicJob, ...] = (
     PeriodicJob(
         "hand-on-tasks", "approvals.hand_on_tasks", "APPROVALS_HAND_ON_INTERVAL_SECONDS", 60
     ),
+    # Draft files left in storage by a crash between a commit and their deletion
+    # (services/draft_sweep.py).
+    PeriodicJob(
+        "sweep-draft-files",
+        "approvals.sweep_draft_files",
+        "APPROVALS_DRAFT_FILES_SWEEP_INTERVAL_SECONDS",
+        86400,
+    ),
 )
 
 # Under beat, a run that waited this long in the queue is dropped: the next one comes.

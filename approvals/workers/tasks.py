@@ -16,6 +16,7 @@ from ..audit.seal import seal_all
 from ..notifications.tasks import send_digests, sweep_mail
 from ..runtime.partitions import history_partitions_ensure
 from ..services.directory import stragglers_hand_on
+from ..services.draft_sweep import draft_files_sweep
 from ..services.schedules import schedules_start_due
 from .activities import attempt_run, attempt_sweep
 from .timers import timer_drain, timer_prune
@@ -70,6 +71,12 @@ def start_scheduled() -> int:
     return len(schedules_start_due())
 
 
+@shared_task(name="approvals.sweep_draft_files", ignore_result=True)
+def sweep_draft_files() -> int:
+    """Delete stored draft files no draft keeps, past the grace period (services.draft_sweep)."""
+    return len(draft_files_sweep().removed)
+
+
 PERIODIC_TASKS: dict[str, Callable[[], Any]] = {
     task.name: task
     for task in (
@@ -82,5 +89,6 @@ PERIODIC_TASKS: dict[str, Callable[[], Any]] = {
         hand_on_tasks,
         history_partitions,
         start_scheduled,
+        sweep_draft_files,
     )
 }

@@ -6,6 +6,7 @@ attached."""
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import os
 import socket
@@ -18,9 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.core.files.base import ContentFile
 from django.core.files.storage import storages
 
-from approvals.models import WorkflowEvent
+from approvals import clock
+from approvals.models import Draft, DraftFile, User, WorkflowEvent
+from approvals.selectors.drafts import draft_file_name
+from approvals.services.draft_sweep import draft_files_sweep
 from config.storage import S3_BACKEND, attachments_storage
 
 from .files import page_attach, png_bytes, upload
@@ -156,3 +161,38 @@ def test_a_file_goes_to_s3_under_its_hash_once_and_comes_back_through_the_view(
     assert preview.status_code == 200
     assert preview.getvalue().startswith(b"\x89PNG")
     assert signed_in("ivan").get(f"/workflows/{first}/files/{sha}").status_code == 404
+
+
+@pytest.mark.django_db
+def test_the_draft_files_sweep_works_on_s3_through_the_storage_api(acme: Any, s3: Any) -> None:
+    alice = User.objects.get(username="alice")
+    draft = Draft.objects.create(
+        tenant_id=alice.member_tenant_id,
+        author=alice,
+        template_key="expense-approval",
+        created_at=clock.now(),
+        updated_at=clock.now(),
+    )
+    kept_sha, lost_sha = hashlib.sha256(b"kept").hexdigest(), hashlib.sha256(b"lost").hexdigest()
+    DraftFile.objects.create(
+        draft=draft,
+        tenant_id=alice.member_tenant_id,
+        sha256=kept_sha,
+        name="kept.pdf",
+        size=4,
+        content_type="application/pdf",
+        added_at=clock.now(),
+    )
+    storage = storages["attachments"]
+    kept = storage.save(draft_file_name(draft.pk, kept_sha), ContentFile(b"kept"))
+    lost = storage.save(draft_file_name(uuid.uuid4(), lost_sha), ContentFile(b"lost"))
+
+    def keys() -> list[str]:
+        return sorted(o["Key"] for o in s3.list_objects_v2(Bucket=s3.bucket).get("Contents", []))
+
+    assert draft_files_sweep().removed == []  # both were written just now
+    assert keys() == sorted([kept, lost])
+    with clock.shifted(dt.timedelta(days=2)):
+        assert draft_files_sweep().removed == [lost]
+        assert draft_files_sweep().removed == []
+    assert keys() == [kept]

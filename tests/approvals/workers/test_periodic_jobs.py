@@ -32,6 +32,7 @@ def test_beat_runs_every_periodic_job_under_its_task_name() -> None:
         "seal-audit": "approvals.seal_audit",
         "hand-on-tasks": "approvals.hand_on_tasks",
         "history-partitions": "approvals.history_partitions",
+        "sweep-draft-files": "approvals.sweep_draft_files",
     }
     assert beat["poll-timers"]["schedule"] == float(settings.APPROVALS_POLL_INTERVAL_SECONDS)
     assert beat["prune-fired-timers"]["schedule"] == float(
