@@ -71,6 +71,10 @@ FORBIDDEN_REASSIGN_SELF = (
     "You may not reassign a task to yourself: whoever moves a task may not be the one "
     "who receives it."
 )
+FORBIDDEN_ADD_SELF = (
+    "You may not add yourself as an approver: whoever adds an approver may not be the "
+    "one who approves."
+)
 CANNOT_HOLD_INACTIVE = "{name}'s account is deactivated, so {name} cannot be given tasks."
 CANNOT_HOLD_AUDITOR = (
     "{name} is an auditor: auditors read and change nothing, so {name} cannot be given tasks."

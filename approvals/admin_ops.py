@@ -1,7 +1,8 @@
 """The organisation admin's operations in Django admin, mixed into the workflow admin:
-a page per workflow offering what can be done to it now (cancel, reassign a task,
-retry a step that failed for good, retry or settle by hand a failed undo, re-arm a
-parked timer), and a page of what needs attention. Every operation is a service that
+a page per workflow offering what can be done to it now (cancel, reassign a task, add
+an approver, retry a step that failed for good, retry or settle by hand a failed undo,
+re-arm a parked timer), and a page of what needs attention, with the requests nobody
+can finish. Every operation is a service that
 goes through the command path and records who and why; no form here edits a row."""
 
 from __future__ import annotations
@@ -23,10 +24,11 @@ from templates_engine import CommandRejected
 from . import access
 from .models import User, Workflow, WorkflowStatus
 from .runtime.commands import RequestIdReused, WorkflowNotFound
-from .selectors import attention
+from .selectors import attention, stuck
 from .services.operations import (
     ReasonRequired,
     timer_rearm,
+    workflow_add_approver,
     workflow_resolve_by_hand,
     workflow_restart,
     workflow_retry_compensation,
@@ -71,6 +73,23 @@ class ReassignForm(_Operation):
         self.fields["from_user"].choices = holders  # type: ignore[attr-defined]
 
 
+class AddApproverForm(_Operation):
+    name, title = "add_approver", "Add an approver"
+    person = forms.CharField(label="Person to add (user name)", max_length=150)
+    step = forms.CharField(widget=forms.HiddenInput, max_length=64)
+
+    def __init__(self, *args: Any, step: str, step_words: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.step_words = step_words
+        self.help = (
+            f"They get a task on the {step_words} step beside whoever holds one, and "
+            "may approve or reject it as its other approvers may. Use it when nobody "
+            "can finish the step."
+        )
+        if not self.is_bound:
+            self.initial["step"] = step
+
+
 class RetryStepForm(_Operation):
     name, title = "retry_step", "Start it again as a new request"
     help = (
@@ -109,6 +128,7 @@ class RearmForm(_Operation):
 DONE = {
     "cancel": "The request was cancelled.",
     "reassign": "The task was given to {to}.",
+    "add_approver": "{person} was added as an approver on the {step} step.",
     "retry_step": "The request was started again as a new request.",
     "retry_compensation": "The roll-back is being tried again.",
     "resolve": "The roll-back was marked as done by hand.",
@@ -129,6 +149,10 @@ def _forms_for(wf: Workflow, data: Any = None) -> list[_Operation]:
             for t in tasks
         ]
         out.append(ReassignForm(data, prefix="reassign", holders=holders))
+    step = wf.current_step
+    if wf.status == WorkflowStatus.RUNNING and snapshot.get("assignments") and step != "submitter":
+        words = present.step_title(wf.template.definition, step)
+        out.append(AddApproverForm(data, prefix="add_approver", step=step, step_words=words))
     restarted = snapshot.get("restarted_as")
     if wf.status == WorkflowStatus.ROLLED_BACK and snapshot.get("failed_step") and not restarted:
         out.append(RetryStepForm(data, prefix="retry_step"))
@@ -157,6 +181,9 @@ def _perform(form: _Operation, user: User, wf: Workflow) -> str:
             from_user=d["from_user"], to_user=d["to_user"], comment=d["reason"], **common
         )
         return DONE["reassign"].format(to=d["to_user"])
+    elif isinstance(form, AddApproverForm):
+        workflow_add_approver(person=d["person"], step=d["step"], reason=d["reason"], **common)
+        return DONE["add_approver"].format(person=d["person"], step=form.step_words)
     elif isinstance(form, RetryStepForm):
         workflow_restart(reason=d["reason"], **common)
     elif isinstance(form, RetryCompensationForm):
@@ -251,10 +278,15 @@ class WorkflowOperationsAdmin(admin.ModelAdmin):
         if not access.admin_may(user, "view", "workflow"):
             raise PermissionDenied
         rows = [attention_row(item, user) for item in attention.attention_by_request(user=user)]
+        nobody = [
+            stuck_row(item, user)
+            for item in stuck.stuck_requests(access.admin_scope(user, Workflow.objects.all()))
+        ]
         context = {
             **self.admin_site.each_context(request),
             "title": "What needs attention",
             "rows": rows,
+            "stuck": nobody,
             "delegations_unreadable": attention.delegations_unreadable(user=user),
             "templates_naming_absent": attention.templates_naming_absent(user=user),
             "opts": self.model._meta,
@@ -278,8 +310,14 @@ class WorkflowOperationsAdmin(admin.ModelAdmin):
 
 
 def _went_wrong(wf: Workflow) -> str:
-    """Why a finished or stuck workflow stopped, in words; empty while it runs."""
+    """Why a finished or stuck workflow stopped, in words; empty while it runs, unless
+    nobody can finish it."""
     snapshot = wf.snapshot or {}
+    if wf.status == WorkflowStatus.RUNNING:
+        found = stuck.stuck_requests(Workflow.objects.filter(pk=wf.pk))
+        if found:
+            return _nobody_can_finish(found[0]) + " Add an approver, or cancel the request."
+        return ""
     if wf.status not in (WorkflowStatus.ROLLED_BACK, WorkflowStatus.COMPENSATION_FAILED):
         return ""
     step = snapshot.get("failed_step")
@@ -312,6 +350,11 @@ def _extra(form: _Operation) -> dict[str, Any]:
         return {"holders": form.fields["from_user"].choices}  # type: ignore[attr-defined]
     if isinstance(form, RearmForm):
         return {"timers": form.fields["timer"].choices}  # type: ignore[attr-defined]
+    if isinstance(form, AddApproverForm):
+        return {
+            "step": form.initial.get("step") or form.data.get(form.add_prefix("step"), ""),
+            "step_words": form.step_words,
+        }
     return {}
 
 
@@ -371,6 +414,25 @@ def attention_row(item: attention.AttentionItem, user: Any) -> dict[str, Any]:
         "request": _title(wf),
         "status": present.status_label(wf.public_status, wf.template.definition),
         "what": what,
+        "operations": reverse("admin:approvals_workflow_operations", args=[wf.pk])
+        if access.may_operate(user, wf)
+        else "",
+        "workflow": reverse("admin:approvals_workflow_change", args=[wf.pk]),
+    }
+
+
+def _nobody_can_finish(item: stuck.StuckRequest) -> str:
+    step = present.step_title(item.workflow.template.definition, item.step)
+    return f"Nobody can finish the {step} step: {item.why}."
+
+
+def stuck_row(item: stuck.StuckRequest, user: Any) -> dict[str, Any]:
+    """One line of "Requests nobody can finish" on the attention page."""
+    wf = item.workflow
+    return {
+        "since": present.when(wf.updated_at),
+        "request": _title(wf),
+        "what": _nobody_can_finish(item),
         "operations": reverse("admin:approvals_workflow_operations", args=[wf.pk])
         if access.may_operate(user, wf)
         else "",

@@ -76,6 +76,7 @@ _KIND_WORDS = {
     "Resubmitted": "a resubmission",
     "ReminderSent": "a reminder",
     "Escalated": "an escalation",
+    "ApproverAdded": "the addition of an approver",
     "WorkflowCompleted": "the approval of the request",
     "WorkflowRejected": "the rejection of the request",
     "WorkflowCancelled": "the cancellation of the request",

@@ -61,6 +61,7 @@ _HANDED = {
     "delegated": "{other} handed you {what} from {requester}",
     "reassigned": "{by} gave you {what} from {requester}, which {other} held",
     "handed_on": "{other} left, so {what} from {requester} now waits for you",
+    "added": "{by} asked you to approve {what} from {requester} as well",
 }
 # The subject leads with who: "{label} by {other}: your {what}" for the submitter's
 # mails; comments and withdrawals as before.

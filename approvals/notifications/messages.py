@@ -36,6 +36,7 @@ _OUTCOMES: dict[type[ev.Event], MailKind] = {
 _TOLD = (
     ev.ApprovalRequested,
     ev.TaskReassigned,
+    ev.ApproverAdded,
     ev.Escalated,
     ev.ReminderSent,
     ev.SentBack,
@@ -99,6 +100,12 @@ def notices_of(
                 was_due = {"due_at": due}
                 away = MailKind.ESCALATED_AWAY
                 out.append(Notice(seq, e.from_user, away, e.step, 0, e.to_user, extra=was_due))
+        elif isinstance(e, ev.ApproverAdded):
+            # an admin asked one more person: told as a new task, with who and why
+            extra = {"due_at": due, "handed": "added", "by": e.actor}
+            kind = MailKind.TASK_ASSIGNED
+            out.append(Notice(seq, e.user, kind, e.step, seq, "", e.reason, extra))
+            holders.add(e.user)
         elif isinstance(e, ev.Escalated):
             new_holders = {a.user for a in e.assignments}
             to = ", ".join(sorted(new_holders))
@@ -228,6 +235,8 @@ def mail_project(
         return
     _look_up(wf, first_seq, notices)
     names = {n.username for n in notices} | {u for n in notices for u in n.other.split(", ") if u}
+    # who handed a task over or added an approver, named in the mail
+    names |= {by for n in notices if (by := str(n.extra.get("by") or ""))}
     if submitter:
         names.add(submitter)
     people = directory.contacts(names)

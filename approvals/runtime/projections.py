@@ -84,6 +84,8 @@ def people_named(events: Iterable[ev.Event]) -> set[str]:
                 named.update((a.user, a.on_behalf_of))
         elif isinstance(e, ev.TaskReassigned):
             named.add(e.to_user)
+        elif isinstance(e, ev.ApproverAdded):
+            named.add(e.user)
         elif isinstance(e, ev.DecisionRecorded):
             named.update((e.actor, e.on_behalf_of))
     named.discard(None)

@@ -1,6 +1,7 @@
 """What an organisation admin does to a workflow that needs a person, each through the
 one command path with who and why: start a rolled-back request again as a new one,
-retry or settle by hand an undo that failed, re-arm a parked timer. (Cancelling and
+retry or settle by hand an undo that failed, re-arm a parked timer, add an approver to
+a step nobody can finish. (Cancelling and
 reassigning are ``services.workflows``' ``workflow_cancel`` and ``workflow_reassign``.)
 
 A finished workflow stays finished (templates_engine.operations): a restart is a new
@@ -105,6 +106,27 @@ def workflow_resolve_by_hand(
     """The failed undo was done by hand: the workflow ends as the roll-back would."""
     wf = _operable(user, workflow_id, reason)
     return _run(user, wf, cmd.ResolveByHand(user.username, reason), request_id)
+
+
+def workflow_add_approver(
+    *,
+    user: User,
+    workflow_id: uuid.UUID | str,
+    person: str,
+    step: str,
+    reason: str,
+    request_id: str,
+) -> CommandResult:
+    """Add ``person`` as an approver of ``step``, the approval step the running workflow
+    waits in: the way out when nobody can finish it. Never the admin herself, nor
+    someone who cannot hold tasks (access); the engine refuses the rest (another
+    step, someone outside the organisation or already holding a task there, the
+    submitter), each with nothing changed."""
+    wf = _operable(user, workflow_id, reason)
+    if person == user.username:
+        raise access.Forbidden(access.FORBIDDEN_ADD_SELF)
+    access.check_may_hold_tasks_named(wf.tenant_id, person)
+    return _run(user, wf, cmd.AddApprover(user.username, person, step, reason), request_id)
 
 
 def timer_rearm(*, user: User, timer_id: int, reason: str, request_id: str) -> CommandResult:

@@ -549,6 +549,10 @@ def sentence(
         if why == "handed_on":
             return f"{frm} left: the {step} step was handed on to {to}"
         return f"{by} reassigned the {step} step from {frm} to {to}"
+    if kind == "ApproverAdded":
+        who = ctx.who(p.get("actor") or actor) if (p.get("actor") or actor) else "The system"
+        added = ctx.who(p.get("user"))
+        return f"{who} added {added} as an approver on the {step} step: {p.get('reason', '')}"
     if kind == "TimerFired":
         return _TIMER_CAME_DUE.get(p.get("kind", ""), "A timer of the {step} step went off").format(
             step=step

@@ -14,7 +14,9 @@ from . import present
 from .diagram import workflow_svg
 
 # The events after which a step waits for someone, newest first: "waiting since".
-_WAITING_FROM = frozenset({"ApprovalRequested", "SentBack", "Escalated", "TaskReassigned"})
+_WAITING_FROM = frozenset(
+    {"ApprovalRequested", "SentBack", "Escalated", "TaskReassigned", "ApproverAdded"}
+)
 
 
 @dataclass(frozen=True)
