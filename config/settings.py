@@ -380,6 +380,10 @@ APPROVALS_FILE_TYPES = env_list(
 # gigabytes (a "decompression bomb"). Previews are cut off after this many seconds.
 APPROVALS_IMAGE_MAX_PIXELS = env_int("APPROVALS_IMAGE_MAX_PIXELS", 40_000_000)
 APPROVALS_PREVIEW_TIMEOUT_SECONDS = env_int("APPROVALS_PREVIEW_TIMEOUT_SECONDS", 10)
+# An image's preview is decoded in a child process whose address space may grow by this
+# much (the decoders' working memory); past it, or past the timeout in CPU or wall time,
+# the file simply has no preview.
+APPROVALS_PREVIEW_MEMORY_BYTES = env_int("APPROVALS_PREVIEW_MEMORY_BYTES", 512 * 1024 * 1024)
 # A draft's file in storage that no draft keeps is deleted once it is this old (a day:
 # an upload still being written is never taken), by the job sweep-draft-files.
 APPROVALS_DRAFT_FILES_GRACE_SECONDS = env_int("APPROVALS_DRAFT_FILES_GRACE_SECONDS", 86400)

@@ -5,47 +5,46 @@ Images are decoded by Pillow (HEIC photos through pillow-heif's plugin, which br
 own libheif and HEVC decoder in its wheel) with a pixel ceiling (a file whose header announces more
 pixels is refused before anything is decoded: see ``image_too_large``), shrunk while
 decoding where the format allows, turned upright and saved without any of the
-original's metadata (no EXIF, GPS, ICC or text chunks). A PDF's first page is drawn by
-Debian's ``pdftoppm`` in a subprocess (no shell) at a low resolution, under a timeout.
-A preview that cannot be made is simply absent: it never fails the upload.
+original's metadata (no EXIF, GPS, ICC or text chunks). The decoding runs in a child
+process (``image_decode``, no shell) capped in address space
+(APPROVALS_PREVIEW_MEMORY_BYTES), CPU and wall time (APPROVALS_PREVIEW_TIMEOUT_SECONDS),
+so a file whose decode would take gigabytes costs the web process nothing. A PDF's first
+page is drawn by Debian's ``pdftoppm`` in a subprocess under the same kind of limits at a
+low resolution, and that page is then decoded as an image. A preview that cannot be made
+(a broken file, a decode past the limits) is simply absent and logged: it never fails
+the upload.
 """
 
 from __future__ import annotations
 
 import contextlib
-import io
 import logging
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-import pillow_heif
 from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import storages
-from PIL import Image, ImageOps, UnidentifiedImageError
+from PIL import Image, UnidentifiedImageError
 
 from ..selectors.attachments import STORAGE_ALIAS, preview_name
+from . import image_decode
+from .image_decode import PREVIEW_BOX as PREVIEW_BOX  # the box, said once
+from .image_decode import bounded
 
 log = logging.getLogger(__name__)
 
-PREVIEW_BOX = (320, 320)
 PDF_DPI = "36"
 PDF_MEMORY_BYTES = 512 * 1024 * 1024
 IMAGE_TYPES = {"image/png", "image/jpeg", "image/webp", "image/heic"}
-
-# HEIC photos open in Pillow as any image: the pixel ceiling below applies to them, the
-# container's rotation is applied as they are decoded (their EXIF orientation is then
-# "upright"), and what a preview never uses is not decoded (thumbnails, depth maps,
-# auxiliary images), in one thread. libheif's own limits stay on.
-pillow_heif.register_heif_opener(
-    thumbnails=False, depth_images=False, aux_images=False, decode_threads=1
-)
+# The image decoder, run as a script by the interpreter running the app.
+DECODER = str(Path(image_decode.__file__).resolve())
 
 IMAGE_TOO_LARGE = (
     "This image is {width:,} × {height:,} pixels; the largest accepted is {limit} "
@@ -70,7 +69,7 @@ def image_too_large(stream: IO[bytes]) -> str | None:
     try:
         # Pillow itself refuses past twice the ceiling; up to there the size is read
         # and said in the refusal below.
-        with _bounded(limit, strict=False), Image.open(stream) as image:
+        with bounded(limit, strict=False), Image.open(stream) as image:
             width, height = image.size
     except Image.DecompressionBombError:
         return IMAGE_BOMB.format(limit=_megapixels(limit))
@@ -83,38 +82,36 @@ def image_too_large(stream: IO[bytes]) -> str | None:
     return None
 
 
-@contextlib.contextmanager
-def _bounded(limit: int, *, strict: bool = True) -> Iterator[None]:
-    """Pillow refuses more than ``limit`` pixels (``strict``: its warning, given past
-    the limit and short of twice it, is made an error too)."""
-    before = Image.MAX_IMAGE_PIXELS
-    Image.MAX_IMAGE_PIXELS = limit
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error" if strict else "ignore", Image.DecompressionBombWarning)
-            yield
-    finally:
-        Image.MAX_IMAGE_PIXELS = before
-
-
-def _clean_png(image: Image.Image) -> bytes:
-    """``image`` shrunk into the preview box, as a PNG holding pixels and nothing else."""
-    image = ImageOps.exif_transpose(image) or image
-    image.thumbnail(PREVIEW_BOX)
-    if image.mode not in {"RGB", "RGBA", "L", "LA"}:
-        image = image.convert("RGBA" if "A" in image.getbands() else "RGB")
-    clean = Image.new(image.mode, image.size)
-    clean.paste(image)  # a new image: no info, EXIF, ICC profile or text from the file
-    out = io.BytesIO()
-    clean.save(out, format="PNG", optimize=True)
-    return out.getvalue()
+class PreviewFailed(Exception):
+    """The decoder could not make the preview: a broken file, or past its limits."""
 
 
 def _image_preview(path: str) -> bytes:
-    with _bounded(settings.APPROVALS_IMAGE_MAX_PIXELS), Image.open(path) as image:
-        image.draft("RGB", PREVIEW_BOX)  # JPEG: decode at 1/2..1/8 scale straight away
-        image.load()
-        return _clean_png(image)
+    """The preview of the image at ``path``, decoded by ``image_decode`` in a child
+    process under the limits; raises PreviewFailed or subprocess.TimeoutExpired (the
+    child is killed then)."""
+    timeout = settings.APPROVALS_PREVIEW_TIMEOUT_SECONDS
+    done = subprocess.run(  # noqa: S603  (this interpreter, a fixed script, no shell)
+        [
+            sys.executable,
+            "-I",  # no environment variables, user site or working folder on the path
+            DECODER,
+            path,
+            str(settings.APPROVALS_IMAGE_MAX_PIXELS),
+            str(settings.APPROVALS_PREVIEW_MEMORY_BYTES),
+            str(timeout),
+        ],
+        capture_output=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    if done.returncode != 0:
+        why = done.stderr.decode(errors="replace").strip()[-500:]
+        if done.returncode < 0:
+            why = f"killed by signal {-done.returncode} (a limit) {why}".strip()
+        raise PreviewFailed(why or f"the decoder exited with {done.returncode}")
+    return done.stdout
 
 
 def _pdf_preview(path: str) -> bytes:
@@ -124,7 +121,8 @@ def _pdf_preview(path: str) -> bytes:
     # A hostile PDF may ask for a huge page: util-linux's prlimit caps the drawing's
     # address space where it is installed (the timeout bounds the time either way).
     prlimit = shutil.which("prlimit")
-    capped = [prlimit, f"--as={PDF_MEMORY_BYTES}", "--"] if prlimit else []
+    timeout = settings.APPROVALS_PREVIEW_TIMEOUT_SECONDS
+    capped = [prlimit, f"--as={PDF_MEMORY_BYTES}", f"--cpu={timeout}", "--"] if prlimit else []
     with tempfile.TemporaryDirectory(prefix="approvals-preview-") as folder:
         out = os.path.join(folder, "page")
         subprocess.run(  # noqa: S603  (a fixed program and arguments, no shell)
@@ -146,7 +144,7 @@ def _pdf_preview(path: str) -> bytes:
             ],
             check=True,
             capture_output=True,
-            timeout=settings.APPROVALS_PREVIEW_TIMEOUT_SECONDS,
+            timeout=timeout,
             stdin=subprocess.DEVNULL,
         )
         return _image_preview(out + ".png")

@@ -115,6 +115,22 @@ def bomb_png(width: int = 100_000, height: int = 100_000) -> bytes:
     )
 
 
+def black_png(width: int, height: int) -> bytes:
+    """A real black RGB PNG of ``width`` × ``height``, written a row at a time, so that
+    its pixels are never held here (the file is small; decoded, it is width × height × 3
+    bytes)."""
+    pack = zlib.compressobj(9)
+    row = b"\x00" * (1 + 3 * width)  # filter byte "none", then the row's pixels
+    data = b"".join(pack.compress(row) for _ in range(height)) + pack.flush()
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + _chunk(b"IHDR", header)
+        + _chunk(b"IDAT", data)
+        + _chunk(b"IEND", b"")
+    )
+
+
 def heic_with_exif(size: tuple[int, int] = (640, 480)) -> bytes:
     """A HEIC photo as a phone saves one: its EXIF names its author and says "rotate
     90°" (orientation 6), which the encoder keeps as the container's rotation; the top

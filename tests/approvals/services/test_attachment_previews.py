@@ -4,13 +4,18 @@ before anything is decoded, and a file that cannot be previewed simply without o
 
 from __future__ import annotations
 
+import hashlib
 import io
+import logging
+import resource
 import shutil
+from pathlib import Path
 from typing import Any
 
 import pytest
 from PIL import Image
 
+from approvals.models import WorkflowEvent
 from approvals.services.attachments import attachment_check
 from approvals.services.previews import (
     IMAGE_BOMB,
@@ -23,13 +28,17 @@ from approvals.services.previews import (
 from ..files import (
     BLUE,
     RED,
+    black_png,
     bomb_png,
     heic_with_exif,
     jpeg_with_exif,
+    page_attach,
     pdf_bytes,
     png_bytes,
+    stored_files,
     upload,
 )
+from ..pages.support import expense_started, signed_in
 
 
 def _opened(png: bytes | None) -> Image.Image:
@@ -139,3 +148,71 @@ def test_the_preview_of_a_bomb_is_never_attempted(settings: Any) -> None:
     settings.APPROVALS_IMAGE_MAX_PIXELS = 40_000_000
 
     assert preview_make(upload=upload("bomb.png", bomb_png()), content_type="image/png") is None
+
+
+def _status_kb(field: str) -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1])
+    raise AssertionError(f"no {field} in /proc/self/status")
+
+
+@pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="Linux /proc needed")
+def test_an_image_is_decoded_in_a_child_process_not_in_the_web_process() -> None:
+    big = black_png(6000, 6000)  # 108 MB of pixels decoded, some 100 KB on disk
+    decoded_kb = 6000 * 6000 * 3 // 1024
+    Path("/proc/self/clear_refs").write_text("5")  # this process's peak RSS, from now
+    before = _status_kb("VmRSS")
+
+    png = preview_make(upload=upload("big.png", big), content_type="image/png")
+
+    assert _opened(png).size == (320, 320)
+    # the pixels were held by a child: its peak took them, this process's did not move
+    assert resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss >= decoded_kb
+    assert _status_kb("VmHWM") - before < decoded_kb // 4
+
+
+def test_a_heic_whose_decode_passes_the_memory_cap_has_no_preview_and_is_logged(
+    settings: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    heic = heic_with_exif((640, 480))
+    assert preview_make(upload=upload("a.heic", heic), content_type="image/heic") is not None
+    settings.APPROVALS_PREVIEW_MEMORY_BYTES = 2 * 1024 * 1024  # far less than libheif needs
+
+    with caplog.at_level(logging.WARNING, logger="approvals.services.previews"):
+        png = preview_make(upload=upload("a.heic", heic), content_type="image/heic")
+
+    assert png is None
+    assert "no preview for a image/heic file" in caplog.text
+
+
+def test_a_decode_past_the_time_limit_has_no_preview(settings: Any) -> None:
+    settings.APPROVALS_PREVIEW_TIMEOUT_SECONDS = 0  # the child is given no time at all
+
+    png = preview_make(upload=upload("a.png", png_bytes((800, 600))), content_type="image/png")
+
+    assert png is None
+
+
+@pytest.mark.django_db
+def test_a_heic_past_the_memory_cap_is_still_attached_without_a_preview(
+    acme: Any, files_root: Path, settings: Any
+) -> None:
+    settings.APPROVALS_PREVIEW_MEMORY_BYTES = 2 * 1024 * 1024
+    heic = heic_with_exif((640, 480))
+    sha = hashlib.sha256(heic).hexdigest()
+    wid = expense_started("E-heic-cap")
+
+    posted = page_attach(signed_in("alice"), wid, upload("IMG_0042.HEIC", heic))
+
+    assert posted.status_code == 302
+    assert WorkflowEvent.objects.filter(
+        workflow_id=wid, type="FileAttached", payload__sha256=sha
+    ).exists()
+    assert sorted(str(p.relative_to(files_root)) for p in stored_files(files_root)) == [
+        f"{sha[:2]}/{sha}"
+    ]  # the file, and no preview beside it
+    bob = signed_in("bob")
+    got = bob.get(f"/workflows/{wid}/files/{sha}")
+    assert got.status_code == 200 and got.getvalue() == heic
+    assert bob.get(f"/workflows/{wid}/files/{sha}/preview").status_code == 404
