@@ -77,6 +77,7 @@ class AddApproverForm(_Operation):
     name, title = "add_approver", "Add an approver"
     person = forms.CharField(label="Person to add (user name)", max_length=150)
     step = forms.CharField(widget=forms.HiddenInput, max_length=64)
+    field_order = ("person", "reason")
 
     def __init__(self, *args: Any, step: str, step_words: str, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -183,7 +184,9 @@ def _perform(form: _Operation, user: User, wf: Workflow) -> str:
         return DONE["reassign"].format(to=d["to_user"])
     elif isinstance(form, AddApproverForm):
         workflow_add_approver(person=d["person"], step=d["step"], reason=d["reason"], **common)
-        return DONE["add_approver"].format(person=d["person"], step=form.step_words)
+        added = User.objects.filter(tenant_id=wf.tenant_id, username=d["person"]).first()
+        name = (added.get_full_name() if added else "") or d["person"]
+        return DONE["add_approver"].format(person=name, step=form.step_words)
     elif isinstance(form, RetryStepForm):
         workflow_restart(reason=d["reason"], **common)
     elif isinstance(form, RetryCompensationForm):

@@ -156,6 +156,11 @@ SENTENCES = [
         "Ivan left: the Manager step was handed on to Victor",
     ),
     (
+        ("ApproverAdded", "olga"),
+        {"step": "manager", "user": "victor", "actor": "olga", "reason": "Bob left"},
+        "Olga added Victor as an approver on the Manager step: Bob left",
+    ),
+    (
         ("TimerFired", None),
         {"step": "manager", "key": "manager#1:deadline:0", "kind": "deadline"},
         "The deadline of the Manager step passed",
