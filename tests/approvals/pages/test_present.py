@@ -156,9 +156,9 @@ SENTENCES = [
         "Ivan left: the Manager step was handed on to Victor",
     ),
     (
-        ("ApproverAdded", "olga"),
-        {"step": "manager", "user": "victor", "actor": "olga", "reason": "Bob left"},
-        "Olga added Victor as an approver on the Manager step: Bob left",
+        ("ApproverAdded", "victor"),
+        {"step": "manager", "user": "ivan", "actor": "victor", "reason": "Bob left"},
+        "Victor added Ivan as an approver on the Manager step: Bob left",
     ),
     (
         ("TimerFired", None),
