@@ -291,3 +291,61 @@ def test_find_stuck_requests_reports_each_in_a_sentence_and_exits_1(acme):
     call_command("find_stuck_requests", "--tenant", "globex", stdout=StringIO())
     with pytest.raises(CommandError, match="No organisation"):
         call_command("find_stuck_requests", "--tenant", "nope", stdout=StringIO())
+
+
+BOTH = {
+    "key": "both-flow",
+    "title": "Server purchase",
+    "steps": [
+        {
+            "id": "review",
+            "title": "Joint review",
+            "kind": "approval",
+            "mode": "all",
+            "approvers": [{"user": "bob"}, {"user": "ivan"}],
+        }
+    ],
+}
+
+
+def test_a_step_needing_two_people_with_one_left_is_found_and_finished(acme):
+    # given: both Bob and Ivan must approve; Ivan left, so Bob alone cannot finish it
+    workflow_template_publish(tenant=acme, definition=BOTH)
+    wid = str(
+        workflow_start(
+            submitter=User.objects.get(username="alice"),
+            template_key="both-flow",
+            subject_type="server",
+            subject_id="S-1",
+            data={},
+        ).workflow_id
+    )
+    User.objects.filter(username="ivan").update(is_active=False)
+    out = StringIO()
+    with pytest.raises(CommandError):
+        call_command("find_stuck_requests", stdout=out)
+    assert out.getvalue().strip() == (
+        "acme: Server purchase S-1 waits in the Joint review step, and nobody can finish it: "
+        "the people who hold its open tasks are too few to give the approvals it still needs."
+    )
+
+    # when: Olga adds Victor, and Bob and Victor approve
+    workflow_add_approver(
+        user=User.objects.get(username="olga"),
+        workflow_id=wid,
+        person="victor",
+        step="review",
+        reason="Ivan left",
+        request_id="r1",
+    )
+    call_command("find_stuck_requests", stdout=StringIO())
+    for who in ("bob", "victor"):
+        workflow_decide(
+            user=User.objects.get(username=who),
+            workflow_id=wid,
+            decision="approve",
+            request_id=f"{who}-1",
+        )
+
+    # then
+    assert Workflow.objects.get(pk=wid).status == "COMPLETED"
