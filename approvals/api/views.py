@@ -559,6 +559,7 @@ class MyTasksView(APIView):
                 _user(request),
                 query=request.META.get("QUERY_STRING", ""),
                 form=request.accepted_renderer.format,
+                known=getattr(request._request, inbox_etag.KNOWN, None),
             )
             if inbox_etag.matches(request.META.get("HTTP_IF_NONE_MATCH"), etag):
                 return inbox_etag.not_modified(etag)
