@@ -77,6 +77,18 @@ def add(client: Client, wid: str, **fields: Any) -> Any:
     return client.post(OPERATIONS.format(wid=wid), body)
 
 
+def olga_adds_victor(wid: str, reason: str, step: str = "manager", who: str = "olga") -> Any:
+    """The service an admin page calls: ``who`` adds Victor to ``step``."""
+    return workflow_add_approver(
+        user=User.objects.get(username=who),
+        workflow_id=wid,
+        person="victor",
+        step=step,
+        reason=reason,
+        request_id=f"svc-{reason}",
+    )
+
+
 def history(wid: str) -> list[tuple[int, str]]:
     return list(WorkflowEvent.objects.filter(workflow_id=wid).values_list("seq", "type"))
 
@@ -187,14 +199,7 @@ def test_only_an_organisation_admin_may_add_an_approver(acme, who):
     assert "/admin/login/" in reply.get("Location", "/admin/login/")
     assert (history(wid), holders(wid)) == before
     with pytest.raises(Exception) as refused:  # the service refuses them too
-        workflow_add_approver(
-            user=User.objects.get(username=who),
-            workflow_id=wid,
-            person="victor",
-            step="manager",
-            reason="x",
-            request_id="svc-1",
-        )
+        olga_adds_victor(wid, "x", who=who)
     assert type(refused.value).__name__ in ("Forbidden", "WorkflowNotFound")
     assert (history(wid), holders(wid)) == before
 
@@ -246,14 +251,7 @@ def test_through_the_command_path_a_repeat_is_recorded_once(acme):
 
 def test_the_read_models_rebuild_to_the_same_rows_after_an_approver_is_added(acme):
     wid = start(acme)
-    workflow_add_approver(
-        user=User.objects.get(username="olga"),
-        workflow_id=wid,
-        person="victor",
-        step="manager",
-        reason="Bob is swamped",
-        request_id="r1",
-    )
+    olga_adds_victor(wid, "Bob is swamped")
     assert holders(wid) == {"bob", "victor"}
 
     assert read_models_check(tenant_id=acme.pk) == []
@@ -277,14 +275,7 @@ def test_find_stuck_requests_reports_each_in_a_sentence_and_exits_1(acme):
         "acme: Laptop request L-1 waits in the Manager approval step, and nobody can finish "
         "it: every open task belongs to someone who has left."
     )
-    workflow_add_approver(
-        user=User.objects.get(username="olga"),
-        workflow_id=wid,
-        person="victor",
-        step="manager",
-        reason="Bob left",
-        request_id="r1",
-    )
+    olga_adds_victor(wid, "Bob left")
     with pytest.raises(CommandError, match="1 running request"):
         call_command("find_stuck_requests", stdout=StringIO())
     Tenant.objects.create(slug="globex", name="Globex")
@@ -330,14 +321,7 @@ def test_a_step_needing_two_people_with_one_left_is_found_and_finished(acme):
     )
 
     # when: Olga adds Victor, and Bob and Victor approve
-    workflow_add_approver(
-        user=User.objects.get(username="olga"),
-        workflow_id=wid,
-        person="victor",
-        step="review",
-        reason="Ivan left",
-        request_id="r1",
-    )
+    olga_adds_victor(wid, "Ivan left", step="review")
     call_command("find_stuck_requests", stdout=StringIO())
     for who in ("bob", "victor"):
         workflow_decide(
