@@ -13,6 +13,7 @@ from django.db import connections, transaction
 from django.http import HttpRequest, HttpResponse
 from django.utils.cache import patch_cache_control
 
+from .api.auth import MalformedBearer, bearer_token
 from .api.errors import json_error
 from .request_ids import request_id_valid
 from .runtime import tenant_scope
@@ -149,29 +150,27 @@ class TenantScopeMiddleware:
         if request.path_info.startswith(_OWN_TENANT_PREFIXES):
             return None
         user = getattr(request, "user", None)
-        if _BEARER.match(request.META.get("HTTP_AUTHORIZATION", "")):
+        try:
+            secret = bearer_token(request.META.get("HTTP_AUTHORIZATION", ""))
+        except MalformedBearer:
+            return None  # the API answers it 401: the read acts for no one
+        if secret is not None:
             # The API authenticates a bearer token before any session (and a refused
             # token is a 401, never the session's person): so does the scope.
-            user = _bearer_user(request)
+            user = _bearer_user(request, secret)
         if user is None or not user.is_authenticated or user.is_superuser:
             return None
         return getattr(user, "tenant_id", None)
 
 
-_BEARER = re.compile(r"\s*bearer(\s|$)", re.IGNORECASE)
-
-
-def _bearer_user(request: HttpRequest) -> Any:
-    """The person an API read's ``Authorization: Bearer`` token names, or None. The
-    token is looked up here, on the login role, so the read can act for its tenant;
-    the view's authentication (approvals.api.auth) takes the result from the request
-    instead of looking it up again. A refused token is left to the view, which answers
-    401 as before."""
-    parts = request.META.get("HTTP_AUTHORIZATION", "").split()
-    if len(parts) != 2:
-        return None
+def _bearer_user(request: HttpRequest, secret: str) -> Any:
+    """The person the API read's bearer token ``secret`` names, or None. The token is
+    looked up here, on the login role, so the read can act for its tenant; the view's
+    authentication (approvals.api.auth) takes the result from the request instead of
+    looking it up again. A refused token is left to the view, which answers 401 as
+    before."""
     try:
-        token = token_authenticate(secret=parts[1])
+        token = token_authenticate(secret=secret)
     except TokenRefused:
         return None
     request.approvals_bearer = (token.user, token)  # type: ignore[attr-defined]

@@ -8,32 +8,64 @@ from typing import Any
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import exceptions
-from rest_framework.authentication import BaseAuthentication, get_authorization_header
+from rest_framework.authentication import BaseAuthentication
 from rest_framework.request import Request
 
 from ..models import ApiToken, User
 from ..services.tokens import TokenRefused, token_authenticate
 
 MALFORMED_HEADER = "Send the token as 'Authorization: Bearer <token>'."
+KEYWORD = "Bearer"
+
+
+class MalformedBearer(Exception):
+    """An ``Authorization`` header of the Bearer scheme that is not the keyword and
+    exactly one ASCII token."""
+
+
+def bearer_token(header: str | bytes) -> str | None:
+    """The token an ``Authorization`` header's value carries: ``"Bearer <token>"``
+    (the keyword in any case, spaces around either) gives the token; no header, or
+    another scheme (Basic, ...), gives None; the Bearer keyword alone, with more than one
+    word after it, or with a token that is not ASCII raises MalformedBearer.
+
+    The one reading of the header: the API's authentication answers a malformed one
+    401, the tenant scope (approvals.middleware) leaves such a read acting for no one.
+    A ``str`` is the header as Django's META holds it (its bytes as Latin-1)."""
+    raw = header
+    if isinstance(header, str):
+        try:
+            raw = header.encode("iso-8859-1")
+        except UnicodeEncodeError:
+            raw = header.encode()  # not from a real request; its non-ASCII is refused
+    assert isinstance(raw, bytes)
+    parts = raw.split()
+    if not parts or parts[0].lower() != KEYWORD.lower().encode():
+        return None
+    if len(parts) != 2:
+        raise MalformedBearer(MALFORMED_HEADER)
+    try:
+        return parts[1].decode("ascii")
+    except UnicodeDecodeError as exc:
+        raise MalformedBearer(MALFORMED_HEADER) from exc
 
 
 class BearerTokenAuthentication(BaseAuthentication):
-    keyword = "Bearer"
+    keyword = KEYWORD
 
     def authenticate(self, request: Request) -> tuple[User, ApiToken] | None:
-        parts = get_authorization_header(request).split()
-        if not parts or parts[0].lower() != self.keyword.lower().encode():
+        try:
+            # META's own value: DRF's get_authorization_header fails on a character
+            # past Latin-1 (a test client's header) instead of refusing it.
+            secret = bearer_token(request.META.get("HTTP_AUTHORIZATION", ""))
+        except MalformedBearer as exc:
+            raise exceptions.AuthenticationFailed(MALFORMED_HEADER) from exc
+        if secret is None:
             return None  # not ours: session authentication may still apply
-        if len(parts) != 2:
-            raise exceptions.AuthenticationFailed(MALFORMED_HEADER)
         known = getattr(request, "approvals_bearer", None)
         if known is not None:
             # Looked up by TenantScopeMiddleware from this same header for this request.
             return known
-        try:
-            secret = parts[1].decode("ascii")
-        except UnicodeDecodeError as exc:
-            raise exceptions.AuthenticationFailed(MALFORMED_HEADER) from exc
         try:
             token = token_authenticate(secret=secret)
         except TokenRefused as exc:

@@ -234,6 +234,33 @@ def test_an_api_read_with_a_bearer_token_acts_for_the_tokens_organisation(two):
     assert Client().get("/rls-probe", **bad).json()["workflows"] == 2
 
 
+@pytest.mark.urls(__name__)
+@pytest.mark.parametrize(
+    "header", ["Bearer", "Bearer a b", "Bearer tökén", "Bearer 令牌", "bearer   "]
+)
+def test_a_malformed_bearer_header_leaves_the_read_acting_for_no_one(two, header):
+    """The API answers it 401 (approvals.api.auth.bearer_token, the one parser); the
+    scope neither takes the session's person for it nor refuses the request."""
+    client = Client()
+    client.force_login(User.objects.get(username="alice"))
+
+    assert client.get("/rls-probe", HTTP_AUTHORIZATION=header).json()["workflows"] == 2
+    assert client.get("/api/me/tasks", HTTP_AUTHORIZATION=header).status_code == 401
+
+
+@pytest.mark.urls(__name__)
+def test_a_lowercase_bearer_keyword_scopes_and_a_basic_header_leaves_the_session(two):
+    _, gina_secret = token_issue(user=User.objects.get(username="gina"))
+    client = Client()
+    client.force_login(User.objects.get(username="alice"))
+
+    lower = client.get("/rls-probe", HTTP_AUTHORIZATION=f"bearer {gina_secret}").json()
+    basic = client.get("/rls-probe", HTTP_AUTHORIZATION="Basic YWxpY2U6ZGVtbw==").json()
+
+    assert lower == {"tenants": [two["globex"].pk], "workflows": 1}
+    assert basic == {"tenants": [two["acme"].pk], "workflows": 1}  # alice's session
+
+
 def test_the_policy_is_the_one_the_migration_helper_writes(db):
     (using,) = _rows(
         "SELECT pg_get_expr(p.polqual, p.polrelid) FROM pg_policy p"

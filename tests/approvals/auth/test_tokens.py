@@ -14,6 +14,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from approvals import clock
+from approvals.api.auth import MALFORMED_HEADER, MalformedBearer, bearer_token
 from approvals.models import ApiToken, User
 from approvals.services import tokens as token_services
 from approvals.services.tokens import token_issue, token_revoke, tokens_revoke_for_user
@@ -296,3 +297,59 @@ def test_admin_token_list_is_closed_to_other_staff(acme: Any) -> None:
     assert response.status_code == 403
     token.refresh_from_db()
     assert token.revoked_at is None
+
+
+@pytest.mark.parametrize(
+    ("header", "token"),
+    [
+        ("", None),
+        (b"", None),
+        ("Basic YWxpY2U6ZGVtbw==", None),
+        ("Token abc", None),
+        ("Bearer abc", "abc"),
+        ("bearer abc", "abc"),
+        ("BEARER abc", "abc"),
+        ("  Bearer \t abc  ", "abc"),
+        (b"Bearer abc", "abc"),
+    ],
+)
+def test_the_bearer_header_gives_its_token_or_none_for_another_scheme(
+    header: str | bytes, token: str | None
+) -> None:
+    assert bearer_token(header) == token
+
+
+MALFORMED_BEARERS = ["Bearer", "bearer   ", "Bearer a b", "Bearer tökén", "Bearer 令牌"]
+
+
+@pytest.mark.parametrize("header", [*MALFORMED_BEARERS, b"Bearer \xf6"])
+def test_a_malformed_bearer_header_is_refused_by_the_one_parser(header: str | bytes) -> None:
+    with pytest.raises(MalformedBearer, match="Authorization: Bearer <token>"):
+        bearer_token(header)
+
+
+@pytest.mark.parametrize("header", MALFORMED_BEARERS)
+def test_the_api_answers_a_malformed_bearer_header_401_even_beside_a_session(
+    acme: Any, header: str
+) -> None:
+    client = APIClient()
+    client.force_login(User.objects.get(username="alice"))  # a session, which loses
+    client.credentials(HTTP_AUTHORIZATION=header)
+
+    assert_unauthenticated(client.get("/api/me/tasks"), MALFORMED_HEADER)
+
+
+def test_a_lowercase_keyword_is_a_bearer_token_and_basic_is_left_to_the_session(
+    acme: Any,
+) -> None:
+    _, secret = token_issue(user=User.objects.get(username="alice"))
+    lower = APIClient()
+    lower.credentials(HTTP_AUTHORIZATION=f"bearer {secret}")
+    assert lower.get("/api/me/tasks").status_code == 200
+
+    basic = APIClient()
+    basic.credentials(HTTP_AUTHORIZATION="Basic YWxpY2U6ZGVtbw==")
+    refused = basic.get("/api/me/tasks")
+    assert refused.status_code == 401 and refused.json()["error"]["message"] != MALFORMED_HEADER
+    basic.force_login(User.objects.get(username="alice"))
+    assert basic.get("/api/me/tasks").status_code == 200  # the session, as before
