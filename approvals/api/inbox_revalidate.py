@@ -1,8 +1,10 @@
-"""The inbox's revalidation answered before the rest of the stack: a ``GET
-/api/me/tasks`` with ``If-None-Match`` that still names the person's tag is a 304 after
-the sign-in's lookup and the versions' (``inbox_etag``), without the session, CSRF,
-message and time-zone middleware, nor DRF's request wrapping, which cost more than the
-answer (bench/cpu_per_op.py).
+"""The inbox API's reads answered before the rest of the stack: a ``GET /api/me/tasks``
+with ``If-None-Match`` that still names the person's tag is a 304 after the sign-in's
+lookup and the versions' (``inbox_etag``), and any other is the page of tasks the view
+would send, read in the transaction ``TenantScopeMiddleware`` would open (acting for the
+person's organisation), without the session, CSRF, message and time-zone middleware,
+nor DRF's request wrapping, which cost more than the answer (bench/cpu_per_op.py: about
+half of a full read's CPU).
 
 It answers only what it can answer exactly as the view would, and leaves everything else
 to the view, which decides as before:
@@ -17,12 +19,14 @@ to the view, which decides as before:
 - a member of an organisation (``access.is_member``, the view's ``TenantMember``);
 - an answer in JSON: no ``?format=`` and an ``Accept`` the JSON renderer takes first;
 - the tag computed as the view computes it (``inbox_etag.inbox_etag``): someone else's
-  tag, or a tag from before any change, never matches.
+  tag, or a tag from before any change, never matches;
+- a query the view takes (``TaskListQuery``) and a cursor of ours: a refused one is
+  the view's error answer.
 
 The inbox API has no throttle and no access audit; the middleware before this one (the
-request id, the security headers) still wrap the 304, it puts on it the policy the CSP
-middleware after it would (built once), and it carries the headers the view's 304
-carries (a test compares them).
+request id, the security headers) still wrap the answer, it puts on it the policy the
+CSP middleware after it would (built once), and it carries the headers the view's 304
+and 200 carry (tests compare them, and the bodies).
 
 A session seen before is read in one statement with its user and their versions: its
 row's data must still be the bytes decoded and checked last time (``_KNOWN``), else
@@ -34,6 +38,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
+from contextlib import nullcontext
 from functools import cache
 from typing import Any
 
@@ -41,19 +46,25 @@ from django.conf import settings
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
 from django.contrib.sessions.backends.db import SessionStore
 from django.core.signals import setting_changed
+from django.db import transaction
 from django.dispatch import receiver
-from django.http import HttpRequest, HttpResponseBase
+from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.cache import patch_vary_headers
 from django.utils.crypto import constant_time_compare
 from django.utils.module_loading import import_string
+from rest_framework.renderers import JSONRenderer
+from rest_framework.settings import api_settings
 
 from .. import access, clock
 from ..models import Delegation, User
-from ..runtime import store
+from ..runtime import store, tenant_scope
+from ..selectors.tasks import BadCursor, task_list_for_user
 from ..services.tokens import TokenRefused, token_authenticate
 from . import inbox_etag
+from . import serializers as s
+from .rendering import compiled
 
 MODEL_BACKEND = "django.contrib.auth.backends.ModelBackend"
 DB_SESSIONS = "django.contrib.sessions.backends.db"
@@ -86,14 +97,21 @@ def _session_store() -> type[SessionStore] | None:
     return store_class
 
 
-def _bearer_user(header: str) -> User | None:
-    parts = header.split()
-    if len(parts) != 2 or parts[0].lower() != "bearer":
-        return None
+def _bearer_user(request: HttpRequest, header: str) -> User | None:
+    """The token's person; the token is left on the request for the view's path
+    (``approvals_bearer``, as ``TenantScopeMiddleware`` leaves it), so it is looked up
+    and stamped once however the request is answered."""
     try:
-        return token_authenticate(secret=parts[1]).user
-    except TokenRefused:
+        # Read as the API's authentication reads it: the header's bytes (Latin-1, as
+        # WSGI gives them) split on ASCII spaces, the token ASCII.
+        parts = header.encode("iso-8859-1").split()
+        if len(parts) != 2 or parts[0].lower() != b"bearer":
+            return None
+        token = token_authenticate(secret=parts[1].decode("ascii"))
+    except (UnicodeError, TokenRefused):
         return None
+    request.approvals_bearer = (token.user, token)  # type: ignore[attr-defined]
+    return token.user
 
 
 # What a session's row said when it was last decoded and checked here: its key ->
@@ -202,21 +220,21 @@ def _who(request: HttpRequest, now: dt.datetime) -> tuple[User, str] | None:
     header = request.META.get("HTTP_AUTHORIZATION")
     if header is None:
         return _session_user(request, now)
-    user = _bearer_user(header)
+    user = _bearer_user(request, header)
     if user is None or not access.is_member(user):
         return None
     return user, inbox_etag.inbox_versions(user, now)
 
 
-def not_modified(request: HttpRequest) -> HttpResponseBase | None:
-    """The 304 when this request's tag is still the person's, else None (the view's).
+def early_answer(request: HttpRequest) -> HttpResponseBase | None:
+    """The 304 when this request's tag is still the person's, else the page of their
+    tasks as the view answers it; None: the view's (a query it refuses, a cursor that
+    is not ours, anyone it does not know here).
 
-    A full read signed in by a session is looked up here too, the same way: the
-    session's person goes to the auth middleware (``_cached_user``, which
-    ``django.contrib.auth.middleware.get_user`` keeps) and the versions to the view
-    (``inbox_etag.KNOWN``), which spares the read the session's and the user's queries
-    through the ORM and the view's read of the versions. A token is left to the view's
-    path unless there is a tag to compare, so it is looked up (and stamped) once."""
+    When the view answers after all, what was looked up here goes with the request: a
+    session's person to the auth middleware (``_cached_user``, which
+    ``django.contrib.auth.middleware.get_user`` keeps), a token to the view's
+    authentication (``approvals_bearer``), the versions to the view (``inbox_etag.KNOWN``)."""
     meta = request.META
     if (
         request.method != "GET"
@@ -224,32 +242,63 @@ def not_modified(request: HttpRequest) -> HttpResponseBase | None:
         or meta.get("HTTP_ACCEPT", "") not in JSON_ACCEPTS
         or "format" in request.GET
         or not inbox_etag.conditional()
+        or _renderer() is None
     ):
-        return None
-    asked = meta.get("HTTP_IF_NONE_MATCH")
-    by_session = meta.get("HTTP_AUTHORIZATION") is None
-    if not asked and not by_session:
         return None
     now = clock.now()
     who = _who(request, now)
     if who is None:
         return None
     user, versions = who
-    if by_session:
+    if meta.get("HTTP_AUTHORIZATION") is None:
         request._cached_user = user  # type: ignore[attr-defined]
     setattr(request, inbox_etag.KNOWN, (user.pk, versions, now))
-    if not asked or not access.is_member(user):
+    if not access.is_member(user):
         return None
     etag = inbox_etag.etag_of(user, versions, now, query=meta.get("QUERY_STRING", ""), form="json")
-    if not inbox_etag.matches(meta.get("HTTP_IF_NONE_MATCH"), etag):
-        return None
-    response = inbox_etag.not_modified(etag)
+    if inbox_etag.matches(meta.get("HTTP_IF_NONE_MATCH"), etag):
+        response = inbox_etag.not_modified(etag)
+        response["Content-Length"] = "0"
+    else:
+        page = _page(request, user)
+        if page is None:
+            return None
+        response = HttpResponse(page, content_type=_renderer())
+        inbox_etag.tagged(response, etag)
+        response["Content-Length"] = str(len(page))
     response["Allow"] = ALLOW
     response["X-Frame-Options"] = settings.X_FRAME_OPTIONS
-    response["Content-Length"] = "0"
     for header, policy in _csp_headers():
         response[header] = policy
     return response
+
+
+def _page(request: HttpRequest, user: User) -> bytes | None:
+    """The page's JSON as the view renders it, read as the view reads it: in one
+    transaction acting for the person's organisation (``TenantScopeMiddleware``)."""
+    query = s.TaskListQuery(data=request.GET.dict())
+    if not query.is_valid():
+        return None  # the view's error answer
+    tenant = tenant_scope.reads_act_for(user)
+    try:
+        with transaction.atomic(), tenant_scope.acting_for(tenant) if tenant else nullcontext():
+            tasks = task_list_for_user(
+                user=user,
+                limit=query.validated_data["limit"],
+                cursor=query.validated_data.get("cursor"),
+            )
+    except BadCursor:
+        return None
+    rendered: bytes = JSONRenderer().render(compiled(s.TaskPageResponse)(tasks))
+    return rendered
+
+
+@cache
+def _renderer() -> str | None:
+    """The JSON renderer's media type when it is the API's first (the one DRF picks for
+    these ``Accept`` headers), else None: the view negotiates."""
+    first = api_settings.DEFAULT_RENDERER_CLASSES[0]
+    return JSONRenderer.media_type if first is JSONRenderer else None
 
 
 # What DRF's view, the clickjacking and the common middleware put on the view's 304.
@@ -283,6 +332,8 @@ def _csp_headers() -> tuple[tuple[str, str], ...]:
 def _settings_changed(*, setting: str, **kwargs: Any) -> None:
     if setting == "MIDDLEWARE" or setting.startswith("CONTENT_SECURITY_POLICY"):
         _csp_headers.cache_clear()
+    if setting == "REST_FRAMEWORK":
+        _renderer.cache_clear()
 
 
 class InboxRevalidateMiddleware:
@@ -290,7 +341,7 @@ class InboxRevalidateMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponseBase:
-        early = not_modified(request)
+        early = early_answer(request)
         if early is not None:
             return early
         response = self.get_response(request)

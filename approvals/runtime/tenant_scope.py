@@ -131,6 +131,15 @@ def tenant_of(owner: Any) -> int | None:
     return getattr(owner, "tenant_id", None)
 
 
+def reads_act_for(user: Any) -> int | None:
+    """The organisation a signed-in person's page and API reads act for
+    (``TenantScopeMiddleware``): theirs; None for a superuser, whose reads cross
+    tenants, for no one signed in, and when transactions do not act for a tenant."""
+    if user is None or not user.is_authenticated or user.is_superuser or not enabled():
+        return None
+    return getattr(user, "tenant_id", None)
+
+
 @contextlib.contextmanager
 def atomic_for(owner: Any) -> Iterator[None]:
     """One transaction (``transaction.atomic``) acting for ``owner``'s tenant (see
