@@ -26,6 +26,11 @@ their month's partition (created here for the past months with the periodic job'
 function). The statement-level triggers keep the analytics rollup and the inbox versions
 as COPY writes (PostgreSQL fires them for COPY as for INSERT).
 
+The chain seals are written over every head at the end (``seal_audit``), and with
+``--daily`` (the default) the daily seals of every day of the history that is over, one
+per organisation and day, chained in order, by the periodic job's own function, so
+``verify_audit`` checks a filled database as it checks a live one.
+
 Not written: mails (the outbox of a history already sent), fired timers' and finished
 attempts' rows (work-queue bookkeeping a rebuild does not derive either).
 
@@ -812,11 +817,13 @@ def fill(
     batch: int = 1000,
     log: Any = print,
     resume: bool = False,
+    daily: bool = True,
 ) -> FillReport:
     """Fill the database Django is connected to; see the module doc. Raises
     AlreadyFilled when it holds events, unless ``resume``: then the organisations of an
     interrupted fill (with the same ``events`` and ``tenants``) are filled up to their
-    share."""
+    share. ``daily``: also write the daily seals of every day of the history that is
+    over (``daily_seals``)."""
     from django.core.management import call_command
     from django.db import connection, connections
 
@@ -878,6 +885,8 @@ def fill(
     # The chain seals over every head, as the periodic job writes them (verify_audit
     # reports events older than two seal intervals that no seal covers).
     call_command("seal_audit", stdout=io.StringIO())
+    if daily:
+        daily_seals(log)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
     size, count = event_bytes()
@@ -891,6 +900,28 @@ def fill(
     )
     record(report, resumed=resume)
     return report
+
+
+def daily_seals(log: Any = print) -> int:
+    """One daily seal per organisation per day of its history that is over, as a live
+    database has them: written by the periodic job's own function
+    (``audit.daily_seal.daily_seals_due``), which seals each organisation's days in
+    order from its first workflow's (or after its last seal, for a resumed fill), each
+    chained to the day before, at most its catch-up limit of days per call; called
+    until it has nothing left. Returns how many it wrote."""
+    from approvals.audit.daily_seal import daily_seals_due, logger
+
+    t0 = time.process_time()
+    made = 0
+    level = logger.level
+    logger.setLevel("WARNING")  # a line per seal: thousands of days of history
+    try:
+        while written := len(daily_seals_due()):
+            made += written
+    finally:
+        logger.setLevel(level)
+    log(f"{made:,} daily seals written in {time.process_time() - t0:.1f} s of CPU")
+    return made
 
 
 def record(report: FillReport, *, resumed: bool) -> None:
@@ -940,6 +971,13 @@ def main() -> None:
         action="store_true",
         help="go on with a fill that was interrupted (same --events and --tenants)",
     )
+    parser.add_argument(
+        "--daily",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="write the daily seals of every day of the history, one per organisation and "
+        "day, as the periodic seal job does (default: on)",
+    )
     args = parser.parse_args()
     if not os.environ.get("BENCH_DATABASE_URL"):
         sys.exit("Set BENCH_DATABASE_URL to the database to fill (never the app's own).")
@@ -956,6 +994,7 @@ def main() -> None:
             seed=args.seed,
             batch=args.batch,
             resume=args.resume,
+            daily=args.daily,
         )
     except AlreadyFilled as exc:
         sys.exit(str(exc))

@@ -4,14 +4,20 @@ makes, its events sit in their month's partition, and it refuses a second fill."
 
 from __future__ import annotations
 
+import datetime as dt
+import io
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from django.core.management import call_command
 from django.db import connection
 from django.test import override_settings
 
+from approvals import clock
+from approvals.audit.daily_seal import last_sealable_day
+from approvals.audit.models import DailySeal
 from approvals.audit.verify import audit_verify
 from approvals.models import PendingTask, StepVisit, Tenant, Workflow, WorkflowEvent
 from approvals.runtime.partitions import partition_name
@@ -45,6 +51,21 @@ def test_a_small_fill_verifies_rebuilds_alike_uses_the_partitions_and_is_not_rep
     breaks, checked = audit_verify()
     assert breaks == [], breaks[:5]
     assert checked == Workflow.objects.count()
+    # One daily seal per organisation per day of its history that is over, in order,
+    # each chained to the day before, and verify_audit (every day's root) finds nothing.
+    last = last_sealable_day(clock.now())
+    for tenant in Tenant.objects.filter(slug__startswith="scale-"):
+        first = Workflow.objects.filter(tenant=tenant).earliest("created_at").created_at
+        days = list(DailySeal.objects.filter(tenant=tenant).order_by("day"))
+        assert [d.day for d in days] == [
+            first.astimezone(dt.UTC).date() + dt.timedelta(days=n)
+            for n in range((last - first.astimezone(dt.UTC).date()).days + 1)
+        ]
+        assert [d.prev_signature for d in days] == ["", *(d.signature for d in days[:-1])]
+    assert DailySeal.objects.count() > 2 * 80  # three months of two organisations
+    out = io.StringIO()
+    call_command("verify_audit", "--all-days", stdout=out)
+    assert "daily seal(s) checked and their roots recomputed" in out.getvalue()
 
     # Every event sits in the partition of its workflow's month; none in the default.
     with connection.cursor() as cursor:
@@ -66,6 +87,9 @@ def test_a_small_fill_verifies_rebuilds_alike_uses_the_partitions_and_is_not_rep
     read_models_rebuild()
     assert read_models_of() == before
     assert {t.pk: rollup_rows(tenant_id=t.pk) for t in scale} == rollups
+
+    # A resumed fill has no day left to seal either.
+    assert scale_fill.daily_seals(log=lambda _: None) == 0
 
     with pytest.raises(scale_fill.AlreadyFilled, match="already holds workflow events"):
         scale_fill.fill(events=2_000, tenants=2, months=3, procs=1, log=lambda _: None)
@@ -92,3 +116,4 @@ def test_a_fill_refuses_a_database_with_any_history(acme: Any) -> None:
     with pytest.raises(scale_fill.AlreadyFilled, match="Nothing to resume"):
         scale_fill.fill(events=100, tenants=1, procs=1, log=lambda _: None, resume=True)
     assert not Tenant.objects.filter(slug__startswith="scale-").exists()
+    assert not DailySeal.objects.exists()
