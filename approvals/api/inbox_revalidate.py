@@ -64,6 +64,7 @@ from ..selectors.tasks import BadCursor, task_list_for_user
 from ..services.tokens import TokenRefused, token_authenticate
 from . import inbox_etag
 from . import serializers as s
+from .auth import MalformedBearer, bearer_token
 from .rendering import compiled
 
 MODEL_BACKEND = "django.contrib.auth.backends.ModelBackend"
@@ -102,13 +103,13 @@ def _bearer_user(request: HttpRequest, header: str) -> User | None:
     (``approvals_bearer``, as ``TenantScopeMiddleware`` leaves it), so it is looked up
     and stamped once however the request is answered."""
     try:
-        # Read as the API's authentication reads it: the header's bytes (Latin-1, as
-        # WSGI gives them) split on ASCII spaces, the token ASCII.
-        parts = header.encode("iso-8859-1").split()
-        if len(parts) != 2 or parts[0].lower() != b"bearer":
+        # Read by the API's authentication's own parser (a malformed header is the
+        # view's 401, another scheme the view's too).
+        secret = bearer_token(header)
+        if secret is None:
             return None
-        token = token_authenticate(secret=parts[1].decode("ascii"))
-    except (UnicodeError, TokenRefused):
+        token = token_authenticate(secret=secret)
+    except (MalformedBearer, TokenRefused):
         return None
     request.approvals_bearer = (token.user, token)  # type: ignore[attr-defined]
     return token.user
@@ -276,21 +277,31 @@ def early_answer(request: HttpRequest) -> HttpResponseBase | None:
 def _page(request: HttpRequest, user: User) -> bytes | None:
     """The page's JSON as the view renders it, read as the view reads it: in one
     transaction acting for the person's organisation (``TenantScopeMiddleware``)."""
-    query = s.TaskListQuery(data=request.GET.dict())
-    if not query.is_valid():
-        return None  # the view's error answer
+    given = request.GET.dict()
+    if given:
+        query = s.TaskListQuery(data=given)
+        if not query.is_valid():
+            return None  # the view's error answer
+        asked = query.validated_data
+    else:
+        asked = _first_page()
     tenant = tenant_scope.reads_act_for(user)
     try:
         with transaction.atomic(), tenant_scope.acting_for(tenant) if tenant else nullcontext():
-            tasks = task_list_for_user(
-                user=user,
-                limit=query.validated_data["limit"],
-                cursor=query.validated_data.get("cursor"),
-            )
+            tasks = task_list_for_user(user=user, limit=asked["limit"], cursor=asked.get("cursor"))
     except BadCursor:
         return None
     rendered: bytes = JSONRenderer().render(compiled(s.TaskPageResponse)(tasks))
     return rendered
+
+
+@cache
+def _first_page() -> dict[str, Any]:
+    """What ``TaskListQuery`` makes of no query at all (its defaults), validated once."""
+    query = s.TaskListQuery(data={})
+    if not query.is_valid():
+        raise AssertionError(query.errors)
+    return dict(query.validated_data)
 
 
 @cache
