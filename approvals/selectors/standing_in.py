@@ -7,6 +7,8 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable
 
+from django.db.models import Q
+
 from .. import clock
 from ..models import Delegation, User, WorkflowEvent
 
@@ -31,25 +33,26 @@ def handover_notes(
     *, user: User, workflow_ids: Iterable[uuid.UUID]
 ) -> dict[uuid.UUID, tuple[str, str]]:
     """workflow id -> (who handed it, their note) for the latest hand-over of a task to
-    ``user`` on each of ``workflow_ids`` that carried a note; one query."""
+    ``user`` on each of ``workflow_ids`` that carried a note, or an admin's addition of
+    ``user`` as an approver (the admin, their reason); one query."""
     ids = list(workflow_ids)
     if not ids:
         return {}
     rows = (
-        WorkflowEvent.objects.filter(
-            tenant_id=user.member_tenant_id,
-            workflow_id__in=ids,
-            type="TaskReassigned",
-            payload__to_user=user.username,
+        WorkflowEvent.objects.filter(tenant_id=user.member_tenant_id, workflow_id__in=ids)
+        .filter(
+            Q(type="TaskReassigned", payload__to_user=user.username)
+            | Q(type="ApproverAdded", payload__user=user.username)
         )
         .order_by("workflow_id", "seq")
-        .values_list("workflow_id", "payload")
+        .values_list("workflow_id", "type", "payload")
     )
     notes: dict[uuid.UUID, tuple[str, str]] = {}
-    for wid, payload in rows:
-        note = str(payload.get("comment") or "")
+    for wid, kind, payload in rows:
+        added = kind == "ApproverAdded"
+        note = str(payload.get("reason" if added else "comment") or "")
         if note:
-            notes[wid] = (str(payload.get("from_user") or ""), note)
+            notes[wid] = (str(payload.get("actor" if added else "from_user") or ""), note)
         else:
             notes.pop(wid, None)
     return notes

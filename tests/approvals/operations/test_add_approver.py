@@ -124,7 +124,8 @@ def test_the_admin_finds_the_stuck_request_adds_an_approver_and_it_finishes(acme
     # told as a new task, and listed in Victor's inbox
     mail = MailMessage.objects.get(workflow_id=wid, recipient__username="victor")
     assert mail.kind == "task_assigned" and "Olga asked you to approve" in str(mail.context)
-    assert "L-1" in signed_in("victor").get("/").content.decode()
+    inbox = signed_in("victor").get("/").content.decode()
+    assert "L-1" in inbox and "Olga&#x27;s note: Bob left; Victor approves" in inbox
     # the timeline says who added whom, where and why
     timeline = olga.get(f"/workflows/{wid}").content.decode()
     assert (
