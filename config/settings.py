@@ -104,8 +104,9 @@ MIDDLEWARE = [
     "approvals.middleware.ConnectionCheckMiddleware",
     "approvals.middleware.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    # The inbox API's 304, before the session, auth and DRF (approvals/api/inbox_revalidate.py),
-    # and before the CSP middleware: it puts the same policy on the 304, built once.
+    # The inbox API's reads (the 304 and the full page), before the session, auth and DRF
+    # (approvals/api/inbox_revalidate.py), and before the CSP middleware: it puts the same
+    # policy on its answers, built once.
     "approvals.api.inbox_revalidate.InboxRevalidateMiddleware",
     "csp.middleware.CSPMiddleware",
     # Serves collected static files (admin, API docs, the app's CSS) under gunicorn.
