@@ -45,6 +45,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
 from django.contrib.sessions.backends.db import SessionStore
+from django.core.exceptions import DisallowedHost
 from django.core.signals import setting_changed
 from django.db import transaction
 from django.dispatch import receiver
@@ -244,6 +245,7 @@ def early_answer(request: HttpRequest) -> HttpResponseBase | None:
         or "format" in request.GET
         or not inbox_etag.conditional()
         or _renderer() is None
+        or not _host_allowed(request)
     ):
         return None
     now = clock.now()
@@ -272,6 +274,19 @@ def early_answer(request: HttpRequest) -> HttpResponseBase | None:
     for header, policy in _csp_headers():
         response[header] = policy
     return response
+
+
+def _host_allowed(request: HttpRequest) -> bool:
+    """What the common middleware checks before any view: the Host is one of
+    ALLOWED_HOSTS (else it refuses the request, 400), no user agent is refused and no
+    redirect to www. is asked for. Anything else goes that way, to be refused there."""
+    if settings.DISALLOWED_USER_AGENTS or settings.PREPEND_WWW:
+        return False
+    try:
+        request.get_host()
+    except DisallowedHost:
+        return False
+    return True
 
 
 def _page(request: HttpRequest, user: User) -> bytes | None:

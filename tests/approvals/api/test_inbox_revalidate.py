@@ -346,3 +346,13 @@ def test_a_header_the_api_does_not_read_as_a_token_is_not_served_early(acme):
     odd = stranger.get(PATH, HTTP_AUTHORIZATION=f"Bearer\xa0{secret}")
     assert odd.status_code in (401, 403)
     assert stranger.get(PATH, HTTP_AUTHORIZATION=f"Bearer {secret}").status_code == 200
+
+
+def test_a_host_not_allowed_is_refused_as_before(acme, api, early_in_a_minute):  # noqa: F811
+    """The common middleware's check of the Host comes before any answer of the inbox's."""
+    expense_started("REVAL-11")
+    for client in _both(api):
+        tag = _tag(client)
+        assert client.get(PATH, HTTP_HOST="evil.example").status_code == 400
+        assert client.get(PATH, HTTP_HOST="evil.example", HTTP_IF_NONE_MATCH=tag).status_code == 400
+        assert client.get(PATH, HTTP_IF_NONE_MATCH=tag).status_code == 304
