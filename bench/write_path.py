@@ -34,8 +34,8 @@ EVENTS = "approvals_workflowevent"
 VARIANTS: dict[str, tuple[str, list[str]]] = {
     "base": ("as migrated", []),
     "no_fts": (
-        "without the workflows' full-text GIN (0026)",
-        ["DROP INDEX workflow_search_text"],
+        "without the workflows' full-text GIN (0026, 0040)",
+        ["DROP INDEX workflow_search_words"],
     ),
     "no_task_sorts": (
         "without the pending tasks' four sort indexes (0032)",

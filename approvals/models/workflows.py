@@ -114,9 +114,10 @@ class Workflow(models.Model):
             # The search's newest (or oldest) first: a common word's first page is the
             # newest rows that have it, found walking this instead of sorting them all.
             models.Index(fields=["tenant", "-created_at"], name="workflow_newest"),
-            # On PostgreSQL, migration 0026 adds ``workflow_search_text``: a GIN index over
-            # the reference, the summary and every string of the data, for the search's
-            # words (approvals.selectors.search_text); the database fills it itself.
+            # On PostgreSQL, migration 0040 adds the column ``search_words`` (generated
+            # from the reference, the summary and every string of the data) and its GIN
+            # index ``workflow_search_words``, for the search's words
+            # (approvals.selectors.search_text); the database fills both itself.
         ]
         constraints = [
             # The database's answer to two starts racing for one subject: the second
