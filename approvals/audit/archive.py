@@ -50,7 +50,13 @@ from django.db.models import Count, Max, Q
 from .. import access, clock
 from ..models import Tenant, User, Workflow, WorkflowEvent, history_month
 from ..runtime import tenant_scope
-from ..runtime.partitions import EVENTS, month_add, partition_name
+from ..runtime.partitions import (
+    EVENTS,
+    month_add,
+    partition_name,
+    tenant_statistics_sql,
+    unreachable_sql,
+)
 from . import offline_verify
 from .daily_proof import seal_fields
 from .export import ExportFilter, _record, _rows, _StatusAfter, audit_events
@@ -777,6 +783,8 @@ def _month_restore(month: dt.date) -> dict[int, int]:
                 f"FOR VALUES FROM (%s) TO (%s)",
                 [month, month_add(month, 1)],
             )
+            cursor.execute(unreachable_sql(name))  # as a partition made ahead is
+            cursor.execute(tenant_statistics_sql(name))
             cursor.execute(f'SELECT count(*) FROM "{name}"')
             if cursor.fetchone()[0]:
                 raise ArchiveError(

@@ -66,8 +66,18 @@ def history_partitions_ensure(*, months_ahead: int | None = None) -> list[str]:
                 [month, month_add(month, 1)],
             )
             cursor.execute(unreachable_sql(name))
+            cursor.execute(tenant_statistics_sql(name))
             created.append(name)
     return created
+
+
+# Migration 0041: each organisation's share of a partition known to the planner (the
+# column's statistics target is not inherited by a new partition).
+TENANT_STATISTICS = 1000
+
+
+def tenant_statistics_sql(partition: str) -> str:
+    return f'ALTER TABLE "{partition}" ALTER COLUMN tenant_id SET STATISTICS {TENANT_STATISTICS}'
 
 
 def unreachable_sql(partition: str) -> str:

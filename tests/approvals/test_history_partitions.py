@@ -15,6 +15,7 @@ from approvals import clock
 from approvals.models import User, Workflow, WorkflowEvent, history_month
 from approvals.runtime.commands import _RECORDED_SQL_PARTITIONED
 from approvals.runtime.partitions import (
+    TENANT_STATISTICS,
     history_default_rows,
     history_partitions,
     history_partitions_ensure,
@@ -138,3 +139,26 @@ def test_the_periodic_job_creates_the_coming_months_partitions(acme: Any) -> Non
         WorkflowEvent.objects.filter(workflow_id=wf.pk).values_list("history_month", flat=True)
     ) == {month}
     assert history_default_rows() == 0
+
+
+def _tenant_statistics() -> dict[str, int]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT c.relname, a.attstattarget FROM pg_class c"
+            " JOIN pg_namespace n ON n.oid = c.relnamespace"
+            " JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = 'tenant_id'"
+            " WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p')"
+        )
+        return dict(cursor.fetchall())
+
+
+def test_every_tenant_column_is_sampled_for_every_organisations_share(acme: Any) -> None:
+    """Migration 0041: each table's ``tenant_id`` at statistics target 1000, partitions
+    made later included (a partition does not inherit its parent's target)."""
+    later = dt.timedelta(days=800)
+    with clock.shifted(later):
+        created = history_partitions_ensure(months_ahead=1)
+    assert created
+    targets = _tenant_statistics()
+    assert {"approvals_workflow", "approvals_workflowevent", *created} <= set(targets)
+    assert {name: t for name, t in targets.items() if t != TENANT_STATISTICS} == {}
