@@ -231,6 +231,8 @@ class WorkflowSearch(django_filters.FilterSet):
         # Whatever the caller passes, a search sees only what the person may read: for
         # someone who reads only what they take part in, those rows lead.
         self.own_ids = access.own_workflow_ids(user)
+        # what the words are likely to match (search_text.WordsMatch), once filtered
+        self.words_share: float | None = None
         readable = (
             access.workflows_readable(user)
             if self.own_ids is None
@@ -258,7 +260,8 @@ class WorkflowSearch(django_filters.FilterSet):
         match = search_text.words_match(
             words, tenant_id=tenant, kinds=self.kinds, indexed=self.own_ids is None
         )
-        return qs.filter(match)
+        self.words_share = match.share
+        return qs.filter(match.condition)
 
     def filter_amount(self, qs: QuerySet[Workflow], name: str, value: int) -> QuerySet[Workflow]:
         lookup = "gte" if name == "amountMin" else "lte"
@@ -314,10 +317,9 @@ class WorkflowSearch(django_filters.FilterSet):
             return list(ordered[offset : offset + limit])
         newest = sort == "newest"
         # the rows a person takes part in are few: no window saves reading them
-        if self.own_ids is None:
-            window = search_text.time_window(
-                self.user.member_tenant_id, newest=newest, rows=offset + limit
-            )
+        rows = offset + limit
+        if self.own_ids is None and search_text.window_may_fill(self.words_share, rows=rows):
+            window = search_text.time_window(self.user.member_tenant_id, newest=newest, rows=rows)
             if window is not None:
                 page = list(ordered.filter(window)[offset : offset + limit])
                 if len(page) == limit:

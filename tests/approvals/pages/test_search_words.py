@@ -82,3 +82,42 @@ def test_a_persons_own_rows_are_tested_not_looked_up_in_the_index(acme: Any, api
     assert len(auditor.results(limit=PAGE_SIZE)) == 4
     plan = _plan(auditor)
     assert "search_words @@" in plan and "COALESCE" not in plan, plan
+
+
+def test_a_reference_skips_the_newest_rows_and_a_common_word_asks_them(
+    acme: Any, api: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from approvals.selectors import search_text
+
+    started = [
+        start_expense(api("alice"), 4_500_000, subject=f"E-REF-{n}", description="Hotel stay")
+        for n in range(12)
+    ]
+    with connection.cursor() as cur:
+        cur.execute("ANALYZE approvals_workflow")
+    monkeypatch.setattr(search_text, "_common", None)  # read the fresh statistics
+    # a window of 100 newest rows: the share of one reference in 12 fills no page of it
+    monkeypatch.setattr(search_text, "WINDOW_MIN", 100)
+    monkeypatch.setattr(search_text, "WINDOW_PER_ROW", 1)
+
+    common = _search("audrey", "hotel")
+    common.results(limit=PAGE_SIZE)
+    assert common.words_share is not None and common.words_share > 0.5
+    assert search_text.window_may_fill(common.words_share, rows=PAGE_SIZE)
+
+    wanted = started[7].json()["workflowId"]
+    reference = _search("audrey", "E-REF-7")
+    asked: list[int] = []
+    monkeypatch.setattr(
+        search_text, "time_window", lambda *a, **kw: asked.append(1) or None, raising=True
+    )
+    assert [str(w.pk) for w in reference.results(limit=PAGE_SIZE)] == [wanted]
+    assert reference.words_share is not None and reference.words_share < 0.1
+    assert not search_text.window_may_fill(reference.words_share, rows=PAGE_SIZE)
+    assert asked == []  # the reference went straight to its matches
+
+    # a word that names a person keeps the newest rows first (its share is unknown)
+    named = _search("audrey", "alice")
+    named.results(limit=PAGE_SIZE)
+    assert named.words_share is None
+    assert asked == [1]
