@@ -162,3 +162,18 @@ def test_every_tenant_column_is_sampled_for_every_organisations_share(acme: Any)
     targets = _tenant_statistics()
     assert {"approvals_workflow", "approvals_workflowevent", *created} <= set(targets)
     assert {name: t for name, t in targets.items() if t != TENANT_STATISTICS} == {}
+
+
+def test_the_tables_read_by_key_under_a_policy_are_analyzed_often(acme: Any) -> None:
+    """Migration 0042: a new organisation's rows reach the statistics within hours, not
+    after a tenth of the table has changed."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT relname, reloptions FROM pg_class WHERE relname = ANY(%s)",
+            [["approvals_workflow", "approvals_pendingtask", "approvals_stepvisit"]],
+        )
+        options = dict(cursor.fetchall())
+    assert set(options) == {"approvals_workflow", "approvals_pendingtask", "approvals_stepvisit"}
+    for table, given in options.items():
+        assert "autovacuum_analyze_scale_factor=0.002" in (given or []), table
+        assert "autovacuum_analyze_threshold=20000" in (given or []), table
