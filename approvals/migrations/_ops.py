@@ -91,6 +91,19 @@ ALTER DEFAULT PRIVILEGES IN SCHEMA public
     GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO approvals_app;
 ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT USAGE, SELECT ON SEQUENCES TO approvals_app;
 """
+# The search's functions (migration 0043), once they exist and the app role does.
+SEARCH_FUNCTION_GRANTS = """
+DO $$ BEGIN
+    IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'approvals_app') THEN
+        IF to_regprocedure('approvals_search_ids(tsquery)') IS NOT NULL THEN
+            GRANT EXECUTE ON FUNCTION approvals_search_ids(tsquery) TO approvals_app;
+        END IF;
+        IF to_regprocedure('approvals_people_named(tsquery)') IS NOT NULL THEN
+            GRANT EXECUTE ON FUNCTION approvals_people_named(tsquery) TO approvals_app;
+        END IF;
+    END IF;
+END $$;
+"""
 
 
 def row_level_security_ensure(cursor: Any, *, applying: bool = False) -> list[str]:
@@ -108,6 +121,7 @@ def row_level_security_ensure(cursor: Any, *, applying: bool = False) -> list[st
     if not cursor.fetchone()[0]:
         return []
     cursor.execute(RLS_GRANTS)
+    cursor.execute(SEARCH_FUNCTION_GRANTS)
     cursor.execute(
         "SELECT c.relname FROM pg_policy p JOIN pg_class c ON c.oid = p.polrelid"
         " WHERE p.polname = 'tenant_isolation' AND c.relforcerowsecurity"

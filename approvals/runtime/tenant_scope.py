@@ -169,6 +169,15 @@ def atomic_for_tenant_of(argument: str) -> Callable[[F], F]:
     return decorate
 
 
+def acting_now() -> int | None:
+    """The tenant ``acting_for`` made the current block act for, as this process knows
+    it (no round trip), or None: for a read that takes another path under the policy
+    (the search's functions, migration 0043)."""
+    if not enabled():
+        return None
+    return getattr(connections[DEFAULT_DB_ALIAS], "approvals_acting_for", None)
+
+
 def acting_tenant() -> int | None:
     """The tenant the current transaction acts for, or None (PostgreSQL; for tests and
     checks: the application never needs to ask)."""

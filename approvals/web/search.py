@@ -22,6 +22,7 @@ from .. import access
 from ..api.schema import NO_NUL
 from ..data_words import money_fields
 from ..models import User, Workflow, WorkflowTemplate, time_bounds
+from ..runtime import tenant_scope
 from ..selectors import search_text
 from . import present
 from .forms import MoneyField
@@ -231,8 +232,10 @@ class WorkflowSearch(django_filters.FilterSet):
         # Whatever the caller passes, a search sees only what the person may read: for
         # someone who reads only what they take part in, those rows lead.
         self.own_ids = access.own_workflow_ids(user)
-        # what the words are likely to match (search_text.WordsMatch), once filtered
+        # what the words are likely to match, and the same words asked through the
+        # index (search_text.WordsMatch), once filtered
         self.words_share: float | None = None
+        self.words_lookup: Q | None = None
         readable = (
             access.workflows_readable(user)
             if self.own_ids is None
@@ -261,6 +264,7 @@ class WorkflowSearch(django_filters.FilterSet):
             words, tenant_id=tenant, kinds=self.kinds, indexed=self.own_ids is None
         )
         self.words_share = match.share
+        self.words_lookup = match.lookup
         return qs.filter(match.condition)
 
     def filter_amount(self, qs: QuerySet[Workflow], name: str, value: int) -> QuerySet[Workflow]:
@@ -324,7 +328,12 @@ class WorkflowSearch(django_filters.FilterSet):
                 page = list(ordered.filter(window)[offset : offset + limit])
                 if len(page) == limit:
                     return page
-        ids = search_text.matches_first(self.qs, newest=newest, limit=limit, offset=offset)
+        matches = self.qs
+        acting = tenant_scope.acting_now() == self.user.member_tenant_id
+        if self.words_lookup is not None and acting:
+            # under the organisation's policy the words' GIN index serves only the lookup
+            matches = matches.filter(self.words_lookup)
+        ids = search_text.matches_first(matches, newest=newest, limit=limit, offset=offset)
         if not ids:
             return []
         # the page's rows by primary key: their words are not asked again

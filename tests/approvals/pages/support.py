@@ -1,12 +1,13 @@
 """Helpers for the page tests: a signed-in browser client, an expense started as
-someone."""
+someone, a search's form."""
 
 from __future__ import annotations
 
-from django.test import Client
+from django.test import Client, RequestFactory
 
 from approvals.models import User
 from approvals.services.workflows import workflow_start
+from approvals.web.search import WorkflowSearch
 
 
 def signed_in(username: str, tz_cookie: str | None = None) -> Client:
@@ -29,3 +30,12 @@ def expense_started(subject: str, who: str = "alice", amount: int = 4_500_000) -
         data={"amountPaise": amount, "currency": "INR", "department": "eng"},
     )
     return str(started.workflow_id)
+
+
+def searched(username: str, text: str) -> WorkflowSearch:
+    """The search page's form, valid, of ``username`` asking for ``text``."""
+    request = RequestFactory().get("/search")
+    request.user = User.objects.get(username=username)
+    found = WorkflowSearch({"text": text}, request=request)
+    assert found.is_valid(), found.errors
+    return found

@@ -9,12 +9,11 @@ from typing import Any
 
 import pytest
 from django.db import connection
-from django.test import RequestFactory
 
-from approvals.models import User
 from approvals.web.search import PAGE_SIZE, WorkflowSearch
 
 from ..helpers import decide, start_expense
+from .support import searched
 
 pytestmark = pytest.mark.django_db
 
@@ -27,14 +26,6 @@ def _words(workflow_id: str) -> set[str]:
             [workflow_id],
         )
         return set(cur.fetchone()[0])
-
-
-def _search(username: str, text: str) -> WorkflowSearch:
-    request = RequestFactory().get("/search")
-    request.user = User.objects.get(username=username)
-    found = WorkflowSearch({"text": text}, request=request)
-    assert found.is_valid(), found.errors
-    return found
 
 
 def test_the_words_follow_the_data_a_decision_changes(acme: Any, api: Any) -> None:
@@ -52,8 +43,8 @@ def test_the_words_follow_the_data_a_decision_changes(acme: Any, api: Any) -> No
     words = _words(wid)
     assert {"taxi", "goa"} <= words
     assert not {"hotel", "pune"} & words
-    assert [str(w.pk) for w in _search("bob", "goa").results(limit=PAGE_SIZE)] == [wid]
-    assert _search("bob", "pune").results(limit=PAGE_SIZE) == []
+    assert [str(w.pk) for w in searched("bob", "goa").results(limit=PAGE_SIZE)] == [wid]
+    assert searched("bob", "pune").results(limit=PAGE_SIZE) == []
 
 
 def _plan(found: WorkflowSearch) -> str:
@@ -68,7 +59,7 @@ def test_a_persons_own_rows_are_tested_not_looked_up_in_the_index(acme: Any, api
     mine = start_expense(api("alice"), 4_500_000, description="Hotel in Pune").json()
     for n in range(3):  # others' hotels, which the index's list of the word holds too
         start_expense(api("victor"), 4_500_000, description=f"Hotel {n}")
-    alice = _search("alice", "hotel")
+    alice = searched("alice", "hotel")
     assert alice.own_ids is not None  # she reads through taking part
     assert [str(w.pk) for w in alice.results(limit=PAGE_SIZE)] == [mine["workflowId"]]
     plan = _plan(alice)
@@ -77,7 +68,7 @@ def test_a_persons_own_rows_are_tested_not_looked_up_in_the_index(acme: Any, api
 
     # an auditor's search (every request of the organisation) asks the column itself,
     # which the index serves (the planner's choice on so few rows may be another index)
-    auditor = _search("audrey", "hotel")
+    auditor = searched("audrey", "hotel")
     assert auditor.own_ids is None
     assert len(auditor.results(limit=PAGE_SIZE)) == 4
     plan = _plan(auditor)
@@ -100,13 +91,13 @@ def test_a_reference_skips_the_newest_rows_and_a_common_word_asks_them(
     monkeypatch.setattr(search_text, "WINDOW_MIN", 100)
     monkeypatch.setattr(search_text, "WINDOW_PER_ROW", 1)
 
-    common = _search("audrey", "hotel")
+    common = searched("audrey", "hotel")
     common.results(limit=PAGE_SIZE)
     assert common.words_share is not None and common.words_share > 0.5
     assert search_text.window_may_fill(common.words_share, rows=PAGE_SIZE)
 
     wanted = started[7].json()["workflowId"]
-    reference = _search("audrey", "E-REF-7")
+    reference = searched("audrey", "E-REF-7")
     asked: list[int] = []
     monkeypatch.setattr(
         search_text, "time_window", lambda *a, **kw: asked.append(1) or None, raising=True
@@ -117,7 +108,7 @@ def test_a_reference_skips_the_newest_rows_and_a_common_word_asks_them(
     assert asked == []  # the reference went straight to its matches
 
     # a word that names a person keeps the newest rows first (its share is unknown)
-    named = _search("audrey", "alice")
+    named = searched("audrey", "alice")
     named.results(limit=PAGE_SIZE)
     assert named.words_share is None
     assert asked == [1]
