@@ -101,11 +101,15 @@ def notices_of(
                 away = MailKind.ESCALATED_AWAY
                 out.append(Notice(seq, e.from_user, away, e.step, 0, e.to_user, extra=was_due))
         elif isinstance(e, ev.ApproverAdded):
-            # an admin asked one more person: told as a new task, with who and why
+            # an admin asked one more person: told as a new task, with who and why; their
+            # stand-in is told instead while they are away, as on entering a step
             extra = {"due_at": due, "handed": "added", "by": e.actor}
             kind = MailKind.TASK_ASSIGNED
-            out.append(Notice(seq, e.user, kind, e.step, seq, "", e.reason, extra))
-            holders.add(e.user)
+            added = {a.user for a in e.assignments} or {e.user}
+            out += [
+                Notice(seq, u, kind, e.step, seq, "", e.reason, dict(extra)) for u in sorted(added)
+            ]
+            holders |= added
         elif isinstance(e, ev.Escalated):
             new_holders = {a.user for a in e.assignments}
             to = ", ".join(sorted(new_holders))

@@ -79,13 +79,13 @@ def people_named(events: Iterable[ev.Event]) -> set[str]:
     for e in events:
         if isinstance(e, ev.WorkflowStarted):
             named.add(e.submitter)
-        elif isinstance(e, ev.ApprovalRequested | ev.Escalated):
+        elif isinstance(e, ev.ApprovalRequested | ev.Escalated | ev.ApproverAdded):
             for a in e.assignments:
                 named.update((a.user, a.on_behalf_of))
+            if isinstance(e, ev.ApproverAdded):
+                named.add(e.user)
         elif isinstance(e, ev.TaskReassigned):
             named.add(e.to_user)
-        elif isinstance(e, ev.ApproverAdded):
-            named.add(e.user)
         elif isinstance(e, ev.DecisionRecorded):
             named.update((e.actor, e.on_behalf_of))
     named.discard(None)

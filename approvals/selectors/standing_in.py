@@ -34,7 +34,8 @@ def handover_notes(
 ) -> dict[uuid.UUID, tuple[str, str]]:
     """workflow id -> (who handed it, their note) for the latest hand-over of a task to
     ``user`` on each of ``workflow_ids`` that carried a note, or an admin's addition of
-    ``user`` as an approver (the admin, their reason); one query."""
+    ``user`` (or of someone ``user`` holds the task for) as an approver (the admin,
+    their reason); one query."""
     ids = list(workflow_ids)
     if not ids:
         return {}
@@ -43,6 +44,8 @@ def handover_notes(
         .filter(
             Q(type="TaskReassigned", payload__to_user=user.username)
             | Q(type="ApproverAdded", payload__user=user.username)
+            # a stand-in holding the task of the person added
+            | Q(type="ApproverAdded", payload__assignments__contains=[{"user": user.username}])
         )
         .order_by("workflow_id", "seq")
         .values_list("workflow_id", "type", "payload")

@@ -552,7 +552,12 @@ def sentence(
     if kind == "ApproverAdded":
         who = ctx.who(p.get("actor") or actor) if (p.get("actor") or actor) else "The system"
         added = ctx.who(p.get("user"))
-        return f"{who} added {added} as an approver on the {step} step: {p.get('reason', '')}"
+        text = f"{who} added {added} as an approver on the {step} step: {p.get('reason', '')}"
+        held = [a["user"] for a in p.get("assignments") or [] if a.get("on_behalf_of")]
+        stand_in = held[0] if held else ""
+        if stand_in:
+            text += f" ({ctx.who(stand_in)} holds the task for {added}, who is away)"
+        return text
     if kind == "TimerFired":
         return _TIMER_CAME_DUE.get(p.get("kind", ""), "A timer of the {step} step went off").format(
             step=step

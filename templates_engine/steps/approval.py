@@ -58,6 +58,10 @@ HANDOVER_NOTE_TOO_LONG = (
 ALREADY_APPROVED = "{user} has already approved the {step} step"
 NOT_A_MEMBER = "{user} is not an active member of this organisation"
 ALREADY_HOLDS = "{user} already holds an open task on the {step} step"
+STAND_IN_HOLDS = (
+    "{user} already has an open task on the {step} step: {holder} holds it for them "
+    "while they are away"
+)
 ON_REJECT_END = "end"
 TO_SUBMITTER = "submitter"
 
@@ -295,28 +299,51 @@ class ApprovalStep(Step):
         step; operations checked). In mode ``all`` they stand on every slot still open
         (``_outstanding`` picks the one that leaves the others fillable when they
         decide); otherwise on the first slot: any approval counts there, and a quorum
-        counts people."""
+        counts people. While ``user`` is out of office their stand-in holds the task
+        for them, as on entering the step (``_added_holder``)."""
         _check_note(reason)
         name = b.definition.step_title(self.id)
         if not b.ctx.directory.user_exists(user):
             raise CommandRejected(errors.UNKNOWN_USER, NOT_A_MEMBER.format(user=user))
-        if user in {actor for actor, _ in b.state.approvals}:
+        if _decided(b, user):
             raise CommandRejected(
                 errors.ALREADY_DECIDED, ALREADY_APPROVED.format(user=user, step=name)
             )
-        if any(a.user == user for a in b.state.outstanding()):
-            raise CommandRejected(
-                errors.ALREADY_ASSIGNED, ALREADY_HOLDS.format(user=user, step=name)
-            )
+        for a in b.state.outstanding():
+            if user in (a.user, a.on_behalf_of):
+                words = ALREADY_HOLDS if a.user == user else STAND_IN_HOLDS
+                raise CommandRejected(
+                    errors.ALREADY_ASSIGNED, words.format(user=user, step=name, holder=a.user)
+                )
         refuse_unless_eligible(b.definition, b.state, user, self.id)
+        holder = self._added_holder(b, user, actor)
         slots = sorted({a.slot for a in b.state.assignments})
         if b.state.mode == "all":
             filled = {slot for _, slot in b.state.approvals}
             slots = [slot for slot in slots if slot not in filled]
         else:
             slots = slots[:1]
-        assignments = tuple(ev.Assignment(user, slot) for slot in slots)
+        behalf = user if holder != user else None
+        assignments = tuple(ev.Assignment(holder, slot, behalf) for slot in slots)
         b.emit(ev.ApproverAdded(self.id, user, actor, reason, assignments))
+
+    def _added_holder(self, b: Builder, user: str, actor: str) -> str:
+        """Who holds the task of ``user``, added by ``actor``: their out-of-office stand-in
+        now, as ``assign`` gives it, or ``user`` when they have none. A stand-in who may
+        not hold the step leaves it with ``user`` (segregation of duties, recorded as on
+        entering it), as does one who would add nobody new: who already holds a task on
+        the step or approved it, or the admin who adds (never her own approver)."""
+        delegate = b.ctx.directory.delegate_for(user, b.ctx.now)
+        if delegate is None or delegate == user:
+            return user
+        excluded: dict[str, str] = {}
+        if _excluded(b, self.id, delegate, excluded):
+            b.emit(ev.ApproversExcluded(self.id, tuple(excluded.items())))
+            return user
+        holding = {a.user for a in b.state.outstanding()}
+        if delegate == actor or delegate in holding or _decided(b, delegate):
+            return user
+        return delegate
 
     def on_decide(self, b: Builder, cmd: Decide) -> None:
         # Whose step it is comes first: someone who holds no task on it is told so

@@ -17,6 +17,7 @@ from templates_engine import (
     CommandRejected,
     Context,
     Definition,
+    Delegation,
     StaticDirectory,
     decide,
     errors,
@@ -250,3 +251,69 @@ def test_the_submitters_changes_are_not_an_approval(clock):
 
     with pytest.raises(CommandRejected, match="submitter's changes"):
         engine.operate("wf", cmd.AddApprover("olga", "carol", "manager", "why"))
+
+
+def _away(clock: FakeClock, *pairs: tuple[str, str]) -> InMemoryEngine:
+    """The manager step of Alice's request, with each (person, stand-in) of ``pairs``
+    out of office now."""
+    away = tuple(Delegation(who, stand_in, 0.0, 1e9) for who, stand_in in pairs)
+    directory = StaticDirectory(
+        managers=DIRECTORY.managers, users=DIRECTORY.users, delegations=away
+    )
+    defn = definition(approval("manager", {"manager": "submitter"}))
+    engine = InMemoryEngine(defn, {}, clock, random.Random(1), directory)
+    engine.start("wf", {}, submitter="alice")
+    return engine
+
+
+def test_an_added_approver_who_is_away_has_the_task_held_by_their_stand_in(clock):
+    engine = _away(clock, ("carol", "dave"))
+
+    engine.operate("wf", cmd.AddApprover("olga", "carol", "manager", "Bob is on leave"))
+
+    # recorded as on entering a step: Dave holds it for Carol
+    added = engine.events("wf")[-1]
+    assert added == ev.ApproverAdded(
+        "manager", "carol", "olga", "Bob is on leave", (Assignment("dave", 0, "carol"),)
+    )
+    assert {(a.user, a.on_behalf_of) for a in engine.state("wf").outstanding()} == {
+        ("bob", None),
+        ("dave", "carol"),
+    }
+    _replays(engine, "wf")
+    engine.decide("wf", "dave", "approve", "r1")
+    decided = [e for e in engine.events("wf") if isinstance(e, ev.DecisionRecorded)]
+    assert [(d.actor, d.on_behalf_of) for d in decided] == [("dave", "carol")]
+    assert engine.status("wf") == COMPLETED
+
+
+@pytest.mark.parametrize(
+    ("stand_in", "excluded"),
+    [("alice", True), ("olga", False), ("bob", False)],
+    ids=["the-submitter", "the-admin-adding", "already-holds-a-task"],
+)
+def test_a_stand_in_who_may_not_hold_it_leaves_the_task_with_the_person_added(
+    clock, stand_in, excluded
+):
+    engine = _away(clock, ("carol", stand_in))
+    before = len(engine.events("wf"))
+
+    engine.operate("wf", cmd.AddApprover("olga", "carol", "manager", "why"))
+
+    new = engine.events("wf")[before:]
+    assert new[-1] == ev.ApproverAdded("manager", "carol", "olga", "why", (Assignment("carol", 0),))
+    # segregation of duties is recorded as it is when a step is entered
+    assert new[:-1] == ([ev.ApproversExcluded("manager", (("alice", "submitter"),))] * excluded)
+    _replays(engine, "wf")
+
+
+def test_someone_whose_stand_in_already_holds_their_task_is_not_added_again(clock):
+    engine = _away(clock, ("bob", "dave"))  # the step went to Dave for Bob
+    assert [(a.user, a.on_behalf_of) for a in engine.state("wf").outstanding()] == [("dave", "bob")]
+    before = engine.events("wf")
+
+    with pytest.raises(CommandRejected, match="dave holds it for them") as refused:
+        engine.operate("wf", cmd.AddApprover("olga", "bob", "manager", "why"))
+
+    assert refused.value.code == errors.ALREADY_ASSIGNED
+    assert engine.events("wf") == before
