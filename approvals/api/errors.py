@@ -25,6 +25,7 @@ from ..services.drafts import (
     DraftNotFound,
     DraftRefused,
 )
+from ..services.operations import ReasonRequired
 from ..services.workflows import (
     SIGNAL_PAYLOAD_TOO_LARGE,
     IdempotencyKeyReused,
@@ -101,6 +102,8 @@ def _translate(exc: Exception) -> tuple[int, str, str, Any]:
     if isinstance(exc, SignalRefused):
         status = 413 if exc.code == SIGNAL_PAYLOAD_TOO_LARGE else 409
         return status, exc.code, exc.message, None
+    if isinstance(exc, ReasonRequired):
+        return 422, engine_errors.REASON_REQUIRED, str(exc), None
     if isinstance(exc, CommentRefused):
         return 422, exc.code, exc.message, None
     if isinstance(exc, DraftRefused):

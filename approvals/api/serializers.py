@@ -11,6 +11,7 @@ from rest_framework import serializers
 
 from templates_engine.commands import DECISIONS
 from templates_engine.comments import COMMENT_MAX
+from templates_engine.steps.approval import HANDOVER_NOTE_MAX
 
 from ..request_ids import REQUEST_ID_PATTERN
 from ..selectors.tasks import CURSOR_PATTERN
@@ -165,6 +166,19 @@ class ReassignRequest(RequestBody):
     fromUser = serializers.CharField(max_length=150)
     toUser = serializers.CharField(max_length=150)
     comment = serializers.CharField(max_length=4000, allow_blank=True, default="")
+
+
+class AddApproverRequest(RequestBody):
+    requestId = RequestIdField()
+    person = Text(max_length=150, help_text="The user name of the person to add.")
+    step = Text(
+        max_length=64,
+        help_text="The id of the approval step the request waits in (the person joins it).",
+    )
+    reason = Text(
+        max_length=HANDOVER_NOTE_MAX,
+        help_text="Why, kept in the request's history with your name; not all blank.",
+    )
 
 
 class DeactivateRequest(RequestBody):

@@ -24,6 +24,11 @@ urlpatterns = [
         name="api-reassign",
     ),
     path(
+        "workflows/<str:workflow_id>/approvers",
+        views.AddApproverView.as_view(),
+        name="api-add-approver",
+    ),
+    path(
         "workflows/<str:workflow_id>/attachments",
         views.AttachmentCollectionView.as_view(),
         name="api-attachments",

@@ -39,6 +39,7 @@ from ..services.attachments import ACCEPTED_TYPES, attachment_add
 from ..services.comments import workflow_comment
 from ..services.directory import DeactivationRefused, UserNotFound, user_deactivate_by_name
 from ..services.drafts import draft_delete, draft_save, draft_submit, draft_update
+from ..services.operations import workflow_add_approver
 from ..services.tokens import token_issue, token_revoke
 from ..services.workflows import (
     IDEMPOTENCY_KEY_INVALID,
@@ -142,6 +143,18 @@ def _query(request: Request) -> dict[str, str]:
 
 def _decision_body(result: CommandResult) -> Any:
     return compiled(s.DecisionResponse)(result)
+
+
+def _command_body(
+    request: Request, workflow_id: str, shape: type[s.RequestBody]
+) -> tuple[uuid.UUID, dict[str, Any]]:
+    """The workflow a command names in its path, and its body checked against ``shape``
+    (a 400 naming each bad field); errors carry the body's requestId once it is read."""
+    _tag_request_id(request)
+    wid = _workflow_uuid(workflow_id)
+    body = shape(data=request.data)
+    body.is_valid(raise_exception=True)
+    return wid, body.validated_data
 
 
 class TokenView(APIView):
@@ -330,11 +343,7 @@ class DecisionView(APIView):
         summary="Approve, reject, send back or delegate the current step",
     )
     def post(self, request: Request, workflow_id: str) -> Response:
-        _tag_request_id(request)
-        wid = _workflow_uuid(workflow_id)
-        body = s.DecisionRequest(data=request.data)
-        body.is_valid(raise_exception=True)
-        v = body.validated_data
+        wid, v = _command_body(request, workflow_id, s.DecisionRequest)
         result = workflow_decide(
             user=_user(request),
             workflow_id=wid,
@@ -386,11 +395,7 @@ class CancelView(APIView):
         summary="Cancel a workflow (its submitter or an organisation admin)",
     )
     def post(self, request: Request, workflow_id: str) -> Response:
-        _tag_request_id(request)
-        wid = _workflow_uuid(workflow_id)
-        body = s.CancelRequest(data=request.data)
-        body.is_valid(raise_exception=True)
-        v = body.validated_data
+        wid, v = _command_body(request, workflow_id, s.CancelRequest)
         result = workflow_cancel(
             user=_user(request),
             workflow_id=wid,
@@ -415,11 +420,7 @@ class CommentView(APIView):
         ),
     )
     def post(self, request: Request, workflow_id: str) -> Response:
-        _tag_request_id(request)
-        wid = _workflow_uuid(workflow_id)
-        body = s.CommentRequest(data=request.data)
-        body.is_valid(raise_exception=True)
-        v = body.validated_data
+        wid, v = _command_body(request, workflow_id, s.CommentRequest)
         result = workflow_comment(
             user=_user(request), workflow_id=wid, text=v["text"], request_id=v["requestId"]
         )
@@ -436,11 +437,7 @@ class ReassignView(APIView):
         summary="Move a task to another person (organisation admins)",
     )
     def post(self, request: Request, workflow_id: str) -> Response:
-        _tag_request_id(request)
-        wid = _workflow_uuid(workflow_id)
-        body = s.ReassignRequest(data=request.data)
-        body.is_valid(raise_exception=True)
-        v = body.validated_data
+        wid, v = _command_body(request, workflow_id, s.ReassignRequest)
         result = workflow_reassign(
             user=_user(request),
             workflow_id=wid,
@@ -448,6 +445,36 @@ class ReassignView(APIView):
             to_user=v["toUser"],
             request_id=v["requestId"],
             comment=v["comment"],
+        )
+        return Response(_decision_body(result))
+
+
+class AddApproverView(APIView):
+    permission_classes = [TenantMember]
+
+    @extend_schema(
+        request=s.AddApproverRequest,
+        parameters=[WORKFLOW_ID],
+        responses={200: s.DecisionResponse},
+        summary="Add an approver to the step a request waits in (organisation admins)",
+        description=(
+            "The way out when nobody can finish a step: the person gets a task on it "
+            "beside whoever holds one (their stand-in does while they are away), recorded "
+            "once per requestId with who added them and why. The person must be an active "
+            "member of the organisation who holds no task on the step and may approve it "
+            "(not the submitter, nor the admin who adds them); the request must be running "
+            "and wait in that step."
+        ),
+    )
+    def post(self, request: Request, workflow_id: str) -> Response:
+        wid, v = _command_body(request, workflow_id, s.AddApproverRequest)
+        result = workflow_add_approver(
+            user=_user(request),
+            workflow_id=wid,
+            person=v["person"],
+            step=v["step"],
+            reason=v["reason"],
+            request_id=v["requestId"],
         )
         return Response(_decision_body(result))
 

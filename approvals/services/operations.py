@@ -27,13 +27,19 @@ REASON_REQUIRED = "Say why: the reason is kept in the workflow's history."
 # What the engine adds to a workflow's data as it runs; a restart starts without them.
 _ENGINE_DATA = ("results", "signals")
 TIMER_NOT_FOUND = "No such timer."
+FORBIDDEN_ADD_APPROVER = "Only an organisation admin may add an approver to a request."
 
 
 class ReasonRequired(ValueError):
     pass
 
 
-def _operable(user: User, workflow_id: uuid.UUID | str, reason: str) -> Workflow:
+def _operable(
+    user: User,
+    workflow_id: uuid.UUID | str,
+    reason: str,
+    forbidden: str = access.FORBIDDEN_OPERATE,
+) -> Workflow:
     if not reason.strip():
         raise ReasonRequired(REASON_REQUIRED)
     try:
@@ -43,7 +49,7 @@ def _operable(user: User, workflow_id: uuid.UUID | str, reason: str) -> Workflow
     if wf is None or not access.may_read_workflow(user, wf):
         raise WorkflowNotFound(WORKFLOW_NOT_FOUND)
     if not access.may_operate(user, wf):
-        raise access.Forbidden(access.FORBIDDEN_OPERATE)
+        raise access.Forbidden(forbidden)
     return wf
 
 
@@ -122,7 +128,7 @@ def workflow_add_approver(
     someone who cannot hold tasks (access); the engine refuses the rest (another
     step, someone outside the organisation or already holding a task there, the
     submitter), each with nothing changed."""
-    wf = _operable(user, workflow_id, reason)
+    wf = _operable(user, workflow_id, reason, FORBIDDEN_ADD_APPROVER)
     if person == user.username:
         raise access.Forbidden(access.FORBIDDEN_ADD_SELF)
     access.check_may_hold_tasks_named(wf.tenant_id, person)

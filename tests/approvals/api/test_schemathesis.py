@@ -150,6 +150,7 @@ def test_schema_covers_the_api(seeded):
         ("POST", "/api/workflows/{workflow_id}/signals/{name}"),
         ("POST", "/api/workflows/{workflow_id}/cancel"),
         ("POST", "/api/workflows/{workflow_id}/comments"),
+        ("POST", "/api/workflows/{workflow_id}/approvers"),
         ("POST", "/api/workflows/{workflow_id}/attachments"),
         ("GET", "/api/workflows/{workflow_id}/attachments/{sha256}"),
         ("GET", "/api/me/tasks"),
