@@ -13,11 +13,10 @@ from django.db import connections, transaction
 from django.http import HttpRequest, HttpResponse
 from django.utils.cache import patch_cache_control
 
-from .api.auth import MalformedBearer, bearer_token
+from .api.auth import MalformedBearer, bearer_token, bearer_user
 from .api.errors import json_error
 from .request_ids import request_id_valid
 from .runtime import tenant_scope
-from .services.tokens import TokenRefused, token_authenticate
 
 BODY_TOO_LARGE = "The request body is larger than {limit} bytes."
 BAD_LENGTH = "Content-Length is not a number."
@@ -156,22 +155,7 @@ class TenantScopeMiddleware:
             return None  # the API answers it 401: the read acts for no one
         if secret is not None:
             # The API authenticates a bearer token before any session (and a refused
-            # token is a 401, never the session's person): so does the scope.
-            user = _bearer_user(request, secret)
-        if user is None or not user.is_authenticated or user.is_superuser:
-            return None
-        return getattr(user, "tenant_id", None)
-
-
-def _bearer_user(request: HttpRequest, secret: str) -> Any:
-    """The person the API read's bearer token ``secret`` names, or None. The token is
-    looked up here, on the login role, so the read can act for its tenant; the view's
-    authentication (approvals.api.auth) takes the result from the request instead of
-    looking it up again. A refused token is left to the view, which answers 401 as
-    before."""
-    try:
-        token = token_authenticate(secret=secret)
-    except TokenRefused:
-        return None
-    request.approvals_bearer = (token.user, token)  # type: ignore[attr-defined]
-    return token.user
+            # token is a 401, never the session's person): so does the scope. Looked
+            # up on the login role (unless the inbox's early path did already).
+            user = bearer_user(request, secret)
+        return tenant_scope.reads_act_for(user)

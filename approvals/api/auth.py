@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.http import HttpRequest
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication
@@ -16,6 +17,8 @@ from ..services.tokens import TokenRefused, token_authenticate
 
 MALFORMED_HEADER = "Send the token as 'Authorization: Bearer <token>'."
 KEYWORD = "Bearer"
+# The request's attribute where a token found before the view waits for it: (user, token).
+FOUND = "approvals_bearer"
 
 
 class MalformedBearer(Exception):
@@ -50,6 +53,24 @@ def bearer_token(header: str | bytes) -> str | None:
         raise MalformedBearer(MALFORMED_HEADER) from exc
 
 
+def bearer_user(request: HttpRequest, secret: str) -> User | None:
+    """The person the bearer token ``secret`` (read from this request's header by
+    ``bearer_token``) names, or None when the token is refused: the view's
+    authentication answers that 401 with the reason. Looked up once per request, by
+    the first middleware to ask (the inbox's early path, then the tenant scope, which
+    need the person before the view): the token is left on the request for the next
+    one and for BearerTokenAuthentication."""
+    known = getattr(request, FOUND, None)
+    if known is not None:
+        return known[0]
+    try:
+        token = token_authenticate(secret=secret)
+    except TokenRefused:
+        return None
+    setattr(request, FOUND, (token.user, token))
+    return token.user
+
+
 class BearerTokenAuthentication(BaseAuthentication):
     keyword = KEYWORD
 
@@ -62,10 +83,9 @@ class BearerTokenAuthentication(BaseAuthentication):
             raise exceptions.AuthenticationFailed(MALFORMED_HEADER) from exc
         if secret is None:
             return None  # not ours: session authentication may still apply
-        known = getattr(request, "approvals_bearer", None)
+        known = getattr(request, FOUND, None)
         if known is not None:
-            # Looked up by TenantScopeMiddleware from this same header for this request.
-            return known
+            return known  # looked up by a middleware (bearer_user) from this header
         try:
             token = token_authenticate(secret=secret)
         except TokenRefused as exc:

@@ -62,10 +62,9 @@ from .. import access, clock
 from ..models import Delegation, User
 from ..runtime import store, tenant_scope
 from ..selectors.tasks import BadCursor, task_list_for_user
-from ..services.tokens import TokenRefused, token_authenticate
 from . import inbox_etag
 from . import serializers as s
-from .auth import MalformedBearer, bearer_token
+from .auth import MalformedBearer, bearer_token, bearer_user
 from .rendering import compiled
 
 MODEL_BACKEND = "django.contrib.auth.backends.ModelBackend"
@@ -100,20 +99,16 @@ def _session_store() -> type[SessionStore] | None:
 
 
 def _bearer_user(request: HttpRequest, header: str) -> User | None:
-    """The token's person; the token is left on the request for the view's path
-    (``approvals_bearer``, as ``TenantScopeMiddleware`` leaves it), so it is looked up
-    and stamped once however the request is answered."""
+    """The token's person (``auth.bearer_user``, which leaves the token on the request
+    for the tenant scope and the view, so it is looked up and stamped once however the
+    request is answered); None for a header the view answers itself."""
     try:
         # Read by the API's authentication's own parser (a malformed header is the
         # view's 401, another scheme the view's too).
         secret = bearer_token(header)
-        if secret is None:
-            return None
-        token = token_authenticate(secret=secret)
-    except (MalformedBearer, TokenRefused):
+    except MalformedBearer:
         return None
-    request.approvals_bearer = (token.user, token)  # type: ignore[attr-defined]
-    return token.user
+    return None if secret is None else bearer_user(request, secret)
 
 
 # What a session's row said when it was last decoded and checked here: its key ->

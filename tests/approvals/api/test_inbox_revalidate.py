@@ -327,6 +327,24 @@ def test_a_full_read_looks_a_token_up_as_a_revalidation_does(acme, api, early_in
     assert len(read) == len([sql for sql in revalidation if "approvals_apitoken" in sql]) >= 1
 
 
+@pytest.mark.parametrize("query", ["limit=0", "cursor=forged"])
+def test_a_token_read_the_view_answers_after_all_looks_the_token_up_once(
+    acme,
+    api,
+    early_in_a_minute,  # noqa: F811
+    query,
+):
+    """The early path looks the token up and leaves the answer to the view; the tenant
+    scope and the view's authentication take the token it found."""
+    bob = api("bob")
+    bob.get(f"{PATH}?{query}")  # the token's last use stamped: no UPDATE below
+    with CaptureQueriesContext(connection) as seen:
+        response = bob.get(f"{PATH}?{query}")
+    assert response.status_code == 400, response.content
+    lookups = [str(q["sql"]) for q in seen.captured_queries if "t.digest" in str(q["sql"])]
+    assert len(lookups) == 1, lookups
+
+
 @pytest.mark.parametrize(
     "query", ["limit=0", "limit=201", "limit=x", "cursor=forged", "cursor=a:b:c", "other=1"]
 )
