@@ -51,6 +51,9 @@ class StepVisit(models.Model):
                 name="visit_open",
                 condition=models.Q(left_at__isnull=True),
             ),
+            # A visit closed by its id under the organisation's policy, as
+            # ``workflow_tenant_id`` (migration 0044).
+            models.Index(fields=["tenant", "id"], name="visit_tenant_id"),
         ]
 
 

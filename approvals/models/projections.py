@@ -60,13 +60,20 @@ class PendingTask(models.Model):
             ),
             # (Migration 0032's trigram GIN ``task_inbox_search`` for the inbox's text
             # search was dropped by 0037: a filter on the person's rows costs less.)
+            # The command path's lookups of one workflow's tasks under the
+            # organisation's policy: the workflow an index condition even when the
+            # planner takes the organisation for empty (new since the last ANALYZE),
+            # where it would otherwise walk all of the organisation's tasks in an inbox
+            # index (migration 0044).
+            models.Index(fields=["tenant", "workflow", "assignee"], name="task_workflow"),
         ]
 
 
 class Timer(models.Model):
     """A durable wake-up. Fired once: the fire and its events commit together."""
 
-    tenant = shared_row(Tenant, models.CASCADE)
+    # tenant leads the index ``timer_tenant_key`` below
+    tenant = shared_row(Tenant, models.CASCADE, db_index=False)
     # (workflow, key) is indexed by the unique constraint ``timer_key``
     workflow = models.ForeignKey(
         Workflow, on_delete=models.CASCADE, related_name="timers", db_index=False
@@ -90,6 +97,11 @@ class Timer(models.Model):
             models.Index(
                 fields=["fire_at"], name="timer_due", condition=models.Q(fired_at__isnull=True)
             ),
+            # An organisation's timers, and the command path's writes of one workflow's
+            # timers under its policy with the workflow and key as index conditions
+            # (migration 0044: in place of an index on the tenant alone, which the
+            # planner walked for an organisation new since the last ANALYZE).
+            models.Index(fields=["tenant", "workflow", "key"], name="timer_tenant_key"),
         ]
 
 

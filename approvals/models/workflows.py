@@ -114,6 +114,11 @@ class Workflow(models.Model):
             # The search's newest (or oldest) first: a common word's first page is the
             # newest rows that have it, found walking this instead of sorting them all.
             models.Index(fields=["tenant", "-created_at"], name="workflow_newest"),
+            # A workflow by its id under its organisation's policy (every command's lock):
+            # the id an index condition even when the planner takes the organisation for
+            # empty (new since the last ANALYZE), where the primary key lost to an index
+            # above that walked all of its workflows (migration 0044).
+            models.Index(fields=["tenant", "id"], name="workflow_tenant_id"),
             # On PostgreSQL, migration 0040 adds the column ``search_words`` (generated
             # from the reference, the summary and every string of the data) and its GIN
             # index ``workflow_search_words``, for the search's words
