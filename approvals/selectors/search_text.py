@@ -28,7 +28,6 @@ from django.db.models import (
 from django.db.models.expressions import RawSQL
 
 from ..models import User, Workflow, WorkflowEvent
-from ..runtime import tenant_scope
 
 TABLE = '"approvals_workflow"'
 CONFIG = "'english'::regconfig"
@@ -109,10 +108,10 @@ def _plain_match(word: str) -> Q:
 
 class WordsMatch(NamedTuple):
     condition: Q
-    # The share of workflows the words' text is likely to match at most (from the
-    # column's statistics), or None when a word may match otherwise (a kind or a
-    # person it names) or nothing is known (SQLite).
-    share: float | None
+    # The words' text as one ``tsquery`` (each word's stems ANDed), when the text is all
+    # a match may hold (no word names a kind or a person): ``window_may_fill`` asks how
+    # common it is. None otherwise, and on SQLite.
+    text: str | None
     # The same words asked of the GIN index through ``approvals_search_ids`` (migration
     # 0043), for a query that reads the matches first while the transaction acts for
     # the organisation: under its policy the index cannot serve ``condition``. ANDed
@@ -127,6 +126,7 @@ def words_match(
     tenant_id: int,
     kinds: Iterable[tuple[str, str]],
     indexed: bool = True,
+    under_policy: bool = False,
 ) -> WordsMatch:
     """Every word in the workflow's text, the kind of request (its key or title) or the
     submitter's name. The kinds and the people a word names are looked up first, so the
@@ -136,13 +136,16 @@ def words_match(
     ``indexed=False`` for a search among rows already few (a person's own, by id): the
     words are then tested on those rows, never read from the GIN index, whose list of a
     common word holds its matches in every organisation (56,000 rows for "hotel" at ten
-    million events, read to keep 15 of a person's 182)."""
+    million events, read to keep 15 of a person's 182).
+
+    ``under_policy``: the transaction acts for ``tenant_id`` (row-level security), where
+    the names' index serves only ``approvals_people_named`` (migration 0043)."""
     words_of_row = VECTOR if indexed else f"COALESCE({VECTOR}, ''::tsvector)"
     kinds = list(kinds)
     queries = _queries(words) if _postgres() and words else {}
     condition = Q()
     lookup: Q | None = Q() if indexed and _postgres() else None
-    share: float | None = 1.0 if _postgres() else None
+    texts: list[str] | None = [] if _postgres() else None
     for word in words:
         arm = _NONE
         # the same arm with its text asked through the function (``lookup``)
@@ -172,7 +175,12 @@ def words_match(
         else:
             arm |= _plain_match(word)
         named = [key for key, title in kinds if word in key.casefold() or word in title.casefold()]
-        people = _people_named(word, queries.get(word, (None, None))[1], tenant_id=tenant_id)
+        people = _people_named(
+            word,
+            queries.get(word, (None, None))[1],
+            tenant_id=tenant_id,
+            under_policy=under_policy,
+        )
         others = ([Q(template_key__in=named)] if named else []) + (
             [Q(submitter_id__in=people)] if people else []
         )
@@ -183,46 +191,54 @@ def words_match(
         if lookup is not None:
             lookup &= indexed_arm
         text = queries.get(word, (None, None))[0]
-        if share is not None:
-            share = None if named or people or text is None else min(share, _share(text))
-    return WordsMatch(condition, share, lookup)
+        if texts is not None:
+            texts = None if named or people or text is None else [*texts, text]
+    return WordsMatch(condition, " & ".join(texts) if texts else None, lookup)
 
 
-# The column's most common words and their shares of the workflows, as ANALYZE last
-# found them (pg_stats), read at most once every STATISTICS_SECONDS per process.
-STATISTICS_SECONDS = 300.0
-_common: tuple[float, dict[str, float], float] | None = None
+# The words common among an organisation's newest workflows (as many as a search's
+# smallest window asks first, WINDOW_MIN), each with its share of them: read with
+# ``ts_stat``, under the organisation's own policy, at most once every COMMON_SECONDS
+# per process and organisation. Words in fewer than COMMON_MIN_ROWS of them are left out
+# (their share is taken as nil: too rare to fill a page from the window).
+COMMON_MIN_ROWS = 10
+COMMON_SECONDS = 600.0
+_common: dict[int, tuple[float, dict[str, float]]] = {}
 
 
-def _common_words() -> tuple[dict[str, float], float]:
-    """The most common words' shares and the least of them (any other word's share is
-    below it); nothing known before the first ANALYZE."""
-    global _common
+def common_words(tenant_id: int) -> dict[str, float]:
+    """The organisation's common words and their shares of its newest workflows.
+
+    Why not the column's statistics (pg_stats): PostgreSQL shows them only to a
+    superuser once a table has row-level security (to every other role, the policy hides
+    them), and they are shared by every organisation. About 30 ms for 2,000 rows, once
+    per ten minutes."""
     now = time.monotonic()
-    if _common is None or now - _common[0] > STATISTICS_SECONDS:
-        with connection.cursor() as cur:
-            cur.execute(
-                "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats"
-                " WHERE schemaname = current_schema() AND tablename = 'approvals_workflow'"
-                " AND attname = 'search_words'"
-            )
-            row = cur.fetchone()
-        words, freqs = (row[0] or [], row[1] or []) if row else ([], [])
-        shares = dict(zip(words, freqs, strict=False))
-        # the frequencies are followed by their least, their most and the null share
-        least = freqs[len(words)] if len(freqs) > len(words) else 1.0
-        _common = (now, shares, least)
-    return _common[1], _common[2]
+    known = _common.get(tenant_id)
+    if known is not None and now - known[0] <= COMMON_SECONDS:
+        return known[1]
+    newest = (
+        f'SELECT "search_words" FROM {TABLE} WHERE "tenant_id" = {int(tenant_id)}'
+        f' ORDER BY "created_at" DESC LIMIT {int(WINDOW_MIN)}'
+    )
+    with connection.cursor() as cur:
+        cur.execute(
+            "SELECT word, ndoc FROM ts_stat(%s) WHERE ndoc >= %s", [newest, COMMON_MIN_ROWS]
+        )
+        shares = {word: ndoc / WINDOW_MIN for word, ndoc in cur.fetchall()}
+    _common[tenant_id] = (now, shares)
+    return shares
 
 
-def _share(text_query: str) -> float:
-    """At most, the share of workflows whose words hold every lexeme of the query."""
-    shares, least = _common_words()
-    lexemes = re.findall(r"'([^']*)'", text_query)
-    return min((shares.get(lexeme, least) for lexeme in lexemes), default=1.0)
+def text_share(text: str, *, tenant_id: int) -> float:
+    """At most, the share of the organisation's newest workflows whose words hold every
+    lexeme of ``text`` (a ``WordsMatch.text``)."""
+    shares = common_words(tenant_id)
+    lexemes = re.findall(r"'([^']*)'", text)
+    return min((shares.get(lexeme, 0.0) for lexeme in lexemes), default=1.0)
 
 
-def _people_named(word: str, query: str | None, *, tenant_id: int) -> list[int]:
+def _people_named(word: str, query: str | None, *, tenant_id: int, under_policy: bool) -> list[int]:
     """The people of the organisation whose user name, first or last name has a word
     starting with ``word`` (on PostgreSQL, through the names' GIN index) or, on SQLite,
     holds it anywhere."""
@@ -230,7 +246,7 @@ def _people_named(word: str, query: str | None, *, tenant_id: int) -> list[int]:
     if _postgres():
         if query is None:
             return []
-        if tenant_scope.acting_now() == tenant_id:
+        if under_policy:
             # under the policy the names' index serves only the function (0043)
             with connection.cursor() as cur:
                 cur.execute(
@@ -301,11 +317,14 @@ def window_size(rows: int) -> int:
     return max(rows * WINDOW_PER_ROW, WINDOW_MIN)
 
 
-def window_may_fill(share: float | None, *, rows: int) -> bool:
-    """Whether the newest rows may hold a page of matches of words matching at most
-    ``share`` of the workflows: a reference (``EXP-s00-0076469``, none of the common
-    words) never fills one, and its search goes straight to its few matches."""
-    return share is None or share * window_size(rows) >= rows
+def window_may_fill(text: str | None, *, tenant_id: int, rows: int) -> bool:
+    """Whether the organisation's newest rows may hold a page of the words' matches:
+    ``text`` is ``WordsMatch.text`` (None: the words may match otherwise, by a kind or a
+    person they name). A reference (``EXP-s00-0076469``, none of the common words) never
+    fills one, and its search goes straight to its few matches."""
+    if text is None or not _postgres():
+        return True
+    return text_share(text, tenant_id=tenant_id) * window_size(rows) >= rows
 
 
 def time_window(tenant_id: int, *, newest: bool, rows: int) -> Q | None:

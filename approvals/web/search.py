@@ -232,9 +232,9 @@ class WorkflowSearch(django_filters.FilterSet):
         # Whatever the caller passes, a search sees only what the person may read: for
         # someone who reads only what they take part in, those rows lead.
         self.own_ids = access.own_workflow_ids(user)
-        # what the words are likely to match, and the same words asked through the
-        # index (search_text.WordsMatch), once filtered
-        self.words_share: float | None = None
+        # the words' text, and the same words asked through the index
+        # (search_text.WordsMatch), once filtered
+        self.words_text: str | None = None
         self.words_lookup: Q | None = None
         readable = (
             access.workflows_readable(user)
@@ -261,9 +261,13 @@ class WorkflowSearch(django_filters.FilterSet):
         tenant = self.user.member_tenant_id
         # a person's own rows are few: their words are tested on them, not looked up
         match = search_text.words_match(
-            words, tenant_id=tenant, kinds=self.kinds, indexed=self.own_ids is None
+            words,
+            tenant_id=tenant,
+            kinds=self.kinds,
+            indexed=self.own_ids is None,
+            under_policy=tenant_scope.acting_now() == tenant,
         )
-        self.words_share = match.share
+        self.words_text = match.text
         self.words_lookup = match.lookup
         return qs.filter(match.condition)
 
@@ -304,9 +308,11 @@ class WorkflowSearch(django_filters.FilterSet):
     ) -> list[Workflow]:
         """A page of matches in the order asked; call after ``is_valid()``. ``columns``:
         only these of each workflow (``PAGE_COLUMNS``: what the page shows), else all.
-        A search by words in time order asks the newest rows first: when they hold the
-        whole page, it is the page (every row outside is older), and a common word's
-        page walks a few hundred rows instead of reading every match
+        A search by words in time order that may fill a page from the newest rows
+        (words common among the organisation's newest workflows, or naming a kind or a
+        person: search_text.window_may_fill) asks them first: when they hold the whole
+        page, it is the page (every row outside is older), and a common word's page
+        walks a few hundred rows instead of reading every match
         (search_text.time_window). Otherwise (a rarer word, or the few rows a person
         takes part in) the matches are read first and their ids sorted
         (search_text.matches_first): each query's cost is bounded by the window or by
@@ -320,17 +326,19 @@ class WorkflowSearch(django_filters.FilterSet):
         if sort not in ("newest", "oldest") or not words:
             return list(ordered[offset : offset + limit])
         newest = sort == "newest"
-        # the rows a person takes part in are few: no window saves reading them
         rows = offset + limit
-        if self.own_ids is None and search_text.window_may_fill(self.words_share, rows=rows):
-            window = search_text.time_window(self.user.member_tenant_id, newest=newest, rows=rows)
+        tenant = self.user.member_tenant_id
+        # the rows a person takes part in are few: no window saves reading them
+        if self.own_ids is None and search_text.window_may_fill(
+            self.words_text, tenant_id=tenant, rows=rows
+        ):
+            window = search_text.time_window(tenant, newest=newest, rows=rows)
             if window is not None:
                 page = list(ordered.filter(window)[offset : offset + limit])
                 if len(page) == limit:
                     return page
         matches = self.qs
-        acting = tenant_scope.acting_now() == self.user.member_tenant_id
-        if self.words_lookup is not None and acting:
+        if self.words_lookup is not None and tenant_scope.acting_now() == tenant:
             # under the organisation's policy the words' GIN index serves only the lookup
             matches = matches.filter(self.words_lookup)
         ids = search_text.matches_first(matches, newest=newest, limit=limit, offset=offset)

@@ -50,16 +50,23 @@ def _drop_tenant_indexes() -> None:
             cur.execute(f'DROP INDEX "{name}"')
 
 
-def test_a_reference_under_the_policy_is_looked_up_through_the_function(
-    acme: Any, api: Any
+def test_under_the_policy_the_words_index_is_read_through_the_function(
+    acme: Any, api: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from approvals.selectors import search_text
+
     started = [
         start_expense(api("alice"), 4_500_000, subject=f"E-POL-{n}", description="Hotel stay")
         for n in range(6)
     ]
     wanted = started[3].json()["workflowId"]
+    hotels = {s.json()["workflowId"] for s in started}
     # the same page without the policy: the words' index serves the condition itself
     assert _ids(searched("audrey", "E-POL-3")) == [wanted]
+    # "hotel", in all 6, is common among the newest rows, but there is no window on so
+    # few rows: its matches are read first
+    monkeypatch.setattr(search_text, "COMMON_MIN_ROWS", 1)
+    monkeypatch.setattr(search_text, "_common", {})
 
     # On so few rows the planner would walk the organisation's own index whatever the
     # condition; with it gone, the plans below show which conditions an index may serve.
@@ -68,16 +75,23 @@ def test_a_reference_under_the_policy_is_looked_up_through_the_function(
     sql, params = outside.qs.values_list("pk").query.sql_with_params()
     assert "workflow_search_words" in _explain(sql, params)  # no policy: the index serves
     with transaction.atomic(), tenant_scope.acting_for(acme.pk):
-        found = searched("audrey", "E-POL-3")
+        # a reference: its matches read first, through the function
         with CaptureQueriesContext(connection) as captured:
-            assert _ids(found) == [wanted]
+            assert _ids(searched("audrey", "E-POL-3")) == [wanted]
+        matches = [q["sql"] for q in captured.captured_queries if "MATERIALIZED" in q["sql"]]
+        assert len(matches) == 1 and "approvals_search_ids" in matches[0], matches
+        assert any("ts_stat" in q["sql"] for q in captured.captured_queries)
+
+        # a common word, with no window on so few rows: the same
+        found = searched("audrey", "hotel")
+        with CaptureQueriesContext(connection) as captured:
+            assert set(_ids(found)) == hotels
         matches = [q["sql"] for q in captured.captured_queries if "MATERIALIZED" in q["sql"]]
         assert len(matches) == 1 and "approvals_search_ids" in matches[0], matches
 
-        # The query that reads the matches first (the organisation's indexes dropped
-        # above, as the walk of a large organisation costs more than the ids): the
-        # function's ids are the primary key's index
-        # condition, and the words only checked on the rows it found.
+        # That query (the organisation's indexes dropped above, as the walk of a large
+        # organisation costs more than the ids): the function's ids are the primary
+        # key's index condition, and the words only checked on the rows it found.
         sql, params = found.qs.filter(found.words_lookup).values_list("pk").query.sql_with_params()
         plan = _explain(sql, params)
         assert "approvals_workflow_pkey" in plan and "Index Cond: (id = ANY" in plan, plan

@@ -8,11 +8,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 
+from approvals.models import Workflow
+from approvals.runtime import tenant_scope
 from approvals.web.search import PAGE_SIZE, WorkflowSearch
 
-from ..helpers import decide, start_expense
+from ..helpers import decide, second_organisation, start_expense
 from .support import searched
 
 pytestmark = pytest.mark.django_db
@@ -84,31 +86,63 @@ def test_a_reference_skips_the_newest_rows_and_a_common_word_asks_them(
         start_expense(api("alice"), 4_500_000, subject=f"E-REF-{n}", description="Hotel stay")
         for n in range(12)
     ]
-    with connection.cursor() as cur:
-        cur.execute("ANALYZE approvals_workflow")
-    monkeypatch.setattr(search_text, "_common", None)  # read the fresh statistics
-    # a window of 100 newest rows: the share of one reference in 12 fills no page of it
+    # the organisation's newest 100 rows sampled, a word in 2 of them counted common
     monkeypatch.setattr(search_text, "WINDOW_MIN", 100)
     monkeypatch.setattr(search_text, "WINDOW_PER_ROW", 1)
+    monkeypatch.setattr(search_text, "COMMON_MIN_ROWS", 2)
+    monkeypatch.setattr(search_text, "_common", {})
+    asked: list[bool] = []
+    window = search_text.time_window
 
-    common = searched("audrey", "hotel")
-    common.results(limit=PAGE_SIZE)
-    assert common.words_share is not None and common.words_share > 0.5
-    assert search_text.window_may_fill(common.words_share, rows=PAGE_SIZE)
+    def time_window(*args: Any, **kwargs: Any) -> Any:
+        asked.append(True)
+        return window(*args, **kwargs)
+
+    monkeypatch.setattr(search_text, "time_window", time_window)
+
+    shares = search_text.common_words(acme.pk)
+    assert shares["hotel"] == 12 / 100 and shares["e-ref"] == 12 / 100
+    assert "7" not in shares  # in one workflow of 12: too rare to be counted
+    assert len(searched("audrey", "hotel").results(limit=5)) == 5
+    assert asked == [True]  # the common word asked the newest rows
 
     wanted = started[7].json()["workflowId"]
     reference = searched("audrey", "E-REF-7")
-    asked: list[int] = []
-    monkeypatch.setattr(
-        search_text, "time_window", lambda *a, **kw: asked.append(1) or None, raising=True
-    )
-    assert [str(w.pk) for w in reference.results(limit=PAGE_SIZE)] == [wanted]
-    assert reference.words_share is not None and reference.words_share < 0.1
-    assert not search_text.window_may_fill(reference.words_share, rows=PAGE_SIZE)
-    assert asked == []  # the reference went straight to its matches
+    assert [str(w.pk) for w in reference.results(limit=5)] == [wanted]
+    assert reference.words_text is not None
+    assert search_text.text_share(reference.words_text, tenant_id=acme.pk) == 0.0
+    assert asked == [True]  # the reference went straight to its one match
 
-    # a word that names a person keeps the newest rows first (its share is unknown)
+    # a word that names a person may match otherwise than by the text: the newest
+    # rows first
     named = searched("audrey", "alice")
-    named.results(limit=PAGE_SIZE)
-    assert named.words_share is None
-    assert asked == [1]
+    named.results(limit=5)
+    assert named.words_text is None
+    assert asked == [True, True]
+
+    # the shares are read again only after COMMON_SECONDS: a new word is learnt then
+    start_expense(api("alice"), 4_500_000, description="Zanzibar")
+    start_expense(api("alice"), 4_500_000, description="Zanzibar")
+    assert "zanzibar" not in search_text.common_words(acme.pk)
+    monkeypatch.setattr(search_text, "COMMON_SECONDS", -1.0)
+    assert search_text.common_words(acme.pk)["zanzibar"] == 2 / 100
+
+
+def test_the_common_words_are_the_organisations_own(acme: Any, api: Any) -> None:
+    """Read under the organisation's policy when the search acts for it: another
+    organisation's words are never counted."""
+    from approvals.selectors import search_text
+
+    start_expense(api("alice"), 4_500_000, description="Hotel")
+    globex, started = second_organisation()
+    Workflow.objects.filter(pk=started.workflow_id).update(summary="Zanzibar")
+    with transaction.atomic(), tenant_scope.acting_for(acme.pk):
+        search_text._common.pop(acme.pk, None)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(search_text, "COMMON_MIN_ROWS", 1)
+            assert "hotel" in search_text.common_words(acme.pk)
+            assert "zanzibar" not in search_text.common_words(acme.pk)
+            search_text._common.pop(globex.pk, None)
+            # acting for Acme, Globex's newest rows are not there to be read
+            assert search_text.common_words(globex.pk) == {}
+        search_text._common.pop(globex.pk, None)
