@@ -162,6 +162,15 @@ ROWS = [
         answers("403", "403", "403", "404", "404", "403", "200!", "404", "404", "200!", "401"),
     ),
     Row(
+        "api-add-approver",
+        lambda c, w, p: c.post(
+            f"/api/workflows/{w.workflow_id}/approvers",
+            {"requestId": f"a-{p}", "person": "victor", "step": "manager", "reason": "Bob left"},
+            format="json",
+        ),
+        answers("403", "403", "403", "404", "404", "403", "200!", "404", "404", "200!", "401"),
+    ),
+    Row(
         "api-deactivate",
         lambda c, w, p: c.post("/api/users/bob/deactivate", {"reason": "left"}, format="json"),
         # Permission is asked before the person is looked up: nobody learns who exists.
