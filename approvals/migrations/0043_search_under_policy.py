@@ -16,7 +16,10 @@ migrations (which the policies let read every organisation), but only ever the
 organisation named by the transaction's own ``approvals.tenant`` setting, the one its
 policy shows; with no setting, nothing. The search asks for ``id = ANY(...)``, a
 leakproof comparison that may be an index condition, and the policy still filters every
-row read. Only ``approvals_app`` may call them (``_ops.RLS_GRANTS``), and their
+row read. Each plans its query when called (PL/pgSQL's EXECUTE), with the words and the
+organisation known, as the role that ran the migrations: a query planned once for any
+words (a SQL function's) walked the organisation's index for a reference, 14 ms
+instead of 1 at ten million events. Only ``approvals_app`` may call them (``_ops.RLS_GRANTS``), and their
 ``search_path`` is fixed, so no one can put objects of their own in front of the
 tables."""
 
@@ -32,17 +35,25 @@ TENANT = "NULLIF(current_setting('approvals.tenant', true), '')::bigint"
 def functions_sql(schema: str) -> str:
     return f"""
 CREATE OR REPLACE FUNCTION approvals_search_ids(words tsquery) RETURNS uuid[]
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = {schema}, pg_temp AS $$
-    SELECT coalesce(array_agg(w.id), '{{}}'::uuid[]) FROM {schema}.approvals_workflow w
-    WHERE w.tenant_id = {TENANT} AND w.search_words @@ words
-$$;
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = {schema}, pg_temp AS $$
+DECLARE found uuid[];
+BEGIN
+    EXECUTE 'SELECT coalesce(array_agg(w.id), ''{{}}''::uuid[])'
+        ' FROM {schema}.approvals_workflow w WHERE w.tenant_id = $1 AND w.search_words @@ $2'
+        INTO found USING {TENANT}, words;
+    RETURN found;
+END $$;
 CREATE OR REPLACE FUNCTION approvals_people_named(names tsquery) RETURNS bigint[]
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = {schema}, pg_temp AS $$
-    SELECT coalesce(array_agg(u.id), '{{}}'::bigint[]) FROM {schema}.approvals_user u
-    WHERE u.tenant_id = {TENANT}
-    AND to_tsvector('simple'::regconfig, u.username || ' ' || u.first_name || ' ' || u.last_name)
-        @@ names
-$$;
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = {schema}, pg_temp AS $$
+DECLARE found bigint[];
+BEGIN
+    EXECUTE 'SELECT coalesce(array_agg(u.id), ''{{}}''::bigint[])'
+        ' FROM {schema}.approvals_user u WHERE u.tenant_id = $1'
+        ' AND to_tsvector(''simple''::regconfig,'
+        ' u.username || '' '' || u.first_name || '' '' || u.last_name) @@ $2'
+        INTO found USING {TENANT}, names;
+    RETURN found;
+END $$;
 REVOKE ALL ON FUNCTION approvals_search_ids(tsquery) FROM PUBLIC;
 REVOKE ALL ON FUNCTION approvals_people_named(tsquery) FROM PUBLIC;
 {SEARCH_FUNCTION_GRANTS}

@@ -334,9 +334,16 @@ class WorkflowSearch(django_filters.FilterSet):
         ):
             window = search_text.time_window(tenant, newest=newest, rows=rows)
             if window is not None:
-                page = list(ordered.filter(window)[offset : offset + limit])
-                if len(page) == limit:
-                    return page
+                # the page's ids alone, then its rows: joined to its workflow template
+                # (read under its policy, two rows), the planner took a common word's
+                # page for a few rows and sorted every match of the window (14 ms at
+                # ten million events) instead of walking the newest rows (0.5 ms)
+                in_window = self.qs.filter(window).order_by(
+                    *search_text.created_order(newest=newest)
+                )
+                ids = list(in_window.values_list("pk", flat=True)[offset : offset + limit])
+                if len(ids) == limit:
+                    return self._rows(ids, newest=newest, columns=columns)
         matches = self.qs
         if self.words_lookup is not None and tenant_scope.acting_now() == tenant:
             # under the organisation's policy the words' GIN index serves only the lookup
@@ -344,7 +351,11 @@ class WorkflowSearch(django_filters.FilterSet):
         ids = search_text.matches_first(matches, newest=newest, limit=limit, offset=offset)
         if not ids:
             return []
-        # the page's rows by primary key: their words are not asked again
+        return self._rows(ids, newest=newest, columns=columns)
+
+    def _rows(self, ids: list[Any], *, newest: bool, columns: tuple[str, ...]) -> list[Workflow]:
+        """The page's rows by primary key, in time order: their words are not asked
+        again."""
         found = Workflow.objects.filter(tenant_id=self.user.member_tenant_id, pk__in=ids)
         found = found.select_related("submitter", "template")
         if columns:
