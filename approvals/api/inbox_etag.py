@@ -20,12 +20,18 @@ Clients must revalidate every time (``Cache-Control: private, no-cache``). SQLit
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import hmac
+from functools import cache
 from typing import Any
 
+from django.conf import settings
+from django.core.signals import setting_changed
 from django.db import connection
+from django.dispatch import receiver
 from django.http import HttpResponseBase, HttpResponseNotModified
 from django.utils.cache import patch_vary_headers
-from django.utils.crypto import salted_hmac
+from django.utils.encoding import force_bytes
 from django.utils.http import parse_etags
 
 from .. import clock
@@ -36,6 +42,7 @@ Known = tuple[Any, str, dt.datetime]
 SALT = "approvals.inbox.etag"
 CACHE_CONTROL = "private, no-cache"
 VARY = ("Authorization", "Cookie")
+_VARY = ", ".join(VARY)
 # An If-None-Match longer than this is not read (the full answer is sent): our tags are
 # 34 characters, so a client revalidating honestly never sends more than a few.
 MAX_IF_NONE_MATCH = 1024
@@ -59,8 +66,10 @@ def versions_sql(person: str = "%s", tenant: str = "%s") -> str:
 _VERSIONS_SQL = versions_sql()
 
 
+@cache
 def conditional() -> bool:
-    """Whether reads are tagged: the counter exists on PostgreSQL only."""
+    """Whether reads are tagged: the counter exists on PostgreSQL only. Asked on every
+    read of the inbox; the database's kind is read once (again when DATABASES changes)."""
     return connection.vendor == "postgresql"
 
 
@@ -106,15 +115,32 @@ def etag_of(user: User, versions: str, now: dt.datetime, *, query: str, form: st
             ),
         )
     )
-    return f'"{salted_hmac(SALT, key, algorithm="sha256").hexdigest()[:32]}"'
+    return f'"{hmac.digest(_hmac_key(settings.SECRET_KEY), key.encode(), "sha256").hex()[:32]}"'
+
+
+@cache
+def _hmac_key(secret: str | bytes) -> bytes:
+    """The key of ``salted_hmac(SALT, ..., algorithm="sha256")`` under ``secret`` (a hash
+    of the salt and the secret key), derived once per secret key instead of per tag: the
+    tags stay those ``salted_hmac`` makes."""
+    return hashlib.sha256(force_bytes(SALT) + force_bytes(secret)).digest()
+
+
+@receiver(setting_changed)
+def _settings_changed(*, setting: str, **kwargs: Any) -> None:
+    if setting == "DATABASES":
+        conditional.cache_clear()
 
 
 def matches(if_none_match: str | None, etag: str) -> bool:
     """Whether the request's If-None-Match names ``etag`` (weak comparison, as RFC 9110
     asks of If-None-Match: ``W/"x"`` names ``"x"``). ``*``, garbage, and headers too long
-    to be ours name nothing, so they get the full answer."""
+    to be ours name nothing, so they get the full answer. A header that is just the tag
+    (what a client revalidating sends) is not parsed."""
     if not if_none_match or len(if_none_match) > MAX_IF_NONE_MATCH:
         return False
+    if if_none_match == etag or if_none_match == f"W/{etag}":
+        return True
     return any(tag.removeprefix("W/") == etag for tag in parse_etags(if_none_match))
 
 
@@ -127,5 +153,10 @@ def tagged(response: HttpResponseBase, etag: str) -> HttpResponseBase:
 
 
 def not_modified(etag: str) -> HttpResponseBase:
-    """The 304: no body, the same tag."""
-    return tagged(HttpResponseNotModified(), etag)
+    """The 304: no body, the same tag, and the headers ``tagged`` puts (a new answer has
+    no Vary of its own to merge ours with)."""
+    response = HttpResponseNotModified()
+    response["ETag"] = etag
+    response["Cache-Control"] = CACHE_CONTROL
+    response["Vary"] = _VARY
+    return response

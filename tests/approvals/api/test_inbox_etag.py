@@ -16,8 +16,10 @@ from typing import Any
 
 import pytest
 from django.db import connection, connections
+from django.utils.crypto import salted_hmac
 
 from approvals import clock
+from approvals.api import inbox_etag
 from approvals.models import Delegation, User
 from approvals.services.workflows import workflow_decide
 
@@ -240,3 +242,29 @@ def test_no_stale_304_after_a_decision_committed(acme, api, early_in_a_minute):
     assert final.json()["items"] == []
     assert _read(bob, final["ETag"]).status_code == 304
     assert connection.vendor == "postgresql"
+
+
+def test_the_tag_is_the_keyed_hash_of_what_the_answer_depends_on(acme, settings):
+    # Tags clients hold stay valid across this code's versions: still salted_hmac's.
+    bob = User.objects.get(username="bob")
+    now = dt.datetime(2026, 3, 2, 9, 30, 15, tzinfo=dt.UTC)
+    key = "\x1f".join(
+        map(str, (bob.member_tenant_id, bob.pk, "7:3", 29540730, bob.time_zone, "json", "limit=5"))
+    )  # the minute of ``now``
+    tags: set[str] = set()
+    for secret in (settings.SECRET_KEY, "another-secret-key-for-the-tags-only-9d1e"):
+        settings.SECRET_KEY = secret
+        expected = f'"{salted_hmac(inbox_etag.SALT, key, algorithm="sha256").hexdigest()[:32]}"'
+        assert inbox_etag.etag_of(bob, "7:3", now, query="limit=5", form="json") == expected
+        tags.add(expected)
+    assert len(tags) == 2  # another secret key, another tag
+
+
+def test_if_none_match_names_the_tag_alone_weakly_or_among_others():
+    tag = '"' + "0123456789abcdef" * 2 + '"'
+    assert inbox_etag.matches(tag, tag)
+    assert inbox_etag.matches(f"W/{tag}", tag)
+    assert inbox_etag.matches(f'"other", {tag}', tag)
+    assert inbox_etag.matches(f'W/"other",W/{tag}', tag)
+    for header in (None, "", "*", tag[:-1], f"w/{tag}", f"W/ {tag}", '"other"', tag.upper()):
+        assert not inbox_etag.matches(header, tag), header
