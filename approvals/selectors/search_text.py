@@ -141,12 +141,12 @@ def words_match(
     ``under_policy``: the transaction acts for ``tenant_id`` (row-level security), where
     the names' index serves only ``approvals_people_named`` (migration 0043)."""
     words_of_row = VECTOR if indexed else f"COALESCE({VECTOR}, ''::tsvector)"
-    # Under the policy the index serves neither form of the match, and PostgreSQL,
-    # which may not read the column's statistics there, estimates ``@@`` at 0.5% of
-    # the rows: a common word's page then sorted every match among the newest 2,000
-    # rows (8 ms at ten million events) instead of walking them newest first and
-    # stopping at the page's end (2 ms). The same match called as the function behind
-    # ``@@`` is estimated at a third of them, and the page walks.
+    # Under the policy no index serves the match in either form, and PostgreSQL, which
+    # may not read the column's statistics there, estimates ``@@`` at 0.5% of the rows:
+    # it took a common word's page among the newest 2,000 rows for ten matches, and
+    # sorted every match of them instead of walking them newest first and stopping at
+    # the page's end. The function behind ``@@`` is estimated at a third of the rows
+    # (and the window's query reads the page's ids alone: WorkflowSearch.results).
     match = "ts_match_vq" if under_policy else ""
     kinds = list(kinds)
     queries = _queries(words) if _postgres() and words else {}
