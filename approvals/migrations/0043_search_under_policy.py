@@ -27,43 +27,48 @@ from typing import Any
 
 from django.db import migrations
 
-from ._ops import SEARCH_FUNCTION_GRANTS
+from ._ops import SEARCH_FUNCTION_GRANTS, SEARCH_FUNCTIONS
 
 TENANT = "NULLIF(current_setting('approvals.tenant', true), '')::bigint"
 
 
-def functions_sql(schema: str) -> str:
+def _ids_function(head: str, kind: str, query: str) -> str:
+    """A function ``head`` answering the ids (``kind``) that ``query`` finds, planned
+    when called: ``$1`` is the organisation the transaction acts for, ``$2`` the
+    function's one argument."""
     return f"""
-CREATE OR REPLACE FUNCTION approvals_search_ids(words tsquery) RETURNS uuid[]
-LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = {schema}, pg_temp AS $$
-DECLARE found uuid[];
+CREATE OR REPLACE FUNCTION {head} RETURNS {kind}
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = {{schema}}, pg_temp AS $$
+DECLARE found {kind};
 BEGIN
-    EXECUTE 'SELECT coalesce(array_agg(w.id), ''{{}}''::uuid[])'
-        ' FROM {schema}.approvals_workflow w WHERE w.tenant_id = $1 AND w.search_words @@ $2'
-        INTO found USING {TENANT}, words;
+    EXECUTE 'SELECT coalesce(array_agg(id), ''{{{{}}}}''::{kind}) FROM {query}'
+        INTO found USING {TENANT}, $1;
     RETURN found;
-END $$;
-CREATE OR REPLACE FUNCTION approvals_people_named(names tsquery) RETURNS bigint[]
-LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = {schema}, pg_temp AS $$
-DECLARE found bigint[];
-BEGIN
-    EXECUTE 'SELECT coalesce(array_agg(u.id), ''{{}}''::bigint[])'
-        ' FROM {schema}.approvals_user u WHERE u.tenant_id = $1'
-        ' AND to_tsvector(''simple''::regconfig,'
-        ' u.username || '' '' || u.first_name || '' '' || u.last_name) @@ $2'
-        INTO found USING {TENANT}, names;
-    RETURN found;
-END $$;
-REVOKE ALL ON FUNCTION approvals_search_ids(tsquery) FROM PUBLIC;
-REVOKE ALL ON FUNCTION approvals_people_named(tsquery) FROM PUBLIC;
-{SEARCH_FUNCTION_GRANTS}
-"""
+END $$;"""
 
 
-REVERSE_SQL = """
-DROP FUNCTION IF EXISTS approvals_search_ids(tsquery);
-DROP FUNCTION IF EXISTS approvals_people_named(tsquery);
-"""
+FUNCTIONS = _ids_function(
+    "approvals_search_ids(words tsquery)",
+    "uuid[]",
+    "{schema}.approvals_workflow w WHERE w.tenant_id = $1 AND w.search_words @@ $2",
+) + _ids_function(
+    "approvals_people_named(names tsquery)",
+    "bigint[]",
+    "{schema}.approvals_user u WHERE u.tenant_id = $1 AND to_tsvector(''simple''::regconfig,"
+    " u.username || '' '' || u.first_name || '' '' || u.last_name) @@ $2",
+)
+
+
+def functions_sql(schema: str) -> str:
+    return (
+        FUNCTIONS.format(schema=schema)
+        + "".join(f"\nREVOKE ALL ON FUNCTION {fn} FROM PUBLIC;" for fn in SEARCH_FUNCTIONS)
+        + "\n"
+        + SEARCH_FUNCTION_GRANTS
+    )
+
+
+REVERSE_SQL = "".join(f"DROP FUNCTION IF EXISTS {fn};\n" for fn in SEARCH_FUNCTIONS)
 
 
 def forwards(apps: Any, schema_editor: Any) -> None:

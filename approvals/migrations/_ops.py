@@ -91,19 +91,18 @@ ALTER DEFAULT PRIVILEGES IN SCHEMA public
     GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO approvals_app;
 ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT USAGE, SELECT ON SEQUENCES TO approvals_app;
 """
-# The search's functions (migration 0043), once they exist and the app role does.
-SEARCH_FUNCTION_GRANTS = """
-DO $$ BEGIN
-    IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'approvals_app') THEN
-        IF to_regprocedure('approvals_search_ids(tsquery)') IS NOT NULL THEN
-            GRANT EXECUTE ON FUNCTION approvals_search_ids(tsquery) TO approvals_app;
-        END IF;
-        IF to_regprocedure('approvals_people_named(tsquery)') IS NOT NULL THEN
-            GRANT EXECUTE ON FUNCTION approvals_people_named(tsquery) TO approvals_app;
-        END IF;
-    END IF;
-END $$;
-"""
+# The search's functions (migration 0043): the app role may execute them, once they
+# exist and it does.
+SEARCH_FUNCTIONS = ("approvals_search_ids(tsquery)", "approvals_people_named(tsquery)")
+SEARCH_FUNCTION_GRANTS = (
+    "DO $$ BEGIN IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'approvals_app') THEN\n"
+    + "".join(
+        f"    IF to_regprocedure('{fn}') IS NOT NULL THEN"
+        f" GRANT EXECUTE ON FUNCTION {fn} TO approvals_app; END IF;\n"
+        for fn in SEARCH_FUNCTIONS
+    )
+    + "END IF; END $$;\n"
+)
 
 
 def row_level_security_ensure(cursor: Any, *, applying: bool = False) -> list[str]:
