@@ -115,8 +115,8 @@ class WordsMatch(NamedTuple):
     # The same words asked of the GIN index through ``approvals_search_ids`` (migration
     # 0043), for a query that reads the matches first while the transaction acts for
     # the organisation: under its policy the index cannot serve ``condition``. ANDed
-    # with ``condition``, which then only checks the rows the index found. None on
-    # SQLite and for ``indexed=False``.
+    # with ``condition``, which then only checks the rows the index found. None but
+    # ``under_policy`` (and for ``indexed=False``).
     lookup: Q | None = None
 
 
@@ -139,7 +139,8 @@ def words_match(
     million events, read to keep 15 of a person's 182).
 
     ``under_policy``: the transaction acts for ``tenant_id`` (row-level security), where
-    the names' index serves only ``approvals_people_named`` (migration 0043)."""
+    the indexes serve only the functions of migration 0043 (``WordsMatch.lookup``,
+    ``approvals_people_named``)."""
     words_of_row = VECTOR if indexed else f"COALESCE({VECTOR}, ''::tsvector)"
     # Under the policy no index serves the match in either form, and PostgreSQL, which
     # may not read the column's statistics there, estimates ``@@`` at 0.5% of the rows:
@@ -151,7 +152,7 @@ def words_match(
     kinds = list(kinds)
     queries = _queries(words) if _postgres() and words else {}
     condition = Q()
-    lookup: Q | None = Q() if indexed and _postgres() else None
+    lookup: Q | None = Q() if indexed and under_policy else None
     texts: list[str] | None = [] if _postgres() else None
     for word in words:
         arm = _NONE
