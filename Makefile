@@ -11,7 +11,8 @@ SERVICE_ENV := DATABASE_URL=postgres://postgres@127.0.0.1:5432/approvals \
 	SECRET_KEY=test-only-secret-key-never-used-in-production-4f9c2a7e1b \
 	APPROVALS_HTTPS=false
 
-# `make run` is development: DEBUG on, plain http, the built-in SECRET_KEY.
+# `make run` is development: DEBUG on, plain http, the built-in SECRET_KEY, and with no
+# DATABASE_URL a private PostgreSQL in .pgdata/ that stops with it (config/devdb.py).
 RUN_ENV := DEBUG=true
 
 .PHONY: venv services lint fmt typecheck test run bench
@@ -49,9 +50,7 @@ test: venv services
 	$(SERVICE_ENV) $(BIN)/pytest
 
 run: venv
-	$(RUN_ENV) $(PYTHON) manage.py migrate
-	$(RUN_ENV) $(PYTHON) manage.py seed_demo
-	$(RUN_ENV) $(PYTHON) manage.py serve 127.0.0.1:8000
+	$(RUN_ENV) $(PYTHON) -m config.devdb run 127.0.0.1:8000
 
 bench: venv services
 	bash scripts/ensure_debian_package.sh /usr/bin/wrk wrk

@@ -1,7 +1,8 @@
 """Django settings.
 
-Every knob is read from the environment and has a default that works on a laptop:
-SQLite, an in-memory Celery broker and the poller and activity runner in-process.
+Every knob is read from the environment and has a default that works on a laptop: the
+development PostgreSQL that ``make run`` starts, an in-memory Celery broker and the
+poller and activity runner in-process.
 DEBUG is off unless DEBUG=true (``make run`` sets it); with DEBUG off the app refuses
 the built-in SECRET_KEY and serves HTTPS-only (APPROVALS_HTTPS=false for plain http).
 Production sets at least SECRET_KEY, ALLOWED_HOSTS, DATABASE_URL and CELERY_BROKER_URL.
@@ -17,6 +18,7 @@ from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 from approvals.workers.jobs import PERIODIC_JOBS, beat_schedule
+from config import devdb
 from config.storage import archive_storage, attachments_storage
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -143,29 +145,27 @@ TEMPLATES = [
 ]
 
 # --- Database -------------------------------------------------------------------------
-# DATABASE_URL unset means SQLite next to manage.py. IMMEDIATE transactions take the
-# write lock at BEGIN, so the embedded poller and request threads queue for it instead
-# of failing with "database is locked" on lock upgrade.
+# PostgreSQL everywhere. Production and CI name their server with DATABASE_URL; with DEBUG
+# on and no DATABASE_URL, the development cluster that ``make run`` starts in .pgdata/
+# (config/devdb.py) is used while it runs.
 
-_SQLITE_OPTIONS: dict[str, Any] = {"transaction_mode": "IMMEDIATE", "timeout": 20}
-
-DATABASE_URL = env_str("DATABASE_URL", "")
-if DATABASE_URL:
-    _db: dict[str, Any] = dict(dj_database_url.parse(DATABASE_URL))
-else:
-    _db = {"ENGINE": "django.db.backends.sqlite3", "NAME": BASE_DIR / "db.sqlite3"}
-
-if _db["ENGINE"] == "django.db.backends.sqlite3":
-    _db["OPTIONS"] = {**_SQLITE_OPTIONS, **_db.get("OPTIONS", {})}
-else:
-    _db["CONN_MAX_AGE"] = env_int("DATABASE_CONN_MAX_AGE", 60)
-    # A health check is a `SELECT 1` round trip before a request uses a kept connection;
-    # it spares the first request after a database restart an error. A connection that
-    # served a request within APPROVALS_DB_CHECK_AFTER_IDLE_MS is not checked (below).
-    _db["CONN_HEALTH_CHECKS"] = env_bool("DATABASE_CONN_HEALTH_CHECKS", True)
-    # Behind PgBouncer in transaction pooling a server-side cursor (what .iterator() opens)
-    # can lose its server between two fetches: DATABASE_DISABLE_SERVER_SIDE_CURSORS=true.
-    _db["DISABLE_SERVER_SIDE_CURSORS"] = env_bool("DATABASE_DISABLE_SERVER_SIDE_CURSORS", False)
+DATABASE_URL = env_str("DATABASE_URL", "") or ((devdb.url() or "") if DEBUG else "")
+if not DATABASE_URL:
+    raise ImproperlyConfigured(
+        "DATABASE_URL must name a PostgreSQL server; in development `make run` (or "
+        "`python -m config.devdb start`) starts one and DEBUG=true finds it"
+    )
+_db: dict[str, Any] = dict(dj_database_url.parse(DATABASE_URL))
+if _db["ENGINE"] != "django.db.backends.postgresql":
+    raise ImproperlyConfigured(f"DATABASE_URL must name a PostgreSQL server, not {_db['ENGINE']}")
+_db["CONN_MAX_AGE"] = env_int("DATABASE_CONN_MAX_AGE", 60)
+# A health check is a `SELECT 1` round trip before a request uses a kept connection;
+# it spares the first request after a database restart an error. A connection that
+# served a request within APPROVALS_DB_CHECK_AFTER_IDLE_MS is not checked (below).
+_db["CONN_HEALTH_CHECKS"] = env_bool("DATABASE_CONN_HEALTH_CHECKS", True)
+# Behind PgBouncer in transaction pooling a server-side cursor (what .iterator() opens)
+# can lose its server between two fetches: DATABASE_DISABLE_SERVER_SIDE_CURSORS=true.
+_db["DISABLE_SERVER_SIDE_CURSORS"] = env_bool("DATABASE_DISABLE_SERVER_SIDE_CURSORS", False)
 
 DATABASES = {"default": _db}
 # ... but a connection is checked only once idle this long (milliseconds; see
@@ -180,9 +180,7 @@ APPROVALS_DB_PREPARE_THRESHOLD = env_int_or_off("APPROVALS_DB_PREPARE_THRESHOLD"
 # commands and a signed-in member's page and API reads act as the role approvals_app
 # for their tenant, so a query that forgets its tenant filter finds nothing. Off only
 # where the database has no approvals_app role (README, "Row-level security").
-APPROVALS_ROW_LEVEL_SECURITY = env_bool(
-    "APPROVALS_ROW_LEVEL_SECURITY", _db["ENGINE"] != "django.db.backends.sqlite3"
-)
+APPROVALS_ROW_LEVEL_SECURITY = env_bool("APPROVALS_ROW_LEVEL_SECURITY", True)
 
 # --- Authentication -------------------------------------------------------------------
 

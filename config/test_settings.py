@@ -5,6 +5,8 @@ already in the environment wins."""
 
 import os
 
+# The machine's PostgreSQL, as `make test` names it.
+os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/approvals")
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key-never-used-in-production-4f9c2a7e1b")
 os.environ.setdefault("APPROVALS_HTTPS", "false")
 os.environ.setdefault("APPROVALS_AUDIT_SEAL_KEY", "test-only-seal-key-never-used-in-production")
