@@ -39,7 +39,6 @@ import enum
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
-from django.db import connection
 from django.db.models import BooleanField, Exists, OuterRef, Q, QuerySet
 from django.db.models.expressions import RawSQL
 from guardian.shortcuts import get_objects_for_user
@@ -230,12 +229,10 @@ def own_workflow_ids(user: User) -> list[Any] | None:
 
 
 def workflows_of_ids(user: User, ids: list[Any]) -> QuerySet[Workflow]:
-    """The workflows of the user's organisation with these ids. On PostgreSQL the ids
-    are one array (one parameter), an index the planner combines with a search's text
-    index in a BitmapAnd, so only the rows both hold are read."""
+    """The workflows of the user's organisation with these ids. The ids are one array
+    (one parameter), an index the planner combines with a search's text index in a
+    BitmapAnd, so only the rows both hold are read."""
     qs = Workflow.objects.filter(tenant_id=user.member_tenant_id)
-    if connection.vendor != "postgresql":
-        return qs.filter(pk__in=ids)
     listed = RawSQL('"approvals_workflow"."id" = ANY(%s::uuid[])', [ids], BooleanField())
     return qs.filter(listed)
 

@@ -14,14 +14,13 @@ def _directory_version_row(using: str = "default", **_: Any) -> None:
 
 
 def _row_level_security(using: str = "default", **_: Any) -> None:
-    """Policies for tenant-owned tables added after migration 0035 (PostgreSQL)."""
+    """Policies for tenant-owned tables added after migration 0035."""
     from django.db import connections
 
     from .migrations._ops import row_level_security_ensure
 
-    if connections[using].vendor == "postgresql":
-        with connections[using].cursor() as cursor:
-            row_level_security_ensure(cursor)
+    with connections[using].cursor() as cursor:
+        row_level_security_ensure(cursor)
 
 
 class ApprovalsConfig(AppConfig):

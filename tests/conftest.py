@@ -64,11 +64,10 @@ def django_db_setup(django_db_setup: Any, django_db_blocker: Any) -> None:
     from django.db import connection
 
     with django_db_blocker.unblock():
-        if connection.vendor == "postgresql":
-            name = connection.settings_dict["NAME"]
-            with connection.cursor() as cursor:
-                cursor.execute(f'ALTER DATABASE "{name}" SET approvals.allow_truncate = on')
-            connection.close()
+        name = connection.settings_dict["NAME"]
+        with connection.cursor() as cursor:
+            cursor.execute(f'ALTER DATABASE "{name}" SET approvals.allow_truncate = on')
+        connection.close()
 
 
 # Headless Chromium, one per test module that asks for ``browser``.

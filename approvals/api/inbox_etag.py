@@ -13,8 +13,7 @@ The tag is a keyed hash (``salted_hmac``) of everything else the answer depends 
   page that words it) shows within a minute even when no row changed;
 - the person's zone, the query string and the answer's format.
 
-Clients must revalidate every time (``Cache-Control: private, no-cache``). SQLite
-(``make run``) has no counter: every read is answered in full, untagged.
+Clients must revalidate every time (``Cache-Control: private, no-cache``).
 """
 
 from __future__ import annotations
@@ -26,9 +25,6 @@ from functools import cache
 from typing import Any
 
 from django.conf import settings
-from django.core.signals import setting_changed
-from django.db import connection
-from django.dispatch import receiver
 from django.http import HttpResponseBase, HttpResponseNotModified
 from django.utils.cache import patch_vary_headers
 from django.utils.encoding import force_bytes
@@ -64,13 +60,6 @@ def versions_sql(person: str = "%s", tenant: str = "%s") -> str:
 
 
 _VERSIONS_SQL = versions_sql()
-
-
-@cache
-def conditional() -> bool:
-    """Whether reads are tagged: the counter exists on PostgreSQL only. Asked on every
-    read of the inbox; the database's kind is read once (again when DATABASES changes)."""
-    return connection.vendor == "postgresql"
 
 
 def inbox_versions(user: User, now: dt.datetime) -> str:
@@ -124,12 +113,6 @@ def _hmac_key(secret: str | bytes) -> bytes:
     of the salt and the secret key), derived once per secret key instead of per tag: the
     tags stay those ``salted_hmac`` makes."""
     return hashlib.sha256(force_bytes(SALT) + force_bytes(secret)).digest()
-
-
-@receiver(setting_changed)
-def _settings_changed(*, setting: str, **kwargs: Any) -> None:
-    if setting == "DATABASES":
-        conditional.cache_clear()
 
 
 def matches(if_none_match: str | None, etag: str) -> bool:

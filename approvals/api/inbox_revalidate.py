@@ -238,7 +238,6 @@ def early_answer(request: HttpRequest) -> HttpResponseBase | None:
         or request.path_info != _path()
         or meta.get("HTTP_ACCEPT", "") not in JSON_ACCEPTS
         or (meta.get("QUERY_STRING") and "format" in request.GET)
-        or not inbox_etag.conditional()
         or _renderer() is None
         or not _host_allowed(request)
     ):

@@ -29,14 +29,10 @@ def day_end(day: dt.date) -> dt.datetime:
 def _leaves_sql(*, exact: bool) -> str:
     """Each workflow of the organisation created before the day's end, by id: its
     recorded head, and (when it moved after the day's end, or always with ``exact``)
-    ``seq:hash`` of its last event written before the day's end. On PostgreSQL the
-    lookup reads one partition, its workflow's month."""
+    ``seq:hash`` of its last event written before the day's end. The lookup reads one
+    partition, its workflow's month."""
     workflows, events = Workflow._meta.db_table, WorkflowEvent._meta.db_table
-    month = (
-        " AND ev.history_month = date_trunc('month', w.created_at AT TIME ZONE 'UTC')::date"
-        if connection.vendor == "postgresql"
-        else ""
-    )
+    month = " AND ev.history_month = date_trunc('month', w.created_at AT TIME ZONE 'UTC')::date"
     moved = "1 = 1" if exact else "w.updated_at >= %(end)s"
     return (
         f"SELECT w.id, w.version, w.last_hash, CASE WHEN {moved} THEN ("

@@ -98,7 +98,7 @@ def daily_seal_create(*, tenant: Tenant, day: dt.date) -> DailySeal | None:
             )
             seal.signature = daily_signature(seal_fields(seal), key)
             seal.save()
-    except IntegrityError:  # another sealer without the lock (SQLite): theirs stands
+    except IntegrityError:  # another sealer got there first: theirs stands
         return None
     logger.info(
         "daily seal tenant=%s day=%s count=%s root=%s prev=%s key_id=%s signature=%s",

@@ -44,8 +44,8 @@ class PendingTask(models.Model):
             # The inbox query: WHERE tenant AND assignee ORDER BY due_at, id (keyset).
             models.Index(fields=["tenant", "assignee", "due_at", "id"], name="task_inbox"),
             # The inbox page's other sorts and its kind filter, each a walk of one index
-            # (and on PostgreSQL ``task_inbox_amount``: (tenant, assignee, amount_minor
-            # DESC NULLS LAST, due_at, id), from migration 0032; SQLite's indexes take no
+            # (and ``task_inbox_amount``: (tenant, assignee, amount_minor DESC NULLS
+            # LAST, due_at, id), from migration 0032, since a model's index takes no
             # NULLS LAST).
             models.Index(
                 fields=["tenant", "assignee", "created_at", "id"], name="task_inbox_waiting"

@@ -126,8 +126,8 @@ class Workflow(models.Model):
         ]
         constraints = [
             # The database's answer to two starts racing for one subject: the second
-            # insert waits for the first transaction and then fails, on PostgreSQL and
-            # SQLite alike. A workflow leaves the index when it finishes.
+            # insert waits for the first transaction and then fails. A workflow leaves
+            # the index when it finishes.
             models.UniqueConstraint(
                 fields=["tenant", "template_key", "subject_type", "subject_id"],
                 condition=models.Q(subject_exclusive=True, status__in=ACTIVE_STATUSES),

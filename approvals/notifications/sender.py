@@ -319,23 +319,19 @@ def _mark_sent(rows: list[MailMessage]) -> None:
         row.lease_until = None
         row.last_error = ""
     db = connections[MailMessage.objects.db]
-    if db.vendor == "postgresql":
-        meta = MailMessage._meta
-        sql = _MARK_SENT_SQL.format(table=meta.db_table, pk=meta.pk.column)
-        with db.cursor() as cursor:
-            cursor.execute(
-                sql,
-                [
-                    MailStatus.SENT.value,
-                    now,
-                    [row.pk for row in rows],
-                    [row.text_body for row in rows],
-                    [row.html_body for row in rows],
-                ],
-            )
-    else:  # SQLite (``make run``): Django's CASE per column, one statement too
-        fields = ["status", "sent_at", "lease_until", "last_error", "text_body", "html_body"]
-        MailMessage.objects.bulk_update(rows, fields, batch_size=len(rows))
+    meta = MailMessage._meta
+    sql = _MARK_SENT_SQL.format(table=meta.db_table, pk=meta.pk.column)
+    with db.cursor() as cursor:
+        cursor.execute(
+            sql,
+            [
+                MailStatus.SENT.value,
+                now,
+                [row.pk for row in rows],
+                [row.text_body for row in rows],
+                [row.html_body for row in rows],
+            ],
+        )
     metrics.MAIL_SENT.inc(len(rows))
 
 

@@ -257,10 +257,7 @@ def _execute_locked(
     ]
     queries.append((VERSION_SQL, []))
     if request_id:
-        if connection.vendor == "postgresql":
-            queries.append((_RECORDED_SQL_PARTITIONED, [wf_param, request_id, wf_param]))
-        else:
-            queries.append((_RECORDED_SQL, [wf_param, request_id]))
+        queries.append((_RECORDED_SQL, [wf_param, request_id, wf_param]))
     found, version_rows, *recorded_rows = store.fetch_many(queries)
     if not found:
         raise WorkflowNotFound(WORKFLOW_NOT_FOUND)
@@ -419,13 +416,10 @@ def _lock_params(actor: Actor, tenant_id: int, wf_param: Any, now: Any) -> list[
     ]
 
 
+# The month names the one partition to read (pruned when the plan runs).
 _RECORDED_SQL = (
     f"SELECT result FROM {WorkflowEvent._meta.db_table} WHERE workflow_id = %s AND request_id = %s"
-)
-# On PostgreSQL the month names the one partition to read (pruned when the plan runs).
-_RECORDED_SQL_PARTITIONED = (
-    _RECORDED_SQL
-    + " AND history_month = (SELECT date_trunc('month', created_at AT TIME ZONE 'UTC')::date"
+    " AND history_month = (SELECT date_trunc('month', created_at AT TIME ZONE 'UTC')::date"
     f" FROM {Workflow._meta.db_table} WHERE id = %s)"
 )
 

@@ -13,7 +13,6 @@ answer is never older than the version it is filed under. Its queries are plain 
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -21,7 +20,6 @@ from decimal import Decimal
 from typing import Any
 
 from django.contrib.auth.models import Group
-from django.db import connection
 
 from .. import clock
 from ..models import Delegation, DirectoryVersion, OrgGroup, User, time_bounds
@@ -48,14 +46,13 @@ _MEMBERS_SQL = (
     " ORDER BY u.username"
 )
 # Every delegation that has not ended (an hour's margin for a command whose clock reads
-# a little behind the one that loaded them); which apply is decided per moment. On
-# PostgreSQL the times come as seconds since 1970, which any stored time has: a BC or
-# year-10000 time read as a timestamp would fail the whole load, and with it every
-# command that assigns people (such a row is skipped and logged instead).
-_SECONDS = "EXTRACT(EPOCH FROM {})" if connection.vendor == "postgresql" else "{}"
+# a little behind the one that loaded them); which apply is decided per moment. The
+# times come as seconds since 1970, which any stored time has: a BC or year-10000 time
+# read as a timestamp would fail the whole load, and with it every command that assigns
+# people (such a row is skipped and logged instead).
 _DELEGATIONS_SQL = (
-    f"SELECT u.username, d.username, {_SECONDS.format('x.starts_at')},"
-    f" {_SECONDS.format('x.ends_at')} FROM {Delegation._meta.db_table} x"
+    "SELECT u.username, d.username, EXTRACT(EPOCH FROM x.starts_at),"
+    f" EXTRACT(EPOCH FROM x.ends_at) FROM {Delegation._meta.db_table} x"
     f" JOIN {_USERS} u ON u.id = x.user_id JOIN {_USERS} d ON d.id = x.delegate_id"
     " WHERE x.tenant_id = %s AND x.ends_at > %s AND d.is_active"
     " ORDER BY x.starts_at"
@@ -229,10 +226,5 @@ def _span(starts: Any, ends: Any) -> tuple[float, float] | None:
     return span if all(time_bounds.epoch_in_range(t) for t in span) else None
 
 
-def _epoch(value: Any) -> float:
-    if isinstance(value, int | float | Decimal):
-        return float(value)
-    moment = value if isinstance(value, dt.datetime) else dt.datetime.fromisoformat(value)
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.UTC)
-    return moment.timestamp()
+def _epoch(value: Decimal | float) -> float:
+    return float(value)

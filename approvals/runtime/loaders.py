@@ -53,7 +53,7 @@ class UtcTimestamptzLoader(adapt.Loader):
 def fast_timestamps(sender: Any, connection: Any, **_: Any) -> None:
     """On each new PostgreSQL connection (Django's ``connection_created``): read
     timestamps with the C parser when Django's loader would attach UTC."""
-    if connection.vendor != "postgresql" or _CTimestamptzLoader is None:
+    if _CTimestamptzLoader is None:
         return
     raw = connection.connection
     current = raw.adapters.get_loader(TIMESTAMPTZ_OID, Format.TEXT)

@@ -33,8 +33,6 @@ def partition_name(month: dt.date) -> str:
 
 def history_partitions() -> list[str]:
     """The names of the events table's partitions, oldest first (default last)."""
-    if connection.vendor != "postgresql":
-        return []
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
@@ -47,9 +45,7 @@ def history_partitions() -> list[str]:
 
 def history_partitions_ensure(*, months_ahead: int | None = None) -> list[str]:
     """Create the missing partitions from this month to ``months_ahead`` months on;
-    returns the names created (none on SQLite, which keeps one plain table)."""
-    if connection.vendor != "postgresql":
-        return []
+    returns the names created."""
     ahead = settings.APPROVALS_HISTORY_MONTHS_AHEAD if months_ahead is None else months_ahead
     this_month = clock.now().astimezone(dt.UTC).date().replace(day=1)
     have = set(history_partitions())
@@ -92,8 +88,6 @@ def unreachable_sql(partition: str) -> str:
 
 def history_default_rows() -> int:
     """Events that landed in the default partition (their month had none)."""
-    if connection.vendor != "postgresql":
-        return 0
     with connection.cursor() as cursor:
         cursor.execute(f'SELECT count(*) FROM "{EVENTS}_default"')
         return int(cursor.fetchone()[0])

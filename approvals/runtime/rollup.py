@@ -15,7 +15,7 @@ in the same statement, so a command sends no statement and no round trip more. T
 sums are applied in key order (no two commands lock the same rows in opposite order);
 the rows' locks last to the command's COMMIT, which travels in the same round trip.
 ``rollup_refresh`` recounts an organisation's rollup from its visits (the rebuild's
-last step). SQLite (``make run``) has no rollup: the page reads the visits there.
+last step).
 """
 
 from __future__ import annotations
@@ -36,7 +36,6 @@ from .rollup_buckets import (
     SLOTS,
     UNDER_A_MINUTE,
     YEAR,
-    rollup_kept,
 )
 
 # -- the SQL ------------------------------------------------------------------------------
@@ -296,8 +295,6 @@ def rollup_refresh(*, tenant_id: int | None = None) -> None:
     """Recount the organisation's (or every) rollup from its step visits. The rollup is
     locked against the commands' triggers meanwhile (they wait, then add their visits
     to the recounted rows), so no visit is counted twice or missed."""
-    if not rollup_kept():
-        return
     where = "" if tenant_id is None else " WHERE tenant_id = %s"
     params = [] if tenant_id is None else [tenant_id]
     with transaction.atomic(), connection.cursor() as cur:

@@ -73,10 +73,3 @@ COUNTS = (
     "breached",
     "escalated",
 )
-
-
-def rollup_kept() -> bool:
-    """Whether this database keeps the rollup (PostgreSQL) or the page reads visits."""
-    from django.db import connection
-
-    return connection.vendor == "postgresql"

@@ -4,8 +4,7 @@ Building a statement through the ORM costs about 1 ms of Python on the machines 
 runs on, the same statement through the cursor about 0.2 ms, and a command issues a
 dozen (bench/ has the figures). So the command path's writes and its small reads go
 through here. Column names and parameter conversion still come from the models'
-fields (``get_db_prep_save``), so the same code serves PostgreSQL and SQLite, and a
-renamed column cannot drift from the model.
+fields (``get_db_prep_save``), so a renamed column cannot drift from the model.
 """
 
 from __future__ import annotations
@@ -25,7 +24,6 @@ from psycopg import _queries as psycopg_queries
 from psycopg.pq import TransactionStatus
 
 IDLE = TransactionStatus.IDLE
-_PG = connection.vendor == "postgresql"  # psycopg's cursor takes Django's %s marks
 
 # psycopg parses a statement's %s marks once and keeps the result, except for a
 # statement with more than 50 parameters, which it takes for a one-off built by an ORM.
@@ -80,7 +78,7 @@ def _plan(model: type[Model], names: tuple[str, ...], defaulted: bool) -> Plan:
     lookup per value hashed a Django field each time, a hundred times a command."""
     _, named = _fields(model, names)
     fields = (*named, *(_defaulted(model, names) if defaulted else ()))
-    return fields, tuple(_fast(f) if _PG else None for f in fields)
+    return fields, tuple(_fast(f) for f in fields)
 
 
 def _prep(plan: Plan, values: Sequence[Any], db: Any) -> list[Any]:
@@ -133,7 +131,7 @@ def _insert_sql(model: type[Model], names: tuple[str, ...], rows: int, ignore: b
     one = "(" + ", ".join(["%s"] * len(fields)) + ")"
     sql = f"INSERT INTO {_quote(table)} ({columns}) VALUES {', '.join([one] * rows)}"
     if ignore:
-        sql += " ON CONFLICT DO NOTHING"  # PostgreSQL and SQLite 3.24+
+        sql += " ON CONFLICT DO NOTHING"
     return sql
 
 
@@ -205,7 +203,7 @@ def gathered_writes() -> Iterator[None]:
         )
         for (model, names, kind), (count, params) in gathered.items()
     ]
-    if _PG and len(statements) > 1:
+    if len(statements) > 1:
         # One statement: each write but the last in a WITH clause of its own. PostgreSQL
         # runs every data-modifying WITH clause; none of them sees another's rows,
         # which none needs (see above).
@@ -227,8 +225,7 @@ def update(model: type[Model], pk: Any, values: dict[str, Any]) -> None:
         *_prep(_plan(model, names, False), list(values.values()), db),
         pk_field.get_db_prep_value(pk, db),
     ]
-    # Held on PostgreSQL only: SQLite's UPDATE takes no FROM (VALUES ...) of typed rows.
-    if not (_PG and _held(db, (model, names, _UPDATE), 1, params)):
+    if not _held(db, (model, names, _UPDATE), 1, params):
         _run(db, _update_sql(model, names), params).close()
 
 
@@ -282,7 +279,7 @@ def fetch(sql: str, params: Sequence[Any], *, prepare: bool = False) -> list[tup
     command path's statements are (``_prepared``), for a read that runs on every
     request in a few fixed shapes, so the server stops parsing and planning it."""
     db = connections[DEFAULT_DB_ALIAS]
-    raw = db.connection if _PG else None
+    raw = db.connection
     with _prepared(raw) if prepare and raw is not None else contextlib.nullcontext():
         cursor = _run(db, sql, params)
     try:
@@ -304,7 +301,7 @@ def _run(db: Any, sql: str, params: Sequence[Any] | None) -> Any:
     still raised as Django's (``wrap_database_errors``), so callers catch
     ``django.db.IntegrityError`` either way.
     """
-    if _PG and not (db.queries_logged or db.execute_wrappers):
+    if not (db.queries_logged or db.execute_wrappers):
         db.close_if_health_check_failed()
         raw = db.connection
         if raw is not None:
@@ -319,7 +316,7 @@ def _run(db: Any, sql: str, params: Sequence[Any] | None) -> Any:
 
 
 def param(model: type[Model], name: str, value: Any) -> Any:
-    """``value`` as the database stores the field ``name`` (datetimes on SQLite)."""
+    """``value`` as the database stores the field ``name``."""
     field = model._meta.get_field(name)
     return field.get_db_prep_value(value, connections[DEFAULT_DB_ALIAS])  # type: ignore[union-attr]
 
@@ -329,7 +326,7 @@ def table(model: type[Model]) -> str:
 
 
 def uuid_param(model: type[Model], value: Any) -> Any:
-    """A primary-key value as the database stores it (a uuid, or hex on SQLite)."""
+    """A primary-key value as the database stores it."""
     pk_field = model._meta.pk
     assert pk_field is not None
     return pk_field.get_db_prep_value(value, connections[DEFAULT_DB_ALIAS])
@@ -363,8 +360,8 @@ def _converters(
 def values(
     model: type[Model], row: Sequence[Any], names: tuple[str, ...] | None = None
 ) -> Sequence[Any]:
-    """A row of ``columns(model, ..., names)`` converted as the ORM converts it (JSON,
-    and on SQLite dates and uuids), without building an instance."""
+    """A row of ``columns(model, ..., names)`` converted as the ORM converts it (JSON),
+    without building an instance."""
     return converter(model, names)(row)
 
 
@@ -396,14 +393,15 @@ def _as_is(row: Sequence[Any]) -> Sequence[Any]:
 
 def instance(model: type[Model], row: Sequence[Any], names: tuple[str, ...] | None = None) -> Any:
     """A model instance from a row of ``columns(model, ..., names)``, converted as the
-    ORM converts (JSON, and on SQLite dates and uuids). With ``names``, the other fields
+    ORM converts (JSON). With ``names``, the other fields
     are deferred, as ``QuerySet.only`` leaves them."""
     attnames, _ = _converters(model, names)
     return model.from_db(DEFAULT_DB_ALIAS, attnames, values(model, row, names))
 
 
 def json_value(value: Any) -> Any:
-    """A JSON column as read through the cursor: text on both backends here."""
+    """A JSON column as read through the cursor (text where psycopg's loader is not
+    Django's)."""
     return json.loads(value) if isinstance(value, str | bytes) else value
 
 
@@ -433,7 +431,7 @@ def fetch_many(queries: Sequence[tuple[str, Sequence[Any]]]) -> list[list[tuple[
 def pipelined() -> Iterator[None]:
     """A transaction whose statements are sent without waiting for each answer.
 
-    On PostgreSQL, outside any transaction, the block runs in psycopg's pipeline mode:
+    Outside any transaction, the block runs in psycopg's pipeline mode:
     BEGIN and the statements issued before the first read go to the server in one
     round trip, and the writes after it go with COMMIT in a second. Django's own
     ``atomic`` would cost two more (psycopg waits for BEGIN in pipeline mode, and
@@ -443,14 +441,10 @@ def pipelined() -> Iterator[None]:
 
     Inside the block a failed statement is reported when its result is read or at
     COMMIT, and it aborts the transaction: nothing inside may catch a database error
-    and carry on (no savepoint recovery). Anywhere else (SQLite, or already inside a
-    transaction: tests, or a use-case that groups several commands, such as a
-    deactivation handing on every task) this is ``atomic()``.
+    and carry on (no savepoint recovery). Already inside a transaction (tests, or a
+    use-case that groups several commands, such as a deactivation handing on every
+    task) this is ``atomic()``.
     """
-    if not _PG:
-        with transaction.atomic():
-            yield
-        return
     # The connection itself, not Django's proxy: every attribute read through the proxy
     # costs a thread-local lookup, and the block reads and sets a dozen.
     db: Any = connections[DEFAULT_DB_ALIAS]

@@ -58,10 +58,8 @@ NOT_IN_TRANSACTION = "acting_for needs a transaction: SET LOCAL would end with t
 
 
 def enabled(db: Any = None) -> bool:
-    """Whether transactions act for their tenant: APPROVALS_ROW_LEVEL_SECURITY, on
-    PostgreSQL only (SQLite has no row-level security; ``make run`` is unchanged)."""
-    db = db if db is not None else connections[DEFAULT_DB_ALIAS]
-    return bool(settings.APPROVALS_ROW_LEVEL_SECURITY) and db.vendor == "postgresql"
+    """Whether transactions act for their tenant (APPROVALS_ROW_LEVEL_SECURITY)."""
+    return bool(settings.APPROVALS_ROW_LEVEL_SECURITY)
 
 
 def _ends_with_block(db: Any) -> bool:
@@ -179,11 +177,9 @@ def acting_now() -> int | None:
 
 
 def acting_tenant() -> int | None:
-    """The tenant the current transaction acts for, or None (PostgreSQL; for tests and
-    checks: the application never needs to ask)."""
+    """The tenant the current transaction acts for, or None (for tests and checks: the
+    application never needs to ask)."""
     db: Any = connections[DEFAULT_DB_ALIAS]
-    if db.vendor != "postgresql":
-        return None
     with db.cursor() as cursor:
         cursor.execute(f"SELECT NULLIF(current_setting('{TENANT_SETTING}', true), '')")
         value = cursor.fetchone()[0]

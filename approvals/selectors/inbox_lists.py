@@ -112,9 +112,7 @@ def inbox_listing(
     tasks = inbox_tasks(user, holders)
     narrow = _filtered(tasks.select_related(None), filters, kinds, now)
     unfiltered = filters == InboxFilter(sort=filters.sort)
-    total = open_tasks(holders) if unfiltered and connection.vendor == "postgresql" else None
-    if total is None:
-        total = narrow.count()
+    total = open_tasks(holders) if unfiltered else narrow.count()
     pages = max(1, math.ceil(total / per_page))
     more = False
     if filters.sort not in _ORDERS:
@@ -153,12 +151,10 @@ SELECT coalesce((SELECT sum(open_tasks) FROM approvals_inboxversion
 """
 
 
-def open_tasks(people: list[int]) -> int | None:
+def open_tasks(people: list[int]) -> int:
     """How many open tasks ``people`` hold together, from the counters the task rows'
-    triggers keep (migration 0037), in one primary-key lookup; None on SQLite, which
-    keeps none. (Someone who never held a task has no counter: 0.)"""
-    if connection.vendor != "postgresql":
-        return None
+    triggers keep (migration 0037), in one primary-key lookup. (Someone who never held
+    a task has no counter: 0.)"""
     with connection.cursor() as cur:
         cur.execute(_OPEN_TASKS_SQL, {"people": people})
         row = cur.fetchone()

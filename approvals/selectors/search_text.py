@@ -2,10 +2,10 @@
 decided it. Each answers with a condition (a ``Q`` or an expression) for the search to
 combine with the read rule, so one query serves the page, the API and the export.
 
-Words: on PostgreSQL a full-text match over the column of words that the GIN index
+Words: a full-text match over the column of words that the GIN index
 ``workflow_search_words`` (migrations 0026 and 0040) indexes, each word asked as a
-prefix of the words there; on SQLite (``make run``) a plain case-insensitive match of the same text
-(the reference, the summary and every string in the data, keys left out)."""
+prefix of the words there (the reference, the summary and every string in the data,
+keys left out)."""
 
 from __future__ import annotations
 
@@ -58,10 +58,6 @@ def words_of(text: str) -> list[str]:
     return list(seen)
 
 
-def _postgres() -> bool:
-    return connection.vendor == "postgresql"
-
-
 def _tsquery(lexemes: Sequence[str], *, prefix: bool) -> str | None:
     # A lexeme with a quote or a backslash would need the tsquery syntax's escapes; the
     # parser makes none, and one that did would only be left out.
@@ -94,23 +90,11 @@ def _queries(words: Sequence[str]) -> dict[str, tuple[str | None, str | None]]:
     }
 
 
-def _plain_match(word: str) -> Q:
-    """SQLite: the word anywhere in the reference, the summary or a string of the data."""
-    pattern = "%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-    in_data = RawSQL(
-        f'EXISTS (SELECT 1 FROM json_tree({TABLE}."data") AS t'
-        " WHERE t.type = 'text' AND t.value LIKE %s ESCAPE '\\')",
-        [pattern],
-        output_field=BooleanField(),
-    )
-    return Q(subject_id__icontains=word) | Q(summary__icontains=word) | Q(in_data)
-
-
 class WordsMatch(NamedTuple):
     condition: Q
     # The words' text as one ``tsquery`` (each word's stems ANDed), when the text is all
     # a match may hold (no word names a kind or a person): ``window_may_fill`` asks how
-    # common it is. None otherwise, and on SQLite.
+    # common it is. None otherwise.
     text: str | None
     # The same words asked of the GIN index through ``approvals_search_ids`` (migration
     # 0043), for a query that reads the matches first while the transaction acts for
@@ -150,40 +134,37 @@ def words_match(
     # (and the window's query reads the page's ids alone: WorkflowSearch.results).
     match = "ts_match_vq" if under_policy else ""
     kinds = list(kinds)
-    queries = _queries(words) if _postgres() and words else {}
+    queries = _queries(words) if words else {}
     condition = Q()
     lookup: Q | None = Q() if indexed and under_policy else None
-    texts: list[str] | None = [] if _postgres() else None
+    texts: list[str] | None = []
     for word in words:
         arm = _NONE
         # the same arm with its text asked through the function (``lookup``)
         indexed_arm = _NONE
-        if _postgres():
-            text, name = queries.get(word, (None, None))
-            if text is None and name is not None:
-                continue  # a stop word ("the", "for"): it asks nothing
-            if text is not None:
-                arm |= Q(
-                    RawSQL(
-                        f"{match}({words_of_row}, to_tsquery({CONFIG}, %s))"
-                        if match
-                        else f"{words_of_row} @@ to_tsquery({CONFIG}, %s)",
-                        [text],
-                        output_field=BooleanField(),
-                    )
+        text, name = queries.get(word, (None, None))
+        if text is None and name is not None:
+            continue  # a stop word ("the", "for"): it asks nothing
+        if text is not None:
+            arm |= Q(
+                RawSQL(
+                    f"{match}({words_of_row}, to_tsquery({CONFIG}, %s))"
+                    if match
+                    else f"{words_of_row} @@ to_tsquery({CONFIG}, %s)",
+                    [text],
+                    output_field=BooleanField(),
                 )
-                indexed_arm |= Q(
-                    RawSQL(
-                        # the array from an InitPlan, computed once (a scalar
-                        # subquery, cast so ANY reads it as an array)
-                        f'{TABLE}."id" = ANY((SELECT approvals_search_ids('
-                        f"to_tsquery({CONFIG}, %s)))::uuid[])",
-                        [text],
-                        output_field=BooleanField(),
-                    )
+            )
+            indexed_arm |= Q(
+                RawSQL(
+                    # the array from an InitPlan, computed once (a scalar subquery,
+                    # cast so ANY reads it as an array)
+                    f'{TABLE}."id" = ANY((SELECT approvals_search_ids('
+                    f"to_tsquery({CONFIG}, %s)))::uuid[])",
+                    [text],
+                    output_field=BooleanField(),
                 )
-        else:
-            arm |= _plain_match(word)
+            )
         named = [key for key, title in kinds if word in key.casefold() or word in title.casefold()]
         people = _people_named(
             word,
@@ -250,33 +231,23 @@ def text_share(text: str, *, tenant_id: int) -> float:
 
 def _people_named(word: str, query: str | None, *, tenant_id: int, under_policy: bool) -> list[int]:
     """The people of the organisation whose user name, first or last name has a word
-    starting with ``word`` (on PostgreSQL, through the names' GIN index) or, on SQLite,
-    holds it anywhere."""
-    people = User.objects.filter(tenant_id=tenant_id)
-    if _postgres():
-        if query is None:
-            return []
-        if under_policy:
-            # under the policy the names' index serves only the function (0043)
-            with connection.cursor() as cur:
-                cur.execute(
-                    "SELECT unnest(approvals_people_named(to_tsquery('simple'::regconfig, %s)))",
-                    [query],
-                )
-                return [row[0] for row in cur.fetchall()]
-        named = RawSQL(
-            f"{NAME_VECTOR} @@ to_tsquery('simple'::regconfig, %s)",
-            [query],
-            output_field=BooleanField(),
-        )
-        people = people.filter(named)
-    else:
-        people = people.filter(
-            Q(username__icontains=word)
-            | Q(first_name__icontains=word)
-            | Q(last_name__icontains=word)
-        )
-    return list(people.values_list("pk", flat=True))
+    starting with ``word`` (``query``, its lexemes), through the names' GIN index."""
+    if query is None:
+        return []
+    if under_policy:
+        # under the policy the names' index serves only the function (0043)
+        with connection.cursor() as cur:
+            cur.execute(
+                "SELECT unnest(approvals_people_named(to_tsquery('simple'::regconfig, %s)))",
+                [query],
+            )
+            return [row[0] for row in cur.fetchall()]
+    named = RawSQL(
+        f"{NAME_VECTOR} @@ to_tsquery('simple'::regconfig, %s)",
+        [query],
+        output_field=BooleanField(),
+    )
+    return list(User.objects.filter(tenant_id=tenant_id).filter(named).values_list("pk", flat=True))
 
 
 def created_order(*, newest: bool, words: bool = False) -> list[Any]:
@@ -295,11 +266,8 @@ def matches_first(qs: QuerySet[Workflow], *, newest: bool, limit: int, offset: i
     """The ids of a page of ``qs`` (a search's matches, with its read rule) in time
     order, read as the matches first (through the text's GIN index, or the person's own
     ids), then their ids and times sorted: the cost is the matches', never a walk of the
-    organisation's rows. On PostgreSQL a MATERIALIZED common table expression keeps the
-    planner from pushing the order into the matches."""
-    ordered = qs.order_by(*created_order(newest=newest)).values_list("pk", flat=True)
-    if not _postgres():
-        return list(ordered[offset : offset + limit])
+    organisation's rows. A MATERIALIZED common table expression keeps the planner from
+    pushing the order into the matches."""
     inner = qs.order_by().values_list("pk", "created_at")
     sql, params = inner.query.sql_with_params()
     direction = "DESC" if newest else "ASC"
@@ -332,7 +300,7 @@ def window_may_fill(text: str | None, *, tenant_id: int, rows: int) -> bool:
     ``text`` is ``WordsMatch.text`` (None: the words may match otherwise, by a kind or a
     person they name). A reference (``EXP-s00-0076469``, none of the common words) never
     fills one, and its search goes straight to its few matches."""
-    if text is None or not _postgres():
+    if text is None:
         return True
     return text_share(text, tenant_id=tenant_id) * window_size(rows) >= rows
 
@@ -340,9 +308,7 @@ def window_may_fill(text: str | None, *, tenant_id: int, rows: int) -> bool:
 def time_window(tenant_id: int, *, newest: bool, rows: int) -> Q | None:
     """The organisation's newest (or oldest) workflows a search asks first, as a
     condition on the time (its edge read from ``workflow_newest``); None where that is
-    all of them or on SQLite, where there is nothing to save."""
-    if not _postgres():
-        return None
+    all of them."""
     size = window_size(rows)
     times = Workflow.objects.filter(tenant_id=tenant_id).order_by(
         "-created_at" if newest else "created_at"
@@ -360,19 +326,11 @@ def amount_minor(fields: Sequence[str]) -> RawSQL:
     name holding text in another workflow template is passed over, never cast."""
     if not fields:
         return RawSQL("NULL", [], output_field=BigIntegerField())
-    if _postgres():
-        one = (
-            f"CASE WHEN jsonb_typeof({TABLE}.\"data\" -> %s) = 'number'"
-            f' THEN ({TABLE}."data" ->> %s)::numeric END'
-        )
-        params: list[Any] = [p for name in fields for p in (name, name)]
-    else:
-        one = (
-            f"CASE WHEN json_type({TABLE}.\"data\", %s) IN ('integer', 'real')"
-            f' THEN json_extract({TABLE}."data", %s) END'
-        )
-        paths = ['$."' + name.replace('"', '""') + '"' for name in fields]
-        params = [p for path in paths for p in (path, path)]
+    one = (
+        f"CASE WHEN jsonb_typeof({TABLE}.\"data\" -> %s) = 'number'"
+        f' THEN ({TABLE}."data" ->> %s)::numeric END'
+    )
+    params: list[Any] = [p for name in fields for p in (name, name)]
     sql = "COALESCE(" + ", ".join([one] * len(fields)) + ")" if len(fields) > 1 else one
     return RawSQL(sql, params, output_field=BigIntegerField())
 

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from typing import Generic, NamedTuple, TypeVar
 
 from django.core import signing
-from django.db import connection
 from django.db.models import BooleanField, QuerySet
 from django.db.models.expressions import RawSQL
 
@@ -208,27 +207,18 @@ _COLUMNS = (
     f"{store.columns(PendingTask, 't', _TASK_FIELDS)},"
     f" {store.columns(Workflow, 'w', _WORKFLOW_FIELDS)}, h.principal"
 )
-if connection.vendor == "postgresql":
-    # Each holder's first tasks by the (tenant, assignee, due_at, id) index, then the
-    # few holders' pages merged: never a sort of all of a person's tasks.
-    _LIST_SQL = (
-        f"SELECT {_COLUMNS} FROM ({_HOLDERS_SQL}) h CROSS JOIN LATERAL ("
-        f"SELECT * FROM {store.table(PendingTask)} t"
-        " WHERE t.tenant_id = %s AND t.assignee_id = h.uid{after}"
-        " ORDER BY t.due_at, t.id LIMIT %s) t"
-        f" JOIN {store.table(Workflow)} w ON w.id = t.workflow_id"
-        " ORDER BY t.due_at, t.id LIMIT %s"
-    )
-else:  # SQLite (``make run``) has no LATERAL
-    _LIST_SQL = (
-        f"SELECT {_COLUMNS} FROM {store.table(PendingTask)} t"
-        f" JOIN ({_HOLDERS_SQL}) h ON h.uid = t.assignee_id"
-        f" JOIN {store.table(Workflow)} w ON w.id = t.workflow_id"
-        " WHERE t.tenant_id = %s{after} ORDER BY t.due_at, t.id LIMIT %s"
-    )
+# Each holder's first tasks by the (tenant, assignee, due_at, id) index, then the few
+# holders' pages merged: never a sort of all of a person's tasks.
+_LIST_SQL = (
+    f"SELECT {_COLUMNS} FROM ({_HOLDERS_SQL}) h CROSS JOIN LATERAL ("
+    f"SELECT * FROM {store.table(PendingTask)} t"
+    " WHERE t.tenant_id = %s AND t.assignee_id = h.uid{after}"
+    " ORDER BY t.due_at, t.id LIMIT %s) t"
+    f" JOIN {store.table(Workflow)} w ON w.id = t.workflow_id"
+    " ORDER BY t.due_at, t.id LIMIT %s"
+)
 _FIRST_PAGE_SQL = _LIST_SQL.format(after="")
 _LATER_PAGE_SQL = _LIST_SQL.format(after=" AND (t.due_at, t.id) > (%s, %s)")
-_LIMITS = 2 if connection.vendor == "postgresql" else 1  # the LIMIT marks
 
 
 def _listed(user: User, limit: int, after: tuple[dt.datetime, int] | None) -> list[ListedTask]:
@@ -239,7 +229,7 @@ def _listed(user: User, limit: int, after: tuple[dt.datetime, int] | None) -> li
         params += [store.param(PendingTask, "due_at", after[0]), after[1]]
     rows = store.fetch(
         _FIRST_PAGE_SQL if after is None else _LATER_PAGE_SQL,
-        [*params, *[limit] * _LIMITS],
+        [*params, limit, limit],  # the LIMIT of each holder's page, and of the merge
         prepare=True,
     )
     split = len(_TASK_FIELDS)

@@ -21,7 +21,6 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import Group
-from django.db import connection
 from django.db.models.signals import post_save, pre_save
 
 from .. import access, clock
@@ -45,10 +44,7 @@ _ROLE_NAMES = [r.value for r in access.Role]
 def _lookup_sql() -> str:
     groups = User.groups.through._meta.db_table
     marks = ", ".join(["%s"] * len(_ROLE_NAMES))
-    if connection.vendor == "postgresql":
-        names = "STRING_AGG(g.name, E'\\n')"
-    else:
-        names = "GROUP_CONCAT(g.name, char(10))"
+    names = "STRING_AGG(g.name, E'\\n')"
     roles = (
         f"(SELECT {names} FROM {store.table(Group)} g JOIN {groups} ug ON ug.group_id = g.id"
         f" WHERE ug.user_id = t.user_id AND g.name IN ({marks}))"

@@ -256,8 +256,7 @@ class _Start:
                 return StartResult.replay(prior.response)
             template = TemplateRef(*latest[0][:3])
             rule = definition_for(template.id).start_policy
-            # uuids on PostgreSQL, hex on SQLite: one form in every answer
-            running, finished = (uuid.UUID(str(w)) if w else None for w in workflows[0])
+            running, finished = workflows[0]
             started = self._policy_answer(rule, running, finished)
             if started is None:
                 result = command_start(

@@ -25,7 +25,6 @@ from approvals.services.workflows import workflow_decide, workflow_start
 
 pytestmark = [
     pytest.mark.django_db,
-    pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL partitions"),
 ]
 
 

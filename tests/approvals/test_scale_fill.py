@@ -30,7 +30,6 @@ import scale_fill  # noqa: E402
 pytestmark = [
     pytest.mark.django_db,
     pytest.mark.slow,
-    pytest.mark.skipif(connection.vendor != "postgresql", reason="COPY and partitions"),
 ]
 
 

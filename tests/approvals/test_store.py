@@ -132,7 +132,6 @@ def test_django_still_refuses_to_delete_a_shared_row_in_use(acme, api) -> None:
     assert Workflow.objects.filter(template=template).count() == 1
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="psycopg's parse cache")
 def test_a_statement_with_many_parameters_is_parsed_once() -> None:
     """psycopg keeps its parse of a statement's marks only up to a number of parameters;
     appending four events binds 56, so the store raises that number."""
@@ -151,7 +150,6 @@ def test_a_statement_with_many_parameters_is_parsed_once() -> None:
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="a server that drops us")
 def test_a_command_after_the_server_dropped_the_connection_checks_it_and_reconnects(
     acme,
 ) -> None:
@@ -171,7 +169,6 @@ def test_a_command_after_the_server_dropped_the_connection_checks_it_and_reconne
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="a server that drops us")
 def test_a_connection_lost_inside_a_command_is_replaced_for_the_next_one(acme) -> None:
     """The server drops the connection in the middle of a pipelined command: the command
     fails with Django's error, and the next one gets a new connection instead of meeting
@@ -236,7 +233,6 @@ def test_gathered_writes_wait_for_the_blocks_end_and_go_with_a_failure(acme) -> 
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="UPDATE ... FROM (VALUES ...)")
 def test_gathered_updates_go_in_one_statement_each_row_its_own_values(acme) -> None:
     a, b = (OrgGroup.objects.create(tenant=acme, key=k, name=k) for k in ("u-1", "u-2"))
     with CaptureQueriesContext(connection) as sent, store.pipelined(), store.gathered_writes():

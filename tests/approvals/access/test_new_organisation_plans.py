@@ -39,7 +39,6 @@ from ..helpers import EXPENSE, REMINDING
 
 pytestmark = [
     pytest.mark.django_db,
-    pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's planner"),
 ]
 
 # A workflow's rows in the tables the command path writes; each copied with the workflow.

@@ -28,7 +28,6 @@ from ..helpers import EXPENSE, second_organisation
 
 pytestmark = [
     pytest.mark.django_db,
-    pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's policies"),
 ]
 
 THROUGH_PARENT = {"approvals_apitoken", "notifications_notificationpreference"}

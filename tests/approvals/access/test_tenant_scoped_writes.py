@@ -45,10 +45,6 @@ from approvals.workers.timers import timer_drain
 
 from ..helpers import EXPENSE, REMINDING, second_organisation
 
-pytestmark = pytest.mark.skipif(
-    connection.vendor != "postgresql", reason="PostgreSQL's row-level security"
-)
-
 _WRITE = re.compile(r'^\s*(?:INSERT INTO|UPDATE|DELETE FROM)\s+"?(\w+)"?', re.IGNORECASE)
 # Django's own bookkeeping, no organisation's rows.
 _NOT_TENANTS = {"django_admin_log", "django_session"}

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from django.db import connection, connections
+from django.db import connections
 from django.utils.crypto import salted_hmac
 
 from approvals import clock
@@ -241,7 +241,6 @@ def test_no_stale_304_after_a_decision_committed(acme, api, early_in_a_minute):
     final = _read(bob)
     assert final.json()["items"] == []
     assert _read(bob, final["ETag"]).status_code == 304
-    assert connection.vendor == "postgresql"
 
 
 def test_the_tag_is_the_keyed_hash_of_what_the_answer_depends_on(acme, settings):

@@ -49,9 +49,7 @@ from approvals.services.workflows import workflow_cancel, workflow_decide, workf
 from config.storage import archive_storage
 from tests.approvals.test_s3_attachments import KEYS, s3_endpoint  # noqa: F401
 
-pytestmark = [
-    pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL partitions"),
-]
+pytestmark = []
 
 # About thirteen months back: past a one-year retention, well within seven years.
 DAYS_AGO = 400

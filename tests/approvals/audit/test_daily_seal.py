@@ -282,7 +282,6 @@ def test_two_sealers_racing_write_one_row_per_day(acme: Any, api: Any) -> None:
     assert all(b.prev_signature == a.signature for a, b in zip(days, days[1:], strict=False))
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL partitions")
 def test_the_archive_manifest_carries_and_checks_the_months_daily_seals(
     acme: Any,
     archive_root: Path,  # noqa: F811

@@ -37,7 +37,6 @@ from _roundtrips import RoundTripCounter  # noqa: E402
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif("connection.vendor != 'postgresql'", reason="pipelining is PostgreSQL's"),
 ]
 
 

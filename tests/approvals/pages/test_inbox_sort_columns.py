@@ -98,7 +98,6 @@ def test_a_page_costs_the_same_queries_for_3_and_30_tasks(acme: Any) -> None:
     assert max(few.values()) <= 5
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's plans")
 @pytest.mark.parametrize("sort", ["amount", "waiting", "requester"])
 def test_a_first_page_walks_the_sorts_index_without_sorting_the_persons_tasks(
     acme: Any, sort: str
