@@ -14,6 +14,7 @@ SERVICE_ENV := DATABASE_URL=postgres://postgres@127.0.0.1:5432/approvals \
 # `make run` is development: DEBUG on, plain http, the built-in SECRET_KEY, and with no
 # DATABASE_URL a private PostgreSQL in .pgdata/ that stops with it (config/devdb.py).
 RUN_ENV := DEBUG=true
+ADDRPORT ?= 127.0.0.1:8000
 
 .PHONY: venv services lint fmt typecheck test run bench
 
@@ -50,7 +51,7 @@ test: venv services
 	$(SERVICE_ENV) $(BIN)/pytest
 
 run: venv
-	$(RUN_ENV) $(PYTHON) -m config.devdb run 127.0.0.1:8000
+	$(RUN_ENV) $(PYTHON) -m config.devdb run $(ADDRPORT)
 
 bench: venv services
 	bash scripts/ensure_debian_package.sh /usr/bin/wrk wrk
