@@ -10,6 +10,8 @@ roles, row-level security, partitions and full-text search then run as in produc
 
     python -m config.devdb run [addrport]   start, migrate, seed the demo, serve; Ctrl-C
                                             stops the server and the cluster (make run)
+    python -m config.devdb exec CMD...      run CMD with DATABASE_URL naming the cluster,
+                                            started for it and stopped after (make test-pg18)
     python -m config.devdb start | stop | url
 """
 
@@ -18,6 +20,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import subprocess
 import sys
 import warnings
 from pathlib import Path
@@ -127,8 +130,22 @@ def run(addrport: str) -> None:
             print("Stopped the development PostgreSQL.", flush=True)
 
 
+def exec_with_cluster(command: list[str]) -> int:
+    """Run ``command`` against the cluster (its exit status), stopping the cluster after
+    when this call started it."""
+    was_running = url() is not None
+    env = {**os.environ, "DATABASE_URL": start()}
+    try:
+        return subprocess.run(command, env=env, check=False).returncode
+    finally:
+        if not was_running:
+            stop()
+
+
 def main(argv: list[str]) -> int:
     command = argv[0] if argv else "run"
+    if command == "exec":
+        return exec_with_cluster(argv[1:])
     if command == "run":
         run(argv[1] if len(argv) > 1 else "127.0.0.1:8000")
     elif command == "start":
