@@ -34,13 +34,11 @@ DROP FUNCTION IF EXISTS approvals_refuse_event_change();
 
 
 def forwards(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(CREATE, params=None)
+    schema_editor.execute(CREATE, params=None)
 
 
 def backwards(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(DROP, params=None)
+    schema_editor.execute(DROP, params=None)
 
 
 class Migration(migrations.Migration):

@@ -1,7 +1,6 @@
-"""The chain seal table, append-only like the events table: on PostgreSQL a trigger
-refuses UPDATE, DELETE and TRUNCATE of seals (TRUNCATE allowed only where
-``approvals.allow_truncate = on``, in throw-away test databases, as for events); on
-SQLite triggers refuse UPDATE and DELETE of both events and seals."""
+"""The chain seal table, append-only like the events table: a trigger refuses UPDATE,
+DELETE and TRUNCATE of seals (TRUNCATE allowed only where
+``approvals.allow_truncate = on``, in throw-away test databases, as for events)."""
 
 import django.db.models.deletion
 from django.db import migrations, models
@@ -33,41 +32,12 @@ DROP TRIGGER IF EXISTS approvals_chainseal_append_only ON approvals_chainseal;
 DROP FUNCTION IF EXISTS approvals_refuse_seal_change();
 """
 
-# SQLite has no TRUNCATE; DELETE without WHERE fires the row triggers too.
-SQLITE_TABLES = (
-    ("approvals_workflowevent", "workflow events"),
-    ("approvals_chainseal", "chain seals"),
-)
-SQLITE_CREATE = [
-    f"""CREATE TRIGGER IF NOT EXISTS {table}_refuse_{op.lower()}
-    BEFORE {op} ON {table}
-    BEGIN SELECT RAISE(ABORT, '{what} are append-only ({op} refused)'); END;"""
-    for table, what in SQLITE_TABLES
-    for op in ("UPDATE", "DELETE")
-]
-SQLITE_DROP = [
-    f"DROP TRIGGER IF EXISTS {table}_refuse_{op.lower()};"
-    for table, _ in SQLITE_TABLES
-    for op in ("UPDATE", "DELETE")
-]
-
-
 def forwards(apps, schema_editor):
-    vendor = schema_editor.connection.vendor
-    if vendor == "postgresql":
-        schema_editor.execute(PG_CREATE, params=None)
-    elif vendor == "sqlite":
-        for statement in SQLITE_CREATE:
-            schema_editor.execute(statement, params=None)
+    schema_editor.execute(PG_CREATE, params=None)
 
 
 def backwards(apps, schema_editor):
-    vendor = schema_editor.connection.vendor
-    if vendor == "postgresql":
-        schema_editor.execute(PG_DROP, params=None)
-    elif vendor == "sqlite":
-        for statement in SQLITE_DROP:
-            schema_editor.execute(statement, params=None)
+    schema_editor.execute(PG_DROP, params=None)
 
 
 class Migration(migrations.Migration):

@@ -31,36 +31,17 @@ def _pg_trigger(table: str) -> str:
     )
 
 
-def _sqlite_triggers(table: str) -> list[str]:
-    return [
-        f"CREATE TRIGGER {table}_directory_{op.lower()} AFTER {op} ON {table}"
-        " BEGIN UPDATE approvals_directoryversion SET version = version + 1 WHERE id = 1; END;"
-        for op in ("INSERT", "UPDATE", "DELETE")
-    ]
-
-
 def forwards(apps, schema_editor):
     schema_editor.execute("INSERT INTO approvals_directoryversion (id, version) VALUES (1, 0)")
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(PG_FUNCTION, params=None)
-        for table in TABLES:
-            schema_editor.execute(_pg_trigger(table), params=None)
-    elif schema_editor.connection.vendor == "sqlite":
-        for table in TABLES:
-            for sql in _sqlite_triggers(table):
-                schema_editor.execute(sql, params=None)
+    schema_editor.execute(PG_FUNCTION, params=None)
+    for table in TABLES:
+        schema_editor.execute(_pg_trigger(table), params=None)
 
 
 def backwards(apps, schema_editor):
-    vendor = schema_editor.connection.vendor
     for table in TABLES:
-        if vendor == "postgresql":
-            schema_editor.execute(f"DROP TRIGGER IF EXISTS {table}_directory_changed ON {table}")
-        elif vendor == "sqlite":
-            for op in ("insert", "update", "delete"):
-                schema_editor.execute(f"DROP TRIGGER IF EXISTS {table}_directory_{op}")
-    if vendor == "postgresql":
-        schema_editor.execute("DROP FUNCTION IF EXISTS approvals_directory_changed()")
+        schema_editor.execute(f"DROP TRIGGER IF EXISTS {table}_directory_changed ON {table}")
+    schema_editor.execute("DROP FUNCTION IF EXISTS approvals_directory_changed()")
 
 
 class Migration(migrations.Migration):

@@ -1,5 +1,6 @@
 """The tenant column of the rows every command writes keeps no database constraint (see
-``approvals.models.workflows.shared_row``). PostgreSQL only: SQLite takes no such lock."""
+``approvals.models.workflows.shared_row``): checking one takes a share lock on the
+tenant's row in every command's transaction."""
 
 import django.db.models.deletion
 from django.db import migrations, models

@@ -1,5 +1,5 @@
 """A workflow's tenant and template keep no database constraint (see
-``approvals.models.workflows.shared_row``). PostgreSQL only."""
+``approvals.models.workflows.shared_row``)."""
 
 import django.db.models.deletion
 from django.db import migrations, models

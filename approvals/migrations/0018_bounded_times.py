@@ -3,9 +3,9 @@ delegation stored with a BC first day stopped every command that assigns people.
 
 Rows already outside are mended first: one that ended before the range or starts after
 it never applies and is deleted; one that reaches past an end is cut to it, which keeps
-what it meant (away since long ago, or until further notice). The constraint itself is
-PostgreSQL's only: on SQLite adding one rebuilds the table, which would drop the
-directory version's triggers (migration 0013); the model's validators hold it there."""
+what it meant (away since long ago, or until further notice). The check constraint
+``delegation_bounded_times`` is added with its SQL written out (the state records the
+same constraint); the model's validators check the times before they reach it."""
 
 import datetime
 

@@ -2,15 +2,13 @@
 
 - ``WorkflowEvent.hash_format``: NULL for the events hashed before (format 1), 2 for
   those the command path now writes, whose hash covers the tenant too. A nullable
-  column without a default: PostgreSQL adds it without touching a row, and SQLite with
-  ALTER TABLE (no rebuilt table, so the append-only triggers stay).
+  column without a default: PostgreSQL adds it without touching a row.
 - ``ChainSeal.number`` and ``prev_signature``: each organisation's seals are a chain.
 - ``SealedHead``: the head each workflow had at its last seal (what the next seal
   compares with).
 - ``AuditOverride``: an operator's recorded decision to go ahead although verification
-  failed, append-only like the seals (on PostgreSQL triggers refuse UPDATE, DELETE and
-  TRUNCATE, TRUNCATE allowed only where ``approvals.allow_truncate = on``; on SQLite
-  triggers refuse UPDATE and DELETE).
+  failed, append-only like the seals (triggers refuse UPDATE, DELETE and TRUNCATE,
+  TRUNCATE allowed only where ``approvals.allow_truncate = on``).
 """
 
 import django.db.models.deletion
@@ -43,34 +41,12 @@ DROP TRIGGER IF EXISTS approvals_auditoverride_append_only ON approvals_auditove
 DROP FUNCTION IF EXISTS approvals_refuse_override_change();
 """
 
-SQLITE_CREATE = [
-    f"""CREATE TRIGGER IF NOT EXISTS approvals_auditoverride_refuse_{op.lower()}
-    BEFORE {op} ON approvals_auditoverride
-    BEGIN SELECT RAISE(ABORT, 'audit overrides are append-only ({op} refused)'); END;"""
-    for op in ("UPDATE", "DELETE")
-]
-SQLITE_DROP = [
-    f"DROP TRIGGER IF EXISTS approvals_auditoverride_refuse_{op.lower()};"
-    for op in ("UPDATE", "DELETE")
-]
-
-
 def forwards(apps, schema_editor):
-    vendor = schema_editor.connection.vendor
-    if vendor == "postgresql":
-        schema_editor.execute(PG_CREATE, params=None)
-    elif vendor == "sqlite":
-        for statement in SQLITE_CREATE:
-            schema_editor.execute(statement, params=None)
+    schema_editor.execute(PG_CREATE, params=None)
 
 
 def backwards(apps, schema_editor):
-    vendor = schema_editor.connection.vendor
-    if vendor == "postgresql":
-        schema_editor.execute(PG_DROP, params=None)
-    elif vendor == "sqlite":
-        for statement in SQLITE_DROP:
-            schema_editor.execute(statement, params=None)
+    schema_editor.execute(PG_DROP, params=None)
 
 
 class Migration(migrations.Migration):

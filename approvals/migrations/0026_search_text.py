@@ -2,7 +2,7 @@
 and every string in its data), which PostgreSQL fills itself on the command path's own
 INSERT and UPDATE, so a start or a decision makes no extra round trip. The expression is
 ``approvals.selectors.search_text.VECTOR`` to the letter: the planner uses the index only
-for the same expression. SQLite has none (its search is a plain match).
+for the same expression.
 
 And ``workflow_newest`` (the tenant's workflows, newest first): a word in one request of
 twenty has thousands of matches, and their first page is found walking the newest rows

@@ -1,4 +1,4 @@
-"""Workflow events partitioned by month on PostgreSQL.
+"""Workflow events partitioned by month.
 
 Every event carries ``history_month``: the first day of the UTC month its workflow
 started in. A workflow's whole history therefore lives in one partition, so the unique
@@ -7,12 +7,11 @@ request_id)``, still hold with the partition key added to them (PostgreSQL requi
 in every unique constraint of a partitioned table), and a month whose workflows have all
 finished can be detached and archived whole.
 
-On PostgreSQL the table is rebuilt as ``PARTITION BY RANGE (history_month)``: monthly
-partitions for every month the rows need and three ahead (the periodic job
-``history_partitions_ensure`` keeps them ahead), plus a default partition that catches a
-row whose month has no partition yet, so an insert never fails for want of one. The
-append-only triggers are created on the partitioned table (PostgreSQL puts them on every
-partition). SQLite keeps one plain table with the column.
+The table is rebuilt as ``PARTITION BY RANGE (history_month)``: monthly partitions for
+every month the rows need and three ahead (the periodic job ``history_partitions_ensure``
+keeps them ahead), plus a default partition that catches a row whose month has no
+partition yet, so an insert never fails for want of one. The append-only triggers are
+created on the partitioned table (PostgreSQL puts them on every partition).
 """
 
 from __future__ import annotations
@@ -61,12 +60,6 @@ def _partition_sql(month: dt.date) -> str:
 
 
 def partition(apps, schema_editor):  # type: ignore[no-untyped-def]
-    if schema_editor.connection.vendor != "postgresql":
-        schema_editor.execute(
-            f"UPDATE {EVENTS} SET history_month = (SELECT strftime('%Y-%m-01', w.created_at) "
-            f"FROM approvals_workflow w WHERE w.id = {EVENTS}.workflow_id)"
-        )
-        return
     Event = apps.get_model("approvals", "WorkflowEvent")
     run = schema_editor.execute
     run(f"ALTER TABLE {EVENTS} RENAME TO {OLD}")
@@ -122,18 +115,6 @@ def partition(apps, schema_editor):  # type: ignore[no-untyped-def]
     )
 
 
-def sqlite_triggers(apps, schema_editor):  # type: ignore[no-untyped-def]
-    """SQLite rebuilt the table for the constraints above, which drops its triggers:
-    the append-only ones of migration 0006 are put back."""
-    if schema_editor.connection.vendor != "sqlite":
-        return
-    for op in ("UPDATE", "DELETE"):
-        schema_editor.execute(
-            f"CREATE TRIGGER IF NOT EXISTS {EVENTS}_refuse_{op.lower()} BEFORE {op} ON {EVENTS} "
-            f"BEGIN SELECT RAISE(ABORT, 'workflow events are append-only ({op} refused)'); END;"
-        )
-
-
 class Migration(migrations.Migration):
     dependencies = [("approvals", "0028_analytics")]
 
@@ -160,5 +141,4 @@ class Migration(migrations.Migration):
                 fields=("workflow", "request_id", "history_month"), name="event_request_id"
             ),
         ),
-        migrations.RunPython(sqlite_triggers, migrations.RunPython.noop),
     ]

@@ -34,13 +34,11 @@ DROP FUNCTION IF EXISTS approvals_refuse_hold_change();
 
 
 def append_only(apps, schema_editor):  # type: ignore[no-untyped-def]
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(PG_APPEND_ONLY, None)
+    schema_editor.execute(PG_APPEND_ONLY, None)
 
 
 def drop_append_only(apps, schema_editor):  # type: ignore[no-untyped-def]
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(PG_DROP, None)
+    schema_editor.execute(PG_DROP, None)
 
 
 class Migration(migrations.Migration):

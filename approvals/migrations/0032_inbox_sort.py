@@ -1,9 +1,8 @@
 """What the inbox page sorts and filters on, on the task rows themselves: the kind, the
 amount in minor units, the requester's sort name and a search text, each sort an index
 led by (tenant, assignee), so a page of a person's 10,000 tasks is a walk of one index
-instead of a read of all their workflows. On PostgreSQL the text search has a trigram
-GIN index over (tenant, assignee, search_text) (pg_trgm and btree_gin, both shipped
-with PostgreSQL); SQLite matches the text row by row.
+instead of a read of all their workflows. The text search has a trigram GIN index over
+(tenant, assignee, search_text) (pg_trgm and btree_gin, both shipped with PostgreSQL).
 
 The rows there are filled from their workflows here; new ones are filled by the command
 path (``runtime.projections.task_facts``), and ``rebuild_read_models`` derives the same."""
@@ -21,7 +20,7 @@ CREATE INDEX IF NOT EXISTS task_inbox_search ON approvals_pendingtask
     USING gin (tenant_id, assignee_id, search_text gin_trgm_ops);
 """
 
-# Largest first, the tasks without an amount last (SQLite's indexes take no NULLS LAST).
+# Largest first, the tasks without an amount last.
 AMOUNT_INDEX_SQL = """
 CREATE INDEX IF NOT EXISTS task_inbox_amount ON approvals_pendingtask
     (tenant_id, assignee_id, amount_minor DESC NULLS LAST, due_at, id)
@@ -58,35 +57,14 @@ def fill(apps: Any, schema_editor: Any) -> None:
     for pk, definition in template_model.objects.values_list("id", "definition"):
         schema = definition.get("schema") if isinstance(definition, dict) else None
         money[pk] = list(money_fields(schema if isinstance(schema, dict) else None))
-    if schema_editor.connection.vendor == "postgresql":
-        # The deferred foreign-key checks the updates queue run now, not at COMMIT: a
-        # table with pending trigger events cannot be indexed in the same transaction.
-        schema_editor.execute("SET CONSTRAINTS ALL IMMEDIATE")
-        schema_editor.execute(FILL_SQL)
-        for pk, names in money.items():
-            if names:
-                sql = AMOUNT_SQL.format(whens=" ".join([WHEN] * len(names)))
-                schema_editor.execute(sql, [p for n in names for p in (n, n, n)] + [pk])
-        return
-    task_model = apps.get_model("approvals", "PendingTask")
-    for task in task_model.objects.select_related("workflow__submitter"):
-        wf = task.workflow
-        person = wf.submitter
-        first, last, name = (
-            (person.first_name, person.last_name, person.username) if person else ("", "", "")
-        )
-        amount = None
-        for field in money.get(wf.template_id, []):
-            value = wf.data.get(field) if isinstance(wf.data, dict) else None
-            if isinstance(value, int) and not isinstance(value, bool):
-                amount = value if -(2**63) <= value < 2**63 else None
-                break
-        words = (wf.summary, wf.subject_id, first, last, name)
-        task.template_key = wf.template_key
-        task.amount_minor = amount
-        task.requester_key = (first or name).lower()[:150]
-        task.search_text = "\n".join(w for w in words if w).lower()
-        task.save(update_fields=["template_key", "amount_minor", "requester_key", "search_text"])
+    # The deferred foreign-key checks the updates queue run now, not at COMMIT: a
+    # table with pending trigger events cannot be indexed in the same transaction.
+    schema_editor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+    schema_editor.execute(FILL_SQL)
+    for pk, names in money.items():
+        if names:
+            sql = AMOUNT_SQL.format(whens=" ".join([WHEN] * len(names)))
+            schema_editor.execute(sql, [p for n in names for p in (n, n, n)] + [pk])
 
 
 class Migration(migrations.Migration):

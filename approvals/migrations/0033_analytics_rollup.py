@@ -1,6 +1,6 @@
-"""The analytics rollup (``StepDay``) and, on PostgreSQL, the statement-level triggers
-on the step visits that keep it (``approvals.runtime.rollup``), counted from the visits
-already there."""
+"""The analytics rollup (``StepDay``) and the statement-level triggers on the step
+visits that keep it (``approvals.runtime.rollup``), counted from the visits already
+there."""
 
 from typing import Any
 
@@ -10,8 +10,6 @@ from django.db import migrations, models
 
 
 def install(apps: Any, schema_editor: Any) -> None:
-    if schema_editor.connection.vendor != "postgresql":
-        return
     from approvals.runtime import rollup
 
     for sql in rollup.INSTALL:
@@ -20,8 +18,6 @@ def install(apps: Any, schema_editor: Any) -> None:
 
 
 def uninstall(apps: Any, schema_editor: Any) -> None:
-    if schema_editor.connection.vendor != "postgresql":
-        return
     from approvals.runtime import rollup
 
     for sql in rollup.UNINSTALL:

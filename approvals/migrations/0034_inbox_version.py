@@ -2,10 +2,9 @@
 transaction of every change to what their inbox shows, so a repeated read that changed
 nothing is answered 304 after one primary-key lookup.
 
-PostgreSQL only (SQLite's ``make run`` answers every read in full). Statement-level
-triggers on the pending tasks and the delegations (with transition tables) only note who
-changed in a transaction-local setting; one deferred trigger bumps them all at commit,
-in id order, in one statement. So a command gains no statement and no round trip, holds
+Statement-level triggers on the pending tasks and the delegations (with transition
+tables) only note who changed in a transaction-local setting; one deferred trigger
+bumps them all at commit, in id order, in one statement. So a command gains no statement and no round trip, holds
 a person's counter row only for the last moment of its commit, and two commands never
 take two people's rows in opposite orders (no deadlock)."""
 
@@ -197,13 +196,11 @@ DROP TABLE IF EXISTS approvals_inboxversion;
 
 
 def create(apps, schema_editor):  # type: ignore[no-untyped-def]
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(PG_CREATE, None)
+    schema_editor.execute(PG_CREATE, None)
 
 
 def drop(apps, schema_editor):  # type: ignore[no-untyped-def]
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(PG_DROP, None)
+    schema_editor.execute(PG_DROP, None)
 
 
 class Migration(migrations.Migration):

@@ -1,4 +1,4 @@
-"""Row-level security on every tenant-owned table (PostgreSQL; SQLite is unchanged).
+"""Row-level security on every tenant-owned table.
 
 Two roles, without login, shared by every database of the cluster:
 - ``approvals_app``: NOSUPERUSER NOBYPASSRLS, with the table and sequence privileges the
@@ -93,8 +93,6 @@ def _roles_exist(cursor: Any) -> bool:
 
 
 def forwards(apps: Any, schema_editor: Any) -> None:
-    if schema_editor.connection.vendor != "postgresql":
-        return
     with schema_editor.connection.cursor() as cursor:
         may_create = _one(
             cursor,
@@ -117,8 +115,6 @@ def forwards(apps: Any, schema_editor: Any) -> None:
 def backwards(apps: Any, schema_editor: Any) -> None:
     """Policies off and grants revoked. The roles stay: they belong to the cluster, and
     other databases on it may use them."""
-    if schema_editor.connection.vendor != "postgresql":
-        return
     with schema_editor.connection.cursor() as cursor:
         cursor.execute(
             "SELECT c.relname FROM pg_policy p JOIN pg_class c ON c.oid = p.polrelid"

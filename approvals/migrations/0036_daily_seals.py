@@ -1,8 +1,7 @@
 """``DailySeal``: one signed Merkle root per organisation per UTC day over every
 workflow's chain head (approvals.audit.daily_seal), append-only like the chain seals:
-on PostgreSQL a trigger refuses UPDATE, DELETE and TRUNCATE (TRUNCATE allowed only
-where ``approvals.allow_truncate = on``, in throw-away test databases); on SQLite
-triggers refuse UPDATE and DELETE."""
+a trigger refuses UPDATE, DELETE and TRUNCATE (TRUNCATE allowed only where
+``approvals.allow_truncate = on``, in throw-away test databases)."""
 
 import django.db.models.deletion
 from django.db import migrations, models
@@ -20,28 +19,14 @@ PG_DROP = """
 DROP TRIGGER IF EXISTS approvals_dailyseal_no_truncate ON approvals_dailyseal;
 DROP TRIGGER IF EXISTS approvals_dailyseal_append_only ON approvals_dailyseal;
 """
-SQLITE_CREATE = [
-    f"""CREATE TRIGGER IF NOT EXISTS approvals_dailyseal_refuse_{op.lower()}
-    BEFORE {op} ON approvals_dailyseal
-    BEGIN SELECT RAISE(ABORT, 'daily seals are append-only ({op} refused)'); END;"""
-    for op in ("UPDATE", "DELETE")
-]
-SQLITE_DROP = [
-    f"DROP TRIGGER IF EXISTS approvals_dailyseal_refuse_{op.lower()};"
-    for op in ("UPDATE", "DELETE")
-]
 
 
-# vendor -> (statements forwards, statements backwards)
-STATEMENTS = {"postgresql": ([PG_CREATE], [PG_DROP]), "sqlite": (SQLITE_CREATE, SQLITE_DROP)}
+def forwards(apps, schema_editor):
+    schema_editor.execute(PG_CREATE, params=None)
 
 
-def _run(direction):
-    def run(apps, schema_editor):
-        for statement in STATEMENTS.get(schema_editor.connection.vendor, ([], []))[direction]:
-            schema_editor.execute(statement, params=None)
-
-    return run
+def backwards(apps, schema_editor):
+    schema_editor.execute(PG_DROP, params=None)
 
 
 class Migration(migrations.Migration):
@@ -78,5 +63,5 @@ class Migration(migrations.Migration):
                 ],
             },
         ),
-        migrations.RunPython(_run(0), _run(1)),
+        migrations.RunPython(forwards, backwards),
     ]

@@ -2,12 +2,11 @@
 so the inbox page says how many wait after one primary-key lookup instead of counting
 10,000 index entries on every page.
 
-PostgreSQL only (SQLite's ``make run`` counts). The statement-level triggers of 0034
-note, with each person, how many of their task rows a statement added or removed
-(``12:+3``; a delegation or a request's words note a person with no change); the one
-deferred statement at commit that bumps the versions adds the changes up too, person by
-person, in id order, as before: a command gains no statement and no round trip. A
-TRUNCATE sets every count to 0. A bulk load that skips triggers
+The statement-level triggers of 0034 note, with each person, how many of their task
+rows a statement added or removed (``12:+3``; a delegation or a request's words note a
+person with no change); the one deferred statement at commit that bumps the versions
+adds the changes up too, person by person, in id order, as before: a command gains no
+statement and no round trip. A TRUNCATE sets every count to 0. A bulk load that skips triggers
 (``session_replication_role = replica``) leaves the counts behind: ``SELECT
 approvals_inbox_recount()`` counts them again (as the tables' owner: row-level security
 would show the function one organisation's tasks).
@@ -155,13 +154,11 @@ ALTER TABLE approvals_inboxversion DROP COLUMN IF EXISTS open_tasks;
 
 
 def create(apps, schema_editor):  # type: ignore[no-untyped-def]
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(PG_CREATE, None)
+    schema_editor.execute(PG_CREATE, None)
 
 
 def drop(apps, schema_editor):  # type: ignore[no-untyped-def]
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(PG_DROP, None)
+    schema_editor.execute(PG_DROP, None)
 
 
 class Migration(migrations.Migration):

@@ -23,8 +23,6 @@ FILLFACTOR_BACK = "ALTER TABLE approvals_workflow RESET (fillfactor)"
 
 
 def forward(apps: Any, schema_editor: Any) -> None:
-    if schema_editor.connection.vendor != "postgresql":
-        return
     from approvals.runtime import rollup
 
     for sql in rollup.TRIGGER_FUNCTIONS:
@@ -33,8 +31,6 @@ def forward(apps: Any, schema_editor: Any) -> None:
 
 
 def backward(apps: Any, schema_editor: Any) -> None:
-    if schema_editor.connection.vendor != "postgresql":
-        return
     # the functions stay (the general path is their ELSE); the table's default back
     schema_editor.execute(FILLFACTOR_BACK)
 

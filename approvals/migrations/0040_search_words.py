@@ -13,9 +13,7 @@ HOT updates.
 
 Adding a generated column rewrites the table under its exclusive lock (about a minute
 per million workflows on this machine): on a large database in service, run this
-migration in a maintenance window.
-
-SQLite (``make run``) has neither: its search is a plain match."""
+migration in a maintenance window."""
 
 from django.db import migrations
 

@@ -1,5 +1,4 @@
-"""Two functions that let a member's search use the search indexes under the policy
-(PostgreSQL; SQLite has no policies and a plain search).
+"""Two functions that let a member's search use the search indexes under the policy.
 
 Why: a member's page and API reads run as ``approvals_app`` under the tenant policy
 (migration 0035). PostgreSQL then applies the policy's condition before any of the
@@ -72,8 +71,6 @@ REVERSE_SQL = "".join(f"DROP FUNCTION IF EXISTS {fn};\n" for fn in SEARCH_FUNCTI
 
 
 def forwards(apps: Any, schema_editor: Any) -> None:
-    if schema_editor.connection.vendor != "postgresql":
-        return
     with schema_editor.connection.cursor() as cursor:
         cursor.execute("SELECT quote_ident(current_schema())")
         (schema,) = cursor.fetchone()
@@ -81,8 +78,7 @@ def forwards(apps: Any, schema_editor: Any) -> None:
 
 
 def backwards(apps: Any, schema_editor: Any) -> None:
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(REVERSE_SQL)
+    schema_editor.execute(REVERSE_SQL)
 
 
 class Migration(migrations.Migration):

@@ -39,9 +39,7 @@ for an organisation grown since the statistics and fails if one walks again.
   insert writes as many indexes as before.
 
 Plain CREATE INDEX, as the project's other migrations: each table is locked against
-writes while its index is built (seconds at millions of rows). SQLite (``make run``) gets
-the new indexes and keeps its index on the timers' tenant (dropping it there would
-rebuild the table)."""
+writes while its index is built (seconds at millions of rows)."""
 
 from django.db import migrations, models
 

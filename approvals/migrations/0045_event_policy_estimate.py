@@ -27,7 +27,7 @@ indexes are the same; nothing is rewritten. A read of all of one organisation's 
 one. tests/approvals/access/test_new_organisation_plans.py explains the check for an
 organisation grown since the statistics and fails if it walks again.
 
-PostgreSQL only, and only where migration 0035 gave the events their policy."""
+Only where migration 0035 gave the events their policy."""
 
 from django.db import migrations
 

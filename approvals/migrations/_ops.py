@@ -8,17 +8,15 @@ from django.db import migrations
 
 
 def postgres_sql(sql: str, reverse_sql: str) -> migrations.RunPython:
-    """SQL that runs on PostgreSQL only. For changes whose reason is a PostgreSQL cost
-    (a lock, an index written on every insert): SQLite keeps its schema as it is, and
-    is not made to rebuild a table (which would drop the table's triggers)."""
+    """``sql`` forwards and ``reverse_sql`` backwards, each handed whole to the schema
+    editor. For changes whose reason is a PostgreSQL cost (a lock, an index written on
+    every insert) that Django's own operations do not express."""
 
     def forwards(apps: Any, schema_editor: Any) -> None:
-        if schema_editor.connection.vendor == "postgresql":
-            schema_editor.execute(sql)
+        schema_editor.execute(sql)
 
     def backwards(apps: Any, schema_editor: Any) -> None:
-        if schema_editor.connection.vendor == "postgresql":
-            schema_editor.execute(reverse_sql)
+        schema_editor.execute(reverse_sql)
 
     return migrations.RunPython(forwards, backwards)
 
