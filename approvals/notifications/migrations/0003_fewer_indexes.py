@@ -25,7 +25,6 @@ class Migration(migrations.Migration):
                     'CREATE INDEX "notifications_mailmessage_message_id_d6391bc6_like"'
                     ' ON "notifications_mailmessage" (message_id varchar_pattern_ops)',
                 ),
-                # SQLite keeps the unique constraint inline in the table, unnamed
                 postgres_sql(
                     'ALTER TABLE "notifications_mailmessage" RENAME CONSTRAINT'
                     ' "notifications_mailmessage_message_id_key" TO "mail_message_id"',

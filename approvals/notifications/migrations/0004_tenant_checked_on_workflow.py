@@ -1,5 +1,5 @@
 """The tenant column of the rows every command writes keeps no database constraint (see
-``approvals.models.workflows.shared_row``). PostgreSQL only: SQLite takes no such lock."""
+``approvals.models.workflows.shared_row``)."""
 
 import django.db.models.deletion
 from django.db import migrations, models
