@@ -222,7 +222,7 @@ def test_a_repeated_request_id_is_looked_up_by_workflow_and_request_id(
     # the organisation's events, none of them in the statistics
     mine = _rows("SELECT count(*) FROM approvals_workflowevent WHERE tenant_id = %s", [newco.pk])
     assert mine[0][0] > COPIES
-    recorded = commands._RECORDED_SQL_PARTITIONED
+    recorded = commands._RECORDED_SQL
     params = [wid, "d1", wid]
     ((partition,),) = _rows(
         "SELECT DISTINCT tableoid::regclass::text FROM approvals_workflowevent"
@@ -257,7 +257,7 @@ def test_another_organisations_request_id_is_not_matched(
     with pytest.raises(WorkflowNotFound):
         workflow_decide(user=alice, workflow_id=wid, decision="approve", request_id="d1")
     assert _rows("SELECT version FROM approvals_workflow WHERE id = %s", [wid]) == before
-    recorded = commands._RECORDED_SQL_PARTITIONED
+    recorded = commands._RECORDED_SQL
     with transaction.atomic(), tenant_scope.acting_for(acme):
         found = _rows(recorded, [wid, "d1", wid])
     # without the policies the event is there to read: the lock refused the command first
