@@ -7,6 +7,12 @@
 The benchmarks use their own database, ``approvals_bench`` (created and migrated here),
 never the test database. Each benchmark runs in its own process, prints its figures and
 hands them back as JSON.
+
+BENCHMARKS.md keeps each benchmark's figures, the command and the machine's load. The raw
+output a benchmark prints (its Markdown blocks of EXPLAIN plans or cProfile listings) goes
+to ``bench/results/explain/<benchmark>.txt`` or ``bench/results/profile/<benchmark>.txt``,
+rewritten when that benchmark runs, and its section links the file. A section is found
+again by its line ``_`bench/<name>.py`…_``.
 """
 
 from __future__ import annotations
@@ -54,6 +60,9 @@ COMMAND = (
     "make bench  # = DATABASE_URL=postgres://postgres@127.0.0.1:5432/approvals "
     "CELERY_BROKER_URL=redis://127.0.0.1:6379/0 .venv/bin/python bench/run_all.py"
 )
+# Where a run's raw output goes, one file per benchmark and kind (relative to the
+# checkout): query plans (EXPLAIN) and profiles (cProfile listings).
+RAW_DIRS = {"EXPLAIN": Path("bench/results/explain"), "cProfile": Path("bench/results/profile")}
 
 
 def machine() -> list[list[str]]:
@@ -149,7 +158,10 @@ def write_markdown(
         "# Benchmarks",
         "",
         "Figures printed by `bench/` and collected by `bench/run_all.py`; they are "
-        "measurements, not tests. This file is rewritten on every run.",
+        "measurements, not tests. `make bench` rewrites this file; `bench/run_all.py NAME` "
+        "replaces the sections of the benchmarks named. Each section gives the script, the "
+        "load average before it ran and the command; query plans and profiles are in "
+        "`bench/results/`, linked from their section.",
         "",
         f"- Date: {started:%Y-%m-%d %H:%M} UTC (whole run {total:.0f} s)",
         f"- Command: `{COMMAND}`",
@@ -199,12 +211,32 @@ def splice_markdown(results: list[dict[str, Any]], failures: list[str]) -> None:
     path.write_text(text.rstrip() + "\n")
 
 
+def _raw_kind(block: str) -> str | None:
+    """The kind of raw output a Markdown block holds ("EXPLAIN" or "cProfile", named on
+    its first line), or None for a block that belongs in BENCHMARKS.md."""
+    first = block.split("\n", 1)[0]
+    return next((kind for kind in RAW_DIRS if kind in first), None)
+
+
+def _raw_file(doc: dict[str, Any], kind: str, blocks: list[str]) -> Path:
+    """Write ``doc``'s raw output of ``kind`` to its file; return the file's path."""
+    path = RAW_DIRS[kind] / f"{doc['name']}.txt"
+    header = (
+        f"{doc['title']}: {kind} output of bench/{doc['name']}.py"
+        + (f", run {doc['started']}" if doc.get("started") else "")
+        + f"; load average before: {doc['load_before']}"
+    )
+    (ROOT / path).parent.mkdir(parents=True, exist_ok=True)
+    (ROOT / path).write_text("\n\n".join([header, *blocks]).rstrip() + "\n")
+    return path
+
+
 def _section(doc: dict[str, Any], *, level: int) -> list[str]:
     h = "#" * level
     out = [
         f"{h} {doc['title']}",
         "",
-        f"_`bench/{doc['name'] if doc['name'] != 'http_decisions' else 'http_decisions'}.py`, "
+        f"_`bench/{doc['name']}.py`, "
         f"{doc['seconds']:.0f} s; load average before: {doc['load_before']}"
         + (f"; run {doc['started']}" if doc.get("started") else "")
         + "_",
@@ -214,8 +246,16 @@ def _section(doc: dict[str, Any], *, level: int) -> list[str]:
         out += [f"**{t['title']}**", "", md_table(t["columns"], t["rows"]), ""]
     if doc["notes"]:
         out += [f"- {n}" for n in doc["notes"]] + [""]
-    for block in doc["markdown"]:
+    blocks = [b for b in doc["markdown"] if _raw_kind(b) is None]
+    for kind, what in (("EXPLAIN", "Query plans"), ("cProfile", "The profile")):
+        raw = [b for b in doc["markdown"] if _raw_kind(b) == kind]
+        if raw:
+            path = _raw_file(doc, kind, raw).as_posix()
+            out += [f"{what} of this run: [{path}]({path}).", ""]
+    for block in blocks:
         out += [block, ""]
+    if not any(b.startswith("Command:") for b in blocks):
+        out += [f"Command: `.venv/bin/python bench/run_all.py {doc['name']}` (this section).", ""]
     return out
 
 

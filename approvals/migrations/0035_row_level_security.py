@@ -14,7 +14,7 @@ Two roles, without login, shared by every database of the cluster:
 FORCE ROW LEVEL SECURITY holds the tables' owner to the policies too: a role that is in
 neither (the owner included) sees nothing, so the cross-tenant role is a named grant
 rather than whoever ran the migrations. The migrating role is made a member of both,
-as the web login role is in production (README, "Row-level security").
+as the web login role is in production (docs/operations.md, "Row-level security").
 
 Tables with their own ``tenant_id`` are found in the catalogue, here and after every
 later ``migrate`` (``_ops.row_level_security_ensure``, from approvals/apps.py), so a
@@ -31,7 +31,7 @@ own; the rules in approvals/access.py read them by person); sessions and sign-in
 attempts (read before a request knows its tenant).
 
 A role that may not create roles (neither superuser nor CREATEROLE) and finds them
-missing skips all of this with a notice; the README gives the SQL a DBA runs, after
+missing skips all of this with a notice; docs/operations.md gives the SQL a DBA runs, after
 which the next ``migrate`` grants and applies the policies (``row_level_security_ensure``
 runs after every one).
 """
@@ -72,8 +72,8 @@ REVOKE USAGE ON SCHEMA public FROM {APP_ROLE};
 SKIPPED = (
     "Migration 0035: row-level security NOT enabled: the roles approvals_app and "
     "approvals_system do not exist and this role may not create them. Have a DBA run "
-    "the SQL in README.md ('Row-level security'), then run this migration again; until "
-    "then set APPROVALS_ROW_LEVEL_SECURITY=false.\n"
+    "the SQL in docs/operations.md ('Row-level security'), then run this migration "
+    "again; until then set APPROVALS_ROW_LEVEL_SECURITY=false.\n"
 )
 
 

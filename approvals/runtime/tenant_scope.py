@@ -8,7 +8,7 @@ switches the current transaction to that role and tenant, both transaction-local
 behind PgBouncer in transaction pooling, where the next transaction on the same server
 connection may be another node's. Work that crosses tenants (the timer poller's claim,
 the archiver, the mail sender, the activity runner, the superuser's admin, management
-commands) stays on the login role, a member of ``approvals_system`` (README).
+commands) stays on the login role, a member of ``approvals_system`` (docs/operations.md).
 
 The command path (``commands.command_execute``, ``workflow_start``) acts for the
 workflow's tenant inside ``store.pipelined``, where the statement travels in the first

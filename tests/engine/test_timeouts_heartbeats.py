@@ -436,7 +436,7 @@ def test_a_heartbeat_timeout_parses_on_the_step_and_its_compensation() -> None:
 
 
 def test_a_long_job_cut_by_its_timeout_resumes_from_its_last_heartbeat(clock: FakeClock) -> None:
-    # given: the README's export, 2 s per 1,000 rows, under a 15 s timeout
+    # given: docs/workflow-templates.md's export, 2 s per 1,000 rows, under a 15 s timeout
     starts: list[int] = []
 
     def export(ctx: ActivityContext) -> dict[str, int]:

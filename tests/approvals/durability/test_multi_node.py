@@ -1,5 +1,5 @@
-"""Several nodes, one truth: the README's multi-node deployment run on this machine, and
-broken while it works.
+"""Several nodes, one truth: the multi-node deployment of docs/operations.md run on this
+machine, and broken while it works.
 
 The topology: a PostgreSQL cluster of the test's own (initdb in a temporary directory,
 so restarting it disturbs no other database on the machine), PgBouncer in transaction

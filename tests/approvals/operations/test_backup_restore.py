@@ -1,5 +1,5 @@
-"""The backup drill the README documents: ``pg_dump -Fc`` of a database holding a mixed
-history, ``pg_restore`` into a fresh database, then on the restored copy
+"""The backup drill docs/operations.md documents: ``pg_dump -Fc`` of a database holding a
+mixed history, ``pg_restore`` into a fresh database, then on the restored copy
 ``verify_audit``, ``verify_replay`` and ``rebuild_read_models --check`` pass, and the
 read models rebuilt there from nothing equal the original's."""
 
