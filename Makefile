@@ -1,4 +1,6 @@
 # Developer entry points: `make run`, `make test`, `make bench`.
+# Requirements by purpose (requirements/*.in, pinned in *.txt): base (production), test
+# (tests, lint, type check), dev (test plus pip-tools); `.venv` holds dev.txt.
 
 VENV := .venv
 BIN := $(VENV)/bin
@@ -14,17 +16,33 @@ SERVICE_ENV := DATABASE_URL=postgres://postgres@127.0.0.1:5432/approvals \
 # `make run` is development: DEBUG on, plain http, the built-in SECRET_KEY.
 RUN_ENV := DEBUG=true
 
-.PHONY: venv services lint fmt typecheck test run bench
+.PHONY: venv requirements check-production services lint fmt typecheck test run bench
 
 venv: $(VENV)/.installed
 
 $(PYTHON):
 	python3 -m venv $(VENV)
 
-# Reinstall only when requirements.txt changes.
-$(VENV)/.installed: requirements.txt | $(PYTHON)
-	$(BIN)/pip install -r requirements.txt
+# Reinstall only when a requirements/*.txt changes.
+$(VENV)/.installed: $(wildcard requirements/*.txt) | $(PYTHON)
+	$(BIN)/pip install -r requirements/dev.txt
 	touch $@
+
+# Pin requirements/*.in into *.txt, keeping the pins already there; each layer keeps the
+# versions of the one below. Upgrades: `make requirements ARGS=--upgrade`, or one package
+# with `ARGS="--upgrade-package django"`.
+PIP_COMPILE := CUSTOM_COMPILE_COMMAND="make requirements" $(BIN)/pip-compile --quiet \
+	--strip-extras --no-emit-index-url --no-emit-find-links $(ARGS)
+
+requirements: venv
+	$(PIP_COMPILE) --output-file requirements/base.txt requirements/base.in
+	$(PIP_COMPILE) --output-file requirements/test.txt requirements/test.in
+	$(PIP_COMPILE) --output-file requirements/dev.txt requirements/dev.in
+
+# requirements/base.txt alone in .venv-base/ passes `check --deploy` and imports every
+# production module (scripts/check_production_install.sh).
+check-production:
+	bash scripts/check_production_install.sh
 
 services:
 	bash scripts/ensure_services.sh
@@ -46,6 +64,7 @@ typecheck: venv
 test: venv services
 	$(MAKE) lint
 	$(MAKE) typecheck
+	$(MAKE) check-production
 	$(SERVICE_ENV) $(BIN)/pytest
 
 run: venv
