@@ -1,4 +1,6 @@
 # Developer entry points: `make run`, `make test`, `make bench`.
+# Requirements by purpose (requirements/*.in, pinned in *.txt): base (production), test
+# (tests, lint, type check), dev (test plus pip-tools); `.venv` holds dev.txt.
 
 VENV := .venv
 BIN := $(VENV)/bin
@@ -16,17 +18,33 @@ SERVICE_ENV := DATABASE_URL=postgres://postgres@127.0.0.1:5432/approvals \
 RUN_ENV := DEBUG=true
 ADDRPORT ?= 127.0.0.1:8000
 
-.PHONY: venv services lint fmt typecheck test test-pg18 run bench
+.PHONY: venv requirements check-production services lint fmt typecheck test test-pg18 run bench
 
 venv: $(VENV)/.installed
 
 $(PYTHON):
 	python3 -m venv $(VENV)
 
-# Reinstall only when requirements.txt changes.
-$(VENV)/.installed: requirements.txt | $(PYTHON)
-	$(BIN)/pip install -r requirements.txt
+# Reinstall only when a requirements/*.txt changes.
+$(VENV)/.installed: $(wildcard requirements/*.txt) | $(PYTHON)
+	$(BIN)/pip install -r requirements/dev.txt
 	touch $@
+
+# Pin requirements/*.in into *.txt, keeping the pins already there; each layer keeps the
+# versions of the one below. Upgrades: `make requirements ARGS=--upgrade`, or one package
+# with `ARGS="--upgrade-package django"`.
+PIP_COMPILE := CUSTOM_COMPILE_COMMAND="make requirements" $(BIN)/pip-compile --quiet \
+	--strip-extras --no-emit-index-url --no-emit-find-links $(ARGS)
+
+requirements: venv
+	$(PIP_COMPILE) --output-file requirements/base.txt requirements/base.in
+	$(PIP_COMPILE) --output-file requirements/test.txt requirements/test.in
+	$(PIP_COMPILE) --output-file requirements/dev.txt requirements/dev.in
+
+# requirements/base.txt alone in .venv-base/ passes `check --deploy` and imports every
+# production module (scripts/check_production_install.sh).
+check-production:
+	bash scripts/check_production_install.sh
 
 services:
 	bash scripts/ensure_services.sh
@@ -48,6 +66,7 @@ typecheck: venv
 test: venv services
 	$(MAKE) lint
 	$(MAKE) typecheck
+	$(MAKE) check-production
 	$(SERVICE_ENV) $(BIN)/pytest
 
 # The suite runs on the machine's PostgreSQL (15, the oldest supported); the newest, the

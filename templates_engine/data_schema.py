@@ -9,7 +9,7 @@ import functools
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-import jsonschema  # type: ignore[import-untyped]  # no stubs in requirements.txt
+import jsonschema  # type: ignore[import-untyped]  # no stubs in requirements/test.in
 import jsonschema_specifications  # type: ignore[import-untyped]
 import re2  # type: ignore[import-untyped]
 from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped]

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import jsonschema  # type: ignore[import-untyped]  # no stubs in requirements.txt
+import jsonschema  # type: ignore[import-untyped]  # no stubs in requirements/test.in
 
 from .data_schema import closed, data_validator, schema_problem
 from .errors import DefinitionError
