@@ -140,6 +140,10 @@ def exec_with_cluster(command: list[str]) -> int:
     when this call started it."""
     was_running = url() is not None
     env = {**os.environ, "DATABASE_URL": start()}
+    # Importing the config package (config/celery.py) set this for Celery; the command
+    # chooses its own (pytest its test settings, manage.py the production ones).
+    if env.get("DJANGO_SETTINGS_MODULE") == "config.settings":
+        del env["DJANGO_SETTINGS_MODULE"]
     try:
         return subprocess.run(command, env=env, check=False).returncode
     finally:
