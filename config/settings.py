@@ -179,7 +179,7 @@ APPROVALS_DB_PREPARE_THRESHOLD = env_int_or_off("APPROVALS_DB_PREPARE_THRESHOLD"
 # Row-level security (PostgreSQL; migration 0035, approvals/runtime/tenant_scope.py):
 # commands and a signed-in member's page and API reads act as the role approvals_app
 # for their tenant, so a query that forgets its tenant filter finds nothing. Off only
-# where the database has no approvals_app role (README, "Row-level security").
+# where the database has no approvals_app role (docs/operations.md, "Row-level security").
 APPROVALS_ROW_LEVEL_SECURITY = env_bool("APPROVALS_ROW_LEVEL_SECURITY", True)
 
 # --- Authentication -------------------------------------------------------------------
