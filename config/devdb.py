@@ -112,6 +112,7 @@ def run(addrport: str) -> None:
     if own_cluster:
         os.environ["DATABASE_URL"] = start()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    os.environ.setdefault("DEBUG", "true")  # the development server, as make run sets it
 
     def _terminate(signum: int, frame: Any) -> None:
         raise KeyboardInterrupt  # SIGTERM ends the server as Ctrl-C does
