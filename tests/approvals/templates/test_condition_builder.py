@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from approvals.web import condition_builder as cb
@@ -145,6 +145,8 @@ def rows(draw: st.DrawFn) -> cb.Row:
 
 @settings(max_examples=150, deadline=None)
 @given(st.sampled_from(["all", "any"]), st.lists(rows(), min_size=1, max_size=4))
+@example("all", [cb.Row("department", "==", " ")])  # once read back as ""
+@example("any", [cb.Row("department", "!=", " eng "), cb.Row("department", "==", "\u00a0")])
 def test_rows_written_as_cel_read_back_the_same(join: str, drawn: list[cb.Row]) -> None:
     condition = cb.Condition(join, tuple(drawn))
 
