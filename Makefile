@@ -14,7 +14,7 @@ SERVICE_ENV := DATABASE_URL=postgres://postgres@127.0.0.1:5432/approvals \
 # `make run` is development: DEBUG on, plain http, the built-in SECRET_KEY.
 RUN_ENV := DEBUG=true
 
-.PHONY: venv services lint fmt typecheck test run bench
+.PHONY: venv services lint fmt typecheck test test-fast test-explore run bench
 
 venv: $(VENV)/.installed
 
@@ -43,10 +43,29 @@ fmt: venv
 typecheck: venv
 	$(BIN)/mypy
 
+# The suite over both cores (pytest-xdist; tests that share something run in one
+# xdist_group), property tests on fixed examples. The test that restarts the local
+# PostgreSQL server runs alone first: under -n 2 it skips itself.
+ALONE_TESTS := tests/approvals/durability/test_database_restart.py
 test: venv services
 	$(MAKE) lint
 	$(MAKE) typecheck
-	$(SERVICE_ENV) $(BIN)/pytest
+	$(SERVICE_ENV) $(BIN)/pytest --hypothesis-profile=ci $(ALONE_TESTS)
+	$(SERVICE_ENV) $(BIN)/pytest -n 2 --dist loadgroup --hypothesis-profile=ci
+
+# The engine, unit and service tests in under a minute and a half: no browser, no
+# processes started, nothing slow; the test databases are kept between runs.
+FAST_TESTS := tests/engine
+test-fast: venv
+	bash scripts/ensure_services.sh
+	$(SERVICE_ENV) $(BIN)/pytest -n 2 --reuse-db -m "not browser and not topology and not slow" \
+		$(FAST_TESTS)
+
+# The property tests on fresh random examples, ten times as many (tests/properties.py).
+test-explore: venv
+	bash scripts/ensure_services.sh
+	$(SERVICE_ENV) $(BIN)/pytest -n 2 --hypothesis-profile=explore -m hypothesis \
+		$$(grep -rl "from hypothesis" tests)
 
 run: venv
 	$(RUN_ENV) $(PYTHON) manage.py migrate

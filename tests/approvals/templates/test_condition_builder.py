@@ -19,6 +19,8 @@ from approvals.web.duration_input import DurationInputError, from_seconds, to_is
 from templates_engine import Definition
 from templates_engine.expressions import Condition as CelCondition
 
+from ...properties import examples
+
 EXPENSE = json.loads(
     (Path(__file__).resolve().parents[3] / "approvals/demo/expense-approval.json").read_text()
 )
@@ -143,7 +145,7 @@ def rows(draw: st.DrawFn) -> cb.Row:
     return cb.Row(field.name, op, draw(_value(field)))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.sampled_from(["all", "any"]), st.lists(rows(), min_size=1, max_size=4))
 @example("all", [cb.Row("department", "==", " ")])  # once read back as ""
 @example("any", [cb.Row("department", "!=", " eng "), cb.Row("department", "==", "\u00a0")])
