@@ -55,7 +55,9 @@ test: venv services
 
 # The engine, unit and service tests in under a minute and a half: no browser, no
 # processes started, nothing slow; the test databases are kept between runs.
-FAST_TESTS := tests/engine
+FAST_TESTS := tests/engine tests/approvals/services tests/approvals/templates \
+	tests/approvals/activities tests/approvals/workers tests/approvals/auth \
+	tests/approvals/directory tests/approvals/notifications
 test-fast: venv
 	bash scripts/ensure_services.sh
 	$(SERVICE_ENV) $(BIN)/pytest -n 2 --reuse-db -m "not browser and not topology and not slow" \

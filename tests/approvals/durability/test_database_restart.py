@@ -5,7 +5,7 @@ on a machine whose server other work shares.
 
 For the same reason it runs alone: under pytest-xdist with more than one worker the
 others' tests would lose their connections mid-test, so it is skipped there and
-``make test`` runs it by itself after the rest."""
+``make test`` runs it first, by itself."""
 
 from __future__ import annotations
 
@@ -87,7 +87,7 @@ def tolerant(check: Any) -> Any:
 @pytest.mark.skipif(
     int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1) > 1,
     reason="restarts the PostgreSQL server the other xdist workers use: run it alone"
-    " (make test does, after the rest)",
+    " (make test runs it first, by itself)",
 )
 @pytest.mark.skipif(not Path("/etc/postgresql").is_dir(), reason="no local PostgreSQL cluster")
 @pytest.mark.django_db(transaction=True)
