@@ -18,7 +18,7 @@ SERVICE_ENV := DATABASE_URL=postgres://postgres@127.0.0.1:5432/approvals \
 RUN_ENV := DEBUG=true
 ADDRPORT ?= 127.0.0.1:8000
 
-.PHONY: venv requirements check-production services lint fmt typecheck test test-pg18 run bench
+.PHONY: venv requirements check-production services lint fmt typecheck test test-fast test-explore test-pg18 run bench
 
 venv: $(VENV)/.installed
 
@@ -63,12 +63,33 @@ fmt: venv
 typecheck: venv
 	$(BIN)/mypy
 
+# The suite over both cores (pytest-xdist; tests that share something run in one
+# xdist_group), property tests on fixed examples. The test that restarts the local
+# PostgreSQL server runs alone first: under -n 2 it skips itself.
+ALONE_TESTS := tests/approvals/durability/test_database_restart.py
 test: venv services
 	$(MAKE) lint
 	$(MAKE) typecheck
 	$(MAKE) check-production
-	$(SERVICE_ENV) $(BIN)/pytest
+	$(SERVICE_ENV) $(BIN)/pytest --hypothesis-profile=ci $(ALONE_TESTS)
+	$(SERVICE_ENV) $(BIN)/pytest -n 2 --dist loadgroup --hypothesis-profile=ci
 	$(MAKE) test-pg18
+
+# The engine, unit and service tests in under a minute and a half: no browser, no
+# processes started, nothing slow; the test databases are kept between runs.
+FAST_TESTS := tests/engine tests/approvals/services tests/approvals/templates \
+	tests/approvals/activities tests/approvals/workers tests/approvals/auth \
+	tests/approvals/directory tests/approvals/notifications
+test-fast: venv
+	bash scripts/ensure_services.sh
+	$(SERVICE_ENV) $(BIN)/pytest -n 2 --reuse-db -m "not browser and not topology and not slow" \
+		$(FAST_TESTS)
+
+# The property tests on fresh random examples, ten times as many (tests/properties.py).
+test-explore: venv
+	bash scripts/ensure_services.sh
+	$(SERVICE_ENV) $(BIN)/pytest -n 2 --hypothesis-profile=explore -m hypothesis \
+		$$(grep -rl "from hypothesis" tests)
 
 # The suite runs on the machine's PostgreSQL (15, the oldest supported); the newest, the
 # embedded 18, gets the migrations and the tests of what PostgreSQL itself does for us

@@ -4,13 +4,31 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 from django.contrib.auth.hashers import PBKDF2PasswordHasher
 
+from tests import properties  # noqa: F401  (registers the Hypothesis profiles, loads one)
+from tests.per_worker import redis_url_of_worker
+
 _counter = itertools.count(1)
+
+# Under pytest-xdist each worker has a Redis database of its own for the broker (see
+# tests/per_worker.py). Celery reads CELERY_BROKER_URL from the environment, as do the
+# tests and the processes they start; set before any test module is imported.
+if os.environ.get("CELERY_BROKER_URL"):
+    os.environ["CELERY_BROKER_URL"] = redis_url_of_worker(os.environ["CELERY_BROKER_URL"])
+
+# A test that uses one of these fixtures carries the marker (set in its module).
+FIXTURE_MARKERS = {
+    "browser": "browser",  # headless Chromium
+    "processes": "topology",  # workers and pollers as processes (tests/approvals/durability)
+    "procs": "topology",  # a mail worker as a process (tests/approvals/notifications)
+    "s3_endpoint": "topology",  # moto's S3 server as a process
+}
 
 
 class QuickHasher(PBKDF2PasswordHasher):
@@ -25,6 +43,21 @@ def pytest_configure(config: pytest.Config) -> None:
     from django.conf import settings
 
     settings.PASSWORD_HASHERS = ["tests.conftest.QuickHasher", *settings.PASSWORD_HASHERS]
+    if os.environ.get("CELERY_BROKER_URL"):
+        settings.CELERY_BROKER_URL = os.environ["CELERY_BROKER_URL"]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Refuse a test that uses a browser or process fixture without its marker, so that
+    ``-m "not browser and not topology"`` leaves out everything that needs them."""
+    unmarked = [
+        f"{item.nodeid}: uses {fixture}, not marked {marker}"
+        for item in items
+        for fixture, marker in FIXTURE_MARKERS.items()
+        if fixture in getattr(item, "fixturenames", ()) and item.get_closest_marker(marker) is None
+    ]
+    if unmarked:
+        raise pytest.UsageError("\n".join(["Mark these tests (pytestmark):", *unmarked]))
 
 
 @pytest.fixture
@@ -70,5 +103,10 @@ def django_db_setup(django_db_setup: Any, django_db_blocker: Any) -> None:
         connection.close()
 
 
-# Headless Chromium, one per test module that asks for ``browser``.
-from tests.approvals.browser import browser  # noqa: E402, F401
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Headless Chromium, one per test module that asks for it (tests/approvals/browser.py,
+    imported here, when a browser test starts: Playwright is not loaded for the rest)."""
+    from tests.approvals.browser import launched
+
+    yield from launched()

@@ -226,7 +226,10 @@ def _quote(text: str) -> str:
 
 
 def _literal(field: Field, value: str) -> str:  # noqa: PLR0911 - one per kind
-    value = value.strip()
+    # Text is compared as typed: its spaces, leading, trailing or alone, are part of the
+    # value and read back as they were written. Other kinds are parsed, spaces aside.
+    if field.kind != "text":
+        value = value.strip()
     words = {"label": field.label, "value": value}
     if field.kind == "money":
         minor = money_minor(value, field.exponent)

@@ -129,6 +129,7 @@ def test_the_environment_names_a_private_s3_store_without_signed_urls() -> None:
     assert disk["OPTIONS"] == {"location": "/srv/files"}
 
 
+@pytest.mark.topology
 @pytest.mark.django_db
 def test_a_file_goes_to_s3_under_its_hash_once_and_comes_back_through_the_view(
     acme: Any, s3: Any
@@ -163,6 +164,7 @@ def test_a_file_goes_to_s3_under_its_hash_once_and_comes_back_through_the_view(
     assert signed_in("ivan").get(f"/workflows/{first}/files/{sha}").status_code == 404
 
 
+@pytest.mark.topology
 @pytest.mark.django_db
 def test_the_draft_files_sweep_works_on_s3_through_the_storage_api(acme: Any, s3: Any) -> None:
     alice = User.objects.get(username="alice")

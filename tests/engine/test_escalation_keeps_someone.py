@@ -23,6 +23,7 @@ from templates_engine import events as ev
 from templates_engine.state import State
 from templates_engine.testing import FakeClock, InMemoryEngine
 
+from ..properties import examples
 from .support import approval, definition
 
 DAY = 86_400.0
@@ -164,7 +165,7 @@ def _cases(draw: st.DrawFn) -> dict[str, Any]:
     }
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(_cases())
 def test_an_open_approval_step_always_has_someone_or_a_timer_to_act(case: dict[str, Any]) -> None:
     try:

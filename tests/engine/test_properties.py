@@ -25,6 +25,8 @@ from templates_engine import (
 from templates_engine import events as ev
 from templates_engine.testing import FakeClock, InMemoryEngine
 
+from ..properties import examples
+
 OK, RETRY, FATAL = "ok", "retry", "fatal"
 
 
@@ -128,7 +130,7 @@ def _drive(engine: InMemoryEngine, clock: FakeClock, workflow_id: str) -> str:
     raise AssertionError("the workflow did not end in 500 wake-ups")
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(steps=st.lists(plans, min_size=3, max_size=4), seed=st.integers(0, 2**32 - 1))
 def test_saga_rules_hold_for_any_failure_pattern(steps: list[Plan], seed: int) -> None:
     # given

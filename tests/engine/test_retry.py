@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 
 from templates_engine import TIMEOUT, DefinitionError, RetryPolicy
 
+from ..properties import examples
+
 
 def test_defaults_are_the_ones_users_know() -> None:
     policy = RetryPolicy.parse(None, "$.retry")
@@ -98,7 +100,7 @@ policies = st.builds(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(policy=policies, failures=st.integers(1, 10**9), seed=st.integers(0, 2**32))
 def test_a_delay_is_never_negative_nor_past_the_cap(
     policy: RetryPolicy, failures: int, seed: int
@@ -111,7 +113,7 @@ def test_a_delay_is_never_negative_nor_past_the_cap(
     assert 0 <= delay <= policy.max_interval
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(policy=policies, failures=st.integers(1, 60))
 def test_the_delay_never_shrinks_as_failures_grow(policy: RetryPolicy, failures: int) -> None:
     assert policy.base_delay(failures) <= policy.base_delay(failures + 1)

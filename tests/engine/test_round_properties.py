@@ -29,6 +29,7 @@ from templates_engine import events as ev
 from templates_engine.keys import activity_key
 from templates_engine.testing import FakeClock, InMemoryEngine
 
+from ..properties import examples
 from .support import drive
 
 OK, FLAKY, FATAL = "ok", "flaky", "fatal"
@@ -107,7 +108,7 @@ failures = st.lists(st.sampled_from([OK] * 8 + [FLAKY] * 2 + [FATAL]), max_size=
 UNDO_OF = {"reserve": "release", "book": "unbook"}
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(decisions=decisions, outcomes=failures, jitter=st.booleans(), seed=st.integers(0, 2**16))
 def test_rounds_are_keyed_apart_and_each_completed_round_is_undone_once_newest_first(
     decisions: list[str], outcomes: list[str], jitter: bool, seed: int

@@ -4,7 +4,6 @@ without codes of the engine, and axe-core finds nothing on it (WCAG 2.1 A and AA
 
 from __future__ import annotations
 
-import os
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -12,13 +11,12 @@ import pytest
 from playwright.sync_api import Browser
 
 from ..a11y import describe, violations
-from ..browser import CHROMIUM
 from .test_browser_admin_words import admin_page
 from .test_browser_admin_words import requests as requests  # the fixture: three expenses
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Chromium is not installed"),
+    pytest.mark.browser,
 ]
 
 # where a link leaves the admin pages to check, or does something on a GET

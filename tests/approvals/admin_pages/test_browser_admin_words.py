@@ -7,7 +7,6 @@ offboarding, audrey's verification and export without the engine's tables."""
 from __future__ import annotations
 
 import datetime as dt
-import os
 import re
 from typing import Any
 
@@ -19,13 +18,12 @@ from approvals.models import Delegation, PendingTask, Tenant, User, Workflow
 from approvals.selectors.attention import attention_by_request, attention_list
 
 from ..a11y import assert_accessible
-from ..browser import CHROMIUM
 from ..helpers import decide, start_expense
 from ..pages.test_browser import shot
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Chromium is not installed"),
+    pytest.mark.browser,
 ]
 
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")

@@ -4,7 +4,6 @@ with its SVG charts and their tables."""
 
 from __future__ import annotations
 
-import os
 import re
 from typing import Any
 
@@ -12,13 +11,12 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from ..a11y import assert_accessible
-from ..browser import CHROMIUM, browser  # noqa: F401 - the fixture
 from ..pages.test_browser import shot, sign_in
 from .support import act, later, travel_published, travel_started
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Chromium is not installed"),
+    pytest.mark.browser,
 ]
 
 

@@ -22,6 +22,7 @@ from approvals.selectors.analytics import AnalyticsFilter, step_figures, weekly_
 from approvals.services.workflows import workflow_cancel
 from approvals.workers.timers import timer_drain
 
+from ...properties import examples
 from . import oracle
 from .support import act, later, travel_published, travel_started
 
@@ -108,7 +109,7 @@ def _within_the_bucket_error(
 
 
 @settings(
-    max_examples=10,
+    max_examples=examples(10, most=30),  # each plays workflows through the database
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

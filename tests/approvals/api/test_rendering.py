@@ -21,6 +21,8 @@ from approvals.runtime.commands import CommandResult
 from approvals.selectors.tasks import ListedTask, ListedWorkflow, TaskPage
 from approvals.services.workflows import StartResult
 
+from ...properties import examples
+
 text = st.text(max_size=40)
 zones = st.sampled_from([dt.UTC, dt.timezone(dt.timedelta(hours=5, minutes=30))])
 moments = st.builds(
@@ -68,13 +70,13 @@ def _typed(value: Any) -> Any:
     return (type(value).__name__, value)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(pages)
 def test_an_inbox_page_renders_as_drf_renders_it(page):
     assert _typed(compiled(s.TaskPageResponse)(page)) == _typed(s.TaskPageResponse(page).data)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     st.builds(
         CommandResult,
@@ -142,7 +144,7 @@ found = st.builds(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.builds(_SearchPage, workflows=st.lists(found, max_size=5)))
 def test_a_search_page_renders_as_drf_renders_it(page):
     # The subject is read from the workflow itself (source "*"); a workflow with no

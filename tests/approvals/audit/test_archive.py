@@ -381,6 +381,7 @@ def test_the_archiver_killed_between_writing_and_dropping_loses_nothing(
     assert audit_verify() == ([], Workflow.objects.count())
 
 
+@pytest.mark.topology
 @pytest.mark.django_db
 def test_archive_round_trip_through_an_s3_compatible_store(
     acme: Tenant,

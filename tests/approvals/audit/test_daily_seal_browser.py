@@ -5,7 +5,6 @@ the whole organisation and the page says how many days were checked."""
 from __future__ import annotations
 
 import datetime as dt
-import os
 from typing import Any
 
 import pytest
@@ -18,13 +17,12 @@ from approvals.audit.seal import seal_all
 from approvals.models import Tenant, Workflow
 
 from ..a11y import assert_accessible
-from ..browser import CHROMIUM
 from ..pages.test_browser import shot, sign_in
 from .support import run_expenses
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Chromium is not installed"),
+    pytest.mark.browser,
 ]
 
 

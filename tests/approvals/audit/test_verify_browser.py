@@ -4,7 +4,6 @@ offline verifier agrees on the file she downloads."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -19,13 +18,12 @@ from approvals.audit.seal import seal_create
 from approvals.models import Tenant, Workflow
 
 from ..a11y import assert_accessible
-from ..browser import CHROMIUM
 from ..pages.test_browser import shot
 from .support import run_expenses, triggers_off
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Chromium is not installed"),
+    pytest.mark.browser,
 ]
 
 

@@ -3,16 +3,13 @@ in a real headless Chromium with no policy violation reported."""
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
 
-from ..browser import CHROMIUM
-
 pytestmark = [
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Chromium is not installed"),
+    pytest.mark.browser,
 ]
 
 

@@ -6,7 +6,6 @@ the offboarding page."""
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
@@ -15,13 +14,12 @@ from playwright.sync_api import Browser, expect
 from approvals.models import User
 
 from ..a11y import assert_accessible
-from ..browser import CHROMIUM, browser  # noqa: F401
 from ..pages.test_browser import shot, sign_in
 from .test_offboarding import holders, ivans_tasks  # noqa: F401
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Chromium is not installed"),
+    pytest.mark.browser,
 ]
 
 

@@ -9,7 +9,8 @@ Environment knobs:
 * ``DURABILITY_SEED``: replays the kill moments of a failed run (it is printed);
 * ``DURABILITY_BROKER_URL`` (``redis://127.0.0.1:6379/5``): the Redis database the
   workers use; it is flushed before and after each test, so two runs of this suite
-  at once need different ones;
+  at once need different ones; under pytest-xdist each worker adds its index to the
+  number (gw1 uses 6), so a run of ``-n 2`` takes two;
 * ``DURABILITY_SKIP_PG_RESTART=1``: skips the test that restarts the local
   PostgreSQL cluster (``DURABILITY_PG_VERSION`` picks the cluster, default the
   newest under /etc/postgresql).

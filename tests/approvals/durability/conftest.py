@@ -23,9 +23,14 @@ from typing import Any
 import pytest
 import redis
 
+from tests.per_worker import redis_url_of_worker
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
-BROKER_URL = os.environ.get("DURABILITY_BROKER_URL", "redis://127.0.0.1:6379/5")
+# One database number per xdist worker (5 for gw0, 6 for gw1): each test flushes it.
+BROKER_URL = redis_url_of_worker(
+    os.environ.get("DURABILITY_BROKER_URL", "redis://127.0.0.1:6379/5")
+)
 
 
 def wait_until(

@@ -19,6 +19,8 @@ from .activities import effects
 from .conftest import Processes, use_broker, wait_until
 from .support import action_template, assert_histories_intact, event_types, publish, start, statuses
 
+pytestmark = pytest.mark.topology
+
 APPROVED = "APPROVED"
 # Where the worker is when it dies: the hold it waits on (see activities.py).
 MOMENTS = {

@@ -1,7 +1,11 @@
 """The worker and the scheduler loop recover from a PostgreSQL restart by themselves,
 and nothing is half-written. The restart is real (``pg_ctlcluster ... restart``), so
 it cuts every connection to the server; set DURABILITY_SKIP_PG_RESTART=1 to skip it
-on a machine whose server other work shares."""
+on a machine whose server other work shares.
+
+For the same reason it runs alone: under pytest-xdist with more than one worker the
+others' tests would lose their connections mid-test, so it is skipped there and
+``make test`` runs it first, by itself."""
 
 from __future__ import annotations
 
@@ -25,6 +29,8 @@ from .support import action_template, assert_histories_intact, publish, start, s
 WORKFLOWS = 20
 STEPS = 2
 OUTAGE = 3.0  # seconds; several ticks of the scheduler loop
+
+pytestmark = pytest.mark.topology
 
 
 def cluster_version() -> str:
@@ -77,6 +83,11 @@ def tolerant(check: Any) -> Any:
 
 @pytest.mark.skipif(
     os.environ.get("DURABILITY_SKIP_PG_RESTART") == "1", reason="DURABILITY_SKIP_PG_RESTART=1"
+)
+@pytest.mark.skipif(
+    int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1) > 1,
+    reason="restarts the PostgreSQL server the other xdist workers use: run it alone"
+    " (make test runs it first, by itself)",
 )
 @pytest.mark.skipif(not Path("/etc/postgresql").is_dir(), reason="no local PostgreSQL cluster")
 @pytest.mark.django_db(transaction=True)

@@ -15,6 +15,8 @@ from .activities import HEARTBEAT_HOLD_AT
 from .conftest import Processes, wait_until
 from .support import FAST_RETRY, assert_histories_intact, publish, start, statuses
 
+pytestmark = pytest.mark.topology
+
 # The step's timeout is far longer than the test may wait: only the heartbeat timeout
 # can end the dead worker's attempt in time.
 STEP_TIMEOUT = "PT30M"

@@ -41,7 +41,8 @@ import pytest
 
 from .conftest import ROOT, Processes, wait_until
 
-pytestmark = pytest.mark.slow
+# RabbitMQ's application is stopped and started: any other test on it belongs here too.
+pytestmark = [pytest.mark.slow, pytest.mark.topology, pytest.mark.xdist_group("rabbitmq")]
 
 WORKFLOWS = 120
 CLIENTS = 10

@@ -89,6 +89,7 @@ def assert_every_timer_fired_once(total: int) -> None:
     assert_histories_intact()
 
 
+@pytest.mark.topology
 @pytest.mark.django_db(transaction=True)
 def test_two_pollers_racing_over_due_timers_fire_each_once(
     acme: Any, processes: Processes, tmp_path: Path
@@ -120,6 +121,7 @@ def test_two_pollers_racing_over_due_timers_fire_each_once(
     assert_every_timer_fired_once(total)
 
 
+@pytest.mark.topology
 @pytest.mark.django_db(transaction=True)
 def test_pollers_killed_mid_batch_lose_and_double_nothing(acme: Any, processes: Processes) -> None:
     # given KILL_TIMERS due timers

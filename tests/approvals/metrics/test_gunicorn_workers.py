@@ -29,7 +29,7 @@ from approvals.services.tokens import token_issue
 from ..durability.conftest import database_url, wait_until
 from ..pages.support import expense_started
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.topology, pytest.mark.django_db(transaction=True)]
 
 ROOT = Path(__file__).resolve().parents[3]
 GUNICORN = Path(sys.executable).with_name("gunicorn")

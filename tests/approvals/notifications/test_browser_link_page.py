@@ -4,7 +4,6 @@ axe-core (WCAG 2.1 A/AA). A screenshot goes to screenshots/link-confirm-summary.
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -18,13 +17,12 @@ from approvals.notifications.models import MailMessage
 from approvals.services.workflows import workflow_start
 
 from ..a11y import assert_accessible
-from ..browser import CHROMIUM
 
 SHOTS = Path(__file__).resolve().parents[3] / "screenshots"
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Chromium is not installed"),
+    pytest.mark.browser,
 ]
 
 

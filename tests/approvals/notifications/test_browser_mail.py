@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import email
 import email.policy
-import os
 import re
 from email.message import Message
 from pathlib import Path
@@ -20,13 +19,11 @@ from approvals.models import User, Workflow, WorkflowEvent
 from approvals.notifications.sender import mail_send
 from approvals.services.workflows import workflow_decide, workflow_start
 
-from ..browser import CHROMIUM
-
 SHOTS = Path(__file__).resolve().parents[3] / "screenshots"
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Chromium is not installed"),
+    pytest.mark.browser,
 ]
 
 

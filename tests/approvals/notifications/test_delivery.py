@@ -98,6 +98,7 @@ def all_sent(sink: Sink, expected: set[str]) -> bool:
     return set(sink.counts()) == expected and not MailMessage.objects.exclude(status="sent")
 
 
+@pytest.mark.topology
 def test_refused_first_tries_then_every_message_exactly_once(acme: Any, procs: Processes) -> None:
     sink = Sink(refuse_first=2)
     with SinkServer(sink) as server:
@@ -115,6 +116,7 @@ def test_refused_first_tries_then_every_message_exactly_once(acme: Any, procs: P
     assert {(r.status, r.attempts) for r in rows} == {("sent", 3)}
 
 
+@pytest.mark.topology
 def test_a_worker_killed_mid_batch_then_restarted_loses_nothing_and_repeats_only_what_was_accepted(
     acme: Any, procs: Processes, broker: redis.Redis
 ) -> None:

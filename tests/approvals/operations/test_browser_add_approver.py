@@ -4,7 +4,6 @@ the attention page and the operations page."""
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
@@ -13,14 +12,13 @@ from playwright.sync_api import Browser, expect
 from approvals.models import User, WorkflowEvent
 
 from ..a11y import assert_accessible
-from ..browser import CHROMIUM
 from ..pages.test_browser import sign_in
 from .test_add_approver import stuck
 from .test_browser_operations import admin_sign_in, shot
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Chromium is not installed"),
+    pytest.mark.browser,
 ]
 
 

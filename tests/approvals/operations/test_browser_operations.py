@@ -16,12 +16,11 @@ from approvals.admin_ops import KIND_WORDS
 from approvals.models import ActivityAttempt, Timer, User, Workflow
 from approvals.selectors.attention import attention_list
 
-from ..browser import CHROMIUM
 from .test_admin_operations import DOWN, run_attempts, start
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Chromium is not installed"),
+    pytest.mark.browser,
 ]
 
 SHOTS = Path(os.environ.get("APPROVALS_SHOTS", "/tmp/shots-ops"))

@@ -3,7 +3,6 @@ and from the workflow page."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -13,11 +12,9 @@ from playwright.sync_api import Browser, Page, expect
 from approvals.models import Workflow, WorkflowEvent
 from approvals.pages import UNDO_SECONDS
 
-from ..browser import CHROMIUM
-
 pytestmark = [
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Chromium is not installed"),
+    pytest.mark.browser,
 ]
 
 

@@ -5,20 +5,18 @@ the first field at fault."""
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from ..a11y import assert_accessible
-from ..browser import CHROMIUM, browser  # noqa: F401
 from .support import expense_started
 from .test_browser import shot, sign_in
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Chromium is not installed"),
+    pytest.mark.browser,
 ]
 
 EMPLOYEE_PAGES = {

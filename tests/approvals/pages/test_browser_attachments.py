@@ -5,7 +5,6 @@ downloads the file, and ivan, who may not read the request, is not found."""
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 from typing import Any
 
@@ -16,14 +15,13 @@ from approvals.models import Workflow
 from approvals.services.attachments import NOT_ACCEPTED
 
 from ..a11y import assert_accessible
-from ..browser import CHROMIUM, browser  # noqa: F401  (a fixture)
 from ..files import HTML, PDF, pdf_bytes, png_bytes
 from .support import expense_started
 from .test_browser import shot, sign_in
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Chromium is not installed"),
+    pytest.mark.browser,
 ]
 
 

@@ -6,7 +6,6 @@ it" panel names the people one may submit as."""
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 from typing import Any
 
@@ -17,14 +16,13 @@ from approvals.models import Draft, Workflow, WorkflowEvent, WorkflowTemplate
 
 from ..a11y import assert_accessible
 from ..admin_pages.test_browser_admin_words import admin_page
-from ..browser import CHROMIUM
 from ..files import heic_with_exif, pdf_bytes
 from ..helpers import EXPENSE
 from .test_browser import shot, sign_in
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Chromium is not installed"),
+    pytest.mark.browser,
     pytest.mark.slow,
 ]
 

@@ -4,7 +4,6 @@ manager's rejection reaching the submitter with its reason."""
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
@@ -13,13 +12,12 @@ from playwright.sync_api import Browser, expect
 from approvals.models import Draft, User, Workflow
 from approvals.services.workflows import workflow_decide
 
-from ..browser import CHROMIUM
 from .support import expense_started
 from .test_browser import shot, sign_in
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Chromium is not installed"),
+    pytest.mark.browser,
 ]
 
 

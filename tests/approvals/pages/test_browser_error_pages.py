@@ -11,12 +11,11 @@ from playwright.sync_api import Browser, expect
 
 from approvals.access import FORBIDDEN_AUDITOR
 
-from ..browser import CHROMIUM
 from .test_browser import sign_in
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Chromium is not installed"),
+    pytest.mark.browser,
 ]
 
 SHOTS = os.environ.get("APPROVALS_SHOTS", "")

@@ -6,7 +6,6 @@ it is filled in, changing when the amount crosses the VP's threshold."""
 from __future__ import annotations
 
 import datetime as dt
-import os
 from typing import Any
 
 import pytest
@@ -16,13 +15,12 @@ from approvals import clock
 from approvals.models import PendingTask, Workflow, WorkflowEvent
 
 from ..a11y import assert_accessible
-from ..browser import CHROMIUM
 from .support import expense_started
 from .test_browser import shot, sign_in
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Chromium is not installed"),
+    pytest.mark.browser,
 ]
 
 

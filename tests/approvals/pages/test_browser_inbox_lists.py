@@ -5,7 +5,6 @@ shortcuts, and typing in a box types. axe-core on the inbox and My requests."""
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
@@ -15,14 +14,13 @@ from approvals.models import WorkflowEvent
 from approvals.pages import REASON_TEXTS, UNDO_SECONDS
 
 from ..a11y import assert_accessible
-from ..browser import CHROMIUM
 from .support import expense_started
 from .test_browser import shot, sign_in
 from .test_inbox_lists import _send_back_and_resubmit
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Chromium is not installed"),
+    pytest.mark.browser,
 ]
 
 

@@ -4,7 +4,6 @@ for."""
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
@@ -14,12 +13,11 @@ from approvals.models import User
 from approvals.pages import UNDO_SECONDS
 from approvals.services.workflows import workflow_reassign, workflow_start
 
-from ..browser import CHROMIUM
 from .test_browser import shot, sign_in
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Chromium is not installed"),
+    pytest.mark.browser,
 ]
 
 

@@ -5,7 +5,6 @@ absence with their actions, the banner shows on every page while one is on, and 
 from __future__ import annotations
 
 import datetime as dt
-import os
 from typing import Any
 
 import pytest
@@ -15,12 +14,11 @@ from approvals import clock
 from approvals.absence_pages import ABSENCE_ENDED
 from approvals.models import Delegation, User
 
-from ..browser import CHROMIUM
 from .test_browser import shot, sign_in
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Chromium is not installed"),
+    pytest.mark.browser,
 ]
 
 DAY = dt.timedelta(days=1)

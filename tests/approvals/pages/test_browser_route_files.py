@@ -4,19 +4,17 @@ would read "[object File]" there)."""
 
 from __future__ import annotations
 
-import os
 import urllib.parse
 from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, expect
 
-from ..browser import CHROMIUM
 from .test_browser import sign_in
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Chromium is not installed"),
+    pytest.mark.browser,
 ]
 
 

@@ -6,7 +6,6 @@ first. The browser's clock is Playwright's, so the wait is moved on, not slept."
 
 from __future__ import annotations
 
-import os
 import time
 from typing import Any
 
@@ -16,13 +15,12 @@ from playwright.sync_api import Browser, Page, expect
 from approvals.models import WorkflowEvent
 from approvals.pages import REASON_TEXTS, UNDO_SECONDS
 
-from ..browser import CHROMIUM
 from .support import expense_started
 from .test_browser import shot, sign_in
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Chromium is not installed"),
+    pytest.mark.browser,
 ]
 
 PAST_THE_WINDOW = (UNDO_SECONDS + 1) * 1000

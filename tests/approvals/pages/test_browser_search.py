@@ -5,7 +5,6 @@ in place; a chosen time zone changing the times shown; a colleague named by typi
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
@@ -16,13 +15,12 @@ from playwright.sync_api import Browser, expect
 from approvals.models import User
 
 from ..a11y import assert_accessible
-from ..browser import CHROMIUM
 from .support import expense_started
 from .test_browser import shot, sign_in
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Chromium is not installed"),
+    pytest.mark.browser,
 ]
 
 

@@ -6,7 +6,6 @@ effect; saving with no change publishes nothing. axe-core finds nothing on the e
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -16,12 +15,11 @@ from playwright.sync_api import Page, expect
 from approvals.models import Workflow, WorkflowTemplate
 
 from ..a11y import assert_accessible
-from ..browser import CHROMIUM
 from ..helpers import EXPENSE, decide, start_expense
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Chromium is not installed"),
+    pytest.mark.browser,
 ]
 
 SHOTS = Path(__file__).resolve().parents[3] / "screenshots"

@@ -6,7 +6,6 @@ opens on a click. The page is written to screenshots/ (ignored by git) on every 
 from __future__ import annotations
 
 import copy
-import os
 from pathlib import Path
 from typing import Any
 
@@ -16,12 +15,11 @@ from playwright.sync_api import expect
 from approvals.models import WorkflowTemplate
 from approvals.services.templates import workflow_template_publish
 
-from ..browser import CHROMIUM
 from ..helpers import EXPENSE
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Chromium is not installed"),
+    pytest.mark.browser,
 ]
 
 SHOTS = Path(__file__).resolve().parents[3] / "screenshots"

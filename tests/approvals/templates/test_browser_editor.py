@@ -5,7 +5,6 @@ before keeps the old."""
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
@@ -13,12 +12,11 @@ from playwright.sync_api import expect
 
 from approvals.models import Workflow, WorkflowTemplate
 
-from ..browser import CHROMIUM
 from ..helpers import EXPENSE, decide, start_expense
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Chromium is not installed"),
+    pytest.mark.browser,
 ]
 
 AMOUNT = 4_500_000  # ₹45,000.00: below the VP's threshold of version 1, above version 2's

@@ -5,7 +5,6 @@ hidden part (a problem at the top) opens that part; every field still posts."""
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
@@ -14,14 +13,13 @@ from playwright.sync_api import Page, expect
 from approvals.models import WorkflowTemplate
 
 from ..a11y import assert_accessible
-from ..browser import CHROMIUM
 from ..helpers import EXPENSE
 from ..pages.test_browser import shot
 from .test_browser_condition_builder import _admin
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Chromium is not installed"),
+    pytest.mark.browser,
 ]
 
 # Before the parts were shown one at a time the page was 6,154 px tall at 1280x800.

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from approvals.web import condition_builder as cb
@@ -18,6 +18,8 @@ from approvals.web.condition_form import apply, builders
 from approvals.web.duration_input import DurationInputError, from_seconds, to_iso
 from templates_engine import Definition
 from templates_engine.expressions import Condition as CelCondition
+
+from ...properties import examples
 
 EXPENSE = json.loads(
     (Path(__file__).resolve().parents[3] / "approvals/demo/expense-approval.json").read_text()
@@ -143,8 +145,10 @@ def rows(draw: st.DrawFn) -> cb.Row:
     return cb.Row(field.name, op, draw(_value(field)))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.sampled_from(["all", "any"]), st.lists(rows(), min_size=1, max_size=4))
+@example("all", [cb.Row("department", "==", " ")])  # once read back as ""
+@example("any", [cb.Row("department", "!=", " eng "), cb.Row("department", "==", "\u00a0")])
 def test_rows_written_as_cel_read_back_the_same(join: str, drawn: list[cb.Row]) -> None:
     condition = cb.Condition(join, tuple(drawn))
 

@@ -18,8 +18,6 @@ from approvals.models import StartSchedule, Tenant, User
 from approvals.services.schedules import schedule_cron
 from approvals.services.templates import workflow_template_publish
 
-from ..browser import browser  # noqa: F401  (the fixture)
-
 ADD = "/admin/approvals/startschedule/add/"
 REVIEW = {
     "key": "access-review",
@@ -117,8 +115,9 @@ def test_another_organisations_schedules_are_not_shown(acme):
     assert change.status_code in (302, 404)
 
 
+@pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
-def test_the_schedule_screens_in_a_browser(acme, live_server, browser):  # noqa: F811
+def test_the_schedule_screens_in_a_browser(acme, live_server, browser):
     workflow_template_publish(tenant=acme, definition=REVIEW)
     SHOTS.mkdir(parents=True, exist_ok=True)
     page = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
