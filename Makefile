@@ -64,14 +64,11 @@ typecheck: venv
 	$(BIN)/mypy
 
 # The suite over both cores (pytest-xdist; tests that share something run in one
-# xdist_group), property tests on fixed examples. The test that restarts the local
-# PostgreSQL server runs alone first: under -n 2 it skips itself.
-ALONE_TESTS := tests/approvals/durability/test_database_restart.py
+# xdist_group), property tests on fixed examples, then the embedded 18 (test-pg18).
 test: venv services
 	$(MAKE) lint
 	$(MAKE) typecheck
 	$(MAKE) check-production
-	$(SERVICE_ENV) $(BIN)/pytest --hypothesis-profile=ci $(ALONE_TESTS)
 	$(SERVICE_ENV) $(BIN)/pytest -n 2 --dist loadgroup --hypothesis-profile=ci
 	$(MAKE) test-pg18
 
@@ -95,17 +92,20 @@ test-explore: venv
 # embedded 18, gets the migrations and the tests of what PostgreSQL itself does for us
 # (row-level security, partitions, full-text search, the rollup's triggers), and the
 # README's first command runs on it in the suite (tests/approvals/test_first_run.py).
-# (The round-trip counts need a TCP relay: the suite has them.)
+# (The round-trip counts need a TCP relay: the suite has them.) Being private, it is also
+# the server the restart test may restart: the machine's is never restarted.
 PG18_SMOKE := tests/approvals/access/test_row_level_security.py \
 	tests/approvals/test_history_partitions.py \
 	tests/approvals/pages/test_search_under_policy.py \
 	tests/approvals/analytics/test_figures.py \
 	tests/approvals/test_store.py \
-	tests/approvals/audit/test_daily_seal.py
+	tests/approvals/audit/test_daily_seal.py \
+	tests/approvals/durability/test_database_restart.py
 
 test-pg18: venv
 	APPROVALS_DEV_PGDATA=$(CURDIR)/.pgdata-test $(SERVICE_ENV) \
-		$(PYTHON) -m config.devdb exec $(BIN)/pytest -p no:cacheprovider -q $(PG18_SMOKE)
+		$(PYTHON) -m config.devdb exec $(BIN)/pytest -p no:cacheprovider -q \
+		--hypothesis-profile=ci $(PG18_SMOKE)
 
 run: venv
 	$(RUN_ENV) $(PYTHON) -m config.devdb run $(ADDRPORT)

