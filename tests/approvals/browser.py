@@ -51,3 +51,22 @@ def launched() -> Iterator[Any]:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
         yield browser
         browser.close()
+
+
+def linked_pages(
+    page: Any, base: str, *, under: str = "/", skip: tuple[str, ...] = ()
+) -> list[str]:
+    """The app's own pages the current page links to (path and query, each once): on
+    ``base``, below ``under``, none starting with one of ``skip``."""
+    from urllib.parse import urlsplit
+
+    hrefs = page.eval_on_selector_all("a[href]", "links => links.map(a => a.href)")
+    found: list[str] = []
+    for href in hrefs:
+        parts = urlsplit(href)
+        if f"{parts.scheme}://{parts.netloc}" != base or not parts.path.startswith(under):
+            continue
+        url = parts.path + (f"?{parts.query}" if parts.query else "")
+        if not parts.path.startswith(skip) and url not in found:
+            found.append(url)
+    return found

@@ -20,12 +20,12 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import pytest
 
 from config import devdb
 
+from .browser import linked_pages
 from .files import pdf_bytes
 
 pytestmark = [pytest.mark.browser, pytest.mark.topology, pytest.mark.xdist_group("first_run")]
@@ -127,25 +127,11 @@ class Visitor:
         if message.type == "error":
             self.errors.append(f"{self.page.url}: {message.text}")
 
-    def reachable(self) -> list[str]:
-        """The app's pages linked from the current page (no sign-out, no download)."""
-        hrefs = self.page.eval_on_selector_all("a[href]", "links => links.map(a => a.href)")
-        found: list[str] = []
-        for href in hrefs:
-            parts = urlsplit(href)
-            if f"{parts.scheme}://{parts.netloc}" != self.base:
-                continue
-            url = parts.path + (f"?{parts.query}" if parts.query else "")
-            if parts.path.startswith(NOT_PAGES) or url in found:
-                continue
-            found.append(url)
-        return found
-
     def visit_all_from_home(self) -> list[str]:
         """Every page linked from home, each answering 200; returns the problems."""
         self.page.goto(self.home)
         problems: list[str] = []
-        for url in self.reachable():
+        for url in linked_pages(self.page, self.base, skip=NOT_PAGES):
             if url.endswith(DOWNLOADS) or any(d in url for d in DOWNLOADS):
                 answer = self.context.request.get(f"{self.base}{url}")
                 status = answer.status

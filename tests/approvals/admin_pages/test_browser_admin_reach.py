@@ -5,12 +5,12 @@ without codes of the engine, and axe-core finds nothing on it (WCAG 2.1 A and AA
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlsplit
 
 import pytest
 from playwright.sync_api import Browser
 
 from ..a11y import describe, violations
+from ..browser import linked_pages
 from .test_browser_admin_words import admin_page
 from .test_browser_admin_words import requests as requests  # the fixture: three expenses
 
@@ -23,26 +23,12 @@ pytestmark = [
 SKIP = ("/admin/logout/", "/admin/jsi18n/")
 
 
-def _reachable(page: Any, base: str) -> list[str]:
-    hrefs = page.eval_on_selector_all("a[href]", "links => links.map(a => a.href)")
-    out: list[str] = []
-    for href in hrefs:
-        parts = urlsplit(href)
-        if f"{parts.scheme}://{parts.netloc}" != base or not parts.path.startswith("/admin/"):
-            continue
-        url = parts.path + (f"?{parts.query}" if parts.query else "")
-        if parts.path.startswith(SKIP) or url in out:
-            continue
-        out.append(url)
-    return out
-
-
 @pytest.mark.parametrize("username", ["fiona", "olga", "audrey"])
 def test_every_admin_page_a_role_reaches_from_home_is_accessible(
     requests: dict[str, str], live_server: Any, browser: Browser, username: str
 ) -> None:
     page = admin_page(browser, live_server.url, username)
-    urls = _reachable(page, live_server.url)
+    urls = linked_pages(page, live_server.url, under="/admin/", skip=SKIP)
     assert len(urls) >= 3, urls
     found: list[str] = []
     for url in urls:
