@@ -12,6 +12,7 @@ from typing import Any
 
 from django.db import migrations, models
 
+
 def postgres_sql(sql: str, reverse_sql: str) -> migrations.RunPython:
     """``sql`` forwards and ``reverse_sql`` backwards, each handed whole to the schema
     editor (this migration's own copy: a migration imports no helper of the app)."""
