@@ -111,15 +111,19 @@ def applied(
     folders: tuple[str, ...], read: Callable[[Path], str] = lambda p: p.read_text()
 ) -> tuple[Catalogue, set[tuple[str, bool, bool]]]:
     """The catalogue after every file of ``folders`` is applied, read inside a
-    transaction that is then rolled back."""
+    transaction that is then rolled back. Each kind is read right after its own folder,
+    so the grants of ``policies/`` (which write a function's row) mark no function as
+    declared."""
+    found: Catalogue = {}
     with transaction.atomic():
         with connection.cursor() as cursor:
             for folder in folders:
                 for path in sql_files(folder):
                     cursor.execute(read(path))
-        after = catalogue(folders), row_security()
+                found.update(catalogue((folder,)))
+        security = row_security()
         transaction.set_rollback(True)
-    return after
+    return found, security
 
 
 def differences(
