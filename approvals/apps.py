@@ -17,7 +17,7 @@ def _row_level_security(using: str = "default", **_: Any) -> None:
     """Policies for tenant-owned tables added after migration 0035."""
     from django.db import connections
 
-    from .migrations._ops import row_level_security_ensure
+    from .sql import row_level_security_ensure
 
     with connections[using].cursor() as cursor:
         row_level_security_ensure(cursor)

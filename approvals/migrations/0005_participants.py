@@ -13,23 +13,42 @@ def create_roles(apps, schema_editor):
         Group.objects.get_or_create(name=name)
 
 
+def people_named(payloads):
+    """The people the stored events make participants of their workflow: the submitter,
+    every assignee (with the approver a delegate holds a task for), and every decider.
+    This migration's copy of ``runtime.projections.people_named``, read from the events'
+    stored shape (a migration imports no code of the app)."""
+    named = set()
+    for e in payloads:
+        kind = e.get("type") if isinstance(e, dict) else None
+        if kind == "WorkflowStarted":
+            named.add(e.get("submitter"))
+        elif kind in ("ApprovalRequested", "Escalated", "ApproverAdded"):
+            for a in e.get("assignments") or ():
+                named.update((a.get("user"), a.get("on_behalf_of")))
+            if kind == "ApproverAdded":
+                named.add(e.get("user"))
+        elif kind == "TaskReassigned":
+            named.add(e.get("to_user"))
+        elif kind == "DecisionRecorded":
+            named.update((e.get("actor"), e.get("on_behalf_of")))
+    named.discard(None)
+    return named
+
+
 def backfill_participants(apps, schema_editor):
     """Participants of the workflows that ran before the read model existed, from
     their events (the same people the projection names)."""
-    from approvals.runtime.projections import people_named
-    from templates_engine.events import event_from_dict
-
     Workflow = apps.get_model("approvals", "Workflow")
     WorkflowEvent = apps.get_model("approvals", "WorkflowEvent")
     WorkflowParticipant = apps.get_model("approvals", "WorkflowParticipant")
     User = apps.get_model("approvals", "User")
     for wf in Workflow.objects.iterator():
-        events = [
-            event_from_dict(p)
-            for p in WorkflowEvent.objects.filter(workflow_id=wf.pk)
+        events = list(
+            WorkflowEvent.objects.filter(workflow_id=wf.pk)
             .order_by("seq")
             .values_list("payload", flat=True)
-        ]
+        )
         ids = set(
             User.objects.filter(tenant_id=wf.tenant_id, username__in=people_named(events))
             .values_list("id", flat=True)

@@ -8,9 +8,23 @@ And ``workflow_newest`` (the tenant's workflows, newest first): a word in one re
 twenty has thousands of matches, and their first page is found walking the newest rows
 until 25 have it, instead of reading and sorting every match."""
 
+from typing import Any
+
 from django.db import migrations, models
 
-from ._ops import postgres_sql
+
+def postgres_sql(sql: str, reverse_sql: str) -> migrations.RunPython:
+    """``sql`` forwards and ``reverse_sql`` backwards, each handed whole to the schema
+    editor (this migration's own copy: a migration imports no helper of the app)."""
+
+    def forwards(apps: Any, schema_editor: Any) -> None:
+        schema_editor.execute(sql)
+
+    def backwards(apps: Any, schema_editor: Any) -> None:
+        schema_editor.execute(reverse_sql)
+
+    return migrations.RunPython(forwards, backwards)
+
 
 # 'english': requests are written in English, and its stems let "hotels" find "Hotel" and
 # "travelling" find "travel"; names, places and codes pass through as they are, and stop

@@ -11,7 +11,19 @@ from typing import Any
 
 from django.db import migrations, models
 
-from ._ops import postgres_sql
+
+def postgres_sql(sql: str, reverse_sql: str) -> migrations.RunPython:
+    """``sql`` forwards and ``reverse_sql`` backwards, each handed whole to the schema
+    editor (this migration's own copy: a migration imports no helper of the app)."""
+
+    def forwards(apps: Any, schema_editor: Any) -> None:
+        schema_editor.execute(sql)
+
+    def backwards(apps: Any, schema_editor: Any) -> None:
+        schema_editor.execute(reverse_sql)
+
+    return migrations.RunPython(forwards, backwards)
+
 
 SEARCH_SQL = """
 CREATE EXTENSION IF NOT EXISTS pg_trgm;
@@ -49,14 +61,26 @@ WHEN = (
 )
 
 
-def fill(apps: Any, schema_editor: Any) -> None:
-    from approvals.data_words import money_fields
+def _money_fields(schema: Any) -> dict[str, str]:
+    """Integer fields annotated ``"x-money": {"currency": FIELD}`` -> the currency field,
+    in the schema's order (this migration's copy of ``data_words.money_fields``)."""
+    out: dict[str, str] = {}
+    for name, spec in ((schema or {}).get("properties") or {}).items():
+        money = spec.get("x-money") if isinstance(spec, dict) else None
+        if isinstance(money, dict):
+            currency = money.get("currency")
+            out[name] = currency if isinstance(currency, str) else ""
+        elif money is True:
+            out[name] = ""
+    return out
 
+
+def fill(apps: Any, schema_editor: Any) -> None:
     template_model = apps.get_model("approvals", "WorkflowTemplate")
     money = {}
     for pk, definition in template_model.objects.values_list("id", "definition"):
         schema = definition.get("schema") if isinstance(definition, dict) else None
-        money[pk] = list(money_fields(schema if isinstance(schema, dict) else None))
+        money[pk] = list(_money_fields(schema if isinstance(schema, dict) else None))
     # The deferred foreign-key checks the updates queue run now, not at COMMIT: a
     # table with pending trigger events cannot be indexed in the same transaction.
     schema_editor.execute("SET CONSTRAINTS ALL IMMEDIATE")

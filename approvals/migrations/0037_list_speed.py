@@ -17,9 +17,6 @@ milliseconds, and a person has far fewer; the index cost every task written (its
 trigrams, about 60 a row, and its pending list's clean-ups) and 60 MB at 1,000,000
 tasks."""
 
-import re
-from importlib import import_module
-
 from django.db import migrations
 
 PG_CREATE = """
@@ -128,16 +125,56 @@ DROP INDEX IF EXISTS task_inbox_search;
 """
 
 
-def _as_0034_made_them() -> str:
-    """Migration 0034's own definitions of the functions this one replaces (the way
-    back), as replacements."""
-    made = import_module("approvals.migrations.0034_inbox_version").PG_CREATE
-    names = "flush_now|tasks_new|tasks_old|tasks_changed|all_changed"
-    found = re.findall(
-        rf"CREATE FUNCTION approvals_inbox_(?:{names})\(\).*?\$\$ LANGUAGE plpgsql;", made, re.S
-    )
-    assert len(found) == 5, found
-    return "\n\n".join(f.replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION") for f in found)
+# Migration 0034's own definitions of the functions this one replaces (the way back),
+# as replacements: a copy of its text, not an import of it.
+AS_0034_MADE_THEM = """
+CREATE OR REPLACE FUNCTION approvals_inbox_flush_now() RETURNS void AS $$
+DECLARE
+    noted text := current_setting('approvals.inbox_dirty', true);
+BEGIN
+    IF noted IS NULL OR noted = '' THEN
+        RETURN;
+    END IF;
+    PERFORM set_config('approvals.inbox_dirty', '', true);
+    INSERT INTO approvals_inboxversion AS v (person_id, version)
+    SELECT DISTINCT p::bigint, 1
+    FROM unnest(string_to_array(noted, ',')) AS p
+    WHERE p <> ''
+    ORDER BY 1
+    ON CONFLICT (person_id) DO UPDATE SET version = v.version + 1;
+END;
+$$ LANGUAGE plpgsql;
+
+CREATE OR REPLACE FUNCTION approvals_inbox_tasks_new() RETURNS trigger AS $$
+BEGIN
+    PERFORM approvals_inbox_note(ARRAY(SELECT DISTINCT assignee_id FROM new_rows));
+    RETURN NULL;
+END;
+$$ LANGUAGE plpgsql;
+
+CREATE OR REPLACE FUNCTION approvals_inbox_tasks_old() RETURNS trigger AS $$
+BEGIN
+    PERFORM approvals_inbox_note(ARRAY(SELECT DISTINCT assignee_id FROM old_rows));
+    RETURN NULL;
+END;
+$$ LANGUAGE plpgsql;
+
+CREATE OR REPLACE FUNCTION approvals_inbox_tasks_changed() RETURNS trigger AS $$
+BEGIN
+    PERFORM approvals_inbox_note(ARRAY(
+        SELECT assignee_id FROM old_rows UNION SELECT assignee_id FROM new_rows
+    ));
+    RETURN NULL;
+END;
+$$ LANGUAGE plpgsql;
+
+CREATE OR REPLACE FUNCTION approvals_inbox_all_changed() RETURNS trigger AS $$
+BEGIN
+    UPDATE approvals_inboxversion SET version = version + 1;
+    RETURN NULL;
+END;
+$$ LANGUAGE plpgsql;
+"""
 
 
 PG_DROP = f"""
@@ -146,7 +183,7 @@ CREATE INDEX IF NOT EXISTS task_inbox_search ON approvals_pendingtask
 
 DROP FUNCTION IF EXISTS approvals_inbox_recount();
 
-{_as_0034_made_them()}
+{AS_0034_MADE_THEM.strip()}
 
 DROP FUNCTION IF EXISTS approvals_inbox_note_counts(text);
 ALTER TABLE approvals_inboxversion DROP COLUMN IF EXISTS open_tasks;

@@ -15,9 +15,23 @@ Adding a generated column rewrites the table under its exclusive lock (about a m
 per million workflows on this machine): on a large database in service, run this
 migration in a maintenance window."""
 
+from typing import Any
+
 from django.db import migrations
 
-from ._ops import postgres_sql
+
+def postgres_sql(sql: str, reverse_sql: str) -> migrations.RunPython:
+    """``sql`` forwards and ``reverse_sql`` backwards, each handed whole to the schema
+    editor (this migration's own copy: a migration imports no helper of the app)."""
+
+    def forwards(apps: Any, schema_editor: Any) -> None:
+        schema_editor.execute(sql)
+
+    def backwards(apps: Any, schema_editor: Any) -> None:
+        schema_editor.execute(reverse_sql)
+
+    return migrations.RunPython(forwards, backwards)
+
 
 WORDS = (
     "(to_tsvector('english'::regconfig, subject_id || ' ' || summary)"

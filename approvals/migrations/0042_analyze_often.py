@@ -13,9 +13,23 @@ waits for ten million changes, about a month of the specification's decisions; a
 The event partitions are left to the default: a month's partition is new and small when
 its organisations start writing to it, and a tenth of it comes soon."""
 
+from typing import Any
+
 from django.db import migrations
 
-from ._ops import postgres_sql
+
+def postgres_sql(sql: str, reverse_sql: str) -> migrations.RunPython:
+    """``sql`` forwards and ``reverse_sql`` backwards, each handed whole to the schema
+    editor (this migration's own copy: a migration imports no helper of the app)."""
+
+    def forwards(apps: Any, schema_editor: Any) -> None:
+        schema_editor.execute(sql)
+
+    def backwards(apps: Any, schema_editor: Any) -> None:
+        schema_editor.execute(reverse_sql)
+
+    return migrations.RunPython(forwards, backwards)
+
 
 TABLES = (
     "approvals_workflow",

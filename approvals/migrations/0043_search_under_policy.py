@@ -18,7 +18,7 @@ leakproof comparison that may be an index condition, and the policy still filter
 row read. Each plans its query when called (PL/pgSQL's EXECUTE), with the words and the
 organisation known, as the role that ran the migrations: a query planned once for any
 words (a SQL function's) walked the organisation's index for a reference, 14 ms
-instead of 1 at ten million events. Only ``approvals_app`` may call them (``_ops.RLS_GRANTS``), and their
+instead of 1 at ten million events. Only ``approvals_app`` may call them (``approvals/sql/policies/grants.sql``), and their
 ``search_path`` is fixed, so no one can put objects of their own in front of the
 tables."""
 
@@ -26,7 +26,17 @@ from typing import Any
 
 from django.db import migrations
 
-from ._ops import SEARCH_FUNCTION_GRANTS, SEARCH_FUNCTIONS
+# The app role may execute them, once they exist and it does.
+SEARCH_FUNCTIONS = ("approvals_search_ids(tsquery)", "approvals_people_named(tsquery)")
+SEARCH_FUNCTION_GRANTS = (
+    "DO $$ BEGIN IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'approvals_app') THEN\n"
+    + "".join(
+        f"    IF to_regprocedure('{fn}') IS NOT NULL THEN"
+        f" GRANT EXECUTE ON FUNCTION {fn} TO approvals_app; END IF;\n"
+        for fn in SEARCH_FUNCTIONS
+    )
+    + "END IF; END $$;\n"
+)
 
 TENANT = "NULLIF(current_setting('approvals.tenant', true), '')::bigint"
 

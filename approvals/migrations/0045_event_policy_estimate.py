@@ -29,10 +29,26 @@ organisation grown since the statistics and fails if it walks again.
 
 Only where migration 0035 gave the events their policy."""
 
+from typing import Any
+
 from django.db import migrations
 
-from ._ops import TENANT_ISOLATION, postgres_sql
 
+def postgres_sql(sql: str, reverse_sql: str) -> migrations.RunPython:
+    """``sql`` forwards and ``reverse_sql`` backwards, each handed whole to the schema
+    editor (this migration's own copy: a migration imports no helper of the app)."""
+
+    def forwards(apps: Any, schema_editor: Any) -> None:
+        schema_editor.execute(sql)
+
+    def backwards(apps: Any, schema_editor: Any) -> None:
+        schema_editor.execute(reverse_sql)
+
+    return migrations.RunPython(forwards, backwards)
+
+
+# The policy as migration 0035 wrote it (the way back).
+TENANT_ISOLATION = "tenant_id = NULLIF(current_setting('approvals.tenant', true), '')::bigint"
 EVENTS = "approvals_workflowevent"
 UNESTIMATED = "tenant_id = (SELECT NULLIF(current_setting('approvals.tenant', true), '')::bigint)"
 

@@ -46,6 +46,7 @@ LAYERS: dict[str, str] = {
     "approvals.activities": "base",  # the registry of activity functions
     "approvals.cron": "base",  # cron expressions of start schedules
     "approvals.runtime": "runtime",
+    "approvals.sql": "runtime",  # the database objects' .sql files and their reader
     "approvals.access": "access",
     "approvals.selectors": "selectors",
     "approvals.services": "services",

@@ -1,10 +1,29 @@
 """The tenant column of the rows every command writes keeps no database constraint (see
 ``approvals.models.workflows.shared_row``)."""
 
+from typing import Any
+
 import django.db.models.deletion
 from django.db import migrations, models
 
-from approvals.migrations._ops import drop_foreign_key
+
+def drop_foreign_key(table: str, name: str, column: str, target: str) -> migrations.RunPython:
+    """Drop the foreign-key constraint ``name`` of ``table.column`` (to ``target``'s id);
+    backwards, add it again (this migration's own copy: a migration imports no helper of
+    the app)."""
+    drop = f'ALTER TABLE "{table}" DROP CONSTRAINT IF EXISTS "{name}"'
+    add = (
+        f'ALTER TABLE "{table}" ADD CONSTRAINT "{name}" FOREIGN KEY ("{column}")'
+        f' REFERENCES "{target}" ("id") DEFERRABLE INITIALLY DEFERRED'
+    )
+
+    def forwards(apps: Any, schema_editor: Any) -> None:
+        schema_editor.execute(drop)
+
+    def backwards(apps: Any, schema_editor: Any) -> None:
+        schema_editor.execute(add)
+
+    return migrations.RunPython(forwards, backwards)
 
 
 class Migration(migrations.Migration):

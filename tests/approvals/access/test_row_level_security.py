@@ -16,12 +16,12 @@ from django.http import HttpRequest, JsonResponse
 from django.test import Client
 from django.urls import include, path
 
-from approvals.migrations._ops import TENANT_ISOLATION, TENANT_TABLES_SQL
 from approvals.models import PendingTask, User, Workflow, WorkflowEvent
 from approvals.runtime import tenant_scope
 from approvals.runtime.commands import command_execute
 from approvals.services.tokens import token_issue
 from approvals.services.workflows import workflow_start
+from approvals.sql import TENANT_ISOLATION, TENANT_TABLES_SQL
 from templates_engine import commands as cmd
 
 from ..helpers import EXPENSE, second_organisation
@@ -93,7 +93,7 @@ def test_every_tenant_owned_table_has_the_policy_and_partitions_are_not_granted(
     ]
     assert missing == [], (
         f"{missing}: a table with a tenant_id needs row-level security; its migration"
-        " runs approvals.migrations._ops.tenant_isolation_sql for it"
+        " adds it to approvals/sql/policies/tenant_isolation.sql and applies it"
     )
     partitions = _rows(
         "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid"
