@@ -95,6 +95,7 @@ test-explore: venv
 # (The round-trip counts need a TCP relay: the suite has them.) Being private, it is also
 # the server the restart test may restart: the machine's is never restarted.
 PG18_SMOKE := tests/approvals/access/test_row_level_security.py \
+	tests/approvals/test_sql_files.py \
 	tests/approvals/test_history_partitions.py \
 	tests/approvals/pages/test_search_under_policy.py \
 	tests/approvals/analytics/test_figures.py \
