@@ -8,13 +8,21 @@ payload, request id, actor, role, on-behalf-of, time and the hash before. Format
 which the command path writes, covers every column of the event: also the tenant, the
 schema version, the recorded result and the format itself, so moving an event into
 another organisation changes its hash. Events are append-only and old ones cannot be
-hashed again, so format 1 stays verifiable for as long as the history is kept."""
+hashed again, so format 1 stays verifiable for as long as the history is kept.
+
+Both formats hash the payload and the result as PostgreSQL's jsonb gives them back
+(``json_input.stored_form``): the command path hashes before storing, the check hashes
+what it reads, and the two must agree whatever spelling of a number the payload held
+(``1e+17`` is stored, and read back, as ``100000000000000000``). For what the database
+gives back the form changes nothing, so every chain that verified before still does."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 from typing import Any, NamedTuple, Protocol
+
+from ..json_input import stored_form
 
 
 class EventRow(NamedTuple):
@@ -80,7 +88,7 @@ def event_hash(row: HashedEvent, *, tenant_id: int, schema_version: int, result:
     content["format"] = HASH_V2
     content["tenant"] = tenant_id
     content["schema_version"] = schema_version
-    content["result"] = result
+    content["result"] = stored_form(result)
     return _digest(content)
 
 
@@ -113,7 +121,8 @@ def _v1_content(row: HashedEvent) -> dict[str, Any]:
         "workflow": str(row.workflow_id),
         "seq": row.seq,
         "type": row.type,
-        "payload": row.payload,
+        # Hashed as stored: see the module's docstring and json_input.stored_form.
+        "payload": stored_form(row.payload),
         "request_id": row.request_id,
         "actor": row.actor_id,
         "role": row.role,
