@@ -167,8 +167,9 @@ def user_deactivate_by_name(
     person = User.objects.filter(tenant_id=by.member_tenant_id, username=username).first()
     if person is None:
         raise UserNotFound(USER_NOT_FOUND.format(username=username))
-    if not access.may_deactivate(by, person):
-        raise access.Forbidden(access.FORBIDDEN_DEACTIVATE)
+    refusal = access.deactivation_refusal(by, person)
+    if refusal is not None:
+        raise access.Forbidden(refusal)
     return user_deactivate(user=person, by=by, reason=reason, choices=choices)
 
 
@@ -541,6 +542,12 @@ def _sync(
     for e in entries:
         person = User.objects.get(pk=people[e.username].pk)
         if not e.active and person.is_active:
+            if not access.may_deactivate(by, person):
+                raise DirectoryInvalid(
+                    access.SUPERUSER_NOT_DEACTIVATED.format(username=person.username)
+                    if person.is_superuser
+                    else access.FORBIDDEN_DEACTIVATE
+                )
             report.deactivated.append(user_deactivate(user=person, by=by))
 
 
