@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import wraps
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from django.contrib.admin import AdminSite
 from django.contrib.admin.apps import AdminConfig
@@ -21,6 +21,9 @@ NUL_IN_QUERY = (
 )
 
 
+_View = TypeVar("_View", bound=Callable[..., Any])
+
+
 def _holds_nul(request: HttpRequest) -> bool:
     return any("\x00" in k or any("\x00" in v for v in vs) for k, vs in request.GET.lists())
 
@@ -30,7 +33,7 @@ class ApprovalsAdminSite(AdminSite):
     site_title = "Approvals"
     index_template = "admin/approvals/index.html"
 
-    def admin_view(self, view: Callable[..., Any], cacheable: bool = False) -> Callable[..., Any]:
+    def admin_view(self, view: _View, cacheable: bool = False) -> _View:
         """Every admin view, refusing a query string with a NUL in a name or a value
         (a 400 page in words) before the view reads it."""
         guarded = super().admin_view(view, cacheable)
@@ -41,7 +44,7 @@ class ApprovalsAdminSite(AdminSite):
                 return render(request, "400.html", {"reason": NUL_IN_QUERY}, status=400)
             return guarded(request, *args, **kwargs)
 
-        return checked
+        return cast(_View, checked)
 
     def index(self, request: HttpRequest, extra_context: Any = None) -> TemplateResponse:
         """The home by role (admin_home): what the person came for, then the tables."""

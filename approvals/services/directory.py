@@ -409,7 +409,7 @@ BAD_GROUPS = "groups must be a list of group keys, or keys separated by ';'"
 UNREADABLE_CSV = "cannot be read as CSV: {problem}"
 # The columns' lengths: a longer value would be a database error, not a sentence.
 _LIMITS = {
-    name: User._meta.get_field(name).max_length or 150
+    name: getattr(User._meta.get_field(name), "max_length", None) or 150
     for name in ("username", "email", "first_name", "last_name")
 }
 _TRUE = {"true", "1", "yes", "y"}
