@@ -18,8 +18,12 @@ gives back the form changes nothing, so every chain that verified before still d
 
 from __future__ import annotations
 
+import decimal
 import hashlib
+import itertools
 import json
+import math
+from collections.abc import Iterator
 from typing import Any, NamedTuple, Protocol
 
 from ..json_input import stored_form
@@ -108,6 +112,102 @@ def stored_event_hash(
     if hash_format == HASH_V2:
         return event_hash(row, tenant_id=tenant_id, schema_version=schema_version, result=result)
     return None
+
+
+# -- events hashed before the canonical form -------------------------------------------
+#
+# Before numbers had one form, the command path hashed a payload's floats as Python
+# writes them and jsonb stored them in its own form: an event whose payload held a float
+# from 1e16 up (``1e+17``, stored ``100000000000000000``) or ``-0.0`` (stored ``0.0``)
+# does not verify as stored. ``sent_spellings`` finds the spelling it was hashed in, from
+# the stored values alone (the same numbers, only written as floats), for the audit's
+# repair path (``audit.verify``, ``accept_number_forms``): never a silent rewrite.
+
+# Past this many numbers that may have been floats, only "all of them" is tried.
+_SPELLINGS_TRIED = 6
+
+
+def _float_spelling(value: Any) -> float | None:
+    """The float that jsonb would have stored as ``value``, or None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int) and abs(value) >= 10**16:
+        as_float = float(value)
+        if int(decimal.Decimal(repr(as_float))) == value:
+            return as_float
+        return None
+    if isinstance(value, float) and value == 0 and math.copysign(1.0, value) > 0:
+        return -0.0
+    return None
+
+
+def _paths(value: Any) -> list[tuple[Any, ...]]:
+    """Where the numbers that may have been floats are, in the document's order."""
+    found: list[tuple[Any, ...]] = []
+    stack: list[tuple[tuple[Any, ...], Any]] = [((), value)]
+    while stack:
+        path, item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(reversed([((*path, k), v) for k, v in item.items()]))
+        elif isinstance(item, list):
+            stack.extend(reversed([((*path, i), v) for i, v in enumerate(item)]))
+        elif _float_spelling(item) is not None:
+            found.append(path)
+    return found
+
+
+def _dotted(path: tuple[Any, ...]) -> str:
+    return "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in path).lstrip(".")
+
+
+def _respelled(value: Any, paths: tuple[tuple[Any, ...], ...]) -> Any:
+    copy = json.loads(json.dumps(value))
+    for path in paths:
+        holder = copy
+        for key in path[:-1]:
+            holder = holder[key]
+        holder[path[-1]] = _float_spelling(holder[path[-1]])
+    return copy
+
+
+def sent_spellings(
+    row: HashedEvent, *, hash_format: int | None, tenant_id: int, schema_version: int, result: Any
+) -> Iterator[tuple[str, str]]:
+    """The hashes ``row`` would carry had its payload's numbers been hashed as floats
+    before jsonb stored them, each with what was respelled (``data.n =
+    100000000000000000 as 1e+17``): every such number at once first, then, for a few,
+    each combination."""
+    if hash_format not in (None, HASH_V1, HASH_V2):
+        return
+    paths = _paths(row.payload)
+    if not paths:
+        return
+    if len(paths) <= _SPELLINGS_TRIED:
+        subsets = [
+            combo for n in range(len(paths), 0, -1) for combo in itertools.combinations(paths, n)
+        ]
+    else:
+        subsets = [tuple(paths)]
+    for subset in subsets:
+        payload = _respelled(row.payload, subset)
+        content = {**_v1_content(row), "payload": payload}
+        if hash_format == HASH_V2:
+            content.update(
+                format=HASH_V2, tenant=tenant_id, schema_version=schema_version, result=result
+            )
+        words = ", ".join(_respelling(row.payload, p) for p in subset)
+        yield _digest(content), words
+
+
+def _respelling(payload: Any, path: tuple[Any, ...]) -> str:
+    value = _at(payload, path)
+    return f"{_dotted(path)} = {value!r} as {json.dumps(_float_spelling(value))}"
+
+
+def _at(value: Any, path: tuple[Any, ...]) -> Any:
+    for key in path:
+        value = value[key]
+    return value
 
 
 def _digest(content: dict[str, Any]) -> str:

@@ -4,19 +4,28 @@ back as ``100000000000000000`` and ``-0.0`` as ``0.0``; the hash must cover thos
 
 from __future__ import annotations
 
+import io
 import json
 import uuid
 from typing import Any
 
 import pytest
+from django.core.management import CommandError, call_command
 from django.db import connection
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from approvals import json_input
+from approvals import clock, json_input
+from approvals.audit import verify as verify_module
+from approvals.audit.models import AuditOverride
+from approvals.audit.override import override_verifies
+from approvals.audit.seal import seal_key
 from approvals.audit.verify import chain_verify
+from approvals.management.commands import accept_number_forms as accept_command
 from approvals.models import Tenant, User, Workflow
 from approvals.services.templates import workflow_template_publish
+
+from .support import triggers_off, verify
 
 pytestmark = pytest.mark.django_db
 
@@ -155,3 +164,138 @@ def test_the_stored_form_is_what_postgresql_gives_back(value: Any) -> None:
 
     assert canonical(json_input.stored_form(value)) == canonical(json.loads(back))
     assert canonical(json_input.loads(text)) == canonical(json.loads(back))
+
+
+# -- chains broken before the rule: named, and accepted only by a recorded override ------
+
+
+@pytest.fixture
+def hashed_as_sent(alice: Any, api: Any, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A workflow started as the code before the rule started it: its first event hashed
+    over ``1e+17`` and ``-0.0`` as sent, stored as jsonb writes them; then decided by bob
+    under the rule (its later events verify)."""
+    import approvals.json_input
+    import approvals.runtime.chain
+
+    with monkeypatch.context() as m:
+        m.setattr(approvals.json_input, "stored_form", lambda value: value)
+        m.setattr(approvals.runtime.chain, "stored_form", lambda value: value)
+        started = _start(alice, OPEN, '{"n": 1e17, "z": -0.0, "k": 100000000000000000}')
+    assert started.status_code == 201, started.content
+    wid = started.json()["workflowId"]
+    assert chain_verify(workflow=Workflow.objects.get(pk=wid)) == 1
+    decided = api("bob").post(
+        f"/api/workflows/{wid}/decisions",
+        {"decision": "approve", "requestId": "as-sent-1"},
+        format="json",
+    )
+    assert decided.status_code == 200, decided.content
+    return str(wid)
+
+
+def test_an_event_hashed_as_sent_is_named_with_its_spelling(hashed_as_sent: str) -> None:
+    output, ok = verify()
+
+    assert not ok
+    broken = [line for line in output.splitlines() if line.startswith("BROKEN")]
+    assert broken == [
+        f"BROKEN workflow {hashed_as_sent} seq 1: "
+        + verify_module.SENT_SPELLING.format(
+            words="data.n = 100000000000000000 as 1e+17, data.z = 0.0 as -0.0"
+        )
+    ]
+
+
+def test_accepting_number_forms_is_recorded_and_the_verdict_says_so(
+    hashed_as_sent: str,
+) -> None:
+    out = io.StringIO()
+    with pytest.raises(CommandError) as refused:
+        call_command("accept_number_forms", "--tenant", "acme", stdout=out)
+    assert str(refused.value) == accept_command.REASON_NEEDED
+    assert f"TO ACCEPT workflow {hashed_as_sent} seq 1: " in out.getvalue()
+    assert not AuditOverride.objects.exists()
+
+    out = io.StringIO()
+    call_command("accept_number_forms", "--tenant", "acme", "--reason", "ticket 512", stdout=out)
+
+    override = AuditOverride.objects.get()
+    assert override.action == verify_module.ACCEPT_ACTION
+    assert override.reason == "ticket 512"
+    assert override_verifies(override, key=seal_key())
+    assert [p.split(":")[0] for p in override.problems] == [f"workflow {hashed_as_sent} seq 1"]
+    assert (
+        accept_command.RECORDED.format(n=1, id=override.pk, operator=override.operator)
+        in out.getvalue()
+    )
+    output, ok = verify()
+    assert ok, output
+    assert "BROKEN" not in output
+    assert (
+        verify_module.ACCEPTED.format(
+            n=1, overrides=f"#{override.pk}", events=f"workflow {hashed_as_sent} seq 1"
+        )
+        in output
+    )
+    # the rebuild no longer refuses, and accepting again records nothing more
+    call_command("rebuild_read_models", stdout=io.StringIO())
+    out = io.StringIO()
+    call_command("accept_number_forms", "--tenant", "acme", "--reason", "again", stdout=out)
+    assert out.getvalue().strip() == accept_command.NOTHING_TO_ACCEPT.format(tenant="acme")
+    assert AuditOverride.objects.count() == 1
+
+
+def test_an_edited_event_is_never_accepted(hashed_as_sent: str, api: Any) -> None:
+    other = _verifies(_start(api("alice"), OPEN, '{"n": 1}'))
+    with triggers_off(), connection.cursor() as c:
+        c.execute(
+            "UPDATE approvals_workflowevent SET payload = jsonb_set(payload, '{data,n}', '2')"
+            " WHERE workflow_id = %s AND seq = 1",
+            [other.pk],
+        )
+
+    call_command("accept_number_forms", "--tenant", "acme", "--reason", "r", stdout=io.StringIO())
+
+    (override,) = AuditOverride.objects.all()
+    assert all(str(other.pk) not in p for p in override.problems)
+    output, ok = verify()
+    assert not ok
+    assert f"BROKEN workflow {other.pk} seq 1: {verify_module.EDITED}" in output
+    assert f"BROKEN workflow {hashed_as_sent}" not in output
+    # the accepted event changed afterwards: its values are no longer what was hashed
+    with triggers_off(), connection.cursor() as c:
+        c.execute(
+            "UPDATE approvals_workflowevent"
+            " SET payload = jsonb_set(payload, '{data,n}', '100000000000000001')"
+            " WHERE workflow_id = %s AND seq = 1",
+            [hashed_as_sent],
+        )
+    output, ok = verify()
+    assert f"BROKEN workflow {hashed_as_sent} seq 1: {verify_module.EDITED}" in output
+
+
+def test_a_forged_override_accepts_nothing(hashed_as_sent: str) -> None:
+    AuditOverride.objects.create(
+        tenant=Tenant.objects.get(slug="acme"),
+        at=clock.now(),
+        action=verify_module.ACCEPT_ACTION,
+        operator="mallory",
+        reason="forged",
+        problems=[f"workflow {hashed_as_sent} seq 1: accepted"],
+        key_id="0" * 16,
+        signature="0" * 64,
+    )
+
+    output, ok = verify()
+
+    assert not ok
+    assert f"BROKEN workflow {hashed_as_sent} seq 1: " in output
+
+
+def test_the_verify_page_says_an_event_hashed_as_sent_was_not_changed() -> None:
+    from approvals.audit.pages import _what_words
+
+    words = _what_words(verify_module.SENT_SPELLING.format(words="data.n = 1 as 1e+17"))
+
+    assert "the values are the same" in words
+    assert "changed after it was written" not in words
