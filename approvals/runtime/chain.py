@@ -92,7 +92,7 @@ def event_hash(row: HashedEvent, *, tenant_id: int, schema_version: int, result:
     content["format"] = HASH_V2
     content["tenant"] = tenant_id
     content["schema_version"] = schema_version
-    content["result"] = stored_form(result)
+    content["result"] = result
     return _digest(content)
 
 
@@ -196,7 +196,7 @@ def sent_spellings(
                 format=HASH_V2, tenant=tenant_id, schema_version=schema_version, result=result
             )
         words = ", ".join(_respelling(row.payload, p) for p in subset)
-        yield _digest(content), words
+        yield _raw_digest(content), words
 
 
 def _respelling(payload: Any, path: tuple[Any, ...]) -> str:
@@ -211,8 +211,26 @@ def _at(value: Any, path: tuple[Any, ...]) -> Any:
 
 
 def _digest(content: dict[str, Any]) -> str:
-    blob = json.dumps(content, sort_keys=True, separators=(",", ":"), default=str)
+    """SHA-256 of ``content`` with its payload and result as jsonb stores them (the
+    module's docstring). Only a float jsonb writes otherwise puts ``e+`` (1e+17) or
+    ``-0.0`` in the text: without either, the text is hashed as it is, and the payload
+    is walked only when one shows (an ``e+`` in a string too, which changes nothing)."""
+    blob = _text(content)
+    if "e+" in blob or "-0.0" in blob:
+        restated = {
+            k: stored_form(v) if k in ("payload", "result") else v for k, v in content.items()
+        }
+        blob = _text(restated)
     return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _raw_digest(content: dict[str, Any]) -> str:
+    """SHA-256 of ``content`` as it is: how events were hashed before the canonical form."""
+    return hashlib.sha256(_text(content).encode()).hexdigest()
+
+
+def _text(content: dict[str, Any]) -> str:
+    return json.dumps(content, sort_keys=True, separators=(",", ":"), default=str)
 
 
 def _v1_content(row: HashedEvent) -> dict[str, Any]:
@@ -221,8 +239,7 @@ def _v1_content(row: HashedEvent) -> dict[str, Any]:
         "workflow": str(row.workflow_id),
         "seq": row.seq,
         "type": row.type,
-        # Hashed as stored: see the module's docstring and json_input.stored_form.
-        "payload": stored_form(row.payload),
+        "payload": row.payload,  # hashed as stored: _digest
         "request_id": row.request_id,
         "actor": row.actor_id,
         "role": row.role,
