@@ -64,6 +64,17 @@ FORBIDDEN_ATTACH = "Auditors read; they add no files."
 FORBIDDEN_CANCEL = "Only the submitter or an organisation admin may cancel."
 FORBIDDEN_REASSIGN = "Only an organisation admin may reassign tasks."
 FORBIDDEN_DEACTIVATE = "Only an organisation admin may deactivate people."
+FORBIDDEN_DEACTIVATE_SUPERUSER = "Only a superuser may deactivate a superuser."
+# The directory sync's refusal (services.directory), all or nothing.
+SUPERUSER_NOT_DEACTIVATED = (
+    "{username!r} is a superuser: the directory sync does not deactivate superusers "
+    "(a superuser does it, in the admin)."
+)
+FORBIDDEN_DELEGATE_TO_ONESELF = (
+    "Nobody may make someone else's out-of-office delegation name themselves as the "
+    "stand-in: they would then decide that person's steps in their name. Name someone "
+    "else, or ask the person (or another admin) to set it."
+)
 FORBIDDEN_OPERATE = "Only an organisation admin may retry, settle or re-arm a workflow's work."
 NO_TENANT = "This account belongs to no organisation."
 FORBIDDEN_REASSIGN_SELF = (
@@ -508,14 +519,38 @@ def may_deactivate_people(user: User) -> bool:
     return bool(user.is_superuser or (is_member(user) and has_role(user, Role.ORG_ADMIN)))
 
 
-def may_deactivate(user: User, person: User) -> bool:
-    """Deactivating someone (their tasks are handed on): organisation admins of the
-    person's organisation, never themselves; superusers."""
+def may_deactivate(user: User | None, person: User) -> bool:
+    """Deactivating someone (their tasks are handed on, their tokens revoked):
+    organisation admins of the person's organisation, never themselves nor a superuser
+    (an admin must not lock out whoever oversees her); superusers, anyone but
+    themselves. ``user`` None is the directory sync, run for one organisation: its
+    people, never a superuser."""
+    if user is None:
+        return not person.is_superuser
     if user.pk == person.pk:
         return False
     if user.is_superuser:
         return True
+    if person.is_superuser or not is_member(user):
+        return False
     return has_role(user, Role.ORG_ADMIN) and user.tenant_id == person.tenant_id
+
+
+def deactivation_refusal(user: User, person: User) -> str | None:
+    """Why ``user`` may not deactivate ``person`` (None: they may)."""
+    if may_deactivate(user, person):
+        return None
+    if person.is_superuser and user.pk != person.pk:
+        return FORBIDDEN_DEACTIVATE_SUPERUSER
+    return FORBIDDEN_DEACTIVATE
+
+
+def may_delegate_for(maker: User, user: User, delegate: User) -> bool:
+    """May ``maker`` make (or change) ``user``'s out-of-office delegation to
+    ``delegate``? Their own, to anyone the delegation rules allow; someone else's
+    (a finance admin in the admin, a superuser) only to a third person: nobody gives
+    themselves another's tasks to decide "on behalf of" them."""
+    return maker.pk == user.pk or maker.pk != delegate.pk
 
 
 def _scope_allows(user: User, scope: Scope | None, field: str, value: str) -> bool:

@@ -270,6 +270,10 @@ class OrgGroupAdmin(SuperuserOnly):
 
 
 class DelegationForm(forms.ModelForm):
+    # Set per request by DelegationAdmin.get_form: the person saving the delegation,
+    # who may not make someone else's name them (access.may_delegate_for).
+    maker: Any = None
+
     class Meta:
         model = Delegation
         fields = ["tenant", "user", "delegate", "starts_at", "ends_at", "reason"]
@@ -279,7 +283,7 @@ class DelegationForm(forms.ModelForm):
         user, delegate = cleaned.get("user"), cleaned.get("delegate")
         if isinstance(user, User) and isinstance(delegate, User):
             try:
-                delegation_check(user=user, delegate=delegate)
+                delegation_check(user=user, delegate=delegate, maker=self.maker)
             except DelegationRefused as exc:
                 raise forms.ValidationError({"delegate": str(exc)}) from exc
         return cleaned
@@ -290,6 +294,12 @@ class DelegationAdmin(PeopleRowsAdmin, TenantScoped):
     form = DelegationForm
     list_display = ["away", "stand_in", "starts", "ends", "reason"]
     list_filter = ["tenant"]
+
+    def get_form(
+        self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any
+    ) -> Any:
+        form = super().get_form(request, obj, change, **kwargs)
+        return type(form.__name__, (form,), {"maker": request.user})
 
 
 @admin.register(WorkflowTemplate)

@@ -4,10 +4,15 @@ PostgreSQL's jsonb refuses ``\\u0000``, psycopg refuses lone surrogates, the rou
 rules (CEL) hold integers in signed 64 bits, and ``json.loads`` recurses once per level
 of nesting. A value past any of these limits is refused here, with the path that broke
 it, before it reaches a service; nothing in this module recurses.
+
+Numbers have one form: the one PostgreSQL's jsonb gives back (``stored_form``). The
+value ``loads`` returns is already in it, and the event hash (``runtime.chain``) is
+taken over it, so a chain verifies after storage whatever spelling a client sent.
 """
 
 from __future__ import annotations
 
+import decimal
 import json
 import math
 import re
@@ -120,11 +125,81 @@ def check_value(value: Any, root: str = "$") -> None:
                 stack.append((_child(path, i), item[i], depth + 1))
 
 
+# The canonical form of a number, in storage and in the event hash, is the one jsonb
+# gives back. jsonb keeps a number as PostgreSQL's ``numeric``, from the text Python
+# writes (``repr``), and writes it back in plain notation without a sign on zero:
+# - a float from 1e16 up in magnitude is written ``1e+16``, ``1.5e+17``…: jsonb gives
+#   it back as the integer that decimal text says (``10000000000000000``), which is not
+#   always the float's own binary value;
+# - ``-0.0`` comes back as ``0.0``;
+# - every other float comes back as the same float (``1.0`` stays ``1.0``, ``1e-07``
+#   comes back ``0.0000001``, the same value).
+# So integral floats are not turned into integers in general (``1.0`` keeps its
+# form, as jsonb keeps it); only those jsonb itself turns into integers are. The door
+# (``loads``) gives this form to what the engine validates and routes on, and the chain
+# hashes it (docs/audit.md, "Numbers").
+_PLAIN_FLOAT_LIMIT = 1e16  # from here up, ``repr`` uses an exponent
+
+
+def _restated(value: float) -> bool:
+    """Whether jsonb gives ``value`` back in another form."""
+    if value == 0:
+        return math.copysign(1.0, value) < 0
+    return math.isfinite(value) and not -_PLAIN_FLOAT_LIMIT < value < _PLAIN_FLOAT_LIMIT
+
+
+def _stored_number(value: float) -> float | int:
+    if not _restated(value):
+        return value
+    # The integer of the decimal ``repr`` wrote (what jsonb read), not of the binary
+    # float: 4.923964651532707e+16 is stored as 49239646515327070, not ...072.
+    return 0.0 if value == 0 else int(decimal.Decimal(repr(value)))
+
+
+def _needs_restating(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float):
+            if _restated(item):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return False
+
+
+def stored_form(value: Any) -> Any:
+    """``value`` as PostgreSQL's jsonb gives it back: the numbers it restates (see
+    above) in that form, in copies of the lists and objects holding them; ``value``
+    itself when nothing changes (iteratively)."""
+    if not _needs_restating(value):
+        return value
+    root: list[Any] = [value]
+    stack: list[tuple[Any, Any]] = [(root, 0)]
+    while stack:
+        holder, key = stack.pop()
+        item = holder[key]
+        if isinstance(item, float):
+            holder[key] = _stored_number(item)
+        elif isinstance(item, dict):
+            copy = dict(item)
+            holder[key] = copy
+            stack.extend((copy, k) for k in copy)
+        elif isinstance(item, list | tuple):
+            items = list(item)
+            holder[key] = items
+            stack.extend((items, i) for i in range(len(items)))
+    return root[0]
+
+
 def loads(text: str) -> Any:
-    """``json.loads`` within this module's limits; JSONDecodeError for text that is not
-    JSON, JsonInputError for JSON past a limit."""
+    """``json.loads`` within this module's limits, its numbers in their stored form
+    (``stored_form``); JSONDecodeError for text that is not JSON, JsonInputError for
+    JSON past a limit."""
     if nesting_depth_exceeds(text):
         raise JsonInputError("$", TOO_DEEP)
     value = json.loads(text, parse_int=_parse_int, parse_constant=_constant)
     check_value(value)
-    return value
+    return stored_form(value)

@@ -13,6 +13,7 @@ from templates_engine.commands import DECISIONS
 from templates_engine.comments import COMMENT_MAX
 from templates_engine.steps.approval import HANDOVER_NOTE_MAX
 
+from ..models import time_bounds
 from ..request_ids import REQUEST_ID_PATTERN
 from ..selectors.tasks import CURSOR_PATTERN
 from ..selectors.workflows import workflow_restart_links
@@ -65,6 +66,20 @@ class Text(serializers.RegexField):
         if not isinstance(data, str):
             raise serializers.ValidationError("Must be a string.")
         return super().to_internal_value(data)
+
+
+class Moment(serializers.DateTimeField):
+    """A date and time from a client within ``time_bounds``: its date as written from
+    1970 to 2200 and its UTC offset at most fourteen hours (no zone has more; past it
+    the database refuses, or a conversion overflows), refused in those words."""
+
+    def enforce_timezone(self, value: Any) -> Any:
+        # Asked of the value as parsed, before it is turned into the server's zone (its
+        # offset as sent is gone after).
+        problem = time_bounds.moment_problem(value)
+        if problem is not None:
+            raise serializers.ValidationError(problem, code="out_of_range")
+        return super().enforce_timezone(value)
 
 
 @extend_schema_field(JSON_OBJECT_SCHEMA)

@@ -507,9 +507,16 @@ class AttachmentCollectionView(APIView):
         _tag_request_id(request)
         handler = request._request._attachment_upload  # type: ignore[attr-defined]
         body = s.AttachmentRequest(data=request.data)
-        if handler.too_large:  # refused (404 first, for a request not theirs to read)
+        if handler.too_large or handler.sent > handler.most:
+            # refused (404 first, for a request not theirs to read): a part cut off, or
+            # parts past the count the handler keeps, of which it kept no file to read
             attachment_add(
-                user=_user(request), workflow_id=wid, upload=None, request_id="", too_large=True
+                user=_user(request),
+                workflow_id=wid,
+                upload=None,
+                request_id="",
+                too_large=handler.too_large,
+                sent=handler.sent,
             )
         body.is_valid(raise_exception=True)
         v = body.validated_data

@@ -16,7 +16,7 @@ from django.urls import URLPattern, path
 from django.utils import timezone
 
 from .. import access
-from ..models import WorkflowStatus, WorkflowTemplate
+from ..models import WorkflowStatus, WorkflowTemplate, time_bounds
 from ..web import present
 from .api import audit_response
 from .export import ExportFilter
@@ -68,6 +68,22 @@ class ExportForm(forms.Form):
             "since"
         ].help_text = f"In your time zone ({zone}), e.g. 2026-01-01 or 2026-01-01 09:00"
         self.fields["until"].help_text = f"In your time zone ({zone})"
+
+    def _moment(self, name: str) -> Any:
+        # A UTC offset past fourteen hours, or a date outside 1970..2200, broke the
+        # export's stream after its 200: refused here, in words.
+        value = self.cleaned_data.get(name)
+        if value is not None:
+            problem = time_bounds.moment_problem(value)
+            if problem is not None:
+                raise forms.ValidationError(problem, code="out_of_range")
+        return value
+
+    def clean_since(self) -> Any:
+        return self._moment("since")
+
+    def clean_until(self) -> Any:
+        return self._moment("until")
 
 
 class AuditExportAdmin(admin.ModelAdmin):

@@ -16,7 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .. import access, clock
-from ..api.serializers import Text
+from ..api.serializers import Moment, Text
 from ..api.views import TenantMember, _query, _user
 from ..selectors.tasks import BAD_CURSOR, CURSOR_PATTERN, BadCursor
 from .export import FORMATS, ExportFilter, audit_export, audit_page, export_filename
@@ -27,11 +27,15 @@ _DATETIME_FORMATS = ["iso-8601", "%Y-%m-%d"]
 class AuditQuery(serializers.Serializer):
     template = Text(required=False, max_length=64)
     status = Text(required=False, max_length=80)
-    since = serializers.DateTimeField(
-        required=False, input_formats=_DATETIME_FORMATS, help_text="Events at or after"
+    since = Moment(
+        required=False,
+        input_formats=_DATETIME_FORMATS,
+        help_text="Events at or after (1970 to 2200, a UTC offset of at most 14 hours)",
     )
-    until = serializers.DateTimeField(
-        required=False, input_formats=_DATETIME_FORMATS, help_text="Events before"
+    until = Moment(
+        required=False,
+        input_formats=_DATETIME_FORMATS,
+        help_text="Events before (1970 to 2200, a UTC offset of at most 14 hours)",
     )
     subject = Text(required=False, max_length=200, help_text="A subject id, or type:id")
     person = Text(required=False, max_length=150, help_text="A username that acted or submitted")

@@ -46,6 +46,12 @@ SHOWN = 200
 # What a break's text says, in a sentence a person reads (the first match wins).
 _WHAT_WORDS: tuple[tuple[str, str], ...] = (
     (
+        "but does with its numbers spelled as",
+        "Its hash was taken over a number as it was sent (1e+17) and the database stores "
+        "it in its own form (100000000000000000): the values are the same, but the event "
+        "verifies only once an operator accepts it (accept_number_forms, recorded).",
+    ),
+    (
         "its content does not match its hash",
         "Its content no longer matches its hash: it was changed after it was written.",
     ),

@@ -17,6 +17,20 @@ from templates_engine.snapshot import state_to_dict
 from ..definitions import definition_for
 from ..models import Tenant, Workflow, WorkflowEvent, history_month
 
+NOT_AN_OBJECT = "its snapshot is {kind}, not an object: it was written behind the command path"
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "a list" if isinstance(value, list) else type(value).__name__
+
 
 @dataclass(frozen=True)
 class Divergence:
@@ -62,6 +76,9 @@ def workflow_replay_check(*, workflow: Workflow) -> list[Divergence]:
     # Through JSON, as the snapshot column stored it (tuples become lists).
     replayed = json.loads(json.dumps(state_to_dict(state), default=str))
     stored = workflow.snapshot
+    if not isinstance(stored, dict):  # the command path writes only objects
+        out.append(Divergence(wid, NOT_AN_OBJECT.format(kind=_kind(stored))))
+        return out
     if stored and stored.get("snapshot_version") != replayed.get("snapshot_version"):
         # A snapshot of an older shape (the next command rewrites it): what it holds
         # must still agree with the replay, field by field; fields added since are new.

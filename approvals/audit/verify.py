@@ -9,6 +9,7 @@ Each problem is a ``Break`` naming the workflow, the seq and what."""
 from __future__ import annotations
 
 import datetime as dt
+import re
 import uuid
 from collections import defaultdict
 from collections.abc import Iterator
@@ -20,10 +21,11 @@ from django.db.models import QuerySet
 
 from .. import clock
 from ..models import Tenant, Workflow, WorkflowEvent, history_month
-from ..runtime.chain import HASH_V1, EventRow, stored_event_hash
+from ..runtime.chain import HASH_V1, EventRow, sent_spellings, stored_event_hash
 from .archive import ArchivedHistory
 from .daily_seal import daily_check
-from .models import ChainSeal
+from .models import AuditOverride, ChainSeal
+from .override import override_verifies
 from .seal import SealKeyMissing, heads_digest, seal_key, seal_problem
 
 # Workflows whose events are fetched per query: bounds memory on a year of history.
@@ -55,6 +57,21 @@ OTHER_TENANT = "belongs to another organisation than its workflow"
 SEALED_ELSEWHERE = "sealed by {seal} as another organisation's workflow"
 OLDER_FORMAT = "hashed in an older format than the event before it"
 UNKNOWN_FORMAT = "hashed in a format this version does not know ({format})"
+EDITED = "its content does not match its hash (edited)"
+# An event hashed before numbers had one form (runtime/chain.py): the same values, its
+# hash taken over them as sent. Still a break until an operator accepts it
+# (``accept_number_forms``, a signed override); then a note in the verdict.
+SENT_SPELLING = (
+    "its content does not match its hash as stored, but does with its numbers spelled as "
+    "they were sent ({words}): hashed before numbers had one form; "
+    '"accept_number_forms --reason" accepts it, recorded as an audit override'
+)
+ACCEPTED = (
+    "{n} event(s) verify only with their numbers spelled as they were sent, hashed before "
+    "numbers had one form; accepted by audit override(s) {overrides}: {events}."
+)
+# What ``accept_number_forms`` records as its override's action.
+ACCEPT_ACTION = "accept_number_forms"
 
 
 @dataclass(frozen=True)
@@ -62,6 +79,10 @@ class Break:
     workflow_id: str | None
     seq: int | None
     what: str
+    # An event that verifies with its numbers as sent (SENT_SPELLING): what was
+    # respelled, and the override that accepted it, if one did.
+    respelled: str | None = None
+    accepted_by: int | None = None
 
     def __str__(self) -> str:
         where = f"workflow {self.workflow_id}" if self.workflow_id else "seals"
@@ -137,7 +158,9 @@ def audit_verify(
         key = None
         if seals.exists():
             breaks.append(Break(None, None, str(exc)))
+    accepted: dict[tuple[str, int], int] = {}
     if key is not None:
+        accepted = _accepted_spellings(tenant, key)
         breaks.extend(_seal_breaks(seals, key, sealed))
         one = workflows.first() if workflow_id is not None else None
         daily = daily_check(
@@ -162,16 +185,18 @@ def audit_verify(
         batch.append(wf)
         if len(batch) == WORKFLOW_BATCH:
             checked += len(batch)
-            breaks.extend(_batch_breaks(batch, sealed, cutoff))
+            breaks.extend(_batch_breaks(batch, sealed, cutoff, accepted))
             batch = []
     checked += len(batch)
-    breaks.extend(_batch_breaks(batch, sealed, cutoff))
+    breaks.extend(_batch_breaks(batch, sealed, cutoff, accepted))
     for kept, problems, rows in archived.checked():
         breaks.extend(Break(None, None, problem) for problem in problems)
         if kept is not None:
             checked += 1
             sealed_heads = sealed.pop(str(kept.pk), [])
-            breaks.extend(_chain_breaks(kept, iter(rows), sealed_heads, cutoff=cutoff))
+            breaks.extend(
+                _chain_breaks(kept, iter(rows), sealed_heads, cutoff=cutoff, accepted=accepted)
+            )
     for gone, heads in sealed.items():  # what is left was sealed and is gone
         if narrowed:
             break  # or is out of the narrowed scope
@@ -179,7 +204,35 @@ def audit_verify(
             breaks.append(
                 Break(gone, None, f"sealed at version {head.version} by {head.seal}, gone")
             )
-    return breaks, checked
+    kept_apart = [b for b in breaks if b.accepted_by is not None]
+    if kept_apart and notes is not None:
+        numbers = sorted({b.accepted_by for b in kept_apart if b.accepted_by is not None})
+        overrides = ", ".join(f"#{n}" for n in numbers)
+        events = "; ".join(f"workflow {b.workflow_id} seq {b.seq}" for b in kept_apart[:5])
+        if len(kept_apart) > 5:
+            events += f"; and {len(kept_apart) - 5} more"
+        notes.append(ACCEPTED.format(n=len(kept_apart), overrides=overrides, events=events))
+    return [b for b in breaks if b.accepted_by is None], checked
+
+
+def _accepted_spellings(tenant: Tenant | None, key: bytes) -> dict[tuple[str, int], int]:
+    """The events operators accepted as hashed with their numbers as sent: (workflow,
+    seq) -> the override's number, from the overrides whose signature verifies."""
+    overrides = AuditOverride.objects.filter(action=ACCEPT_ACTION).order_by("pk")
+    if tenant is not None:
+        overrides = overrides.filter(tenant=tenant)
+    accepted: dict[tuple[str, int], int] = {}
+    for override in overrides:
+        if not override_verifies(override, key=key):
+            continue  # a forged or altered record accepts nothing
+        for problem in override.problems:
+            match = _NAMED_EVENT.match(str(problem))
+            if match is not None:
+                accepted.setdefault((match.group(1), int(match.group(2))), override.pk)
+    return accepted
+
+
+_NAMED_EVENT = re.compile(r"workflow (\S+) seq (\d+): ")
 
 
 def _seal_breaks(
@@ -245,6 +298,7 @@ def _batch_breaks(
     batch: list[Workflow],
     sealed: dict[str, list[_Sealed]],
     cutoff: tuple[dt.datetime, int] | None,
+    accepted: dict[tuple[str, int], int],
 ) -> Iterator[Break]:
     if not batch:
         return
@@ -264,7 +318,11 @@ def _batch_breaks(
     for wf in batch:
         key = str(wf.pk)
         yield from _chain_breaks(
-            wf, iter(by_workflow.pop(key, [])), sealed.pop(key, []), cutoff=cutoff
+            wf,
+            iter(by_workflow.pop(key, [])),
+            sealed.pop(key, []),
+            cutoff=cutoff,
+            accepted=accepted,
         )
 
 
@@ -274,9 +332,12 @@ def _chain_breaks(
     sealed: list[_Sealed],
     *,
     cutoff: tuple[dt.datetime, int] | None,
+    accepted: dict[tuple[str, int], int] | None = None,
 ) -> Iterator[Break]:
     """The breaks in one workflow's chain; with ``cutoff`` (a time, and how many minutes
-    before now it is), also its first event older than that which no seal covers."""
+    before now it is), also its first event older than that which no seal covers. An
+    event that verifies only with its numbers as sent is a break naming them
+    (SENT_SPELLING), marked accepted when an override in ``accepted`` names it."""
     wid = str(wf.pk)
     stored_at: dict[int, str] = {}
     want = {head.version for head in sealed}
@@ -299,7 +360,9 @@ def _chain_breaks(
         if expected is None:
             yield Break(wid, event.seq, UNKNOWN_FORMAT.format(format=hash_format))
         elif expected != stored:
-            yield Break(wid, event.seq, "its content does not match its hash (edited)")
+            yield _mismatch(
+                wid, event, hash_format, tenant_id, schema_version, result, stored, accepted
+            )
         format_ = int(hash_format) if isinstance(hash_format, int) else HASH_V1
         if format_ < last_format:
             yield Break(wid, event.seq, OLDER_FORMAT)
@@ -331,6 +394,30 @@ def _chain_breaks(
             yield Break(
                 wid, head.version, f"no longer matches the head sealed by {head.seal} (rewritten)"
             )
+
+
+def _mismatch(
+    wid: str,
+    event: EventRow,
+    hash_format: Any,
+    tenant_id: Any,
+    schema_version: Any,
+    result: Any,
+    stored: str,
+    accepted: dict[tuple[str, int], int] | None,
+) -> Break:
+    for hashed, words in sent_spellings(
+        event,
+        hash_format=hash_format if isinstance(hash_format, int) else None,
+        tenant_id=int(tenant_id),
+        schema_version=int(schema_version),
+        result=result,
+    ):
+        if hashed == stored:
+            by = (accepted or {}).get((wid, event.seq))
+            what = SENT_SPELLING.format(words=words)
+            return Break(wid, event.seq, what, respelled=words, accepted_by=by)
+    return Break(wid, event.seq, EDITED)
 
 
 def _expected_hash(

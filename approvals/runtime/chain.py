@@ -8,13 +8,25 @@ payload, request id, actor, role, on-behalf-of, time and the hash before. Format
 which the command path writes, covers every column of the event: also the tenant, the
 schema version, the recorded result and the format itself, so moving an event into
 another organisation changes its hash. Events are append-only and old ones cannot be
-hashed again, so format 1 stays verifiable for as long as the history is kept."""
+hashed again, so format 1 stays verifiable for as long as the history is kept.
+
+Both formats hash the payload and the result as PostgreSQL's jsonb gives them back
+(``json_input.stored_form``): the command path hashes before storing, the check hashes
+what it reads, and the two must agree whatever spelling of a number the payload held
+(``1e+17`` is stored, and read back, as ``100000000000000000``). For what the database
+gives back the form changes nothing, so every chain that verified before still does."""
 
 from __future__ import annotations
 
+import decimal
 import hashlib
+import itertools
 import json
+import math
+from collections.abc import Iterator
 from typing import Any, NamedTuple, Protocol
+
+from ..json_input import stored_form
 
 
 class EventRow(NamedTuple):
@@ -102,9 +114,123 @@ def stored_event_hash(
     return None
 
 
+# -- events hashed before the canonical form -------------------------------------------
+#
+# Before numbers had one form, the command path hashed a payload's floats as Python
+# writes them and jsonb stored them in its own form: an event whose payload held a float
+# from 1e16 up (``1e+17``, stored ``100000000000000000``) or ``-0.0`` (stored ``0.0``)
+# does not verify as stored. ``sent_spellings`` finds the spelling it was hashed in, from
+# the stored values alone (the same numbers, only written as floats), for the audit's
+# repair path (``audit.verify``, ``accept_number_forms``): never a silent rewrite.
+
+# Past this many numbers that may have been floats, only "all of them" is tried.
+_SPELLINGS_TRIED = 6
+
+
+def _float_spelling(value: Any) -> float | None:
+    """The float that jsonb would have stored as ``value``, or None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int) and abs(value) >= 10**16:
+        as_float = float(value)
+        if int(decimal.Decimal(repr(as_float))) == value:
+            return as_float
+        return None
+    if isinstance(value, float) and value == 0 and math.copysign(1.0, value) > 0:
+        return -0.0
+    return None
+
+
+def _paths(value: Any) -> list[tuple[Any, ...]]:
+    """Where the numbers that may have been floats are, in the document's order."""
+    found: list[tuple[Any, ...]] = []
+    stack: list[tuple[tuple[Any, ...], Any]] = [((), value)]
+    while stack:
+        path, item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(reversed([((*path, k), v) for k, v in item.items()]))
+        elif isinstance(item, list):
+            stack.extend(reversed([((*path, i), v) for i, v in enumerate(item)]))
+        elif _float_spelling(item) is not None:
+            found.append(path)
+    return found
+
+
+def _dotted(path: tuple[Any, ...]) -> str:
+    return "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in path).lstrip(".")
+
+
+def _respelled(value: Any, paths: tuple[tuple[Any, ...], ...]) -> Any:
+    copy = json.loads(json.dumps(value))
+    for path in paths:
+        holder = copy
+        for key in path[:-1]:
+            holder = holder[key]
+        holder[path[-1]] = _float_spelling(holder[path[-1]])
+    return copy
+
+
+def sent_spellings(
+    row: HashedEvent, *, hash_format: int | None, tenant_id: int, schema_version: int, result: Any
+) -> Iterator[tuple[str, str]]:
+    """The hashes ``row`` would carry had its payload's numbers been hashed as floats
+    before jsonb stored them, each with what was respelled (``data.n =
+    100000000000000000 as 1e+17``): every such number at once first, then, for a few,
+    each combination."""
+    if hash_format not in (None, HASH_V1, HASH_V2):
+        return
+    paths = _paths(row.payload)
+    if not paths:
+        return
+    if len(paths) <= _SPELLINGS_TRIED:
+        subsets = [
+            combo for n in range(len(paths), 0, -1) for combo in itertools.combinations(paths, n)
+        ]
+    else:
+        subsets = [tuple(paths)]
+    for subset in subsets:
+        payload = _respelled(row.payload, subset)
+        content = {**_v1_content(row), "payload": payload}
+        if hash_format == HASH_V2:
+            content.update(
+                format=HASH_V2, tenant=tenant_id, schema_version=schema_version, result=result
+            )
+        words = ", ".join(_respelling(row.payload, p) for p in subset)
+        yield _raw_digest(content), words
+
+
+def _respelling(payload: Any, path: tuple[Any, ...]) -> str:
+    value = _at(payload, path)
+    return f"{_dotted(path)} = {value!r} as {json.dumps(_float_spelling(value))}"
+
+
+def _at(value: Any, path: tuple[Any, ...]) -> Any:
+    for key in path:
+        value = value[key]
+    return value
+
+
 def _digest(content: dict[str, Any]) -> str:
-    blob = json.dumps(content, sort_keys=True, separators=(",", ":"), default=str)
+    """SHA-256 of ``content`` with its payload and result as jsonb stores them (the
+    module's docstring). Only a float jsonb writes otherwise puts ``e+`` (1e+17) or
+    ``-0.0`` in the text: without either, the text is hashed as it is, and the payload
+    is walked only when one shows (an ``e+`` in a string too, which changes nothing)."""
+    blob = _text(content)
+    if "e+" in blob or "-0.0" in blob:
+        restated = {
+            k: stored_form(v) if k in ("payload", "result") else v for k, v in content.items()
+        }
+        blob = _text(restated)
     return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _raw_digest(content: dict[str, Any]) -> str:
+    """SHA-256 of ``content`` as it is: how events were hashed before the canonical form."""
+    return hashlib.sha256(_text(content).encode()).hexdigest()
+
+
+def _text(content: dict[str, Any]) -> str:
+    return json.dumps(content, sort_keys=True, separators=(",", ":"), default=str)
 
 
 def _v1_content(row: HashedEvent) -> dict[str, Any]:
@@ -113,7 +239,7 @@ def _v1_content(row: HashedEvent) -> dict[str, Any]:
         "workflow": str(row.workflow_id),
         "seq": row.seq,
         "type": row.type,
-        "payload": row.payload,
+        "payload": row.payload,  # hashed as stored: _digest
         "request_id": row.request_id,
         "actor": row.actor_id,
         "role": row.role,

@@ -90,6 +90,23 @@ def _queries(words: Sequence[str]) -> dict[str, tuple[str | None, str | None]]:
     }
 
 
+WordQueries = dict[str, tuple[str | None, str | None]]
+
+
+def word_queries(words: Sequence[str]) -> WordQueries:
+    """The ``tsquery`` values of each word (``_queries``), for a form to check them
+    (``unsearchable``) and hand them on to ``words_match``."""
+    return _queries(words) if words else {}
+
+
+def unsearchable(queries: WordQueries) -> list[str]:
+    """The words PostgreSQL's parser finds no lexeme in (``_``, ``²``, ``_-_``): they
+    have a letter or digit to Python but ask nothing of the index, and a match of
+    nothing cannot be put in a query (Django's ``EmptyResultSet``). A stop word has its
+    name lexemes and is no such word."""
+    return [word for word, (text, name) in queries.items() if text is None and name is None]
+
+
 class WordsMatch(NamedTuple):
     condition: Q
     # The words' text as one ``tsquery`` (each word's stems ANDed), when the text is all
@@ -111,6 +128,7 @@ def words_match(
     kinds: Iterable[tuple[str, str]],
     indexed: bool = True,
     under_policy: bool = False,
+    queries: WordQueries | None = None,
 ) -> WordsMatch:
     """Every word in the workflow's text, the kind of request (its key or title) or the
     submitter's name. The kinds and the people a word names are looked up first, so the
@@ -124,7 +142,8 @@ def words_match(
 
     ``under_policy``: the transaction acts for ``tenant_id`` (row-level security), where
     the indexes serve only the functions of migration 0043 (``WordsMatch.lookup``,
-    ``approvals_people_named``)."""
+    ``approvals_people_named``). ``queries``: the words' ``word_queries`` when the
+    caller has them already; the caller refuses the words in ``unsearchable`` first."""
     words_of_row = VECTOR if indexed else f"COALESCE({VECTOR}, ''::tsvector)"
     # Under the policy no index serves the match in either form, and PostgreSQL, which
     # may not read the column's statistics there, estimates ``@@`` at 0.5% of the rows:
@@ -134,7 +153,8 @@ def words_match(
     # (and the window's query reads the page's ids alone: WorkflowSearch.results).
     match = "ts_match_vq" if under_policy else ""
     kinds = list(kinds)
-    queries = _queries(words) if words else {}
+    if queries is None:
+        queries = word_queries(words)
     condition = Q()
     lookup: Q | None = Q() if indexed and under_policy else None
     texts: list[str] | None = []

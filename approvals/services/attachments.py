@@ -318,15 +318,21 @@ def attachment_add(
     upload: Any,
     request_id: str,
     too_large: bool = False,
+    sent: int = 0,
 ) -> AttachmentAdded:
     """Check, store and record a file ``user`` adds to a request. ``upload`` is an
     UploadedFile (or None when none was sent); ``too_large`` says the upload handler
-    cut it off past the limit. Raises WorkflowNotFound when the user may not read the
-    request, access.Forbidden for an auditor, AttachmentRefused (nothing stored or
-    recorded) for a file of another type or over a limit."""
+    cut it off past the limit; ``sent`` is how many file parts the call carried (the
+    handler's count: past APPROVALS_FILES_PER_UPLOAD it kept none of the rest). Raises
+    WorkflowNotFound when the user may not read the request, access.Forbidden for an
+    auditor, AttachmentRefused (nothing stored or recorded) for a file of another type
+    or over a limit."""
     wf = _readable(user, workflow_id)
     if not access.may_attach(user, wf):
         raise access.Forbidden(access.FORBIDDEN_ATTACH)
+    limit = settings.APPROVALS_FILES_PER_UPLOAD
+    if sent > limit:
+        raise AttachmentRefused(TOO_MANY_CODE, TOO_MANY_AT_ONCE.format(limit=limit, count=sent))
     if too_large:
         raise AttachmentRefused(TOO_LARGE_CODE, too_large_message())
     if upload is None:

@@ -30,12 +30,16 @@ class DelegationRefused(ValueError):
     pass
 
 
-def delegation_check(*, user: User, delegate: User) -> None:
+def delegation_check(*, user: User, delegate: User, maker: User | None = None) -> None:
     """Raise DelegationRefused with a clear message when ``delegate`` may not stand in
     for ``user``: another organisation, themselves, someone who cannot be given tasks
     (a deactivated account, an auditor, an integration account: access), or the
     submitter of a workflow whose task ``user`` holds now (segregation of duties; the
-    engine also keeps future tasks of the delegate's own workflows with ``user``)."""
+    engine also keeps future tasks of the delegate's own workflows with ``user``).
+    ``maker``, who sets it when that is not ``user`` (an admin), may not name
+    themselves (``access.may_delegate_for``)."""
+    if maker is not None and not access.may_delegate_for(maker, user, delegate):
+        raise DelegationRefused(access.FORBIDDEN_DELEGATE_TO_ONESELF)
     if user.tenant_id != delegate.tenant_id:
         raise DelegationRefused(DELEGATE_OTHER_TENANT)
     if user.pk == delegate.pk:

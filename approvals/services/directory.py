@@ -43,7 +43,7 @@ from templates_engine import errors as engine_errors
 from templates_engine.segregation import exclusion
 from templates_engine.steps.approval import ApprovalStep
 
-from .. import access, clock
+from .. import access, clock, json_input
 from ..definitions import definition_for
 from ..models import Delegation, OrgGroup, PendingTask, Tenant, User, Workflow
 from ..runtime import tenant_scope
@@ -167,8 +167,9 @@ def user_deactivate_by_name(
     person = User.objects.filter(tenant_id=by.member_tenant_id, username=username).first()
     if person is None:
         raise UserNotFound(USER_NOT_FOUND.format(username=username))
-    if not access.may_deactivate(by, person):
-        raise access.Forbidden(access.FORBIDDEN_DEACTIVATE)
+    refusal = access.deactivation_refusal(by, person)
+    if refusal is not None:
+        raise access.Forbidden(refusal)
     return user_deactivate(user=person, by=by, reason=reason, choices=choices)
 
 
@@ -402,6 +403,15 @@ OWN_MANAGER = "{username!r} cannot be their own manager"
 BAD_ACTIVE = "active must be true or false, not {value!r}"
 BAD_GROUP = "group key {key!r} must be letters, digits, '-' or '_'"
 OTHER_TENANT = "{username!r} belongs to another organisation"
+TOO_LONG = "{field} is longer than {limit} characters"
+NUL_IN_TEXT = "holds a NUL character, which no name or address may hold"
+BAD_GROUPS = "groups must be a list of group keys, or keys separated by ';'"
+UNREADABLE_CSV = "cannot be read as CSV: {problem}"
+# The columns' lengths: a longer value would be a database error, not a sentence.
+_LIMITS = {
+    name: getattr(User._meta.get_field(name), "max_length", None) or 150
+    for name in ("username", "email", "first_name", "last_name")
+}
 _TRUE = {"true", "1", "yes", "y"}
 _FALSE = {"false", "0", "no", "n"}
 
@@ -433,8 +443,10 @@ def directory_parse(text: str, *, fmt: str) -> list[DirectoryEntry]:
     """The people of a CSV (a header row naming ``SYNC_COLUMNS``; groups separated by
     ``;``) or JSON export. Raises DirectoryInvalid naming the row and the problem."""
     if fmt == "json":
-        try:
-            doc = json.loads(text)
+        try:  # within json_input's limits: its depth, no NUL, no lone surrogate
+            doc = json_input.loads(text)
+        except json_input.JsonInputError as exc:
+            raise DirectoryInvalid(f"{exc.path}: {exc.problem}") from exc
         except json.JSONDecodeError as exc:
             raise DirectoryInvalid(f"not valid JSON: {exc}") from exc
         items = doc.get("users") if isinstance(doc, dict) else doc
@@ -443,7 +455,14 @@ def directory_parse(text: str, *, fmt: str) -> list[DirectoryEntry]:
         rows = [(f"entry {i + 1}", item) for i, item in enumerate(items)]
     else:
         reader = csv.DictReader(io.StringIO(text))
-        rows = [(f"line {i + 2}", item) for i, item in enumerate(reader)]
+        rows = []
+        try:
+            for i, item in enumerate(reader):
+                rows.append((f"line {i + 2}", item))
+        except csv.Error as exc:  # a field past the csv module's limit, a NUL, ...
+            where = f"line {reader.line_num + 1}"  # the line it could not finish
+            problem = UNREADABLE_CSV.format(problem=exc)
+            raise DirectoryInvalid(BAD_FORMAT.format(where=where, problem=problem)) from exc
     entries = [_entry(where, item) for where, item in rows]
     _check_entries(entries)
     return entries
@@ -458,9 +477,18 @@ def _entry(where: str, item: Any) -> DirectoryEntry:
     username = str(item.get("username") or "").strip()
     if not username:
         raise fail(NO_USERNAME)
+    texts = {name: str(item.get(name) or "") for name in (*_LIMITS, "manager")}
+    for name, value in texts.items():
+        if "\x00" in value:
+            raise fail(f"{name} {NUL_IN_TEXT}")
+        limit = _LIMITS.get(name, _LIMITS["username"])
+        if len(value.strip() if name in ("username", "manager") else value) > limit:
+            raise fail(TOO_LONG.format(field=name, limit=limit))
     groups = item.get("groups") or ()
     if isinstance(groups, str):
         groups = [g for g in (part.strip() for part in groups.split(";")) if g]
+    if not isinstance(groups, list | tuple):
+        raise fail(BAD_GROUPS)
     for key in groups:
         if not isinstance(key, str) or not re.fullmatch(r"[-a-zA-Z0-9_]{1,64}", key):
             raise fail(BAD_GROUP.format(key=key))
@@ -541,6 +569,12 @@ def _sync(
     for e in entries:
         person = User.objects.get(pk=people[e.username].pk)
         if not e.active and person.is_active:
+            if not access.may_deactivate(by, person):
+                raise DirectoryInvalid(
+                    access.SUPERUSER_NOT_DEACTIVATED.format(username=person.username)
+                    if person.is_superuser
+                    else access.FORBIDDEN_DEACTIVATE
+                )
             report.deactivated.append(user_deactivate(user=person, by=by))
 
 

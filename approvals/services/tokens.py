@@ -32,6 +32,20 @@ TOKEN_EXPIRED = "This token has expired; ask for a new one."
 TOKEN_REVOKED = "This token has been revoked."
 USER_INACTIVE = "This account is disabled."
 
+# What a token may be given: a lifetime of at most ten years (a longer one overflows
+# dates, or outlives the stored range of times), a name as long as its column, and no
+# NUL (PostgreSQL's text and jsonb refuse it).
+TTL_MAX_SECONDS = 10 * 365 * 86400
+NAME_MAX = ApiToken._meta.get_field("name").max_length or 100
+TTL_OUT_OF_RANGE = f"A token lives from 1 second to {TTL_MAX_SECONDS:,} seconds (ten years)."
+NAME_TOO_LONG = f"A token's name has at most {NAME_MAX} characters."
+TEXT_NUL = "A token's name, template keys and signal names may not hold a NUL character."
+
+
+class TokenInvalid(ValueError):
+    """What a token was to be given is out of range; the message says what."""
+
+
 # last_used_at is written when it is older than this, not on every request.
 LAST_USED_RESOLUTION = dt.timedelta(minutes=1)
 PREFIX_LENGTH = 8
@@ -73,10 +87,15 @@ def token_issue(
     may_start: list[str] | None = None,
     may_signal: list[str] | None = None,
 ) -> tuple[ApiToken, str]:
-    """Create a token for ``user``; returns it and its secret, which is not stored."""
+    """Create a token for ``user``; returns it and its secret, which is not stored.
+    Raises TokenInvalid for a lifetime, a name or a text out of range."""
     ttl = settings.APPROVALS_TOKEN_TTL_SECONDS if ttl_seconds is None else ttl_seconds
-    if ttl <= 0:
-        raise ValueError("ttl_seconds must be positive")
+    if not 0 < ttl <= TTL_MAX_SECONDS:
+        raise TokenInvalid(TTL_OUT_OF_RANGE)
+    if len(name) > NAME_MAX:
+        raise TokenInvalid(NAME_TOO_LONG)
+    if any("\x00" in text for text in (name, *(may_start or ()), *(may_signal or ()))):
+        raise TokenInvalid(TEXT_NUL)
     secret = secrets.token_urlsafe(32)
     now = clock.now()
     token = ApiToken.objects.create(

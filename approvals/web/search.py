@@ -45,6 +45,10 @@ RANGE_INVERTED = "Submitted before must be later than submitted from."
 TEXT_MAX = 200
 TEXT_WORDS_MAX = 20
 TOO_MANY_WORDS = f"Search with at most {TEXT_WORDS_MAX} words."
+WORD_UNSEARCHABLE = (
+    "“{word}” has no letter or digit a search can use: leave it out, or search for a "
+    "word beside it."
+)
 AMOUNT_INVERTED = "Amount up to must be at least the amount from."
 AMOUNT_MAX_MINOR = 10**17  # a trillion in currency units, with room to spare
 PAGE_LIMIT = 100  # rows the API answers by default; the page shows PAGE_SIZE
@@ -160,6 +164,9 @@ class SearchForm(forms.Form):
     """The filters' form: the checks across fields, and the API's refusal of blanks."""
 
     refuse_blank = False
+    # The text's words as tsquery values (search_text.word_queries), read once here to
+    # check them and used again by the filter.
+    word_queries: search_text.WordQueries | None = None
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
@@ -173,8 +180,13 @@ class SearchForm(forms.Form):
         low, high = cleaned.get("amountMin"), cleaned.get("amountMax")
         if low is not None and high is not None and high < low:
             self.add_error("amountMax", AMOUNT_INVERTED)
-        if len(search_text.words_of(cleaned.get("text") or "")) > TEXT_WORDS_MAX:
+        words = search_text.words_of(cleaned.get("text") or "")
+        if len(words) > TEXT_WORDS_MAX:
             self.add_error("text", TOO_MANY_WORDS)
+        elif words:
+            self.word_queries = search_text.word_queries(words)
+            for word in search_text.unsearchable(self.word_queries)[:1]:
+                self.add_error("text", WORD_UNSEARCHABLE.format(word=word))
         return cleaned
 
 
@@ -266,6 +278,7 @@ class WorkflowSearch(django_filters.FilterSet):
             kinds=self.kinds,
             indexed=self.own_ids is None,
             under_policy=tenant_scope.acting_now() == tenant,
+            queries=self.form.word_queries,
         )
         self.words_text = match.text
         self.words_lookup = match.lookup

@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils.dateparse import parse_date, parse_datetime
 
 from approvals.audit.export import FORMATS, ExportFilter, audit_export
+from approvals.models import time_bounds
 
 from ._tenants import tenant_by_slug
 
@@ -24,6 +25,9 @@ def _when(value: str | None, option: str) -> dt.datetime | None:
         moment = None
     if moment is None:
         raise CommandError(BAD_TIME.format(option=option))
+    problem = time_bounds.moment_problem(moment)  # past it, a conversion overflows
+    if problem is not None:
+        raise CommandError(f"{option}: {problem}")
     return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
 
 

@@ -12,6 +12,7 @@ search that the workflow is / is not in the results.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import re
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -87,6 +88,21 @@ def _decide(c: Any, w: World, persona: str) -> Any:
 def _page_decide(c: Any, w: World, persona: str) -> Any:
     body = {"decision": "approve", "request_id": f"p-{persona}"}
     return c.post(f"/workflows/{w.workflow_id}/decide", body)
+
+
+def _victor_away(delegate: str) -> dict[str, Any]:
+    """The admin's form for an out-of-office of victor's, ``delegate`` standing in."""
+    now = clock.now()
+    return {
+        "tenant": Tenant.objects.get(slug="acme").pk,  # a superuser's form asks for it
+        "user": User.objects.get(username="victor").pk,
+        "delegate": User.objects.get(username=delegate).pk,
+        "starts_at_0": now.strftime("%Y-%m-%d"),
+        "starts_at_1": "00:00:00",
+        "ends_at_0": (now + dt.timedelta(days=30)).strftime("%Y-%m-%d"),
+        "ends_at_1": "00:00:00",
+        "reason": "leave",
+    }
 
 
 def _bobs_link(w: World) -> str:
@@ -175,6 +191,12 @@ ROWS = [
         lambda c, w, p: c.post("/api/users/bob/deactivate", {"reason": "left"}, format="json"),
         # Permission is asked before the person is looked up: nobody learns who exists.
         answers("403", "403", "403", "403", "403", "403", "200!", "403", "403", "200!", "401"),
+    ),
+    Row(
+        "api-deactivate",
+        lambda c, w, p: c.post("/api/users/admin/deactivate", {"reason": "x"}, format="json"),
+        # Nobody but a superuser deactivates a superuser; the superuser not themselves.
+        answers("403", "403", "403", "403", "403", "403", "403", "403", "403", "403", "401"),
     ),
     Row(
         "api-drafts",
@@ -522,6 +544,23 @@ ROWS = [
         "admin:approvals_delegation_add",
         lambda c, w, p: c.get("/admin/approvals/delegation/add/"),
         answers("302", "302", "302", "302", "200", "403", "403", "302", "302", "200", "302"),
+        api=False,
+    ),
+    Row(
+        "admin:approvals_delegation_add",
+        # Victor's out-of-office naming whoever saves it: nobody may give themselves
+        # another's tasks (the form again, 200, for those who may open it).
+        lambda c, w, p: c.post(
+            "/admin/approvals/delegation/add/", _victor_away(PERSONAS[p] or "farah")
+        ),
+        answers("302", "302", "302", "302", "200", "403", "403", "302", "302", "200", "302"),
+        api=False,
+    ),
+    Row(
+        "admin:approvals_delegation_add",
+        # Victor's out-of-office naming a third person: saved (302) by those who may.
+        lambda c, w, p: c.post("/admin/approvals/delegation/add/", _victor_away("farah")),
+        answers("302", "302", "302", "302", "302", "403", "403", "302", "302", "302", "302"),
         api=False,
     ),
     Row(

@@ -239,3 +239,32 @@ def test_the_too_large_message_names_the_size_and_the_limit(settings: Any) -> No
 
     settings.APPROVALS_FILE_MAX_BYTES = 10 * 1024 * 1024
     assert too_large_message(25 * 512 * 1024) == TOO_LARGE.format(size="12.5 MB", limit="10 MB")
+
+
+@pytest.mark.parametrize("parts", [6, 7, 12])
+def test_more_file_parts_than_an_upload_takes_are_a_422_and_change_nothing(
+    acme: Any, api: Any, files_root: Path, settings: Any, parts: int
+) -> None:
+    from approvals.services.attachments import TOO_MANY_AT_ONCE, TOO_MANY_CODE
+
+    from ..files import upload
+
+    wid = _started(api)
+    before = _events(wid)
+    limit = settings.APPROVALS_FILES_PER_UPLOAD
+    assert parts > limit
+
+    refused = api("alice").post(
+        f"/api/workflows/{wid}/attachments",
+        {
+            "file": [upload(f"r{i}.pdf", PDF, "application/pdf") for i in range(parts)],
+            "requestId": f"many-{parts}",
+        },
+        format="multipart",
+    )
+
+    assert refused.status_code == 422, refused.content
+    assert refused.json()["error"]["code"] == TOO_MANY_CODE
+    assert refused.json()["error"]["message"] == TOO_MANY_AT_ONCE.format(limit=limit, count=parts)
+    assert _events(wid) == before
+    assert stored_files(files_root) == []

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import csv
+import html
 import io
 from typing import Any
 
 import pytest
 from django.test import Client
 
-from approvals.models import User, WorkflowEvent
+from approvals.models import User, WorkflowEvent, time_bounds
 
 from .support import run_expenses
 
@@ -68,3 +69,27 @@ def test_a_finance_admin_may_not_export(acme: Any, api: Any) -> None:
         "/admin/approvals/workflow/", {"action": "export_csv", "_selected_action": ids}
     )
     assert response.status_code == 403
+
+
+@pytest.mark.parametrize("field", ["since", "until"])
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ("2026-01-01T00:00:00+16:00", time_bounds.OFFSET_OUT_OF_RANGE),
+        ("2026-01-01T00:00:00-16:00", time_bounds.OFFSET_OUT_OF_RANGE),
+        ("9999-12-31T23:59:59+16:00", time_bounds.OFFSET_OUT_OF_RANGE),
+        ("9999-12-31 23:59", time_bounds.MOMENT_OUT_OF_RANGE),
+    ],
+)
+def test_a_time_out_of_reach_on_the_export_page_is_shown_and_exports_nothing(
+    acme: Any, api: Any, field: str, value: str, problem: str
+) -> None:
+    run_expenses(api, 1)
+
+    response = _client("audrey").get(
+        "/admin/approvals/workflow/audit-export/", {"format": "csv", field: value}
+    )
+
+    assert response.status_code == 200
+    assert not response.streaming
+    assert html.escape(problem).encode() in response.content

@@ -15,7 +15,7 @@ from django.core.management import CommandError, call_command
 
 from approvals import access
 from approvals.audit.export import COLUMNS, JSONL_FIELDS, ExportFilter, audit_export
-from approvals.models import Tenant, User, Workflow, WorkflowEvent
+from approvals.models import Tenant, User, Workflow, WorkflowEvent, time_bounds
 
 from ..helpers import decide, second_organisation, start_expense
 from .support import bulk_history, run_expenses
@@ -222,3 +222,56 @@ def test_csv_escapes_formulas_in_the_actor_and_on_behalf_of_columns(acme: Any, a
 
     decided = [r for r in rows if r["type"] == "DecisionRecorded"]
     assert [(r["actor"], r["on_behalf_of"]) for r in decided] == [("'@victor", "'+bob")]
+
+
+# Times no real zone has (beyond ±14:00), or past the range of dates a person may give:
+# they were accepted, and the export broke its stream after its 200, or a traceback.
+OUT_OF_REACH = [
+    pytest.param("2026-01-01T00:00:00+16:00", time_bounds.OFFSET_OUT_OF_RANGE, id="+16:00"),
+    pytest.param("2026-01-01T00:00:00-16:00", time_bounds.OFFSET_OUT_OF_RANGE, id="-16:00"),
+    pytest.param("2026-01-01T00:00:00+14:01", time_bounds.OFFSET_OUT_OF_RANGE, id="+14:01"),
+    pytest.param("9999-12-31T23:59:59+16:00", time_bounds.OFFSET_OUT_OF_RANGE, id="9999+16:00"),
+    pytest.param("9999-12-31T23:59:59+14:00", time_bounds.MOMENT_OUT_OF_RANGE, id="9999+14:00"),
+    pytest.param("0001-01-01T00:00:00-14:00", time_bounds.MOMENT_OUT_OF_RANGE, id="year-1"),
+    pytest.param("9999-12-31", time_bounds.MOMENT_OUT_OF_RANGE, id="9999-day"),
+]
+
+
+@pytest.mark.parametrize("field", ["since", "until"])
+@pytest.mark.parametrize(("value", "problem"), OUT_OF_REACH)
+@pytest.mark.parametrize("url", ["/api/audit/export", "/api/audit/events"])
+def test_an_audit_time_out_of_reach_is_a_400_in_words(
+    acme: Any, api: Any, url: str, field: str, value: str, problem: str
+) -> None:
+    run_expenses(api, 1)
+
+    response = api("audrey").get(url, {field: value})
+
+    assert response.status_code == 400, response.content
+    error = response.json()["error"]
+    assert error["code"] == "VALIDATION_ERROR"
+    assert error["message"] == f"{field}: {problem}"
+
+
+@pytest.mark.parametrize("option", ["--since", "--until"])
+@pytest.mark.parametrize(("value", "problem"), OUT_OF_REACH)
+def test_the_export_command_refuses_a_time_out_of_reach_in_one_line(
+    acme: Any, option: str, value: str, problem: str
+) -> None:
+    out = io.StringIO()
+    with pytest.raises(CommandError) as refused:
+        call_command("export_audit", "--tenant", "acme", option, value, stdout=out)
+
+    assert str(refused.value) == f"{option}: {problem}"
+    assert out.getvalue() == ""
+
+
+def test_an_audit_time_within_reach_is_taken(acme: Any, api: Any) -> None:
+    run_expenses(api, 1)
+    for value in ("2026-01-01T00:00:00+14:00", "2026-01-01T00:00:00-12:00", "1970-01-01"):
+        assert api("audrey").get("/api/audit/events", {"since": value}).status_code == 200
+    out = io.StringIO()
+    call_command(
+        "export_audit", "--tenant", "acme", "--since", "1970-01-01T00:00:00+14:00", stdout=out
+    )
+    assert out.getvalue().startswith(COLUMNS[0])

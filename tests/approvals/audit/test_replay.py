@@ -10,7 +10,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
 
-from approvals.audit.replay import replay_verify
+from approvals.audit.replay import NOT_AN_OBJECT, replay_verify
 from approvals.models import Workflow
 
 from .support import run_expenses
@@ -86,3 +86,34 @@ def test_a_snapshot_of_an_older_shape_is_checked_on_what_it_holds(acme: Any, api
     assert checked == 2
     assert [str(d) for d in found if d.workflow_id == ids[0]] == []
     assert [(d.workflow_id, ".step" in d.what) for d in found] == [(ids[1], True)]
+
+
+@pytest.mark.parametrize(
+    ("snapshot", "kind"),
+    [
+        ("[1, 2]", "a list"),
+        ('"text"', "a string"),
+        ("5", "a number"),
+        ("true", "a boolean"),
+        ("[]", "a list"),
+        ('""', "a string"),
+        ("0", "a number"),
+        ("null", "null"),
+    ],
+)
+def test_a_snapshot_that_is_not_an_object_is_a_divergence_not_a_traceback(
+    acme: Any, api: Any, snapshot: str, kind: str
+) -> None:
+    ids = run_expenses(api, 2)
+    with connection.cursor() as c:
+        c.execute(
+            "UPDATE approvals_workflow SET snapshot = %s::jsonb WHERE id = %s", [snapshot, ids[0]]
+        )
+    out = io.StringIO()
+
+    with pytest.raises(CommandError, match=r"1 workflow\(s\) do not replay"):
+        call_command("verify_replay", stdout=out)
+
+    assert out.getvalue().splitlines() == [
+        f"DIVERGED workflow {ids[0]}: " + NOT_AN_OBJECT.format(kind=kind)
+    ]

@@ -257,6 +257,55 @@ def test_issue_token_command_refuses_bad_input(acme: Any, args: list[str]) -> No
     assert not ApiToken.objects.exists()
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        pytest.param(
+            ["--ttl-seconds", "99999999999999999999"],
+            token_services.TTL_OUT_OF_RANGE,
+            id="ttl-huge",
+        ),
+        pytest.param(
+            ["--ttl-seconds", str(token_services.TTL_MAX_SECONDS + 1)],
+            token_services.TTL_OUT_OF_RANGE,
+            id="ttl-past-the-most",
+        ),
+        pytest.param(["--ttl-seconds", "-5"], token_services.TTL_OUT_OF_RANGE, id="ttl-negative"),
+        pytest.param(["--name", "n" * 101], token_services.NAME_TOO_LONG, id="name-101"),
+        pytest.param(["--name", "a\x00b"], token_services.TEXT_NUL, id="name-nul"),
+        pytest.param(["--start", "expense\x00"], token_services.TEXT_NUL, id="start-nul"),
+        pytest.param(["--signal", "go\x00"], token_services.TEXT_NUL, id="signal-nul"),
+    ],
+)
+def test_issue_token_command_refuses_out_of_range_input_in_one_line(
+    acme: Any, args: list[str], message: str
+) -> None:
+    with pytest.raises(CommandError) as refused:
+        call_command("issue_token", "ivan", *args, stdout=io.StringIO(), stderr=io.StringIO())
+
+    assert str(refused.value) == message
+    assert not ApiToken.objects.exists()
+
+
+def test_the_longest_name_and_time_a_token_may_have_are_taken(acme: Any) -> None:
+    token, _ = token_issue(
+        user=User.objects.get(username="ivan"),
+        name="n" * 100,
+        ttl_seconds=token_services.TTL_MAX_SECONDS,
+    )
+    assert len(token.name) == 100
+
+
+def test_issue_token_command_refuses_a_user_name_with_a_nul_in_one_line(acme: Any) -> None:
+    from approvals.management.commands.issue_token import NO_SUCH_USER
+
+    with pytest.raises(CommandError) as refused:
+        call_command("issue_token", "iv\x00an", stdout=io.StringIO(), stderr=io.StringIO())
+
+    assert str(refused.value) == NO_SUCH_USER.format(username="iv\x00an")
+    assert not ApiToken.objects.exists()
+
+
 def test_admin_lists_tokens_for_superusers_and_revokes(acme: Any) -> None:
     token, secret = token_issue(user=User.objects.get(username="alice"), name="laptop")
     admin = Client()

@@ -5,6 +5,7 @@ is refused with the row named and changes nothing. And the API's deactivation.""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -147,6 +148,66 @@ class TestSyncDirectory:
 
         assert snapshot() == before
         assert holders(wid) == {"bob"}
+
+    @pytest.mark.parametrize(
+        ("name", "text", "message"),
+        [
+            pytest.param("n.csv", CSV_HEADER + "ni\x00na,,,,,,true\n", "line 2: ", id="csv-nul"),
+            pytest.param(
+                "n2.csv",
+                CSV_HEADER + "nina,n\x00@a.example,,,,,true\n",
+                "line 2: ",
+                id="csv-nul-email",
+            ),
+            pytest.param("n.json", '[{"username": "ni\\u0000na"}]', "NUL", id="json-escaped-nul"),
+            pytest.param(
+                "n2.json", '[{"username": "ni\x00na"}]', "not valid JSON", id="json-raw-nul"
+            ),
+            pytest.param("s.json", '[{"username": "\\ud800"}]', "surrogate", id="json-surrogate"),
+            pytest.param(
+                "deep.json", "[" * 100_000 + "]" * 100_000, "nested deeper", id="json-deep"
+            ),
+            pytest.param(
+                "deep2.json",
+                '{"users": ' + "[" * 40 + "]" * 40 + "}",
+                "nested deeper",
+                id="json-40-deep",
+            ),
+            pytest.param(
+                "long.csv",
+                CSV_HEADER + "n" * 151 + ",,,,,,true\n",
+                "line 2: username is longer",
+                id="long-name",
+            ),
+            pytest.param(
+                "long2.csv",
+                CSV_HEADER + "nina," + "e" * 255 + ",,,,,true\n",
+                "line 2: email is longer",
+                id="long-email",
+            ),
+            pytest.param(
+                "huge.csv",
+                CSV_HEADER + "nina," + "e" * 200_000 + ",,,,,true\n",
+                "line 2: ",
+                id="huge-field",
+            ),
+            pytest.param(
+                "g.json",
+                '[{"username": "nina", "groups": 5}]',
+                "entry 1: groups",
+                id="groups-number",
+            ),
+        ],
+    )
+    def test_a_file_past_a_limit_is_refused_in_one_line_and_changes_nothing(
+        self, acme, tmp_path, name, text, message
+    ):
+        before = snapshot()
+
+        with pytest.raises(CommandError, match=re.escape(message)):
+            sync(write(tmp_path, name, text))
+
+        assert snapshot() == before
 
     def test_an_unknown_organisation_is_refused(self, acme, tmp_path):
         with pytest.raises(CommandError, match="No organisation"):

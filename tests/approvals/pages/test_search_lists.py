@@ -274,6 +274,25 @@ BAD = [
         search_module.TOO_MANY_WORDS,
         id="too-many-words",
     ),
+    # Words PostgreSQL's parser finds no lexeme in: asked of nothing, they were a 500.
+    pytest.param(
+        {"text": "_"}, "text", search_module.WORD_UNSEARCHABLE.format(word="_"), id="underscore"
+    ),
+    pytest.param(
+        {"text": "²"}, "text", search_module.WORD_UNSEARCHABLE.format(word="²"), id="superscript"
+    ),
+    pytest.param(
+        {"text": "_-_"},
+        "text",
+        search_module.WORD_UNSEARCHABLE.format(word="_-_"),
+        id="underscores",
+    ),
+    pytest.param(
+        {"text": "hotel _"},
+        "text",
+        search_module.WORD_UNSEARCHABLE.format(word="_"),
+        id="word-and-underscore",
+    ),
     pytest.param({"decidedBy": "bob\x00"}, "decidedBy", "Null characters", id="nul-person"),
     pytest.param({"sort": "price"}, "sort", "Select a valid choice", id="sort-unknown"),
 ]
