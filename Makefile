@@ -76,7 +76,7 @@ test: venv services
 # processes started, nothing slow; the test databases are kept between runs.
 FAST_TESTS := tests/engine tests/approvals/services tests/approvals/templates \
 	tests/approvals/activities tests/approvals/workers tests/approvals/auth \
-	tests/approvals/directory tests/approvals/notifications
+	tests/approvals/directory tests/approvals/notifications $(wildcard tests/approvals/test_*.py)
 test-fast: venv
 	bash scripts/ensure_services.sh
 	$(SERVICE_ENV) $(BIN)/pytest -n 2 --reuse-db -m "not browser and not topology and not slow" \
