@@ -1,6 +1,8 @@
+from importlib import import_module
 from typing import Any
 
 from django.apps import AppConfig
+from django.contrib.admin import apps as admin_apps
 from django.db.backends.signals import connection_created
 from django.db.models.signals import post_migrate
 
@@ -45,3 +47,20 @@ class ApprovalsConfig(AppConfig):
         # so that it never imports them.
         attempts_dispatcher_set(attempt_dispatch)
         mail_dispatcher_set(mail_dispatch_for)
+
+
+class ApprovalsAdminConfig(admin_apps.AdminConfig):
+    """django.contrib.admin with the approvals site (admin/site.py). It lives here, not in
+    the admin package: settings load it before the models, and the package's
+    ``__init__`` registers them. Named in INSTALLED_APPS, never the app's default."""
+
+    default = False
+    default_site = "approvals.admin.site.ApprovalsAdminSite"
+
+    def ready(self) -> None:
+        # The package registers the models on import, and the site's class lives in it:
+        # imported first, the registrations build the one site; were the site built
+        # first (by another app's admin), building it would import the package and
+        # register into a site that is then replaced.
+        import_module("approvals.admin")
+        super().ready()

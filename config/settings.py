@@ -81,7 +81,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # --- Applications ---------------------------------------------------------------------
 
 INSTALLED_APPS = [
-    "approvals.admin_site.ApprovalsAdminConfig",  # django.contrib.admin, asking access.py
+    "approvals.apps.ApprovalsAdminConfig",  # django.contrib.admin, asking access.py
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -103,8 +103,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    "approvals.middleware.ConnectionCheckMiddleware",
-    "approvals.middleware.RequestIdMiddleware",
+    "approvals.http.middleware.ConnectionCheckMiddleware",
+    "approvals.http.middleware.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # The inbox API's reads (the 304 and the full page), before the session, auth and DRF
     # (approvals/api/inbox_revalidate.py), and before the CSP middleware: it puts the same
@@ -120,10 +120,10 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "approvals.web.middleware.TimeZoneMiddleware",
     # A signed-in member's GET acts for their organisation (row-level security).
-    "approvals.middleware.TenantScopeMiddleware",
+    "approvals.http.middleware.TenantScopeMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "approvals.middleware.NoStoreMiddleware",
-    # Last: turns a refused sign-in into approvals.lockout's answer.
+    "approvals.http.middleware.NoStoreMiddleware",
+    # Last: turns a refused sign-in into approvals.http.lockout's answer.
     "axes.middleware.AxesMiddleware",
 ]
 
@@ -138,7 +138,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "approvals.context_processors.navigation",
-                "approvals.absence_pages.banner",
+                "approvals.pages.absence.banner",
             ],
         },
     },
@@ -169,7 +169,7 @@ _db["DISABLE_SERVER_SIDE_CURSORS"] = env_bool("DATABASE_DISABLE_SERVER_SIDE_CURS
 
 DATABASES = {"default": _db}
 # ... but a connection is checked only once idle this long (milliseconds; see
-# approvals.middleware.ConnectionCheckMiddleware): one that served a request a moment
+# approvals.http.middleware.ConnectionCheckMiddleware): one that served a request a moment
 # ago is not checked again before the next.
 APPROVALS_DB_CHECK_AFTER_IDLE_MS = env_int("APPROVALS_DB_CHECK_AFTER_IDLE_MS", 1000)
 # The command path's statements are prepared on the server once one has run this many
@@ -200,7 +200,7 @@ LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
 
 # How many reverse proxies of ours append to X-Forwarded-For in front of the app. 0: the
-# client is REMOTE_ADDR and the header is ignored (see approvals/client_ip.py).
+# client is REMOTE_ADDR and the header is ignored (see approvals/http/client_ip.py).
 APPROVALS_TRUSTED_PROXY_COUNT = env_int("APPROVALS_TRUSTED_PROXY_COUNT", 0)
 
 # Failed sign-ins (form, admin and POST /api/auth/token), counted per account and per
@@ -208,8 +208,8 @@ APPROVALS_TRUSTED_PROXY_COUNT = env_int("APPROVALS_TRUSTED_PROXY_COUNT", 0)
 AXES_FAILURE_LIMIT = env_int("APPROVALS_LOGIN_FAILURE_LIMIT", 5)
 AXES_COOLOFF_TIME = dt.timedelta(seconds=env_int("APPROVALS_LOGIN_COOLOFF_SECONDS", 15 * 60))
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
-AXES_CLIENT_IP_CALLABLE = "approvals.client_ip.client_ip"
-AXES_LOCKOUT_CALLABLE = "approvals.lockout.lockout_response"
+AXES_CLIENT_IP_CALLABLE = "approvals.http.client_ip.client_ip"
+AXES_LOCKOUT_CALLABLE = "approvals.http.lockout.lockout_response"
 AXES_USERNAME_FORM_FIELD = "username"
 
 # API tokens live this long unless issued with another lifetime (30 days).
@@ -242,7 +242,7 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": _RENDERERS,
     "DEFAULT_PARSER_CLASSES": ["approvals.api.parsers.LimitedJSONParser"],
     "DEFAULT_THROTTLE_RATES": {"auth": env_str("APPROVALS_AUTH_RATE", "30/minute")},
-    # Throttles read the client address as approvals/client_ip.py does.
+    # Throttles read the client address as approvals/http/client_ip.py does.
     "NUM_PROXIES": APPROVALS_TRUSTED_PROXY_COUNT,
 }
 

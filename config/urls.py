@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from approvals import error_pages
+from approvals.pages import errors as error_pages
 
 urlpatterns = [
     path("admin/", admin.site.urls),

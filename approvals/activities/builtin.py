@@ -5,8 +5,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..data_words import currency_of
 from ..notifications.format import money_format
+from ..words.data import currency_of
 from .registry import activity
 
 log = logging.getLogger(__name__)

@@ -33,7 +33,7 @@ def bearer_token(header: str | bytes) -> str | None:
     word after it, or with a token that is not ASCII raises MalformedBearer.
 
     The one reading of the header: the API's authentication answers a malformed one
-    401, the tenant scope (approvals.middleware) leaves such a read acting for no one.
+    401, the tenant scope (approvals.http.middleware) leaves such a read acting for no one.
     A ``str`` is the header as Django's META holds it (its bytes as Latin-1)."""
     raw = header
     if isinstance(header, str):

@@ -13,8 +13,8 @@ from templates_engine.commands import DECISIONS
 from templates_engine.comments import COMMENT_MAX
 from templates_engine.steps.approval import HANDOVER_NOTE_MAX
 
+from ..http.request_ids import REQUEST_ID_PATTERN
 from ..models import time_bounds
-from ..request_ids import REQUEST_ID_PATTERN
 from ..selectors.tasks import CURSOR_PATTERN
 from ..selectors.workflows import workflow_restart_links
 from .schema import JSON_OBJECT_SCHEMA, NO_NUL

@@ -23,7 +23,7 @@ from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from .. import access
-from ..lockout import lockout_response
+from ..http.lockout import lockout_response
 from ..models import ApiToken, User, Workflow
 from ..runtime.commands import CommandResult
 from ..selectors.attachments import attachment_get

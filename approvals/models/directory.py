@@ -28,7 +28,7 @@ class Tenant(models.Model):
             " word 'private' after a host to allow its private addresses too."
         ),
     )
-    # The zone mails show times in for a person who chose none (approvals.zones).
+    # The zone mails show times in for a person who chose none (approvals.words.zones).
     time_zone = models.CharField(
         max_length=64,
         blank=True,
@@ -56,7 +56,7 @@ class User(AbstractUser):
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="reports"
     )
     # The IANA zone pages and mails show this person's times in; blank: the browser's
-    # (pages) or UTC (mail). See approvals/zones.py.
+    # (pages) or UTC (mail). See approvals/words/zones.py.
     time_zone = models.CharField(max_length=64, blank=True, default="", db_default="")
 
     @property

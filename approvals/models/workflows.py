@@ -92,7 +92,7 @@ class Workflow(models.Model):
     # partial unique index ``workflow_subject_running`` holds it to one.
     subject_exclusive = models.BooleanField(default=False, db_default=False)
     last_hash = models.CharField(max_length=64, blank=True)
-    # The request in one line and its amount, as people read them (data_words): the
+    # The request in one line and its amount, as people read them (words/data.py): the
     # command path projects them when the data is set, so the inbox's list reads two
     # short columns instead of each workflow's data and workflow template.
     summary = models.TextField(blank=True, default="")

@@ -16,9 +16,9 @@ from django.db.models import Q
 from django.template.loader import get_template, render_to_string
 from django.urls import reverse
 
-from approvals import zones
-from approvals.decisions import DECISION_LABELS
 from approvals.models import Tenant, WorkflowEvent
+from approvals.words import zones
+from approvals.words.decisions import DECISION_LABELS
 
 from . import links
 

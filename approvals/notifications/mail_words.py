@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from approvals.models import Workflow
 from approvals.runtime.directory import Contact
-from approvals.step_words import (
+from approvals.words.steps import (
     NOTHING_UNDONE,
     failure_sentence,
     step_title,

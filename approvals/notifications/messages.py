@@ -18,7 +18,7 @@ from approvals.models import Workflow, WorkflowEvent
 from approvals.runtime import store
 from approvals.runtime.directory import TenantDirectory
 from approvals.runtime.dispatch import mail_dispatch_on_commit
-from approvals.step_words import nothing_undone
+from approvals.words.steps import nothing_undone
 from templates_engine import State
 from templates_engine import events as ev
 

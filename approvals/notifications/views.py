@@ -16,14 +16,15 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
-from approvals import access, zones
+from approvals import access
 from approvals.definitions import definition_for, raw_definition_for
 from approvals.models import User, Workflow
 from approvals.runtime.commands import Busy, WorkflowNotFound
 from approvals.services.people import SettingRefused, user_time_zone_set
-from approvals.step_words import step_title
 from approvals.web.refusals import refusal_text
-from approvals.zones import ZONE_INVALID, zone_choices
+from approvals.words import zones
+from approvals.words.steps import step_title
+from approvals.words.zones import ZONE_INVALID, zone_choices
 from templates_engine import CommandRejected
 
 from .bodies import organisation_zone

@@ -39,7 +39,6 @@ from templates_engine.events import event_from_dict
 from templates_engine.snapshot import state_from_dict, state_to_dict
 
 from .. import clock, metrics
-from ..data_words import workflow_summary
 from ..definitions import definition_for
 from ..models import (
     Delegation,
@@ -51,6 +50,7 @@ from ..models import (
     WorkflowTemplate,
     history_month,
 )
+from ..words.data import workflow_summary
 from . import store
 from .chain import HASH_FORMAT, EventRow, event_hash
 from .directory import VERSION_SQL, TenantDirectory

@@ -17,10 +17,10 @@ from templates_engine.keys import activity_key
 from templates_engine.state import PendingActivity
 
 from .. import clock
-from ..data_words import money_fields
 from ..definitions import definition_for
 from ..models import ActivityAttempt, PendingTask, Timer, Workflow, WorkflowParticipant
 from ..notifications.messages import mail_project_command
+from ..words.data import money_fields
 from . import dispatch, store
 from .analytics import project_visits
 from .directory import TenantDirectory

@@ -32,7 +32,6 @@ from templates_engine.keys import activity_key
 from templates_engine.snapshot import state_to_dict
 
 from .. import clock
-from ..data_words import workflow_summary
 from ..definitions import definition_for
 from ..models import (
     ActivityAttempt,
@@ -44,6 +43,7 @@ from ..models import (
     WorkflowParticipant,
     history_month,
 )
+from ..words.data import workflow_summary
 from .analytics import VISIT_FIELDS, Visit, visit_id, visit_values, visits_apply
 from .directory import TenantDirectory
 from .projections import TASK_FACTS, _open_tasks, handed_on_marks, people_named, task_facts

@@ -13,7 +13,7 @@ commands) stays on the login role, a member of ``approvals_system`` (docs/operat
 The command path (``commands.command_execute``, ``workflow_start``) acts for the
 workflow's tenant inside ``store.pipelined``, where the statement travels in the first
 round trip with BEGIN and the lock (no round trip of its own); page and API reads of a
-signed-in member go through ``TenantScopeMiddleware`` (approvals/middleware.py). The
+signed-in member go through ``TenantScopeMiddleware`` (approvals/http/middleware.py). The
 use-cases that write outside the command path (templates, delegations, the directory,
 drafts, schedules, API tokens, the organisation's settings, legal holds) run in one
 transaction acting for their tenant: ``atomic_for`` and its decorator ``atomic_for_tenant_of``.

@@ -110,7 +110,7 @@ _LISTED = (
     "workflow__subject_type",
     "workflow__subject_id",
     "workflow__public_status",
-    # The request's line and amount, projected when its data was set (data_words).
+    # The request's line and amount, projected when its data was set (words/data.py).
     "workflow__summary",
     "workflow__amount_display",
 )

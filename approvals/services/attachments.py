@@ -26,12 +26,12 @@ from django.core.files.storage import Storage, storages
 from templates_engine import commands as cmd
 
 from .. import access
-from ..data_words import file_size
 from ..models import User, Workflow
 from ..runtime.commands import (
     CommandResult,
 )
 from ..selectors.attachments import STORAGE_ALIAS, attachment_hashes, stored_name
+from ..words.data import file_size
 from .previews import image_too_large, preview_store
 from .workflows import _readable, reader_addition
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..models import User
 from ..runtime import tenant_scope
-from ..zones import ZONE_INVALID, zone_named
+from ..words.zones import ZONE_INVALID, zone_named
 
 
 class SettingRefused(ValueError):

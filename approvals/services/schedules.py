@@ -20,11 +20,11 @@ from django.db import transaction
 from templates_engine import CommandRejected
 
 from .. import access, clock
-from ..cron import Cron, CronInvalid
 from ..models import StartSchedule, User
 from ..models.schedules import SUBJECT_DUE
 from ..runtime import tenant_scope
 from ..runtime.commands import Busy
+from .cron import Cron, CronInvalid
 from .workflows import (
     IdempotencyKeyReused,
     StartResult,

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from ..data_words import code_words, money_fields
 from ..notifications.format import EXPONENTS, SYMBOLS, money_format
+from ..words.data import code_words, money_fields
 from .present import field_label
 
 # operator -> words, per kind of field

@@ -16,8 +16,8 @@ from typing import Any
 from templates_engine.durations import parse_duration
 from templates_engine.errors import DefinitionError
 
-from ..data_words import code_words
 from ..notifications.format import SYMBOLS
+from ..words.data import code_words
 from . import present
 
 NO_CHANGES = "No changes."

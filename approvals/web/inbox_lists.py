@@ -13,10 +13,10 @@ from typing import Any
 from django.http import QueryDict
 from django.utils.timesince import timesince
 
-from ..data_words import format_value, money_fields
 from ..definitions import definition_for
 from ..models import PendingTask, User, Workflow, WorkflowEvent
 from ..selectors.inbox_lists import SORTS, TEXT_MAX, InboxFilter, Kind
+from ..words.data import format_value, money_fields
 from . import present
 
 SORT_LABELS = {

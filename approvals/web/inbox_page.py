@@ -20,7 +20,7 @@ from django.urls import reverse
 from django.utils.html import escape, format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
-from ..decisions import DECISION_LABELS
+from ..words.decisions import DECISION_LABELS
 
 _ZERO = uuid.UUID(int=0)
 

@@ -1,5 +1,5 @@
 """Times in the person's time zone: their own setting when they chose one, else the
-browser's (the pages' script stores it in a cookie), else UTC, named (approvals.zones)."""
+browser's (the pages' script stores it in a cookie), else UTC, named (approvals.words.zones)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Callable
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
-from ..zones import zone_named, zone_of
+from ..words.zones import zone_named, zone_of
 
 TZ_COOKIE = "tz"
 

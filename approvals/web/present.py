@@ -14,10 +14,10 @@ from django.utils import timezone
 
 from templates_engine import SUBMITTER_STEP
 
-from .. import zones
-from ..data_words import code_words, currency_of, file_size, format_value, money_fields
 from ..notifications.format import EXPONENTS, INDIAN_GROUPING, SYMBOLS, money_format
-from ..step_words import (
+from ..words import zones
+from ..words.data import code_words, currency_of, file_size, format_value, money_fields
+from ..words.steps import (
     NOTHING_UNDONE,
     failure_sentence,
     humanise,

@@ -20,7 +20,7 @@ from ..definitions import definition_for
 from ..models import User
 from ..selectors.template_trial import Trial, TrialEntry, workflow_template_try
 from ..selectors.templates import workflow_templates_latest
-from ..step_words import failure_sentence
+from ..words.steps import failure_sentence
 from . import present
 from .forms import SchemaForm
 

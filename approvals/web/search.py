@@ -20,10 +20,10 @@ from drf_spectacular.utils import extend_schema_field
 
 from .. import access
 from ..api.schema import NO_NUL
-from ..data_words import money_fields
 from ..models import User, Workflow, WorkflowTemplate, time_bounds
 from ..runtime import tenant_scope
 from ..selectors import search_text
+from ..words.data import money_fields
 from . import present
 from .forms import MoneyField
 

@@ -7,7 +7,7 @@ import datetime as dt
 
 import pytest
 
-from approvals.cron import CRON_INVALID, Cron, CronInvalid
+from approvals.services.cron import CRON_INVALID, Cron, CronInvalid
 
 UTC = dt.UTC
 

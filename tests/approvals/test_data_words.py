@@ -1,11 +1,11 @@
-"""approvals.data_words: a summary line reads each field as people read it, and falls
+"""approvals.words.data: a summary line reads each field as people read it, and falls
 back to the workflow template's title and the reference."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from approvals.data_words import ELLIPSIS, SUMMARY_MAX, amount_line, summary_line
+from approvals.words.data import ELLIPSIS, SUMMARY_MAX, amount_line, summary_line
 
 SCHEMA: dict[str, Any] = {
     "type": "object",

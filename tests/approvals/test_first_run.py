@@ -32,7 +32,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.topology, pytest.mark.xdist_group
 
 ROOT = Path(__file__).resolve().parents[2]
 STARTUP_SECONDS = 180
-# the inbox's decisions are sent once their Undo has passed (approvals.pages.UNDO_SECONDS)
+# the inbox's decisions are sent once their Undo has passed (approvals.pages.common.UNDO_SECONDS)
 UNDO_PASSED_MS = 30_000
 # Links that sign out, or that answer with a download rather than a page.
 NOT_PAGES = ("/accounts/logout/", "/admin/logout/", "/admin/jsi18n/")

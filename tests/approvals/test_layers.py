@@ -1,12 +1,12 @@
 """The layers of the approvals app import only downward.
 
-    front doors (api/, pages, admin, views, middleware, ...)   workers/
+    front doors (api/, pages/, admin/, http/, views, ...)    workers/
                  \\                                             /
                    services/ (use-cases)  ------  selectors/ (reads)
                                  \\                /
                                   runtime/ (the command path)
                                         |
-                       base helpers (clock, metrics, definitions, activities)
+                       base helpers (clock, metrics, definitions, words/, activities)
                                         |
                                      models/
 
@@ -37,14 +37,10 @@ LAYERS: dict[str, str] = {
     "approvals.metrics": "base",
     "approvals.definitions": "base",
     "approvals.json_input": "base",
-    "approvals.client_ip": "base",
-    "approvals.request_ids": "base",
-    "approvals.decisions": "base",
-    "approvals.zones": "base",
-    "approvals.data_words": "base",  # data as people read it; the inbox's summary line
-    "approvals.step_words": "base",  # step titles and failures as people read them
+    # Words people read, shared by the command path, the mail and the pages: data
+    # (values, the inbox's summary line), step titles and failures, decisions, zones.
+    "approvals.words": "base",
     "approvals.activities": "base",  # the registry of activity functions
-    "approvals.cron": "base",  # cron expressions of start schedules
     "approvals.runtime": "runtime",
     "approvals.sql": "runtime",  # the database objects' .sql files and their reader
     "approvals.access": "access",
@@ -53,26 +49,11 @@ LAYERS: dict[str, str] = {
     "approvals.workers": "workers",
     # Front doors: how people and systems reach the app over HTTP.
     "approvals.api": "front",
-    "approvals.pages": "front",
-    "approvals.draft_pages": "front",
-    "approvals.conversation_pages": "front",
-    "approvals.attachment_pages": "front",
-    "approvals.absence_pages": "front",
-    "approvals.analytics_pages": "front",  # the analytics page (figures from step visits)
+    "approvals.pages": "front",  # the pages, one module per family; errors: 404/403/400/500
     "approvals.context_processors": "front",  # the navigation by role, for every page
-    "approvals.error_pages": "front",  # styled 404/403/400/500; /api/ keeps JSON
-    "approvals.admin": "front",
-    "approvals.admin_site": "front",
-    "approvals.admin_ops": "front",
-    "approvals.admin_offboard": "front",
-    "approvals.admin_workflows": "front",
-    "approvals.admin_home": "front",
+    "approvals.admin": "front",  # the admin site, its models' pages and its own screens
     "approvals.views": "front",
-    "approvals.middleware": "front",
-    "approvals.lockout": "front",
-    "approvals.admin_login": "front",
-    "approvals.admin_templates": "front",
-    "approvals.admin_labels": "front",  # names for the admin's date-and-time boxes
+    "approvals.http": "front",  # middleware, request ids, the client's address, lockout
     "approvals.web": "front",  # the pages' presentation: words, forms, the diagram
     # Audit: its table, the reads (export, verification, replay), the seal it writes,
     # and its doors.
@@ -249,6 +230,11 @@ def test_the_scan_sees_every_layer() -> None:
         "approvals.selectors.workflows",
         "approvals.api.views",
         "approvals.pages",
+        "approvals.pages.inbox",
+        "approvals.admin",
+        "approvals.admin.site",
+        "approvals.http.middleware",
+        "approvals.words.data",
         "approvals.models.workflows",
     } <= names
 
@@ -288,6 +274,11 @@ def test_no_module_imports_upward(path: Path) -> None:
         ("approvals.workers.timers", "from .. import pages", "front"),
         ("approvals.runtime.commands", "from .. import access", "access"),
         ("approvals.clock", "from .runtime import commands", "runtime"),
+        # the rooms: words/ is base, pages/, admin/ and http/ are front doors
+        ("approvals.words.steps", "from ..pages import request", "front"),
+        ("approvals.runtime.commands", "from ..http.request_ids import x", "front"),
+        ("approvals.services.cron", "from ..admin.registry import x", "front"),
+        ("approvals.words.data", "from ..services import cron", "services"),
     ],
 )
 def test_the_checker_catches_a_planted_upward_import(
@@ -308,6 +299,9 @@ def test_the_checker_catches_a_planted_upward_import(
         ("approvals.services.workflows", "from ..selectors.tasks import x\nfrom .. import access"),
         ("approvals.urls", "from . import pages, views\nfrom .api import urls"),
         ("approvals.apps", "from .workers.activities import attempt_dispatch"),
+        ("approvals.runtime.projections", "from ..words.data import summary_line"),
+        ("approvals.pages.inbox", "from .common import _member\nfrom ..http import request_ids"),
+        ("approvals.admin.registry", "from ..services.cron import Cron"),
     ],
 )
 def test_the_checker_allows_downward_imports(module: str, source: str) -> None:

@@ -113,7 +113,7 @@ def test_no_helper_module_beside_the_migrations() -> None:
     "planted",
     [
         "from approvals.runtime import rollup",
-        "def f():\n    from approvals.data_words import money_fields\n",
+        "def f():\n    from approvals.words.data import money_fields\n",
         "from ._ops import postgres_sql",
         "from . import _ops",
         "from approvals.migrations._ops import drop_foreign_key",

@@ -6,11 +6,11 @@ import hashlib
 import json
 
 from approvals.access import Role
-from approvals.decisions import DECISION_LABELS, DECISION_RECORDED
+from approvals.http.request_ids import request_id_valid
 from approvals.models import WorkflowStatus
 from approvals.models.directory import AUDITOR_ROLE, INTEGRATION_ROLE
-from approvals.request_ids import request_id_valid
 from approvals.services.workflows import start_body_hash
+from approvals.words.decisions import DECISION_LABELS, DECISION_RECORDED
 from templates_engine.commands import DECISIONS
 from templates_engine.state import STATUSES
 

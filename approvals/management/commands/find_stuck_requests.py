@@ -6,8 +6,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from approvals.models import Workflow
 from approvals.selectors.stuck import stuck_requests
-from approvals.step_words import step_title
 from approvals.web.present import humanise
+from approvals.words.steps import step_title
 
 from ._tenants import tenant_by_slug
 

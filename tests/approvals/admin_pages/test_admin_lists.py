@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from approvals.admin_site import NUL_IN_QUERY
+from approvals.admin.site import NUL_IN_QUERY
 from approvals.models import Tenant, User
 
 from ..helpers import start_expense

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from approvals import access
-from approvals import analytics_pages as page
 from approvals.models import Tenant, User
+from approvals.pages import analytics as page
 from approvals.services.templates import workflow_template_publish
 from approvals.services.workflows import workflow_start
 

@@ -16,7 +16,7 @@ from approvals import json_input
 from approvals.api import errors as api_errors
 from approvals.api import views as api_views
 from approvals.demo import definitions
-from approvals.middleware import BODY_TOO_LARGE
+from approvals.http.middleware import BODY_TOO_LARGE
 from approvals.models import (
     OrgGroup,
     PendingTask,

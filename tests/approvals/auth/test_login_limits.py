@@ -10,8 +10,8 @@ import pytest
 from django.test import Client, override_settings
 from rest_framework.test import APIClient
 
-from approvals.admin_login import USERNAME_TOO_LONG
-from approvals.lockout import lockout_message
+from approvals.admin.login import USERNAME_TOO_LONG
+from approvals.http.lockout import lockout_message
 
 LIMIT = 5
 ATTACKER = "198.51.100.7"
@@ -169,7 +169,7 @@ def test_behind_one_proxy_the_client_is_the_last_forwarded_entry(acme: Any) -> N
 def test_client_ip(count: int, xff: str, expected: str) -> None:
     from django.test import RequestFactory
 
-    from approvals.client_ip import client_ip
+    from approvals.http.client_ip import client_ip
 
     request = RequestFactory().get("/", REMOTE_ADDR="127.0.0.9", HTTP_X_FORWARDED_FOR=xff)
     with override_settings(APPROVALS_TRUSTED_PROXY_COUNT=count):

@@ -15,7 +15,7 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from approvals.admin_login import ACCOUNT_INACTIVE
+from approvals.admin.login import ACCOUNT_INACTIVE
 from approvals.models import Delegation, OrgGroup, PendingTask, User, WorkflowEvent
 from approvals.runtime.rebuild import read_models_check, read_models_rebuild
 from approvals.services.delegations import delegation_set

@@ -20,8 +20,8 @@ from approvals.notifications.digest import mail_digest_send
 from approvals.notifications.models import MailMessage, NotificationPreference
 from approvals.services.templates import workflow_template_publish
 from approvals.services.workflows import workflow_cancel, workflow_decide, workflow_start
+from approvals.words.zones import ZONE_INVALID
 from approvals.workers.timers import timer_drain
-from approvals.zones import ZONE_INVALID
 
 from ..helpers import decide, run_activities, start_expense
 

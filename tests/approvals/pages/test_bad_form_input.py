@@ -16,7 +16,7 @@ from django.test import Client
 
 from approvals.models import StartRequest, Tenant, User, Workflow, WorkflowEvent, WorkflowTemplate
 from approvals.models.time_bounds import DAY_OUT_OF_RANGE
-from approvals.pages import COMMENT_NUL, DELEGATE_NUL
+from approvals.pages.request import COMMENT_NUL, DELEGATE_NUL
 from approvals.selectors.tasks import CURSOR_SALT
 from approvals.services.templates import workflow_template_publish
 from approvals.services.workflows import IDEMPOTENCY_KEY_INVALID

@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from approvals.models import Workflow, WorkflowEvent
-from approvals.pages import UNDO_SECONDS
+from approvals.pages.common import UNDO_SECONDS
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),

@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from approvals.models import WorkflowEvent
-from approvals.pages import REASON_TEXTS, UNDO_SECONDS
+from approvals.pages.common import REASON_TEXTS, UNDO_SECONDS
 
 from ..a11y import assert_accessible
 from .support import expense_started

@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from approvals.models import User
-from approvals.pages import UNDO_SECONDS
+from approvals.pages.common import UNDO_SECONDS
 from approvals.services.workflows import workflow_reassign, workflow_start
 
 from .test_browser import shot, sign_in

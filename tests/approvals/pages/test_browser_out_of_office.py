@@ -11,8 +11,8 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from approvals import clock
-from approvals.absence_pages import ABSENCE_ENDED
 from approvals.models import Delegation, User
+from approvals.pages.absence import ABSENCE_ENDED
 
 from .test_browser import shot, sign_in
 

@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from approvals.models import WorkflowEvent
-from approvals.pages import REASON_TEXTS, UNDO_SECONDS
+from approvals.pages.common import REASON_TEXTS, UNDO_SECONDS
 
 from .support import expense_started
 from .test_browser import shot, sign_in

@@ -10,12 +10,12 @@ import uuid
 import pytest
 from django.urls import reverse
 
-from approvals.conversation_pages import (
+from approvals.models import Workflow, WorkflowEvent
+from approvals.pages.conversation import (
     COMMENT_ADDED,
     NOT_WITHDRAWABLE,
     WITHDRAW_REASON_MISSING,
 )
-from approvals.models import Workflow, WorkflowEvent
 from approvals.services.comments import MENTION_CANNOT_READ
 from templates_engine.comments import COMMENT_NUL
 

@@ -9,8 +9,8 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from approvals.draft_pages import DRAFT_DELETED
 from approvals.models import Draft, StartRequest, User, Workflow, WorkflowEvent
+from approvals.pages.drafts import DRAFT_DELETED
 from approvals.web import present
 
 from .support import signed_in

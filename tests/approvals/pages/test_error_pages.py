@@ -10,7 +10,7 @@ from django.test import Client, override_settings
 
 from approvals.access import FORBIDDEN_AUDITOR
 from approvals.api.errors import NOT_FOUND
-from approvals.error_pages import FORBIDDEN_PAGE
+from approvals.pages.errors import FORBIDDEN_PAGE
 
 from .support import signed_in
 
@@ -94,7 +94,7 @@ def test_the_bad_request_page_has_the_navigation_and_a_way_back() -> None:
 
 @override_settings(DEBUG=False)
 def test_an_unhandled_error_on_a_page_is_the_plain_500(acme: Any, monkeypatch: Any) -> None:
-    from approvals import pages
+    from approvals.pages import inbox as pages
 
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("boom")

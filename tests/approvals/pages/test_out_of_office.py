@@ -11,8 +11,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from approvals import clock
-from approvals.absence_pages import ABSENCE_BANNER, ABSENCE_ENDED
 from approvals.models import Delegation, DirectoryVersion, User, time_bounds
+from approvals.pages.absence import ABSENCE_BANNER, ABSENCE_ENDED
 from approvals.services.delegations import (
     DELEGATE_SELF,
     DELEGATION_STARTED,

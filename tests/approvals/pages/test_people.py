@@ -11,7 +11,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from approvals.models import Tenant, User
-from approvals.pages import PEOPLE_QUERY_INVALID
+from approvals.pages.absence import PEOPLE_QUERY_INVALID
 from approvals.selectors.people import PEOPLE_LIMIT
 
 from .support import signed_in

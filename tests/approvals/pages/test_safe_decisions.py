@@ -10,7 +10,7 @@ import pytest
 from django.contrib.messages import get_messages
 
 from approvals.models import WorkflowEvent
-from approvals.pages import REASON_TEXTS
+from approvals.pages.common import REASON_TEXTS
 
 from .support import expense_started, signed_in
 

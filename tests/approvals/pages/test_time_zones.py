@@ -13,7 +13,7 @@ from django.test import Client
 from approvals.models import User, Workflow
 from approvals.notifications.bodies import mail_bodies
 from approvals.notifications.models import MailKind, MailMessage
-from approvals.zones import ZONE_INVALID, moment
+from approvals.words.zones import ZONE_INVALID, moment
 
 from .support import expense_started, signed_in
 

@@ -15,7 +15,7 @@ from django.apps import apps
 from django.contrib.messages import get_messages
 from django.test import Client
 
-from approvals.admin_templates import DIFF_VERSION_UNKNOWN, NOTHING_CHANGED, TRY_FORM_INVALID
+from approvals.admin.templates import DIFF_VERSION_UNKNOWN, NOTHING_CHANGED, TRY_FORM_INVALID
 from approvals.models import OrgGroup, Tenant, User, WorkflowTemplate
 from approvals.web.definition_editor import (
     EDITOR_UNREADABLE,

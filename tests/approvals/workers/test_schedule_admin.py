@@ -13,7 +13,7 @@ import pytest
 from django.test import Client
 
 from approvals import clock
-from approvals.admin import SCHEDULE_TEMPLATE_UNKNOWN
+from approvals.admin.registry import SCHEDULE_TEMPLATE_UNKNOWN
 from approvals.models import StartSchedule, Tenant, User
 from approvals.services.schedules import schedule_cron
 from approvals.services.templates import workflow_template_publish

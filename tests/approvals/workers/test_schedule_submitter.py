@@ -12,7 +12,7 @@ import pytest
 from django.test import Client
 
 from approvals import clock
-from approvals.admin import SCHEDULE_SUBMITTER_NOT_MAKER
+from approvals.admin.registry import SCHEDULE_SUBMITTER_NOT_MAKER
 from approvals.models import PendingTask, StartSchedule, User, Workflow, WorkflowEvent
 from approvals.services.schedules import (
     SCHEDULE_NO_OWNER,

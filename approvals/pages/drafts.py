@@ -1,4 +1,4 @@
-"""The pages' part of drafts that is not the new-request form (approvals.pages holds
+"""The pages' part of drafts that is not the new-request form (pages/start.py holds
 that): submitting a draft from My requests, and deleting one after asking."""
 
 from __future__ import annotations
@@ -16,21 +16,22 @@ from django.views.decorators.http import require_http_methods
 from templates_engine import CommandRejected
 from templates_engine import errors as engine_errors
 
-from . import access
-from .models import Draft
-from .pages import BUSY, _member, _started
-from .runtime.commands import Busy
-from .selectors.drafts import draft_get
-from .selectors.templates import workflow_template_latest
-from .services.drafts import (
+from .. import access
+from ..models import Draft
+from ..runtime.commands import Busy
+from ..selectors.drafts import draft_get
+from ..selectors.templates import workflow_template_latest
+from ..services.drafts import (
     SUBJECT_MISSING_CODE,
     DraftNotFound,
     DraftRefused,
     draft_delete,
     draft_submit,
 )
-from .services.workflows import IdempotencyKeyReused, SubjectTaken, TemplateNotFound
-from .web import present
+from ..services.workflows import IdempotencyKeyReused, SubjectTaken, TemplateNotFound
+from ..web import present
+from .common import BUSY, _member
+from .start import _started
 
 DRAFT_DELETED = "Deleted the draft {subject}."
 REFERENCE = "Reference"

@@ -19,21 +19,20 @@ from django.views.decorators.http import require_http_methods
 
 from templates_engine import CommandRejected
 
-from . import access
-from .data_words import file_size
-from .models import Draft, DraftFile, User
-from .request_ids import request_id_valid
-from .runtime.commands import BUSY, Busy, RequestIdReused, WorkflowNotFound
-from .selectors.attachments import (
+from .. import access
+from ..http.request_ids import request_id_valid
+from ..models import Draft, DraftFile, User
+from ..runtime.commands import BUSY, Busy, RequestIdReused, WorkflowNotFound
+from ..selectors.attachments import (
     Attachment,
     attachment_get,
     attachment_hashes,
     preview_exists,
     preview_open,
 )
-from .selectors.drafts import draft_file_get, draft_file_name
-from .selectors.workflows import workflow_get
-from .services.attachments import (
+from ..selectors.drafts import draft_file_get, draft_file_name
+from ..selectors.workflows import workflow_get
+from ..services.attachments import (
     NO_FILE,
     NO_FILE_CODE,
     AttachmentAdded,
@@ -46,14 +45,15 @@ from .services.attachments import (
     attachments_add,
     attachments_check,
 )
-from .services.drafts import DraftNotFound, DraftRefused, draft_files_add
-from .web.present import Line
-from .web.uploads import (
+from ..services.drafts import DraftNotFound, DraftRefused, draft_files_add
+from ..web.present import Line
+from ..web.uploads import (
     AttachmentUploadHandler,
     attachment_response,
     preview_response,
     uploads_streamed,
 )
+from ..words.data import file_size
 
 FORM_UNREADABLE = "The form could not be read; reload the page and attach the file again."
 ATTACHED = "Attached {name} ({size})."

@@ -17,7 +17,7 @@ from typing import Any
 from templates_engine import Definition
 from templates_engine.summary import summary_fields
 
-from .notifications.format import money_format, one_line
+from ..notifications.format import money_format, one_line
 
 MONEY_KEY = "x-money"
 DEFAULT_CURRENCY = "INR"

@@ -13,10 +13,10 @@ from django.db import connections, transaction
 from django.http import HttpRequest, HttpResponse
 from django.utils.cache import patch_cache_control
 
-from .api.auth import MalformedBearer, bearer_token, bearer_user
-from .api.errors import json_error
+from ..api.auth import MalformedBearer, bearer_token, bearer_user
+from ..api.errors import json_error
+from ..runtime import tenant_scope
 from .request_ids import request_id_valid
-from .runtime import tenant_scope
 
 BODY_TOO_LARGE = "The request body is larger than {limit} bytes."
 BAD_LENGTH = "Content-Length is not a number."

@@ -11,7 +11,7 @@ from django.contrib.auth.forms import AuthenticationForm
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
-from .api.errors import json_error
+from ..api.errors import json_error
 
 TOO_MANY_ATTEMPTS = (
     "Too many failed sign-in attempts for this account or from this address; "

@@ -9,15 +9,16 @@ from typing import Any
 
 from django.urls import reverse
 
-from . import access, zones
-from .access import Role
-from .admin_ops import attention_row
-from .selectors import attention
-from .selectors.templates import workflow_templates_latest
+from .. import access
+from ..access import Role
+from ..selectors import attention
+from ..selectors.templates import workflow_templates_latest
+from ..words import zones
+from .operations import attention_row
 
 # Rows of "What needs attention" on the home; the whole list is one link away.
 ATTENTION_ON_HOME = 8
-# The pseudo-apps admin_site adds to the app list that the home's sections replace.
+# The pseudo-apps site.py adds to the app list that the home's sections replace.
 LEADS = frozenset({"people", "audit"})
 # Tables of the engine's machinery: for those who act on them (organisation admins
 # re-arm timers and retry steps), not on an auditor's home.

@@ -8,7 +8,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views import defaults
 
-from .api.errors import FORBIDDEN, NOT_FOUND, json_error
+from ..api.errors import FORBIDDEN, NOT_FOUND, json_error
 
 # What a refusal says when the code that refused gave no sentence of its own.
 FORBIDDEN_PAGE = (

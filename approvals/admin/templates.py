@@ -27,22 +27,22 @@ from guardian.admin import GuardedModelAdmin
 
 from templates_engine import TERMINAL
 
-from . import clock, json_input
-from .activities import activity_names
-from .models import OrgGroup, User, WorkflowTemplate
-from .selectors.template_trial import Trial, workflow_template_try
-from .selectors.templates import workflow_template_problems, workflow_template_versions
-from .services.templates import (
+from .. import clock, json_input
+from ..activities import activity_names
+from ..models import OrgGroup, User, WorkflowTemplate
+from ..selectors.template_trial import Trial, workflow_template_try
+from ..selectors.templates import workflow_template_problems, workflow_template_versions
+from ..services.templates import (
     AlreadyRetired,
     DefinitionRefused,
     workflow_template_publish,
     workflow_template_retire,
     workflow_template_rollback,
 )
-from .web import condition_form
-from .web.definition_changes import definition_changes
-from .web.definition_diff import DiffLine, definition_diff, pretty
-from .web.definition_editor import (
+from ..web import condition_form
+from ..web.definition_changes import definition_changes
+from ..web.definition_diff import DiffLine, definition_diff, pretty
+from ..web.definition_editor import (
     EDITOR_UNREADABLE,
     EditorShapeError,
     complete,
@@ -52,12 +52,12 @@ from .web.definition_editor import (
     sample_data,
     to_editor,
 )
-from .web.definition_problems import Problem, problems_in_words
-from .web.diagram import workflow_svg
-from .web.editor_page import editor_context, first_names, retire_effect, rollback_effect
-from .web.forms import SchemaForm
-from .web.story import names_in
-from .web.template_trial_words import trial_rows, trial_usernames
+from ..web.definition_problems import Problem, problems_in_words
+from ..web.diagram import workflow_svg
+from ..web.editor_page import editor_context, first_names, retire_effect, rollback_effect
+from ..web.forms import SchemaForm
+from ..web.story import names_in
+from ..web.template_trial_words import trial_rows, trial_usernames
 
 PREVIEW_NOTE = "Preview only: nothing is published until you press Save."
 NOT_AN_OBJECT = "The definition must be a JSON object."
@@ -319,7 +319,7 @@ def trial_context(
 
 
 class WorkflowTemplateAdmin(GuardedModelAdmin):
-    """Mixed into admin.py's TenantScoped registration (see admin.py). Saving never
+    """Mixed into registry.py's TenantScoped registration (see registry.py). Saving never
     edits a published version: it publishes the next one."""
 
     form = WorkflowTemplateForm

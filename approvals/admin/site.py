@@ -8,7 +8,6 @@ from functools import wraps
 from typing import Any, TypeVar, cast
 
 from django.contrib.admin import AdminSite
-from django.contrib.admin.apps import AdminConfig
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.template.response import TemplateResponse
@@ -47,9 +46,9 @@ class ApprovalsAdminSite(AdminSite):
         return cast(_View, checked)
 
     def index(self, request: HttpRequest, extra_context: Any = None) -> TemplateResponse:
-        """The home by role (admin_home): what the person came for, then the tables."""
+        """The home by role (home.py): what the person came for, then the tables."""
         # Imported here: INSTALLED_APPS loads this module before the models are ready.
-        from .admin_home import home_app_list, home_sections
+        from .home import home_app_list, home_sections
 
         extra = {
             "home": home_sections(request.user),
@@ -60,14 +59,14 @@ class ApprovalsAdminSite(AdminSite):
 
     def login(self, request: HttpRequest, extra_context: Any = None) -> HttpResponse:
         # Imported here: INSTALLED_APPS loads this module before the models are ready.
-        from .admin_login import RoleAuthenticationForm
+        from .login import RoleAuthenticationForm
 
         self.login_form = RoleAuthenticationForm
         return super().login(request, extra_context)
 
     def has_permission(self, request: HttpRequest) -> bool:
         # Imported here: INSTALLED_APPS loads this module before the models are ready.
-        from . import access
+        from .. import access
 
         return access.may_use_admin(request.user)
 
@@ -77,8 +76,8 @@ class ApprovalsAdminSite(AdminSite):
         # Imported here: INSTALLED_APPS loads this module before the models are ready.
         from django.urls import reverse
 
-        from . import access
-        from .admin_home import ENGINE_TABLES, shows_engine_tables
+        from .. import access
+        from .home import ENGINE_TABLES, shows_engine_tables
 
         apps = super().get_app_list(request, app_label)
         user: Any = request.user
@@ -110,7 +109,3 @@ class ApprovalsAdminSite(AdminSite):
         ]
         audit = {"name": "Audit", "app_label": "audit", "app_url": links[0][1], "models": models}
         return [audit, *apps]
-
-
-class ApprovalsAdminConfig(AdminConfig):
-    default_site = "approvals.admin_site.ApprovalsAdminSite"

@@ -20,12 +20,12 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
-from . import access, clock
-from .audit.export import csv_lines
-from .data_words import code_words
-from .models import User, WorkflowTemplate
-from .selectors.analytics import AnalyticsFilter, longest_open, step_figures, weekly_starts
-from .web import analytics_words as words
+from .. import access, clock
+from ..audit.export import csv_lines
+from ..models import User, WorkflowTemplate
+from ..selectors.analytics import AnalyticsFilter, longest_open, step_figures, weekly_starts
+from ..web import analytics_words as words
+from ..words.data import code_words
 
 DEFAULT_WEEKS = 12
 LONGEST_DAYS = 731

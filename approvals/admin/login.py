@@ -10,8 +10,8 @@ from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxLengthValidator
 
-from . import access
-from .models import User
+from .. import access
+from ..models import User
 
 NOT_FOR_THE_ADMIN = (
     "This account has no role that uses the administration; sign in to the app instead."

@@ -14,17 +14,18 @@ from django.views.decorators.http import require_http_methods
 from templates_engine import CommandRejected
 from templates_engine.comments import COMMENT_MAX
 
-from . import access
-from .attachment_pages import files_checked, files_recorded
-from .models import User, Workflow
-from .pages import BUSY, DECISION_UNREADABLE, _detail_context, _member, _subject
-from .request_ids import request_id_valid
-from .runtime.commands import Busy, RequestIdReused, WorkflowNotFound
-from .selectors.workflows import workflow_get
-from .services.attachments import AttachmentRefused
-from .services.comments import CommentRefused, workflow_comment
-from .services.workflows import workflow_cancel
-from .web.uploads import uploads_streamed
+from .. import access
+from ..http.request_ids import request_id_valid
+from ..models import User, Workflow
+from ..runtime.commands import Busy, RequestIdReused, WorkflowNotFound
+from ..selectors.workflows import workflow_get
+from ..services.attachments import AttachmentRefused
+from ..services.comments import CommentRefused, workflow_comment
+from ..services.workflows import workflow_cancel
+from ..web.uploads import uploads_streamed
+from .common import BUSY, _member, _subject
+from .files import files_checked, files_recorded
+from .request import DECISION_UNREADABLE, _detail_context
 
 COMMENT_ADDED = "Your comment was added; the others on this request are told by e-mail."
 COMMENT_ALREADY_ADDED = "Your comment had already been added."

@@ -21,11 +21,11 @@ from django.urls import URLPattern, path, reverse
 
 from templates_engine import CommandRejected
 
-from . import access
-from .models import User, Workflow, WorkflowStatus
-from .runtime.commands import RequestIdReused, WorkflowNotFound
-from .selectors import attention, stuck
-from .services.operations import (
+from .. import access
+from ..models import User, Workflow, WorkflowStatus
+from ..runtime.commands import RequestIdReused, WorkflowNotFound
+from ..selectors import attention, stuck
+from ..services.operations import (
     ReasonRequired,
     timer_rearm,
     workflow_add_approver,
@@ -33,14 +33,14 @@ from .services.operations import (
     workflow_restart,
     workflow_retry_compensation,
 )
-from .services.workflows import (
+from ..services.workflows import (
     IdempotencyKeyReused,
     SubjectTaken,
     TemplateNotFound,
     workflow_cancel,
     workflow_reassign,
 )
-from .web import present
+from ..web import present
 
 REASON_HELP = "Kept in the workflow's history with your name."
 

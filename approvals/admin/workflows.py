@@ -22,11 +22,12 @@ from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
-from . import access, zones
-from .data_words import money_fields
-from .models import PendingTask, User, Workflow, WorkflowEvent, WorkflowTemplate
-from .web import present
-from .web.story import names_in, raw_definition, workflow_story
+from .. import access
+from ..models import PendingTask, User, Workflow, WorkflowEvent, WorkflowTemplate
+from ..web import present
+from ..web.story import names_in, raw_definition, workflow_story
+from ..words import zones
+from ..words.data import money_fields
 
 # How many of a step's people the list names before "and N more".
 NAMED_AT_MOST = 3

@@ -14,22 +14,10 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 
-from . import access, zones
-from .activities.outbound import allow_list
-from .admin_labels import LabelledDateTimeAdmin
-from .admin_offboard import OffboardingAdmin
-from .admin_ops import WorkflowOperationsAdmin
-from .admin_templates import PrettyJSONField
-from .admin_templates import WorkflowTemplateAdmin as WorkflowTemplateAdminBase
-from .admin_workflows import (
-    PeopleRowsAdmin,
-    RequestRowsAdmin,
-    TimerKindFilter,
-    WorkflowPeopleAdmin,
-)
-from .audit.admin import AuditExportAdmin
-from .cron import Cron, CronInvalid
-from .models import (
+from .. import access
+from ..activities.outbound import allow_list
+from ..audit.admin import AuditExportAdmin
+from ..models import (
     ActivityAttempt,
     ApiToken,
     Delegation,
@@ -42,12 +30,20 @@ from .models import (
     Workflow,
     WorkflowTemplate,
 )
-from .runtime import tenant_scope
-from .selectors.templates import workflow_template_latest
-from .services.delegations import DelegationRefused, delegation_check
-from .services.directory import DeactivationRefused, handover_summary, user_deactivate
-from .services.schedules import schedule_cron, schedule_plan
-from .services.tokens import token_revoke
+from ..runtime import tenant_scope
+from ..selectors.templates import workflow_template_latest
+from ..services.cron import Cron, CronInvalid
+from ..services.delegations import DelegationRefused, delegation_check
+from ..services.directory import DeactivationRefused, handover_summary, user_deactivate
+from ..services.schedules import schedule_cron, schedule_plan
+from ..services.tokens import token_revoke
+from ..words import zones
+from .labels import LabelledDateTimeAdmin
+from .offboarding import OffboardingAdmin
+from .operations import WorkflowOperationsAdmin
+from .templates import PrettyJSONField
+from .templates import WorkflowTemplateAdmin as WorkflowTemplateAdminBase
+from .workflows import PeopleRowsAdmin, RequestRowsAdmin, TimerKindFilter, WorkflowPeopleAdmin
 
 
 class TenantScoped(LabelledDateTimeAdmin):
@@ -305,7 +301,7 @@ class DelegationAdmin(PeopleRowsAdmin, TenantScoped):
 @admin.register(WorkflowTemplate)
 class WorkflowTemplateAdmin(TenantScoped, WorkflowTemplateAdminBase):
     """Saving never edits a published version: it publishes the next one (see
-    admin_templates.py). Granting object permissions (who may read a workflow
+    admin/templates.py). Granting object permissions (who may read a workflow
     template's workflows) is for superusers only."""
 
     def obj_perms_manage_view(self, request: HttpRequest, object_pk: Any) -> HttpResponse:
@@ -474,8 +470,8 @@ class ReadOnlyAdmin(TenantScoped):
 @admin.register(Workflow)
 class WorkflowAdmin(AuditExportAdmin, WorkflowOperationsAdmin, WorkflowPeopleAdmin, ReadOnlyAdmin):
     """Read-only: what an organisation admin may do to a workflow is on its operations
-    page (admin_ops), through the command path. The list and the view read as the
-    app does (admin_workflows)."""
+    page (operations.py), through the command path. The list and the view read as the
+    app does (workflows.py)."""
 
 
 @admin.register(PendingTask)

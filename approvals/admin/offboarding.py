@@ -18,9 +18,9 @@ from django.http.response import HttpResponseBase
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 
-from . import access
-from .models import OrgGroup, User, Workflow
-from .services.directory import (
+from .. import access
+from ..models import OrgGroup, User, Workflow
+from ..services.directory import (
     GROUP,
     NAMED,
     PRINCIPAL,
@@ -30,7 +30,7 @@ from .services.directory import (
     takers_for,
     user_deactivate,
 )
-from .web import present
+from ..web import present
 
 NOBODY_TAKES = "nobody can take it: choose someone"
 NOT_A_CHOICE = "Choose someone from the list for each task you give to someone else."

@@ -1,0 +1,99 @@
+"""What the page modules share: the signed-in member, first names, a template's
+schema, a workflow's subject and decision words, and the messages they all show."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from django.http import (
+    Http404,
+    HttpRequest,
+)
+
+from templates_engine.steps.approval import REASON_REQUIRED, TURNING_BACK
+
+from ..definitions import definition_for, raw_definition_for
+from ..models import User, Workflow, WorkflowTemplate
+
+NO_SUCH_COLLEAGUE = "Choose a colleague from your organisation."
+
+
+BUSY = "The workflow is busy; please try again."
+
+
+# How long the inbox holds a decision, with an Undo, before it sends it.
+UNDO_SECONDS = 8
+
+
+REASON_TEXTS = {d: REASON_REQUIRED.format(decision=words) for d, words in TURNING_BACK.items()}
+
+
+def _member(request: HttpRequest) -> User:
+    user = request.user
+    if not isinstance(user, User) or user.tenant_id is None:
+        raise Http404
+    return user
+
+
+def _names(user: User, usernames: Iterable[str | None]) -> dict[str, str]:
+    """Usernames -> first names (the username when none), in one query."""
+    wanted = {u for u in usernames if u}
+    if not wanted:
+        return {}
+    rows = User.objects.filter(tenant_id=user.member_tenant_id, username__in=wanted).values_list(
+        "username", "first_name"
+    )
+    return {u: first or u for u, first in rows}
+
+
+def _raw(template: WorkflowTemplate) -> Mapping[str, Any]:
+    return template.definition if isinstance(template.definition, Mapping) else {}
+
+
+def _cached_schema(template_id: int) -> Mapping[str, Any] | None:
+    schema = raw_definition_for(template_id).get("schema")
+    return schema if isinstance(schema, Mapping) else None
+
+
+def _schema(template: WorkflowTemplate) -> Mapping[str, Any] | None:
+    schema = _raw(template).get("schema")
+    return schema if isinstance(schema, Mapping) else None
+
+
+def _subject(wf: Workflow) -> str:
+    return f"{wf.template.title} {wf.subject_id}"
+
+
+def _reason_required(wf: Workflow, step: str | None) -> bool:
+    """Whether ``step`` asks a reason to reject or send back (the engine refuses the
+    decision without one; the page says so before it is sent)."""
+    definition = definition_for(wf.template_id)
+    if not step or step not in {s.id for s in definition.steps}:
+        return True
+    return bool(getattr(definition.step(step), "reason_required", True))
+
+
+def _query_without(request: HttpRequest, *names: str) -> str:
+    """The page's query string without ``names``, for links that keep the rest."""
+    params = request.GET.copy()
+    for name in names:
+        params.pop(name, None)
+    return params.urlencode()
+
+
+def _awaits_changes_from(user: User, wf: Workflow) -> bool:
+    """The workflow was sent back and waits for ``user``, its submitter, alone. (The
+    snapshot keeps ``resubmit_step`` after a resubmission: who is asked is what says.)
+    A row read without its snapshot carries those two keys as ``resubmit_step`` and
+    ``asked`` (web.search)."""
+    if wf.submitter_id != user.pk or wf.status != "RUNNING":
+        return False
+    if hasattr(wf, "asked"):
+        step, assignments = getattr(wf, "resubmit_step", None), wf.asked
+    else:
+        step, assignments = wf.snapshot.get("resubmit_step"), wf.snapshot.get("assignments")
+    if not step:
+        return False
+    asked = [a.get("user") for a in assignments or [] if isinstance(a, Mapping)]
+    return asked == [user.username]

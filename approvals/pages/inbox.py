@@ -1,0 +1,206 @@
+"""The inbox (tasks, with the lists and the summary line) and the requests someone made
+(my workflows, with their drafts)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.http import (
+    HttpRequest,
+    HttpResponse,
+    HttpResponseRedirect,
+)
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils import timezone
+
+from templates_engine.steps.approval import HANDOVER_NOTE_MAX
+
+from ..definitions import raw_definition_for
+from ..models import User, Workflow
+from ..selectors.drafts import drafts_of
+from ..selectors.inbox_lists import InboxFilter, inbox_kinds, inbox_listing, requests_of
+from ..selectors.tasks import BadCursor
+from ..selectors.templates import workflow_templates_latest
+from ..web import inbox_lists as lists
+from ..web import inbox_page, present
+from ..web.hand_over import standing_in_marks
+from ..words.decisions import DECISION_LABELS, DECISION_RECORDED
+from .common import (
+    REASON_TEXTS,
+    UNDO_SECONDS,
+    _awaits_changes_from,
+    _cached_schema,
+    _member,
+    _names,
+    _query_without,
+    _raw,
+    _reason_required,
+    _schema,
+    _subject,
+)
+
+
+@login_required
+def inbox(request: HttpRequest) -> HttpResponse:
+    user = _member(request)
+    now = timezone.now()
+    catalogue = inbox_kinds(user)
+    chosen, number, notes = lists.read_inbox_filter(request.GET, catalogue[0])
+    try:
+        page = inbox_listing(
+            user=user,
+            filters=chosen,
+            now=now,
+            cursor=request.GET.get("cursor"),
+            page=number,
+            catalogue=catalogue,
+        )
+    except BadCursor:
+        return HttpResponseRedirect(reverse("inbox"))
+    names = _names(user, [u for t in page.tasks for u in (t.on_behalf_of, t.handed_on_from)])
+    others = lists.others_asked(user, page.tasks)
+    resubmitted = lists.resubmissions(t.workflow for t in page.tasks)
+    away = standing_in_marks(user, page.tasks)  # "for Bob", and hand-over notes
+    constants = {
+        **inbox_page.page_constants(request),
+        "reason_texts": REASON_TEXTS,
+        "handover_note_max": HANDOVER_NOTE_MAX,
+    }
+    forms = inbox_page.RowForms(constants)
+    rows = []
+    for t in page.tasks:
+        wf = t.workflow
+        submitter = wf.submitter
+        subject, schema = _subject(wf), _schema(wf.template)
+        figures = present.key_figures(schema, wf.data)
+        amount = present.main_amount(schema, wf.data)
+        requester = (submitter.first_name or submitter.username) if submitter else ""
+        behalf = present.person(t.on_behalf_of, names) if t.on_behalf_of else ""
+        url, decide_url = inbox_page.workflow_links(t.workflow_id)
+        row = {
+            "pk": t.pk,
+            "url": url,
+            "decide_url": decide_url,
+            "since_iso": inbox_page.iso(t.created_at),
+            "due_iso": inbox_page.iso(t.due_at),
+            "waiting": lists.age(t.created_at, now),
+            "since": present.when(t.created_at),
+            "waits_on": lists.inbox_waits_on(others.get((str(wf.pk), t.step), [])),
+            "resubmission": resubmitted.get(str(wf.pk)),
+            "task": t,
+            "wf": wf,
+            "request_id": uuid.uuid4().hex,
+            "subject": subject,
+            "summary": wf.summary if wf.summary != subject else "",
+            "requester": requester,
+            "figures": figures,
+            "step": present.step_title(_raw(wf.template), t.step),
+            "behalf": behalf,
+            "handed_on": present.handed_on(t.handed_on_from, names),
+            "due": present.when(t.due_at),
+            "overdue": t.due_at < now,
+            "resubmit": submitter is not None and submitter.pk == user.pk,
+            "reason_required": _reason_required(wf, t.step),
+            # what the decision forms ask before they record (as _decision_words)
+            "question": present.reject_question(subject, requester, figures),
+            "amount_minor": amount[0] if amount else "",
+            "currency": amount[1] if amount else "",
+            "for_user": "",
+            **away.get(t.pk, {}),
+        }
+        row["forms"] = forms(row)
+        rows.append(row)
+    return render(
+        request,
+        "approvals/inbox.html",
+        {
+            "rows": rows,
+            "next_cursor": page.next_cursor,
+            "listing": page,
+            "chosen": chosen,
+            "notes": notes,
+            "sorts": lists.SORT_LABELS,
+            "filtered": chosen != InboxFilter(sort=chosen.sort),
+            "query": _query_without(request, "page", "cursor"),
+            "decisions": DECISION_LABELS,
+            "money": present.money_parts({str(r["currency"]) for r in rows if r["currency"]}),
+            "undo_seconds": UNDO_SECONDS,
+            "done_words": DECISION_RECORDED,
+            **constants,
+        },
+    )
+
+
+def _workflow_rows(user: User, workflows: list[Workflow]) -> list[dict[str, Any]]:
+    """Each row as My requests and the search list it. A workflow template version's
+    definition is read from the process's cache (it never changes), so the rows need
+    not carry it (the search reads only ``web.search.PAGE_COLUMNS``)."""
+    return [
+        {
+            "wf": wf,
+            "subject": _subject(wf),
+            "status": present.status_label(wf.public_status, raw_definition_for(wf.template_id)),
+            "figures": present.key_figures(_cached_schema(wf.template_id), wf.data),
+            "submitted": present.when(wf.created_at),
+            "submitter": (wf.submitter.first_name or wf.submitter.username) if wf.submitter else "",
+            "sent_back": _awaits_changes_from(user, wf),
+        }
+        for wf in workflows
+    ]
+
+
+def _draft_rows(user: User) -> list[dict[str, Any]]:
+    """The person's drafts, as My requests lists them above what they submitted."""
+    templates = {t.key: t for t in workflow_templates_latest(tenant_id=user.member_tenant_id)}
+    rows = []
+    for draft in drafts_of(user=user):
+        template = templates.get(draft.template_key)
+        title = template.title if template else present.humanise(draft.template_key)
+        rows.append(
+            {
+                "draft": draft,
+                "subject": f"{title} {draft.subject_id}".strip(),
+                "figures": present.key_figures(_schema(template), draft.data) if template else "",
+                "saved": present.when(draft.updated_at),
+                "edit": f"{reverse('workflow-new')}?template={draft.template_key}&draft={draft.pk}",
+            }
+        )
+    return rows
+
+
+@login_required
+def my_workflows(request: HttpRequest) -> HttpResponse:
+    user = _member(request)
+    kinds, _ = inbox_kinds(user)
+    notes: list[str] = []
+    status = lists.read_status(request.GET, notes)
+    kind = lists.kind_of(request.GET, kinds, notes)
+    statuses = lists.STATUS_FILTERS[status][1] if status else ()
+    rows = requests_of(user=user, statuses=statuses, kind=kind, limit=100)
+    waits = lists.waiting_on(user, rows)
+    now = timezone.now()
+    table = [
+        {
+            **row,
+            "waits_on": waits.get(str(row["wf"].pk), ""),
+            "age": lists.age(row["wf"].created_at, now),
+        }
+        for row in _workflow_rows(user, rows)
+    ]
+    return render(
+        request,
+        "approvals/my_workflows.html",
+        {
+            "rows": table,
+            "drafts": _draft_rows(user),
+            "kinds": kinds,
+            "statuses": {k: words for k, (words, _) in lists.STATUS_FILTERS.items()},
+            "chosen_status": status,
+            "chosen_kind": kind,
+            "filtered": bool(status or kind),
+            "notes": notes,
+        },
+    )

@@ -1,0 +1,312 @@
+"""One request: the workflow page with its history and diagram, deciding a task, and
+resubmitting a request sent back. How things read to people lives in
+approvals.web.present."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseRedirect,
+    JsonResponse,
+)
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_http_methods
+
+from templates_engine import CommandRejected
+from templates_engine import errors as engine_errors
+from templates_engine.steps.approval import HANDOVER_NOTE_MAX, REASON_REQUIRED, TURNING_BACK
+
+from .. import access
+from ..http.request_ids import request_id_valid
+from ..models import User, Workflow
+from ..runtime.commands import Busy, RequestIdReused, WorkflowNotFound
+from ..selectors.standing_in import stands_in_for
+from ..selectors.workflows import workflow_get, workflow_restart_links
+from ..services.attachments import AttachmentRefused
+from ..services.workflows import (
+    workflow_decide,
+)
+from ..web import present
+from ..web.forms import SchemaForm
+from ..web.refusals import REJECTION_TEXT, refusal_text
+from ..web.story import workflow_story
+from ..web.uploads import uploads_streamed
+from ..words.decisions import DECISION_LABELS, DECISION_RECORDED
+from .common import (
+    BUSY,
+    REASON_TEXTS,
+    _awaits_changes_from,
+    _member,
+    _names,
+    _raw,
+    _reason_required,
+    _schema,
+    _subject,
+)
+from .files import (
+    file_field_context,
+    files_card,
+    files_checked,
+    files_recorded,
+)
+
+DECISIONS = (*DECISION_LABELS, "delegate")
+
+
+COMMENT_NUL = "The comment may not contain a NUL character; nothing was recorded."
+
+
+DELEGATE_NUL = "A colleague's name has no NUL character in it; nothing was recorded."
+
+
+DONE_WORDS = {**DECISION_RECORDED, "delegate": "Handed on"}
+
+
+DECISION_UNREADABLE = "That decision could not be read; please try again."
+
+
+DELEGATE_MISSING = "Choose the colleague to hand this task to."
+
+
+NOT_SENT_BACK = "This request is not waiting for your changes."
+
+
+# A rejection is confirmed first: the inbox's script asks in a dialog and sends
+# ``confirmed=yes``; a plain form post gets a confirmation page.
+CONFIRMED = "yes"
+
+
+def _decision_words(wf: Workflow, requester: str) -> dict[str, Any]:
+    """What the decision forms need to ask before they record: the rejection's
+    question naming the request, and the amount the bulk approval adds up."""
+    figures = present.key_figures(_schema(wf.template), wf.data)
+    amount = present.main_amount(_schema(wf.template), wf.data)
+    return {
+        "question": present.reject_question(_subject(wf), requester, figures),
+        "amount_minor": amount[0] if amount else "",
+        "currency": amount[1] if amount else "",
+    }
+
+
+def _detail_context(user: User, wf: Workflow) -> dict[str, Any]:
+    told = workflow_story(wf)
+    history, assignees, names, lines = told.history, told.assignees, told.names, told.timeline
+    held = next((a for a in assignees if a["user"] == user.username), None)
+    mine = held is not None
+    stand_in = "" if mine else stands_in_for(user, [a["user"] or "" for a in assignees])
+    held_for = (held or {}).get("onBehalfOf") or stand_in  # "for Bob"
+    return {
+        "wf": wf,
+        "subject": _subject(wf),
+        "status_label": told.status_label,
+        "status_sentence": told.status_sentence,
+        "data_rows": present.data_rows(_schema(wf.template), wf.data),
+        "timeline": lines,
+        "files": files_card(lines),
+        "may_attach": access.may_attach(user, wf),
+        "attach_request_id": uuid.uuid4().hex,
+        **file_field_context(),
+        "sent_back_note": present.sent_back_note(history, told.ctx),
+        "may_comment": access.may_comment(user, wf),
+        "comment_request_id": uuid.uuid4().hex,
+        "may_withdraw": access.may_withdraw(user, wf),
+        "withdraw_request_id": uuid.uuid4().hex,
+        "restart": workflow_restart_links(history=history),
+        "diagram": told.diagram,
+        "submitted": present.when(wf.created_at),
+        "submitter_name": told.submitter_name,
+        "mine": mine or bool(stand_in),
+        # a task of someone out of office whom ``user`` decides for now ("for Bob")
+        "for_user": stand_in,
+        "for_name": present.person(held_for, names) if held_for else "",
+        "handover_note_max": HANDOVER_NOTE_MAX,
+        "sent_back": _awaits_changes_from(user, wf),
+        "request_id": uuid.uuid4().hex,
+        "decisions": DECISION_LABELS,
+        "reason_required": _reason_required(wf, wf.current_step),
+        "reason_texts": REASON_TEXTS,
+        **_decision_words(wf, told.submitter_name),
+    }
+
+
+@login_required
+def workflow_detail(request: HttpRequest, workflow_id: str) -> HttpResponse:
+    user = _member(request)
+    wf = workflow_get(user=user, workflow_id=workflow_id)
+    if wf is None:
+        raise Http404
+    context = _detail_context(user, wf)
+    if context["sent_back"]:
+        context["form"] = SchemaForm(_schema(wf.template), initial=wf.data, with_reference=False)
+    return render(request, "approvals/workflow_detail.html", context)
+
+
+def _wants_json(request: HttpRequest) -> bool:
+    return "application/json" in request.headers.get("Accept", "")
+
+
+def _answer(
+    request: HttpRequest, back: str, *, ok: bool, message: str, code: int, status: str = ""
+) -> HttpResponse:
+    """For the inbox's script a JSON answer; for a plain form post a message and a
+    redirect."""
+    if _wants_json(request):
+        return JsonResponse({"ok": ok, "message": message, "status": status}, status=code)
+    (messages.success if ok else messages.error)(request, message)
+    return HttpResponseRedirect(back)
+
+
+@login_required
+@require_http_methods(["POST"])
+def decide(request: HttpRequest, workflow_id: str) -> HttpResponse:
+    user = _member(request)
+    decision = request.POST.get("decision", "")
+    request_id = request.POST.get("request_id", "")
+    comment = request.POST.get("comment", "")[:4000]
+    delegate_to = request.POST.get("delegate_to", "").strip() or None
+    # a task of someone out of office whom ``user`` stands in for (the inbox's "for Bob")
+    on_behalf_of = request.POST.get("on_behalf_of", "").strip()[:150] or None
+    back = request.POST.get("next") or reverse("workflow", args=[workflow_id])
+    if not url_has_allowed_host_and_scheme(
+        back, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        back = reverse("inbox")  # never bounce to another site
+    if decision not in DECISIONS or not request_id_valid(request_id):
+        return _answer(request, back, ok=False, message=DECISION_UNREADABLE, code=400)
+    if decision == "delegate" and not delegate_to:
+        return _answer(request, back, ok=False, message=DELEGATE_MISSING, code=400)
+    if "\x00" in comment:  # the database cannot keep a NUL in text
+        return _answer(request, back, ok=False, message=COMMENT_NUL, code=400)
+    if delegate_to is not None and "\x00" in delegate_to:
+        return _answer(request, back, ok=False, message=DELEGATE_NUL, code=400)
+    if on_behalf_of is not None and "\x00" in on_behalf_of:
+        return _answer(request, back, ok=False, message=DECISION_UNREADABLE, code=400)
+    if decision in TURNING_BACK:
+        asked = _turning_back_asks(request, user, workflow_id, decision, comment, back)
+        if asked is not None:
+            return asked
+    try:
+        result = workflow_decide(
+            user=user,
+            workflow_id=workflow_id,
+            decision=decision,
+            request_id=request_id,
+            comment=comment,
+            on_behalf_of=on_behalf_of,
+            delegate_to=delegate_to if decision == "delegate" else None,
+        )
+    except WorkflowNotFound:
+        raise Http404 from None  # unknown, or another organisation's: the same answer
+    except CommandRejected as exc:
+        colleague = present.person(delegate_to, _names(user, [delegate_to])) if delegate_to else ""
+        text = refusal_text(exc, decision=decision, colleague=colleague)
+        turned_down = (engine_errors.REASON_REQUIRED, engine_errors.INVALID_COMMENT)
+        code = 422 if exc.code in turned_down else 409
+        return _answer(request, back, ok=False, message=text, code=code)
+    except (access.Forbidden, RequestIdReused) as exc:
+        return _answer(request, back, ok=False, message=str(exc), code=403)
+    except Busy:
+        return _answer(request, back, ok=False, message=BUSY, code=503)
+    wf = workflow_get(user=user, workflow_id=workflow_id)
+    what = _subject(wf) if wf is not None else "the request"
+    if decision == "delegate":
+        names = _names(user, [delegate_to])
+        message = f"{what} was handed to {present.person(delegate_to, names)}."
+    else:
+        message = f"{DONE_WORDS[decision]} {what}."
+        if wf is not None:
+            step = present.step_title(_raw(wf.template), wf.current_step)
+            then = present.next_phrase(status=wf.status, step_title=step, step=wf.current_step)
+            message += " " + then
+    if result.duplicate:
+        message += " (This decision had already been recorded.)"
+    return _answer(request, back, ok=True, message=message, code=200, status=result.status)
+
+
+def _turning_back_asks(
+    request: HttpRequest, user: User, workflow_id: str, decision: str, comment: str, back: str
+) -> HttpResponse | None:
+    """Before a rejection or a send-back is sent: refused at once without the reason its
+    step asks for (the engine refuses it too), and a rejection not yet confirmed asks
+    first, naming the request. None when the decision may go ahead."""
+    wf = workflow_get(user=user, workflow_id=workflow_id)
+    if wf is None:
+        return None  # the service answers as for any decision
+    if not comment.strip() and _reason_required(wf, wf.current_step):
+        text = REASON_REQUIRED.format(decision=TURNING_BACK[decision])
+        return _answer(request, back, ok=False, message=text, code=422)
+    if decision != "reject" or request.POST.get("confirmed") == CONFIRMED:
+        return None
+    submitter = wf.submitter
+    requester = (submitter.first_name or submitter.username) if submitter else ""
+    question = _decision_words(wf, requester)["question"]
+    if _wants_json(request):
+        return JsonResponse({"ok": False, "message": question, "confirm": True}, status=409)
+    context = {
+        "wf": wf,
+        "question": question,
+        "comment": comment,
+        "request_id": request.POST.get("request_id", ""),
+        "back": back,
+    }
+    return render(request, "approvals/decide_confirm.html", context)
+
+
+@login_required
+@require_http_methods(["POST"])
+@uploads_streamed
+def workflow_resubmit(request: HttpRequest, workflow_id: str) -> HttpResponse:
+    """The submitter answers a send-back with changed data (or withdraws)."""
+    user = _member(request)
+    wf = workflow_get(user=user, workflow_id=workflow_id)
+    if wf is None:
+        raise Http404
+    if not _awaits_changes_from(user, wf):
+        context = _detail_context(user, wf)
+        messages.error(request, NOT_SENT_BACK)
+        return render(request, "approvals/workflow_detail.html", context, status=409)
+    request_id = request.POST.get("request_id", "")
+    withdraw = request.POST.get("decision") == "reject"
+    form = SchemaForm(_schema(wf.template), request.POST, with_reference=False)
+    if not request_id_valid(request_id):
+        form.add_error(None, DECISION_UNREADABLE)
+    comment_nul = "\x00" in request.POST.get("comment", "")
+    if comment_nul:
+        form.add_error(None, COMMENT_NUL)
+    if not comment_nul and (withdraw or form.is_valid()):
+        try:
+            files = [] if withdraw else files_checked(request, workflow_id=workflow_id)
+            workflow_decide(
+                user=user,
+                workflow_id=workflow_id,
+                decision="reject" if withdraw else "approve",
+                request_id=request_id,
+                comment=request.POST.get("comment", "")[:4000],
+                data=None if withdraw else form.data_for_engine(),
+            )
+        except WorkflowNotFound:
+            raise Http404 from None
+        except (CommandRejected, AttachmentRefused) as exc:
+            form.add_error(None, REJECTION_TEXT.get(exc.code, exc.message))
+        except (access.Forbidden, RequestIdReused) as exc:
+            form.add_error(None, str(exc))
+        except Busy:
+            form.add_error(None, BUSY)
+        else:
+            messages.success(
+                request, f"{'Withdrew' if withdraw else 'Resubmitted'} {_subject(wf)}."
+            )
+            files_recorded(request, user, workflow_id, files, request_id)
+            return HttpResponseRedirect(reverse("workflow", args=[workflow_id]))
+    context = _detail_context(user, wf)
+    context["form"] = form
+    return render(request, "approvals/workflow_detail.html", context, status=400)
