@@ -108,16 +108,6 @@ def chained_signature(
     return hmac.new(key, message, hashlib.sha256).hexdigest()
 
 
-def chain_heads(*, tenant: Tenant) -> dict[str, tuple[int, str]]:
-    """Every workflow of ``tenant`` that has events: id -> (version, last_hash)."""
-    rows = (
-        Workflow.objects.filter(tenant=tenant, version__gt=0)
-        .order_by("pk")
-        .values_list("pk", "version", "last_hash")
-    )
-    return {str(pk): (version, last_hash) for pk, version, last_hash in rows.iterator(5000)}
-
-
 def _heads_sql() -> str:
     workflows, sealed = Workflow._meta.db_table, SealedHead._meta.db_table
     return (

@@ -3,8 +3,6 @@ when the token is issued (``services.tokens.token_issue``)."""
 
 from __future__ import annotations
 
-import datetime as dt
-
 from django.db import models
 
 from .directory import User
@@ -35,6 +33,3 @@ class ApiToken(models.Model):
 
     def __str__(self) -> str:
         return f"{self.prefix}… ({self.user_id})"
-
-    def is_live(self, now: dt.datetime) -> bool:
-        return self.revoked_at is None and self.expires_at > now

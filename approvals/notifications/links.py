@@ -11,7 +11,6 @@ link decides once.
 
 from __future__ import annotations
 
-import datetime as dt
 import secrets
 from dataclasses import dataclass
 from typing import Any
@@ -152,7 +151,3 @@ def link_check(*, token: str, viewer: Any = None) -> LinkTarget:
     if not holds:
         raise LinkRefused(NOT_ASSIGNED)
     return LinkTarget(link, workflow, user)
-
-
-def link_max_age() -> dt.timedelta:
-    return dt.timedelta(seconds=settings.APPROVALS_LINK_MAX_AGE_SECONDS)

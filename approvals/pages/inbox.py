@@ -47,8 +47,8 @@ from .common import (
 def inbox(request: HttpRequest) -> HttpResponse:
     user = _member(request)
     now = timezone.now()
-    catalogue = inbox_kinds(user)
-    chosen, number, notes = lists.read_inbox_filter(request.GET, catalogue[0])
+    kinds = inbox_kinds(user)
+    chosen, number, notes = lists.read_inbox_filter(request.GET, kinds)
     try:
         page = inbox_listing(
             user=user,
@@ -56,7 +56,7 @@ def inbox(request: HttpRequest) -> HttpResponse:
             now=now,
             cursor=request.GET.get("cursor"),
             page=number,
-            catalogue=catalogue,
+            catalogue=kinds,
         )
     except BadCursor:
         return HttpResponseRedirect(reverse("inbox"))
@@ -174,7 +174,7 @@ def _draft_rows(user: User) -> list[dict[str, Any]]:
 @login_required
 def my_workflows(request: HttpRequest) -> HttpResponse:
     user = _member(request)
-    kinds, _ = inbox_kinds(user)
+    kinds = inbox_kinds(user)
     notes: list[str] = []
     status = lists.read_status(request.GET, notes)
     kind = lists.kind_of(request.GET, kinds, notes)

@@ -267,10 +267,6 @@ def project_visits(
 
 # -- the rebuild --------------------------------------------------------------------------
 
-VisitRow = tuple[
-    int, str, str, dt.datetime, "dt.datetime | None", "dt.datetime | None", str, bool, str
-]
-
 
 def visits_apply(
     visits: dict[int, Visit],

@@ -18,15 +18,6 @@ ERROR = math.sqrt(RATIO) - 1  # about 4.96%
 OPEN, UNDER_A_MINUTE, OVER_A_YEAR = -1, 0, LOG_BUCKETS + 1
 
 
-def bucket_of(seconds: float) -> int:
-    """The bucket of a wait (what the SQL function ``approvals_wait_bucket`` says)."""
-    if seconds < MINUTE:
-        return UNDER_A_MINUTE
-    if seconds >= YEAR:
-        return OVER_A_YEAR
-    return min(LOG_BUCKETS, 1 + math.floor(math.log(seconds / MINUTE) / math.log(RATIO)))
-
-
 def bucket_seconds(bucket: int) -> float:
     """The wait a bucket stands for: its geometric middle (half a minute for the waits
     under a minute, a year for those over)."""

@@ -52,16 +52,15 @@ class InboxListing:
     next_cursor: str | None
 
 
-def inbox_kinds(user: User) -> tuple[list[Kind], dict[str, list[str]]]:
-    """The tenant's kinds of request by title (each key's newest title), in one query.
-    (The second part, kept for callers, is empty: the amount is on the task rows.)"""
+def inbox_kinds(user: User) -> list[Kind]:
+    """The tenant's kinds of request by title (each key's newest title), in one query."""
     rows = WorkflowTemplate.objects.filter(tenant_id=user.member_tenant_id).order_by(
         "key", "-version"
     )
     kinds: dict[str, Kind] = {}
     for key, title in rows.values_list("key", "title"):
         kinds.setdefault(key, Kind(key, title or key))
-    return sorted(kinds.values(), key=lambda k: k.title.lower()), {}
+    return sorted(kinds.values(), key=lambda k: k.title.lower())
 
 
 def _filtered(
@@ -99,12 +98,12 @@ def inbox_listing(
     cursor: str | None = None,
     page: int = 1,
     per_page: int = 25,
-    catalogue: tuple[list[Kind], dict[str, list[str]]] | None = None,
+    catalogue: list[Kind] | None = None,
 ) -> InboxListing:
     """A page of ``user``'s open tasks as ``filters`` ask. A bad ``cursor`` raises
     ``selectors.tasks.BadCursor``; a page past the last is the last. ``catalogue`` is
     ``inbox_kinds(user)`` when the caller has read it already."""
-    kinds, _ = catalogue or inbox_kinds(user)
+    kinds = inbox_kinds(user) if catalogue is None else catalogue
     # Three reads: the count, the page's ids (a walk of the sort's index over the task
     # rows alone), then those tasks in full with their workflows. Unfiltered, the count
     # is the holders' counters (migration 0037), not a count of their tasks.

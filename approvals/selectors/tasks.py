@@ -10,8 +10,7 @@ from dataclasses import dataclass
 from typing import Generic, NamedTuple, TypeVar
 
 from django.core import signing
-from django.db.models import BooleanField, QuerySet
-from django.db.models.expressions import RawSQL
+from django.db.models import QuerySet
 
 from .. import clock
 from ..definitions import definition_for
@@ -136,14 +135,6 @@ def task_list_for_user(
     return _page(_listed, user, limit, cursor)
 
 
-def task_list_detailed_for_user(
-    *, user: User, limit: int = 50, cursor: str | None = None
-) -> TaskPage[PendingTask]:
-    """A page of ``user``'s open tasks with what the inbox page shows of each request
-    (its data, template and submitter)."""
-    return _page(_detailed, user, limit, cursor)
-
-
 def _page(
     read: Callable[[User, int, tuple[dt.datetime, int] | None], list[Row]],
     user: User,
@@ -170,20 +161,6 @@ def inbox_tasks(user: User, holders: list[int] | None = None) -> QuerySet[Pendin
         .select_related("workflow__template", "workflow__submitter")
         .only(*_LISTED, *_DETAILED)
     )
-
-
-def _detailed(user: User, limit: int, after: tuple[dt.datetime, int] | None) -> list[PendingTask]:
-    qs = inbox_tasks(user)
-    if after is not None:
-        # A row comparison walks the (tenant, assignee, due_at, id) index in order.
-        qs = qs.filter(
-            RawSQL(
-                '("approvals_pendingtask"."due_at", "approvals_pendingtask"."id") > (%s, %s)',
-                after,
-                output_field=BooleanField(),
-            )
-        )
-    return list(qs.order_by("due_at", "id")[:limit])
 
 
 # The API's list, in plain SQL: it is the busiest read there is, and building it through

@@ -222,13 +222,3 @@ def _round_errors(
         elif entry.type == "ActivityFailed" and in_round:
             errors[p["attempt"]] = (p["error"], p.get("message", ""))
     return errors
-
-
-def workflows_submitted(*, user: User, limit: int = 100) -> list[Workflow]:
-    """The workflows ``user`` submitted, newest first. (Searching is
-    approvals.web.search, for the page and the API alike.)"""
-    return list(
-        Workflow.objects.filter(tenant_id=user.member_tenant_id, submitter=user)
-        .select_related("submitter", "template")
-        .order_by("-created_at", "pk")[:limit]
-    )

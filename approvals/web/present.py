@@ -443,10 +443,6 @@ def _list(names: Iterable[str]) -> str:
     return ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def _possessive(name: str) -> str:
-    return name + ("'" if name.endswith("s") else "'s")
-
-
 def _exclusion(why: str, ctx: Context) -> str:
     if why.startswith("already approved "):
         return f"already approved the {ctx.step(why.removeprefix('already approved '))} step"

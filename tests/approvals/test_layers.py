@@ -84,7 +84,6 @@ LAYERS: dict[str, str] = {
     "approvals.notifications.confirm": "services",
     "approvals.notifications.sender": "workers",
     "approvals.notifications.digest": "workers",
-    "approvals.notifications.jobs": "workers",
     "approvals.notifications.tasks": "workers",
     "approvals.notifications.views": "front",
     "approvals.notifications.urls": "wiring",
