@@ -337,13 +337,28 @@ def _additional_properties(
             )
 
 
-# Draft 2020-12 with its regular expressions on RE2.
+_UNIQUE_ITEMS = jsonschema.Draft202012Validator.VALIDATORS["uniqueItems"]
+
+
+def _unique_items(validator: Any, unique: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    """uniqueItems, skipped on an array already longer than its maxItems (which says what
+    is wrong): telling items apart compares every pair, and publish requires the
+    maxItems (``expansion_problem``)."""
+    most = schema.get("maxItems")
+    too_long = isinstance(most, int) and validator.is_type(instance, "array")
+    if too_long and len(instance) > most:
+        return
+    yield from _UNIQUE_ITEMS(validator, unique, instance, schema)
+
+
+# Draft 2020-12 with its regular expressions on RE2 and uniqueItems within maxItems.
 SafeValidator = jsonschema.validators.extend(
     jsonschema.Draft202012Validator,
     {
         "pattern": _pattern,
         "patternProperties": _pattern_properties,
         "additionalProperties": _additional_properties,
+        "uniqueItems": _unique_items,
     },
 )
 

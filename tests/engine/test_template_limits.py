@@ -524,3 +524,26 @@ def test_unique_items_with_a_small_max_items_is_allowed():
     }
 
     assert Definition.parse(_with_schema(schema)).data_errors({"v": [1, 1]})
+
+
+def test_unique_items_compares_nothing_on_an_array_past_its_max_items(monkeypatch):
+    compared: list[int] = []
+    original = data_schema._UNIQUE_ITEMS
+
+    def counted(validator: Any, unique: Any, instance: Any, schema: Any) -> Any:
+        compared.append(len(instance))
+        yield from original(validator, unique, instance, schema)
+
+    monkeypatch.setattr(data_schema, "_UNIQUE_ITEMS", counted)
+    schema = {
+        "type": "object",
+        "properties": {"v": {"type": "array", "uniqueItems": True, "maxItems": 200}},
+    }
+    definition = Definition.parse(_with_schema(schema))
+
+    problems = definition.data_errors({"v": [{"n": i} for i in range(3000)]})
+
+    assert compared == []
+    assert len(problems) == 1 and problems[0].endswith("is too long")
+    assert definition.data_errors({"v": [{"n": 1}, {"n": 1}]})
+    assert compared == [2]
