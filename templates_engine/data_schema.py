@@ -6,6 +6,7 @@ top-level ``"allow_undeclared_fields": true``."""
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -103,7 +104,8 @@ def _re2_problem(pattern: object) -> str | None:
 def schema_problem(schema: object) -> tuple[str, str] | None:
     """The first thing in ``schema`` that checking data could not do safely, as
     (JSON path, problem): a reference outside the schema, a pattern RE2 cannot take,
-    or unevaluatedProperties beside patternProperties. None when it is safe."""
+    unevaluatedProperties beside patternProperties, or work without a bound
+    (``expansion_problem``). None when it is safe."""
     stack: list[tuple[str, object]] = [("$.schema", schema)]
     uses_unevaluated = uses_patterns = None
     while stack:
@@ -130,6 +132,160 @@ def schema_problem(schema: object) -> tuple[str, str] | None:
         stack.extend((f"{path}.{k}", v) for k, v in node.items() if str(k) not in _DATA_KEYWORDS)
     if uses_unevaluated and uses_patterns:
         return uses_unevaluated, UNEVALUATED_WITH_PATTERNS
+    return expansion_problem(schema) if isinstance(schema, Mapping) else None
+
+
+# -- how much work checking data may take ------------------------------------------------
+#
+# Checking data applies every subschema reachable from the root, following each ``$ref``
+# anew, to the part of the data it describes: a chain of definitions with ten ``$ref``
+# branches per level applies a million subschemas to one value. The schema is expanded
+# once at publish, every ``$ref`` followed, and refused past ``MAX_EXPANDED_NODES``
+# subschemas; then checking a document takes at most that many subschema checks per value
+# in it. Recursion (a ``$ref`` back to a schema it is inside) is refused outright: an
+# approval form's data has a fixed shape, and each level can be written out.
+
+MAX_EXPANDED_NODES = 2000
+MAX_BRANCHES = 50
+MAX_UNIQUE_ITEMS = 200
+
+MISSING_REF = "refers to {ref!r}, which is not in the schema"
+CYCLIC_REF = (
+    "refers to {ref!r}, which leads back to this reference; recursive schemas are not allowed for"
+    " approval forms (their data has a fixed shape), so write each level out"
+)
+DYNAMIC_REF = "is not supported in a data schema; use $ref to a definition under $defs"
+INNER_ID = "is not supported inside a data schema; refer to subschemas as '#/$defs/NAME' instead"
+TOO_MANY_NODES = (
+    f"expands to more than {MAX_EXPANDED_NODES} subschemas once every $ref is followed, so"
+    " checking the data of one start could take minutes; use fewer references or fewer"
+    " anyOf/oneOf branches"
+)
+TOO_MANY_BRANCHES = f"has more than {MAX_BRANCHES} branches; use enum for a list of choices"
+UNIQUE_WITHOUT_MAX = (
+    f"needs maxItems of at most {MAX_UNIQUE_ITEMS} beside it: telling items apart compares"
+    " every pair"
+)
+
+# Where each keyword keeps its subschemas (draft 2020-12, and the older spellings).
+_SUB_ONE = (
+    "items",
+    "additionalItems",
+    "contains",
+    "not",
+    "if",
+    "then",
+    "else",
+    "propertyNames",
+    "additionalProperties",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "contentSchema",
+)
+_SUB_LIST = ("prefixItems", "allOf", "anyOf", "oneOf", "items")
+_SUB_MAP = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+_BRANCHING = ("anyOf", "oneOf")
+
+
+def _subschemas(path: str, node: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
+    for name in _SUB_ONE:
+        if isinstance(node.get(name), Mapping | bool):
+            yield f"{path}.{name}", node[name]
+    for name in _SUB_LIST:
+        if isinstance(node.get(name), list):
+            yield from ((f"{path}.{name}[{i}]", s) for i, s in enumerate(node[name]))
+    for name in _SUB_MAP:
+        if isinstance(node.get(name), Mapping):
+            yield from ((f"{path}.{name}.{k}", s) for k, s in node[name].items())
+    dependencies = node.get("dependencies")
+    if isinstance(dependencies, Mapping):
+        for k, s in dependencies.items():
+            if isinstance(s, Mapping):
+                yield f"{path}.dependencies.{k}", s
+
+
+def _anchors(schema: Mapping[str, Any]) -> dict[str, tuple[str, Any]]:
+    found: dict[str, tuple[str, Any]] = {}
+    stack: list[tuple[str, Any]] = [("$.schema", schema)]
+    while stack:
+        path, node = stack.pop()
+        if not isinstance(node, Mapping):
+            continue
+        for name in ("$anchor", "$dynamicAnchor"):
+            if isinstance(node.get(name), str):
+                found.setdefault(node[name], (path, node))
+        stack.extend(_subschemas(path, node))
+    return found
+
+
+_ESCAPED = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
+
+
+def _unquoted(text: str) -> str:
+    """``text`` with its %XX escapes decoded as UTF-8 (a URI fragment)."""
+    return _ESCAPED.sub(
+        lambda m: bytes.fromhex(m.group().replace("%", "")).decode(errors="replace"), text
+    )
+
+
+def _resolve(
+    ref: str, schema: Mapping[str, Any], anchors: Mapping[str, tuple[str, Any]]
+) -> tuple[str, Any] | None:
+    """The (JSON path, subschema) a local reference names, or None."""
+    fragment = _unquoted(ref[1:])
+    if fragment and not fragment.startswith("/"):
+        return anchors.get(fragment)
+    path, node = "$.schema", schema
+    for part in fragment.split("/")[1:]:
+        key = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, Mapping) and key in node:
+            node, path = node[key], f"{path}.{key}"
+        elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
+            node, path = node[int(key)], f"{path}[{key}]"
+        else:
+            return None
+    return (path, node) if isinstance(node, Mapping | bool) else None
+
+
+def expansion_problem(schema: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The first reason checking data against ``schema`` could take unbounded work, as
+    (JSON path, problem): a local reference that is missing, dynamic or leads back to
+    itself, an ``$id`` inside the schema, too many anyOf/oneOf branches, uniqueItems
+    without a small maxItems, or more than ``MAX_EXPANDED_NODES`` subschemas once every
+    reference is followed. None when checking is bounded."""
+    anchors = _anchors(schema)
+    count = 0
+    # (JSON path, node, the ids of the subschemas it is inside, following references)
+    stack: list[tuple[str, Any, frozenset[int]]] = [("$.schema", schema, frozenset())]
+    while stack:
+        path, node, inside = stack.pop()
+        if not isinstance(node, Mapping):
+            continue
+        count += 1
+        if count > MAX_EXPANDED_NODES:
+            return "$.schema", TOO_MANY_NODES
+        if "$id" in node and path != "$.schema":
+            return f"{path}.$id", INNER_ID
+        for name in ("$dynamicRef", "$recursiveRef"):
+            if name in node:
+                return f"{path}.{name}", DYNAMIC_REF
+        for name in _BRANCHING:
+            if isinstance(node.get(name), list) and len(node[name]) > MAX_BRANCHES:
+                return f"{path}.{name}", TOO_MANY_BRANCHES
+        if node.get("uniqueItems") is True:
+            most = node.get("maxItems")
+            if isinstance(most, bool) or not isinstance(most, int) or most > MAX_UNIQUE_ITEMS:
+                return f"{path}.uniqueItems", UNIQUE_WITHOUT_MAX
+        inside = inside | {id(node)}
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            target = _resolve(ref, schema, anchors)
+            if target is None:
+                return f"{path}.$ref", MISSING_REF.format(ref=ref)
+            if id(target[1]) in inside:
+                return f"{path}.$ref", CYCLIC_REF.format(ref=ref)
+            stack.append((*target, inside))
+        stack.extend((p, s, inside) for p, s in _subschemas(path, node))
     return None
 
 
@@ -181,13 +337,28 @@ def _additional_properties(
             )
 
 
-# Draft 2020-12 with its regular expressions on RE2.
+_UNIQUE_ITEMS = jsonschema.Draft202012Validator.VALIDATORS["uniqueItems"]
+
+
+def _unique_items(validator: Any, unique: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    """uniqueItems, skipped on an array already longer than its maxItems (which says what
+    is wrong): telling items apart compares every pair, and publish requires the
+    maxItems (``expansion_problem``)."""
+    most = schema.get("maxItems")
+    too_long = isinstance(most, int) and validator.is_type(instance, "array")
+    if too_long and len(instance) > most:
+        return
+    yield from _UNIQUE_ITEMS(validator, unique, instance, schema)
+
+
+# Draft 2020-12 with its regular expressions on RE2 and uniqueItems within maxItems.
 SafeValidator = jsonschema.validators.extend(
     jsonschema.Draft202012Validator,
     {
         "pattern": _pattern,
         "patternProperties": _pattern_properties,
         "additionalProperties": _additional_properties,
+        "uniqueItems": _unique_items,
     },
 )
 

@@ -5,9 +5,10 @@ A condition is evaluated on every start and decision, so one that takes seconds 
 the organisation. At parse a condition may be at most ``MAX_LENGTH`` characters, nest
 brackets and calls at most ``MAX_NESTING`` deep, nest comprehensions (``all``,
 ``exists``, ``map``, ``filter`` ...) at most ``MAX_COMPREHENSION_NESTING`` deep and
-write lists and maps of at most ``MAX_LITERAL_ITEMS`` items. Its shape then gives an
-estimate of the work per evaluation from the size of the largest list or map it can
-meet (``Cost.estimate``); the evaluator refuses data that would take more than
+write lists and maps of at most ``MAX_LITERAL_ITEMS`` items, and may not convert a value
+that does not depend on a comprehension's item (``string(data.m)``) inside it. Its shape
+then gives an estimate of the work per evaluation from the size of the largest list or map
+it can meet (``Cost.estimate``); the evaluator refuses data that would take more than
 ``MAX_ESTIMATED_STEPS``. The estimate is a count, not a clock: the same data gives the
 same answer on replay.
 """
@@ -42,6 +43,16 @@ TOO_COSTLY = (
     " to check in reasonable time"
 )
 
+CONVERSION_IN_COMPREHENSION = (
+    "calls {function}() inside all/exists/map/filter on data that does not depend on the"
+    " item, so every start would redo that whole conversion once per item; call it once"
+    " outside, or on the item"
+)
+
+# Conversions whose work grows with the value converted (a map turned into text walks
+# all of it). On the comprehension's item it costs the item's size, so the comprehension
+# walks the data about once more; on anything else it redoes the whole value per item.
+CONVERSIONS = frozenset({"string", "bytes"})
 # Macros: each evaluates its body once per item of the list or map it is called on.
 MACROS = frozenset({"all", "exists", "exists_one", "map", "filter", "reduce", "min"})
 _QUOTES = "\"'"
@@ -75,6 +86,25 @@ def check_source(source: str, path: str) -> None:
 
 def _children(node: Any) -> list[Any]:
     return [c for c in getattr(node, "children", ()) if hasattr(c, "children")]
+
+
+def _names(node: Any) -> set[str]:
+    """The identifiers ``node`` reads (``data``, a comprehension's variable ...)."""
+    found: set[str] = set()
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if getattr(item, "data", None) == "ident" and item.children:
+            found.add(str(item.children[0]))
+        stack.extend(_children(item))
+    return found
+
+
+def _conversion_name(node: Any) -> str | None:
+    if getattr(node, "data", None) != "ident_arg" or not node.children:
+        return None
+    name = str(node.children[0])
+    return name if name in CONVERSIONS else None
 
 
 def _macro_name(node: Any) -> str | None:
@@ -112,10 +142,12 @@ def check_tree(ast: Any, path: str) -> Cost:
     growth = 1
     largest_literal = 0
     # (node, tree depth, comprehensions around it, the parent's kind, whether it is
-    # part of the list or map a comprehension walks)
-    stack: list[tuple[Any, int, int, str, bool]] = [(ast, 1, 0, "", False)]
+    # part of the list or map a comprehension walks, the comprehensions' variables)
+    stack: list[tuple[Any, int, int, str, bool, frozenset[str]]] = [
+        (ast, 1, 0, "", False, frozenset())
+    ]
     while stack:
-        node, depth, level, parent, walked = stack.pop()
+        node, depth, level, parent, walked, bound = stack.pop()
         if depth > MAX_TREE_DEPTH:
             raise DefinitionError(path, f"condition {TOO_DEEP}")
         kind = str(getattr(node, "data", ""))
@@ -130,15 +162,22 @@ def check_tree(ast: Any, path: str) -> Cost:
             growth += 1  # a list joined to others before it is walked
         if kind == "relation_in":
             terms[level] = terms.get(level, 0) + 1
+        if (function := _conversion_name(node)) is not None and level > 0:
+            names = _names(node)
+            if "data" in names and not names & bound:
+                raise DefinitionError(
+                    path, f"condition {CONVERSION_IN_COMPREHENSION.format(function=function)}"
+                )
         if _macro_name(node) is not None:
             if level + 1 > MAX_COMPREHENSION_NESTING:
                 raise DefinitionError(path, f"condition {TOO_MANY_COMPREHENSIONS}")
             terms[level] = terms.get(level, 0) + 1
             target, body = children[0], children[1]
-            stack.append((target, depth + 1, level, kind, True))
-            stack.append((body, depth + 1, level + 1, kind, False))
+            variables = {n for c in _children(body)[:1] for n in _names(c)}
+            stack.append((target, depth + 1, level, kind, True, bound))
+            stack.append((body, depth + 1, level + 1, kind, False, bound | variables))
             continue
-        stack.extend((child, depth + 1, level, kind, walked) for child in children)
+        stack.extend((child, depth + 1, level, kind, walked, bound) for child in children)
     top = max(terms, default=-1)
     return Cost(
         tuple(terms.get(k, 0) for k in range(top + 1)), min(growth, MAX_LENGTH), largest_literal

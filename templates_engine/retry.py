@@ -26,6 +26,11 @@ _FIELDS = {
     "retry_on",
     "jitter",
 }
+MAX_ATTEMPTS = 100
+TOO_MANY_ATTEMPTS = (
+    f"must be at most {MAX_ATTEMPTS}; an activity that fails {MAX_ATTEMPTS} times will not"
+    " succeed on a later try"
+)
 RETRY_ON_WITH_NON_RETRYABLE = (
     "may not be given together with non_retryable: list either the only errors to retry "
     "(retry_on) or the errors never to retry (non_retryable)"
@@ -71,6 +76,8 @@ class RetryPolicy:
             raise DefinitionError(f"{path}.max_attempts", "must be an integer")
         if attempts < 1:
             raise DefinitionError(f"{path}.max_attempts", "must be at least 1")
+        if attempts > MAX_ATTEMPTS:
+            raise DefinitionError(f"{path}.max_attempts", TOO_MANY_ATTEMPTS)
         if maximum < initial:
             raise DefinitionError(f"{path}.max_interval", "must not be less than initial_interval")
         names = _error_names(doc.get("non_retryable", []), f"{path}.non_retryable")

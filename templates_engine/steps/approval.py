@@ -40,6 +40,11 @@ QUORUM_OVER_RULES = (
     "asks for {quorum} approvals, but its approvers can never name more than {most} "
     "different people; lower the quorum or add a group"
 )
+MAX_REMINDERS = 10
+TOO_MANY_REMINDERS = (
+    f"has more than {MAX_REMINDERS} reminders; each one mails the approvers and writes a"
+    " timer on every start"
+)
 RULE_SHAPE = 'must be one of {"manager": "submitter"}, {"group": NAME}, {"user": NAME}'
 RULE_WHEN = ', optionally with "when": a condition on the data'
 REASON_REQUIRED = (
@@ -623,6 +628,8 @@ def parse(doc: Mapping[str, Any], path: str) -> ApprovalStep:
     reminders = doc.get("reminders", [])
     if not isinstance(reminders, list):
         raise DefinitionError(f"{path}.reminders", "must be a list of durations after the start")
+    if len(reminders) > MAX_REMINDERS:
+        raise DefinitionError(f"{path}.reminders", TOO_MANY_REMINDERS)
     fallback = doc.get("fallback")
     if fallback is not None and (
         not isinstance(fallback, Sequence) or isinstance(fallback, str) or not fallback

@@ -1,24 +1,28 @@
 """A workflow template cannot hold the server: conditions are bounded at parse and
-before each evaluation, durations are bounded, and data schemas neither fetch anything
-nor run their patterns on a backtracking engine."""
+before each evaluation, durations, reminders and retries are bounded, and data schemas
+neither fetch anything, nor run their patterns on a backtracking engine, nor take
+unbounded work to check data against."""
 
 from __future__ import annotations
 
+import json
 import random
 import re
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 import pytest
 import referencing.exceptions
 
 import templates_engine.data_schema as data_schema
-from templates_engine import CommandRejected, Definition, StaticDirectory
+from templates_engine import CommandRejected, Definition, StaticDirectory, retry
 from templates_engine import errors as engine_errors
 from templates_engine import expression_limits as limits
 from templates_engine.durations import DURATION_TOO_LONG
 from templates_engine.errors import DefinitionError
 from templates_engine.expressions import Condition, DataTooLarge
+from templates_engine.steps import approval
 from templates_engine.testing import FakeClock, InMemoryEngine
 
 WHEN = "$.steps[0].when"
@@ -68,6 +72,53 @@ def test_ten_years_is_still_a_duration():
     Definition.parse(_doc(duration="P3650D"))
 
 
+# -- reminders and retries ---------------------------------------------------------------
+
+
+def _approval(**fields: Any) -> dict[str, Any]:
+    step = {"id": "a", "kind": "approval", "approvers": [{"user": "bob"}], **fields}
+    return {"key": "limits", "steps": [step]}
+
+
+def _action(**fields: Any) -> dict[str, Any]:
+    return {"key": "limits", "steps": [{"id": "a", "kind": "action", "activity": "x", **fields}]}
+
+
+def test_three_thousand_reminders_on_a_step_are_refused_at_parse():
+    error = _refused(_approval(reminders=[f"PT{i + 1}S" for i in range(3000)]))
+
+    assert error.path == "$.steps[0].reminders"
+    assert error.problem == approval.TOO_MANY_REMINDERS
+
+
+def test_reminders_up_to_the_cap_are_allowed():
+    reminders = [f"PT{i + 1}H" for i in range(approval.MAX_REMINDERS)]
+
+    definition = Definition.parse(_approval(reminders=reminders))
+
+    assert len(definition.steps[0].reminders) == 10  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("where", ["retry", "compensate"])
+def test_a_billion_attempts_are_refused_at_parse(where):
+    policy = {"max_attempts": 1_000_000_000, "initial_interval": 0}
+    fields = (
+        {"retry": policy}
+        if where == "retry"
+        else {"compensate": {"activity": "undo", "retry": policy}}
+    )
+    path = "$.steps[0].retry" if where == "retry" else "$.steps[0].compensate.retry"
+
+    error = _refused(_action(**fields))
+
+    assert error.path == f"{path}.max_attempts"
+    assert error.problem == retry.TOO_MANY_ATTEMPTS
+
+
+def test_a_hundred_attempts_are_allowed():
+    Definition.parse(_action(retry={"max_attempts": retry.MAX_ATTEMPTS}))
+
+
 # -- conditions: bounded at parse --------------------------------------------------------
 
 
@@ -110,6 +161,50 @@ def test_oversized_conditions_are_refused_with_the_reason(source, problem):
 
     assert error.path == WHEN
     assert error.problem == f"condition {problem}"
+
+
+def test_converting_the_whole_data_once_per_item_is_refused_at_parse():
+    error = _refused(_doc(when="data.l.all(x, size(string(data.m)) > 0)"))
+
+    assert error.path == WHEN
+    assert error.problem == "condition " + limits.CONVERSION_IN_COMPREHENSION.format(
+        function="string"
+    )
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "data.l.exists(x, bytes(data.s) == b'')",
+        "data.l.map(x, string(data)).size() > 0",
+        "data.xs.exists(x, data.ys.all(y, string(data.m) != ''))",
+    ],
+)
+def test_other_conversions_of_data_inside_a_comprehension_are_refused(source):
+    assert "inside all/exists/map/filter" in _refused(_doc(when=source)).problem
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "string(data.m) != ''",
+        "data.l.all(x, string(x) != '')",
+        "data.l.all(x, size(string(x.name)) > 0)",
+        "data.xs.exists(x, data.ys.all(y, string(y) != string(x)))",
+    ],
+)
+def test_converting_the_item_or_converting_once_is_allowed(source):
+    Condition(source, WHEN)
+
+
+def test_the_demo_templates_conditions_still_pass():
+    demo = Path(__file__).parents[2] / "approvals" / "demo"
+    docs = [json.loads(path.read_text()) for path in sorted(demo.glob("*.json"))]
+    conditions = [step["when"] for doc in docs for step in doc["steps"] if "when" in step]
+
+    for doc in docs:
+        Definition.parse(doc)
+    assert conditions  # the demo still has conditions to check
 
 
 def test_brackets_inside_a_string_do_not_count_as_nesting():
@@ -269,3 +364,186 @@ def test_the_no_backtracking_fixture_catches_a_validator_on_python_re(no_backtra
     with pytest.raises(AssertionError):
         list(plain.iter_errors(HOSTILE))
     assert re.search("a", "a")  # the real module is untouched
+
+
+# -- data schemas: bounded work to check data against -------------------------------------
+
+
+def _chain(width: int, depth: int) -> dict[str, Any]:
+    """Definitions ``l0`` .. ``l{depth}``, each ``anyOf`` ``width`` references to the next:
+    following every reference applies ``width ** depth`` subschemas to one value."""
+    defs: dict[str, Any] = {
+        f"l{level}": {"anyOf": [{"$ref": f"#/$defs/l{level + 1}"}] * width}
+        for level in range(depth)
+    }
+    defs[f"l{depth}"] = {"type": "string"}
+    return {"type": "object", "$defs": defs, "properties": {"v": {"$ref": "#/$defs/l0"}}}
+
+
+@pytest.mark.parametrize("depth", [6, 7])
+def test_a_chain_of_references_ten_wide_is_refused_at_parse(depth):
+    error = _refused(_with_schema(_chain(10, depth)))
+
+    assert error.path == "$.schema"
+    assert error.problem == data_schema.TOO_MANY_NODES
+
+
+def test_a_short_chain_of_references_is_allowed():
+    definition = Definition.parse(_with_schema(_chain(3, 3)))
+
+    assert definition.data_errors({"v": "x"}) == []
+    assert definition.data_errors({"v": 1})
+
+
+@pytest.mark.parametrize(
+    ("ref", "path"),
+    [
+        ("#/nope/x", "$.schema.properties.v.$ref"),
+        ("#nope", "$.schema.properties.v.$ref"),
+        ("#/$defs/missing", "$.schema.properties.v.$ref"),
+        ("#/properties/v/items/0", "$.schema.properties.v.$ref"),
+    ],
+)
+def test_a_missing_local_reference_is_refused_at_parse(ref, path):
+    schema = {
+        "type": "object",
+        "$defs": {"code": {"type": "string"}},
+        "properties": {"v": {"$ref": ref}},
+    }
+
+    error = _refused(_with_schema(schema))
+
+    assert error.path == path
+    assert error.problem == data_schema.MISSING_REF.format(ref=ref)
+
+
+@pytest.mark.parametrize(
+    ("schema", "path", "ref"),
+    [
+        ({"type": "object", "properties": {"v": {"$ref": "#"}}}, "$.schema.properties.v.$ref", "#"),
+        (
+            {
+                "type": "object",
+                "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}},
+                "properties": {"v": {"$ref": "#/$defs/a"}},
+            },
+            "$.schema.$defs.a.$ref",
+            "#/$defs/b",
+        ),
+        (
+            {"type": "object", "$defs": {"a": {"$ref": "#/$defs/a"}}},
+            "$.schema.$defs.a.$ref",
+            "#/$defs/a",
+        ),
+        (
+            {"type": "object", "properties": {"v": {"$anchor": "v", "not": {"$ref": "#v"}}}},
+            "$.schema.properties.v.not.$ref",
+            "#v",
+        ),
+        (
+            # a tree: recursion that consumes input is refused too, forms have a fixed shape
+            {"type": "object", "properties": {"children": {"items": {"$ref": "#"}}}},
+            "$.schema.properties.children.items.$ref",
+            "#",
+        ),
+    ],
+    ids=["root", "a-b-a", "self", "anchor", "tree"],
+)
+def test_a_reference_that_leads_back_to_itself_is_refused_at_parse(schema, path, ref):
+    error = _refused(_with_schema(schema))
+
+    assert error.path == path
+    assert error.problem == data_schema.CYCLIC_REF.format(ref=ref)
+
+
+def test_a_reference_by_anchor_or_escaped_pointer_is_allowed():
+    schema = {
+        "type": "object",
+        "$defs": {"a/b": {"$anchor": "code", "type": "string"}},
+        "properties": {"v": {"$ref": "#code"}, "w": {"$ref": "#/$defs/a~1b"}},
+    }
+
+    assert Definition.parse(_with_schema(schema)).data_errors({"v": 1, "w": "x"})
+
+
+@pytest.mark.parametrize(
+    ("schema", "path", "problem"),
+    [
+        (
+            {"type": "object", "properties": {"v": {"$dynamicRef": "#meta"}}},
+            "$.schema.properties.v.$dynamicRef",
+            data_schema.DYNAMIC_REF,
+        ),
+        (
+            {
+                "type": "object",
+                "properties": {"v": {"$id": "https://x.example/v", "type": "string"}},
+            },
+            "$.schema.properties.v.$id",
+            data_schema.INNER_ID,
+        ),
+        (
+            {"type": "object", "properties": {"v": {"anyOf": [{"const": i} for i in range(51)]}}},
+            "$.schema.properties.v.anyOf",
+            data_schema.TOO_MANY_BRANCHES,
+        ),
+        (
+            {"type": "object", "properties": {"v": {"oneOf": [{"const": i} for i in range(51)]}}},
+            "$.schema.properties.v.oneOf",
+            data_schema.TOO_MANY_BRANCHES,
+        ),
+        (
+            {"type": "object", "properties": {"v": {"type": "array", "uniqueItems": True}}},
+            "$.schema.properties.v.uniqueItems",
+            data_schema.UNIQUE_WITHOUT_MAX,
+        ),
+        (
+            {
+                "type": "object",
+                "properties": {"v": {"type": "array", "uniqueItems": True, "maxItems": 3000}},
+            },
+            "$.schema.properties.v.uniqueItems",
+            data_schema.UNIQUE_WITHOUT_MAX,
+        ),
+    ],
+    ids=["dynamic-ref", "inner-id", "any-of", "one-of", "unique-unbounded", "unique-3000"],
+)
+def test_a_schema_whose_checking_is_unbounded_is_refused_at_parse(schema, path, problem):
+    error = _refused(_with_schema(schema))
+
+    assert error.path == path
+    assert error.problem == problem
+
+
+def test_unique_items_with_a_small_max_items_is_allowed():
+    schema = {
+        "type": "object",
+        "properties": {
+            "v": {"type": "array", "uniqueItems": True, "maxItems": data_schema.MAX_UNIQUE_ITEMS}
+        },
+    }
+
+    assert Definition.parse(_with_schema(schema)).data_errors({"v": [1, 1]})
+
+
+def test_unique_items_compares_nothing_on_an_array_past_its_max_items(monkeypatch):
+    compared: list[int] = []
+    original = data_schema._UNIQUE_ITEMS
+
+    def counted(validator: Any, unique: Any, instance: Any, schema: Any) -> Any:
+        compared.append(len(instance))
+        yield from original(validator, unique, instance, schema)
+
+    monkeypatch.setattr(data_schema, "_UNIQUE_ITEMS", counted)
+    schema = {
+        "type": "object",
+        "properties": {"v": {"type": "array", "uniqueItems": True, "maxItems": 200}},
+    }
+    definition = Definition.parse(_with_schema(schema))
+
+    problems = definition.data_errors({"v": [{"n": i} for i in range(3000)]})
+
+    assert compared == []
+    assert len(problems) == 1 and problems[0].endswith("is too long")
+    assert definition.data_errors({"v": [{"n": 1}, {"n": 1}]})
+    assert compared == [2]
