@@ -29,6 +29,7 @@ from approvals.services.workflows import workflow_decide
 from approvals.workers.timers import timer_fire_due
 from templates_engine import CommandRejected
 from templates_engine.errors import NOT_YOUR_STEP
+from templates_engine.steps.approval import MAX_REMINDERS
 
 from .conftest import Proc, Processes, wait_until
 from .support import (
@@ -45,7 +46,7 @@ T = TypeVar("T")
 # Timers in the race of two pollers, and in the test that kills pollers.
 RACE_TIMERS = int(os.environ.get("DURABILITY_TIMERS", "10000"))
 KILL_TIMERS = int(os.environ.get("DURABILITY_KILL_TIMERS", "2000"))
-REMINDERS = 25  # timers per workflow: reminders a minute apart
+REMINDERS = MAX_REMINDERS  # timers per workflow (as many as a step may have), a minute apart
 AN_HOUR = 3600.0  # every reminder is due an hour on
 POLLER_LIMIT = 240.0  # seconds a poller may take before the test gives up
 
