@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import BaseCommand, CommandParser
 
-from approvals.audit.override import override_record
-from approvals.audit.seal import SealKeyMissing
 from approvals.audit.verify import ACCEPT_ACTION, audit_verify
 
+from ._overrides import override_from_command
 from ._tenants import tenant_by_slug
 
 NOTHING_TO_ACCEPT = (
@@ -46,16 +45,11 @@ class Command(BaseCommand):
             return
         for problem in found:
             self.stdout.write(f"TO ACCEPT {problem}")
-        reason = options["reason"].strip()
-        if not reason:
-            raise CommandError(REASON_NEEDED)
-        try:
-            override = override_record(
-                tenant=tenant,
-                action=ACCEPT_ACTION,
-                reason=reason,
-                problems=[str(b) for b in found],
-            )
-        except SealKeyMissing as exc:
-            raise CommandError(str(exc)) from exc
+        override = override_from_command(
+            tenant=tenant,
+            action=ACCEPT_ACTION,
+            reason=options["reason"],
+            problems=[str(b) for b in found],
+            reason_needed=REASON_NEEDED,
+        )
         self.stdout.write(RECORDED.format(n=len(found), id=override.pk, operator=override.operator))

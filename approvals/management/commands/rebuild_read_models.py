@@ -7,12 +7,11 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from approvals.audit.override import override_record
-from approvals.audit.seal import SealKeyMissing
 from approvals.audit.verify import audit_verify
 from approvals.models import Tenant
 from approvals.runtime.rebuild import read_models_check, read_models_rebuild
 
+from ._overrides import override_from_command
 from ._tenants import tenant_by_slug
 
 OUT_OF_LINE = "{n} workflow(s) have read models out of line with their events."
@@ -79,18 +78,13 @@ class Command(BaseCommand):
             self.stdout.write(f"... and {len(breaks) - _SHOWN} more (verify_audit lists all)")
         if not options["despite_failed_verification"]:
             raise CommandError(REFUSED.format(n=len(breaks)))
-        reason = options["reason"].strip()
-        if not reason:
-            raise CommandError(REASON_NEEDED)
-        try:
-            override = override_record(
-                tenant=tenant,
-                action="rebuild_read_models",
-                reason=reason,
-                problems=[str(b) for b in breaks],
-            )
-        except SealKeyMissing as exc:
-            raise CommandError(str(exc)) from exc
+        override = override_from_command(
+            tenant=tenant,
+            action="rebuild_read_models",
+            reason=options["reason"],
+            problems=[str(b) for b in breaks],
+            reason_needed=REASON_NEEDED,
+        )
         self.stdout.write(
             OVERRIDDEN.format(n=len(breaks), id=override.pk, operator=override.operator)
         )
