@@ -12,7 +12,10 @@ tells pipelining apart from one statement at a time.
         relay.turns - before
 
 ``turns_by_client`` counts per connection, by the client's local port (other threads'
-connections through the relay then do not count).
+connections through the relay then do not count). ``statements_by_client`` counts the
+statements each connection sent: the protocol's Query and Execute messages (a pipeline
+of five statements is one turn and five statements). The relay reads the protocol in
+the clear: connect with ``sslmode=disable``.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ class RoundTripCounter:
         self.port: int = self._listener.getsockname()[1]
         self.turns = 0
         self.turns_by_client: dict[int, int] = {}  # the client's local port -> turns
+        self.statements_by_client: dict[int, int] = {}  # the client's local port -> statements
         self._lock = threading.Lock()
         self._closed = False
 
@@ -70,13 +74,19 @@ class RoundTripCounter:
             ).start()
 
     def _pump(self, src: socket.socket, dst: socket.socket, who: str, last: dict[str, Any]) -> None:
+        messages = _FrontendMessages() if who == "client" else None
         try:
             while data := src.recv(65536):
                 with self._lock:
+                    port = int(last["port"])
                     if who == "client" and last["who"] == "server":
                         self.turns += 1
-                        port = int(last["port"])
                         self.turns_by_client[port] = self.turns_by_client.get(port, 0) + 1
+                    if messages is not None:
+                        sent = messages.statements_in(data)
+                        self.statements_by_client[port] = (
+                            self.statements_by_client.get(port, 0) + sent
+                        )
                     last["who"] = who
                 dst.sendall(data)
         except OSError:
@@ -85,3 +95,38 @@ class RoundTripCounter:
             for s in (src, dst):
                 with contextlib.suppress(OSError):
                     s.shutdown(socket.SHUT_RDWR)
+
+
+class _FrontendMessages:
+    """The client's side of the protocol, read as it streams: the startup messages (no
+    type byte; an SSL or GSS request is followed by another), then typed messages, of
+    which Query ('Q') and Execute ('E') each run one statement."""
+
+    _ENCRYPTION_REQUESTS = (80877103, 80877104)
+
+    def __init__(self) -> None:
+        self._buffer = b""
+        self._starting = True
+
+    def statements_in(self, data: bytes) -> int:
+        self._buffer += data
+        count = 0
+        while True:
+            if self._starting:
+                if len(self._buffer) < 8:
+                    return count
+                length = int.from_bytes(self._buffer[:4], "big")
+                if len(self._buffer) < length:
+                    return count
+                code = int.from_bytes(self._buffer[4:8], "big")
+                self._starting = code in self._ENCRYPTION_REQUESTS
+                self._buffer = self._buffer[length:]
+                continue
+            if len(self._buffer) < 5:
+                return count
+            length = int.from_bytes(self._buffer[1:5], "big")
+            if len(self._buffer) < 1 + length:
+                return count
+            if self._buffer[:1] in (b"Q", b"E"):
+                count += 1
+            self._buffer = self._buffer[1 + length :]

@@ -29,6 +29,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import ROOT, VENV_BIN, Report, expense_data  # noqa: E402
 
 EVENTS = "approvals_workflowevent"
+# The tables a start or a decision writes.
+WRITTEN = (
+    EVENTS,
+    "approvals_workflow",
+    "approvals_pendingtask",
+    "approvals_timer",
+    "approvals_workflowparticipant",
+    "approvals_stepvisit",
+    "notifications_mailmessage",
+)
 
 # variant: (what it is, the SQL applied to the scratch copy)
 VARIANTS: dict[str, tuple[str, list[str]]] = {
@@ -45,10 +55,6 @@ VARIANTS: dict[str, tuple[str, list[str]]] = {
             "DROP INDEX task_inbox_requester",
             "DROP INDEX task_inbox_waiting",
         ],
-    ),
-    "no_task_trgm": (
-        "without the pending tasks' trigram GIN (0032)",
-        ["DROP INDEX task_inbox_search"],
     ),
     "no_rollup": (
         "without the rollup's triggers on the step visits (0033)",
@@ -78,6 +84,42 @@ VARIANTS: dict[str, tuple[str, list[str]]] = {
             f"DROP TABLE {EVENTS}_parted",
             f"SELECT setval(pg_get_serial_sequence('{EVENTS}', 'id'), "
             f"(SELECT max(id) FROM {EVENTS}))",
+        ],
+    ),
+    "no_rls": (
+        "row-level security off on every table (set_config still runs)",
+        [
+            "DO $$ DECLARE r record; BEGIN FOR r IN SELECT oid::regclass AS t FROM pg_class"
+            " WHERE relrowsecurity LOOP EXECUTE format("
+            "'ALTER TABLE %s NO FORCE ROW LEVEL SECURITY, DISABLE ROW LEVEL SECURITY', r.t);"
+            " END LOOP; END $$"
+        ],
+    ),
+    "no_fks": (
+        "without the foreign keys of the tables a command writes",
+        [
+            "DO $$ DECLARE r record; BEGIN FOR r IN SELECT conrelid::regclass AS t, conname"
+            " FROM pg_constraint WHERE contype = 'f' AND conparentid = 0 AND conrelid::regclass"
+            "::text IN (" + ", ".join(f"'{t}'" for t in WRITTEN) + ") LOOP EXECUTE format("
+            "'ALTER TABLE %s DROP CONSTRAINT %I', r.t, r.conname); END LOOP; END $$"
+        ],
+    ),
+    "no_secondary_indexes": (
+        "without any index of the written tables but primary and unique keys",
+        [
+            "DO $$ DECLARE r record; BEGIN FOR r IN SELECT i.indexrelid::regclass AS x"
+            " FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid WHERE NOT i.indisunique"
+            " AND c.relname IN (" + ", ".join(f"'{t}'" for t in WRITTEN) + ")"
+            " AND NOT EXISTS (SELECT 1 FROM pg_inherits h WHERE h.inhrelid = i.indexrelid)"
+            " LOOP EXECUTE format('DROP INDEX %s', r.x); END LOOP; END $$"
+        ],
+    ),
+    "no_append_only": (
+        "without the events' append-only triggers",
+        [
+            "DO $$ DECLARE r record; BEGIN FOR r IN SELECT tgname FROM pg_trigger WHERE"
+            f" tgrelid = '{EVENTS}'::regclass AND NOT tgisinternal AND tgparentid = 0 LOOP"
+            f" EXECUTE format('DROP TRIGGER %I ON {EVENTS}', r.tgname); END LOOP; END $$"
         ],
     ),
     "fillfactor": (

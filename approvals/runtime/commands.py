@@ -53,7 +53,7 @@ from ..models import (
 from ..words.data import workflow_summary
 from . import store
 from .chain import HASH_FORMAT, EventRow, event_hash
-from .directory import VERSION_SQL, TenantDirectory
+from .directory import VERSION_SQL, VERSION_SUBQUERY, TenantDirectory
 from .projections import project
 from .tenant_scope import acting_for, cross_tenant_again
 
@@ -135,7 +135,7 @@ def command_execute(
     CommandRejected (nothing changed), or Busy after repeated version conflicts.
 
     On PostgreSQL the whole command costs two round trips: BEGIN, the tenant it acts for
-    (row-level security), the lock, the request id lookup and the directory version
+    (row-level security), the lock with the directory version, and the request id lookup
     travel together; the appended events, every
     projection and COMMIT travel together (``store.pipelined``).
     """
@@ -255,14 +255,14 @@ def _execute_locked(
     queries: list[tuple[str, list[Any]]] = [
         (_LOCK_SQL, _lock_params(actor, tenant_id, wf_param, now))
     ]
-    queries.append((VERSION_SQL, []))
     if request_id:
         queries.append((_RECORDED_SQL, [wf_param, request_id, wf_param]))
-    found, version_rows, *recorded_rows = store.fetch_many(queries)
+    found, *recorded_rows = store.fetch_many(queries)
     if not found:
         raise WorkflowNotFound(WORKFLOW_NOT_FOUND)
-    wf = store.instance(Workflow, found[0][: -len(_READS)])
-    for name, value in zip(_READS, found[0][-len(_READS) :], strict=True):
+    *columns, directory_version = found[0]
+    wf = store.instance(Workflow, columns[: -len(_READS)])
+    for name, value in zip(_READS, columns[-len(_READS) :], strict=True):
         setattr(wf, name, bool(value))
     if authorize is not None:
         authorize(wf)
@@ -275,7 +275,7 @@ def _execute_locked(
         metrics.DUPLICATES.labels(command.type).inc()
         return CommandResult(wf.pk, recorded["status"], recorded["version"], duplicate=True)
     definition = definition_for(wf.template_id)
-    directory = TenantDirectory(tenant_id, version_rows[0][0] if version_rows else None)
+    directory = TenantDirectory(tenant_id, directory_version)
     state = load_state(wf, definition)
     return _decide_and_write(
         wf, definition, state, command, actor, request_id, fingerprint, now, directory
@@ -369,7 +369,10 @@ class TemplateRef:
 
 # The workflow, locked, with what the read rule needs to know about the actor (see
 # access.may_read_workflow): whether they take part, whether they stand in right now
-# for one of its assignees, and whether they hold view permission on its template.
+# for one of its assignees, and whether they hold view permission on its template; and
+# the directory's version, with no statement of its own. It is read in this statement's
+# snapshot: a directory change committed while the lock waited counts from the next
+# command on, as one committed just after this command would.
 _LOCK_SQL = (
     f"SELECT {store.columns(Workflow, 'w')},"
     f" EXISTS (SELECT 1 FROM {store.table(WorkflowParticipant)} p"
@@ -386,7 +389,8 @@ _LOCK_SQL = (
     f"  JOIN {store.table(Permission)} pm ON pm.id = gp.permission_id"
     f"  JOIN {store.table(User.groups.through)} ug ON ug.group_id = gp.group_id"
     "  WHERE ug.user_id = %s AND gp.content_type_id = %s AND pm.codename = %s"
-    "  AND gp.object_pk = CAST(w.template_id AS TEXT))"
+    "  AND gp.object_pk = CAST(w.template_id AS TEXT)),"
+    f" {VERSION_SUBQUERY}"
     f" FROM {store.table(Workflow)} w WHERE w.tenant_id = %s AND w.id = %s"
 ) + (" FOR UPDATE OF w" if connection.features.has_select_for_update_of else "")
 

@@ -64,7 +64,10 @@ _CONTACTS_SQL = (
     " WHERE u.tenant_id = %s AND u.username IN ({marks})"
 )
 logger = logging.getLogger(__name__)
-VERSION_SQL = f"SELECT version FROM {DirectoryVersion._meta.db_table} WHERE id = 1"
+# The directory's version: read beside a command's first statement (the lock, or the
+# start's subject check) as this scalar subquery, so it costs no statement of its own.
+VERSION_SUBQUERY = f"(SELECT version FROM {DirectoryVersion._meta.db_table} WHERE id = 1)"
+VERSION_SQL = f"SELECT {VERSION_SUBQUERY}"
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from ..runtime.commands import (
     command_execute,
     command_start,
 )
-from ..runtime.directory import VERSION_SQL
+from ..runtime.directory import VERSION_SUBQUERY
 from ..runtime.tenant_scope import acting_for
 
 TEMPLATE_NOT_FOUND = "No published workflow template with key {key!r}."
@@ -197,8 +197,8 @@ def workflow_start(
     come after the first). Raises access.Forbidden when the submitter (or the
     token's ``scope``) may not.
 
-    Two round trips on PostgreSQL: BEGIN, the template, the subject's workflows, the
-    key's claim and the directory version together; the workflow, its events,
+    Two round trips on PostgreSQL: BEGIN, the template, the subject's workflows with the
+    directory version, and the key's claim together; the workflow, its events,
     projections and COMMIT together.
     """
     access.check_may_start(submitter, template_key, scope)
@@ -228,7 +228,6 @@ class _Start:
         subject = [tenant_id, self.template_key, self.subject_type, self.subject_id]
         reads: list[tuple[str, list[Any]]] = [
             (_LATEST_SQL, [tenant_id, self.template_key]),
-            (VERSION_SQL, []),
             (_SUBJECT_SQL, [*_ACTIVE, *subject, *_ACTIVE, *subject]),
         ]
         body_hash = ""
@@ -242,7 +241,7 @@ class _Start:
             now = store.param(StartRequest, "created_at", clock.now())
             reads.append((_CLAIM_SQL, [tenant_id, self.submitter.pk, key, body_hash, now]))
         with store.pipelined(), acting_for(tenant_id), store.gathered_writes():
-            latest, version, workflows, *claimed = store.fetch_many(reads)
+            latest, workflows, *claimed = store.fetch_many(reads)
             if not latest:
                 raise TemplateNotFound(TEMPLATE_NOT_FOUND.format(key=self.template_key))
             if latest[0][3] is not None:
@@ -256,7 +255,7 @@ class _Start:
                 return StartResult.replay(prior.response)
             template = TemplateRef(*latest[0][:3])
             rule = definition_for(template.id).start_policy
-            running, finished = workflows[0]
+            running, finished, directory_version = workflows[0]
             started = self._policy_answer(rule, running, finished)
             if started is None:
                 result = command_start(
@@ -266,7 +265,7 @@ class _Start:
                     subject_id=self.subject_id,
                     data=self.data,
                     submitter=self.submitter,
-                    directory_version=version[0][0] if version else None,
+                    directory_version=directory_version,
                     exclusive=rule.while_running != policy.ALLOW,
                     origin=self.origin,
                 )
@@ -310,7 +309,8 @@ _LATEST_SQL = (
     f"SELECT id, key, version, retired_at FROM {store.table(WorkflowTemplate)}"
     " WHERE tenant_id = %s AND key = %s ORDER BY version DESC LIMIT 1"
 )
-# The subject's first running workflow and its last finished one, of this template.
+# The subject's first running workflow and its last finished one, of this template, and
+# the directory's version (one statement).
 _ACTIVE = list(ACTIVE_STATUSES)
 _IN_ACTIVE = ", ".join(["%s"] * len(_ACTIVE))
 _OF_SUBJECT = (
@@ -321,7 +321,7 @@ _SUBJECT_SQL = (
     f"SELECT (SELECT id{_OF_SUBJECT.replace('WHERE', f'WHERE status IN ({_IN_ACTIVE}) AND')}"
     " ORDER BY created_at LIMIT 1),"
     f" (SELECT id{_OF_SUBJECT.replace('WHERE', f'WHERE status NOT IN ({_IN_ACTIVE}) AND')}"
-    " ORDER BY created_at DESC LIMIT 1)"
+    f" ORDER BY created_at DESC LIMIT 1), {VERSION_SUBQUERY}"
 )
 # The key's row, or nothing when another start has it (ON CONFLICT waits for that one
 # to commit or roll back, so concurrent repeats make one workflow).

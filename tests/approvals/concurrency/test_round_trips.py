@@ -19,7 +19,7 @@ import pytest
 from django.db import connection
 
 from approvals import access
-from approvals.models import Timer, User, WorkflowEvent
+from approvals.models import Timer, User, Workflow, WorkflowEvent
 from approvals.notifications.models import MailMessage
 from approvals.runtime.commands import (
     CommandRejected,
@@ -67,6 +67,17 @@ def trips(relay: RoundTripCounter, action: Callable[[], Any]) -> int:
     return relay.turns_by_client.get(port, 0) - before
 
 
+def statements(relay: RoundTripCounter, action: Callable[[], Any]) -> int:
+    """Statements this thread's connection sent (each Query or Execute message)."""
+    raw = connection.connection
+    assert raw is not None
+    with socket.socket(fileno=os.dup(raw.fileno())) as sock:
+        port = sock.getsockname()[1]
+    before = relay.statements_by_client.get(port, 0)
+    action()
+    return relay.statements_by_client.get(port, 0) - before
+
+
 def fewest_trips(relay: RoundTripCounter, action: Callable[[int], Any], times: int = 3) -> int:
     """The fewest round trips over ``times`` runs of ``action(i)``. The relay counts a
     turn whenever the client speaks after the server, and psycopg's pipeline sometimes
@@ -96,6 +107,27 @@ def test_a_start_and_a_decision_cost_two_round_trips(relay: RoundTripCounter) ->
     decision = {"user": bob, "workflow_id": ids[0], "decision": "approve", "request_id": "r-1"}
     assert trips(relay, lambda: workflow_decide(**decision)) == 2
     assert WorkflowEvent.objects.filter(workflow_id=ids[0], request_id="r-1").count() == 1
+
+
+def test_a_start_sends_six_statements_and_a_decision_eight(relay: RoundTripCounter) -> None:
+    """BEGIN, the tenant's setting, the template, the subject's workflows with the
+    directory version, the writes and COMMIT for a start; BEGIN, the setting, the lock
+    with the directory version, the request id lookup, the tasks and timers it deletes,
+    the writes and COMMIT for a decision. Counted on the wire, so a statement added to
+    either shows here (bench/write_path.py prices each)."""
+    alice, bob = User.objects.get(username="alice"), User.objects.get(username="bob")
+    fiona = User.objects.get(username="fiona")
+    for user in (alice, bob, fiona):
+        access.roles_of(user)  # as a request reads them, once, before the command
+    workflow_decide(user=bob, workflow_id=start(alice), decision="approve", request_id="warm")
+
+    ids: list[uuid.UUID] = []
+    assert statements(relay, lambda: ids.append(start(alice))) == 6
+    manager = {"user": bob, "workflow_id": ids[0], "decision": "approve", "request_id": "s-1"}
+    assert statements(relay, lambda: workflow_decide(**manager)) == 8
+    finance = {**manager, "user": fiona, "request_id": "s-2"}
+    assert statements(relay, lambda: workflow_decide(**finance)) == 8
+    assert Workflow.objects.get(pk=ids[0]).public_status == "APPROVED"
 
 
 def test_a_reminder_timer_firing_costs_two_round_trips(relay: RoundTripCounter) -> None:
