@@ -18,7 +18,7 @@ SERVICE_ENV := DATABASE_URL=postgres://postgres@127.0.0.1:5432/approvals \
 RUN_ENV := DEBUG=true
 ADDRPORT ?= 127.0.0.1:8000
 
-.PHONY: venv requirements check-production services lint fmt typecheck test test-fast test-explore test-pg18 run bench
+.PHONY: venv requirements check-production services lint fmt typecheck test test-fast test-explore test-pg18 ratio-guard run bench
 
 venv: $(VENV)/.installed
 
@@ -71,6 +71,14 @@ test: venv services
 	$(MAKE) check-production
 	$(SERVICE_ENV) $(BIN)/pytest -n 2 --dist loadgroup --hypothesis-profile=ci
 	$(MAKE) test-pg18
+	-$(MAKE) ratio-guard
+
+# Starts and decisions against django-viewflow at a small n, compared with the ratios in
+# bench/ratio_history.jsonl: a drop of more than 25% prints a WARNING. It never fails the
+# build (a shared machine is noisy); the statement counts are asserted by tests instead.
+ratio-guard: venv
+	$(SERVICE_ENV) BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/approvals_ratio_guard \
+		$(PYTHON) bench/inprocess.py --guard --n 300
 
 # The engine, unit and service tests in under a minute and a half: no browser, no
 # processes started, nothing slow; the test databases are kept between runs.

@@ -31,7 +31,24 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import ROOT, Report, expense_data, setup_django, summarize_ms  # noqa: E402
 
-PEER = ROOT.parent / "shared" / "peer-viewflow" / "run.sh"
+PEER = (
+    Path(
+        os.environ.get("APPROVALS_PEER_VIEWFLOW")
+        or next(
+            (
+                str(p)
+                for p in (ROOT.parent / "shared", Path("/work/shared"))
+                if (p / "peer-viewflow" / "run.sh").exists()
+            ),
+            str(ROOT.parent / "shared"),
+        )
+    )
+    / "peer-viewflow"
+    / "run.sh"
+)
+# --guard: a drop of more than this share of the recent ratios is warned about.
+GUARD_DROP = 0.25
+GUARD_HISTORY = 5
 HISTORY = ROOT / "bench" / "ratio_history.jsonl"
 SUBJECT_TYPE = "bench-inprocess"
 PHASES = ("start", "manager", "finance")
@@ -170,7 +187,18 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=1000, help="workflows per run")
     ap.add_argument("--procs", type=int, default=2)
     ap.add_argument("--no-peer", action="store_true")
+    ap.add_argument(
+        "--guard",
+        action="store_true",
+        help="compare the ratios with the recorded ones and warn on a drop; record nothing",
+    )
     args = ap.parse_args()
+    if args.guard:
+        try:
+            _guard(args)
+        except Exception as exc:  # a guard never fails the build: it warns
+            print(f"WARNING: the ratio guard could not run: {exc!r}", flush=True)
+        return
 
     setup_django()
     from _common import seed
@@ -267,6 +295,51 @@ def main() -> None:
     )
     report.note(f"load average at the end: {' / '.join(f'{x:.2f}' for x in os.getloadavg())}")
     report.write()
+
+
+def _guard(args: Any) -> None:
+    """A small run of ours and the peer's, and the four ratios compared with the median
+    of the last recorded ones: a drop of more than GUARD_DROP is printed as a warning.
+    The machine is shared and noisy, so this warns and never fails; the statement and
+    round-trip counts, which are stable, are asserted by tests."""
+    if not PEER.exists():
+        print(f"WARNING: the ratio guard was skipped: no peer at {PEER}", flush=True)
+        return
+    from _common import ensure_bench_db, seed
+
+    ensure_bench_db()
+    setup_django()
+    seed()
+    run = uuid.uuid4().hex[:8]
+    _run(min(50, args.n), f"{run}-warm")
+    parts = [_run(args.n, f"{run}-1")]
+    ours = {
+        "starts_1": _aggregate(parts, "start")["ops_s"],
+        "decisions_1": _decisions(parts)["ops_s"],
+    }
+    peer = _peer(args.n)
+    history = [json.loads(line) for line in HISTORY.read_text().splitlines() if line.strip()]
+    recent = history[-GUARD_HISTORY:]
+    for key, value in ours.items():
+        if not peer.get(key):
+            print(f"WARNING: the peer gave no {key} figure", flush=True)
+            continue
+        ratio = value / peer[key]
+        past = sorted(h[key] for h in recent if key in h)
+        if not past:
+            print(f"ratio guard: {key} {ratio:.2f}x (nothing recorded to compare)", flush=True)
+            continue
+        median = past[len(past) // 2]
+        line = f"{key} {ratio:.2f}x against {median:.2f}x, the median of the last {len(past)}"
+        if ratio < median * (1 - GUARD_DROP):
+            print(
+                f"WARNING: ratio guard: {line}: a drop of {1 - ratio / median:.0%}. Run"
+                " `.venv/bin/python bench/inprocess.py` on a quiet machine to confirm,"
+                " and bench/write_path.py to see what grew.",
+                flush=True,
+            )
+        else:
+            print(f"ratio guard: {line}: no drop past {GUARD_DROP:.0%}", flush=True)
 
 
 if __name__ == "__main__":
