@@ -309,19 +309,24 @@ _LATEST_SQL = (
     f"SELECT id, key, version, retired_at FROM {store.table(WorkflowTemplate)}"
     " WHERE tenant_id = %s AND key = %s ORDER BY version DESC LIMIT 1"
 )
-# The subject's first running workflow and its last finished one, of this template, and
-# the directory's version (one statement).
 _ACTIVE = list(ACTIVE_STATUSES)
 _IN_ACTIVE = ", ".join(["%s"] * len(_ACTIVE))
-_OF_SUBJECT = (
-    f" FROM {store.table(Workflow)} WHERE tenant_id = %s AND template_key = %s"
-    " AND subject_type = %s AND subject_id = %s"
-)
+
+
+def _subject_workflow(status_test: str, order: str) -> str:
+    """The id of one workflow of the subject whose status passes ``status_test``."""
+    return (
+        f"(SELECT id FROM {store.table(Workflow)} WHERE status {status_test} ({_IN_ACTIVE})"
+        " AND tenant_id = %s AND template_key = %s AND subject_type = %s AND subject_id = %s"
+        f" ORDER BY created_at {order} LIMIT 1)"
+    )
+
+
+# The subject's first running workflow and its last finished one, of this template, and
+# the directory's version (one statement).
 _SUBJECT_SQL = (
-    f"SELECT (SELECT id{_OF_SUBJECT.replace('WHERE', f'WHERE status IN ({_IN_ACTIVE}) AND')}"
-    " ORDER BY created_at LIMIT 1),"
-    f" (SELECT id{_OF_SUBJECT.replace('WHERE', f'WHERE status NOT IN ({_IN_ACTIVE}) AND')}"
-    f" ORDER BY created_at DESC LIMIT 1), {VERSION_SUBQUERY}"
+    f"SELECT {_subject_workflow('IN', 'ASC')}, {_subject_workflow('NOT IN', 'DESC')},"
+    f" {VERSION_SUBQUERY}"
 )
 # The key's row, or nothing when another start has it (ON CONFLICT waits for that one
 # to commit or roll back, so concurrent repeats make one workflow).
