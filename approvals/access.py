@@ -37,10 +37,14 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
+from django.contrib.auth.models import Permission
+from django.contrib.contenttypes.models import ContentType
 from django.db.models import BooleanField, Exists, OuterRef, Q, QuerySet
 from django.db.models.expressions import RawSQL
+from guardian.models import GroupObjectPermission, UserObjectPermission
 from guardian.shortcuts import get_objects_for_user
 
 from templates_engine import CommandRejected, Definition
@@ -248,37 +252,91 @@ def workflows_of_ids(user: User, ids: list[Any]) -> QuerySet[Workflow]:
     return qs.filter(listed)
 
 
-def workflow_with_reading(user: User, workflow_id: Any) -> Workflow | None:
-    """The workflow of the user's organisation, fetched with whether the user takes
-    part in it (``wf.is_participant``) in the same query, so ``may_read_workflow``
-    needs no second one on the hot path of a decision. None when there is no such
-    workflow in the user's organisation."""
+def workflow_readable(user: User, workflow_id: Any) -> Workflow | None:
+    """The workflow of the user's organisation if the user may read it (None
+    otherwise, or when there is none), fetched with whether the user takes part in it
+    in the same query, so the read rule asks nothing more of a participant."""
     mine = WorkflowParticipant.objects.filter(workflow_id=OuterRef("pk"), user_id=user.pk)
-    return (
+    wf = (
         Workflow.objects.filter(tenant_id=user.member_tenant_id, pk=workflow_id)
-        .annotate(is_participant=Exists(mine))
+        .annotate(takes_part=Exists(mine))
         .first()
     )
+    if wf is None:
+        return None
+    facts = ReadFacts(takes_part=bool(getattr(wf, "takes_part")))  # noqa: B009
+    return wf if may_read_workflow(user, wf, facts) else None
 
 
-def may_read_workflow(user: User, wf: Workflow) -> bool:
-    """The read rule. A workflow read by the command path's lock carries the answers
-    to its three questions (``is_participant``, ``stands_in_now``,
-    ``holds_template_view``); otherwise each is asked here, in turn."""
+@dataclass(frozen=True)
+class ReadFacts:
+    """What the read rule needs to know of one person and one workflow besides the
+    person's roles, as already read with the workflow (None: not read, asked when
+    needed): whether they take part, whether they stand in right now for one of its
+    assignees, and whether they hold view permission on its workflow template."""
+
+    takes_part: bool | None = None
+    stands_in_now: bool | None = None
+    holds_template_view: bool | None = None
+
+
+UNREAD = ReadFacts()
+
+# The three facts as columns of a query that reads the workflow as ``w`` (the command
+# path's lock composes them: one round trip); ``read_facts_params`` gives their values.
+READ_FACTS_SQL = (
+    f"EXISTS (SELECT 1 FROM {WorkflowParticipant._meta.db_table} p"
+    "  WHERE p.workflow_id = w.id AND p.user_id = %s),"
+    f" EXISTS (SELECT 1 FROM {PendingTask._meta.db_table} t"
+    f"  JOIN {Delegation._meta.db_table} d ON d.user_id = t.assignee_id"
+    "  WHERE t.workflow_id = w.id AND d.delegate_id = %s"
+    "  AND d.starts_at <= %s AND d.ends_at > %s),"
+    f" EXISTS (SELECT 1 FROM {UserObjectPermission._meta.db_table} up"
+    f"  JOIN {Permission._meta.db_table} pm ON pm.id = up.permission_id"
+    "  WHERE up.user_id = %s AND up.content_type_id = %s AND pm.codename = %s"
+    "  AND up.object_pk = CAST(w.template_id AS TEXT))"
+    f" OR EXISTS (SELECT 1 FROM {GroupObjectPermission._meta.db_table} gp"
+    f"  JOIN {Permission._meta.db_table} pm ON pm.id = gp.permission_id"
+    f"  JOIN {User.groups.through._meta.db_table} ug ON ug.group_id = gp.group_id"
+    "  WHERE ug.user_id = %s AND gp.content_type_id = %s AND pm.codename = %s"
+    "  AND gp.object_pk = CAST(w.template_id AS TEXT))"
+)
+READ_FACTS_COLUMNS = 3
+_TEMPLATE_VIEW = "view_workflowtemplate"
+
+
+def read_facts_params(user: User | None, now: Any) -> list[Any]:
+    """The parameters of ``READ_FACTS_SQL`` for ``user`` at ``now``."""
+    user_id = user.pk if user is not None else None
+    ct = ContentType.objects.get_for_model(WorkflowTemplate).pk  # cached by Django
+    return [
+        *(user_id, user_id, now, now),
+        *(user_id, ct, _TEMPLATE_VIEW, user_id, ct, _TEMPLATE_VIEW),
+    ]
+
+
+def read_facts_of(values: Sequence[Any]) -> ReadFacts:
+    """The ``READ_FACTS_COLUMNS`` values a query read, as ReadFacts."""
+    takes_part, stands_in_now, holds_view = (bool(v) for v in values)
+    return ReadFacts(takes_part, stands_in_now, holds_view)
+
+
+def may_read_workflow(user: User, wf: Workflow, facts: ReadFacts = UNREAD) -> bool:
+    """The read rule: members of the workflow's organisation who read everything
+    (auditors, organisation admins), take part in it, stand in now for one of its
+    assignees, or hold view permission on its workflow template. ``facts`` are what a
+    query already read with the workflow; what it did not read is asked here, in turn."""
     if not is_member(user) or wf.tenant_id != user.tenant_id:
         return False
     if reads_everything(user):
         return True
-    known = getattr(wf, "is_participant", None)
-    if known if known is not None else _takes_part(user, wf):
+    if facts.takes_part if facts.takes_part is not None else _takes_part(user, wf):
         return True
-    known = getattr(wf, "stands_in_now", None)
-    if known if known is not None else _stands_in_now(user, wf):
+    if facts.stands_in_now if facts.stands_in_now is not None else _stands_in_now(user, wf):
         return True
-    known = getattr(wf, "holds_template_view", None)
-    if known is not None:
-        return bool(known)
-    return user.has_perm("approvals.view_workflowtemplate", wf.template)
+    if facts.holds_template_view is not None:
+        return facts.holds_template_view
+    return user.has_perm(f"approvals.{_TEMPLATE_VIEW}", wf.template)
 
 
 def _takes_part(user: User, wf: Workflow) -> bool:
@@ -407,6 +465,13 @@ def may_attach(user: User, wf: Workflow) -> bool:
     approvers, their stand-ins, holders of the template's view), except auditors, who
     change nothing."""
     return may_read_workflow(user, wf) and not _read_only(user)
+
+
+def check_may_attach(user: User) -> None:
+    """``may_attach`` for a request ``user`` is known to read: raises Forbidden for an
+    auditor."""
+    if _read_only(user):
+        raise Forbidden(FORBIDDEN_ATTACH)
 
 
 def may_cancel(user: User, wf: Workflow) -> bool:

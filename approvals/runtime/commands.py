@@ -25,10 +25,7 @@ from dataclasses import asdict, dataclass
 from functools import lru_cache
 from typing import Any
 
-from django.contrib.auth.models import Permission
-from django.contrib.contenttypes.models import ContentType
 from django.db import IntegrityError, connection
-from guardian.models import GroupObjectPermission, UserObjectPermission
 
 from templates_engine import CommandRejected, State, decide, evolve, public_status, replay
 from templates_engine import commands as cmd
@@ -40,16 +37,7 @@ from templates_engine.snapshot import state_from_dict, state_to_dict
 
 from .. import clock, metrics
 from ..definitions import definition_for
-from ..models import (
-    Delegation,
-    PendingTask,
-    User,
-    Workflow,
-    WorkflowEvent,
-    WorkflowParticipant,
-    WorkflowTemplate,
-    history_month,
-)
+from ..models import User, Workflow, WorkflowEvent, history_month
 from ..words.data import workflow_summary
 from . import store
 from .chain import HASH_FORMAT, EventRow, event_hash
@@ -114,7 +102,20 @@ class CommandResult:
     recorded: int = 0  # events this command appended (none: it changed nothing)
 
 
-Authorize = Callable[[Workflow], None]
+@dataclass(frozen=True)
+class LockReads:
+    """What a caller reads with the lock, in the same statement: ``sql``, a list of
+    ``columns`` expressions over the locked workflow as ``w``, and its ``params``. The
+    values reach ``authorize`` (the read rule's facts: approvals.access)."""
+
+    sql: str
+    params: Sequence[Any]
+    columns: int
+
+
+# Asked with the locked workflow and the values of the LockReads, before anything else;
+# raises to refuse.
+Authorize = Callable[[Workflow, Sequence[Any]], None]
 
 
 def command_execute(
@@ -125,12 +126,12 @@ def command_execute(
     actor: Actor = SYSTEM,
     request_id: str | None = None,
     authorize: Authorize | None = None,
+    lock_reads: LockReads | None = None,
 ) -> CommandResult:
     """Apply ``command`` to the workflow through the one path; see the module doc.
 
-    ``authorize`` is asked with the locked workflow before anything else, and raises
-    to refuse; the lock also read what the read rule needs to know of the actor
-    (``wf.is_participant``, ``wf.stands_in_now``, ``wf.holds_template_view``).
+    ``authorize`` is asked with the locked workflow and the values of ``lock_reads``
+    (read by the locking statement) before anything else, and raises to refuse.
     Raises WorkflowNotFound (also for another tenant's workflow),
     CommandRejected (nothing changed), or Busy after repeated version conflicts.
 
@@ -143,7 +144,9 @@ def command_execute(
     for _ in range(MAX_CONFLICT_RETRIES):
         try:
             with store.pipelined(), acting_for(tenant_id), store.gathered_writes():
-                return _execute_locked(tenant_id, pk, command, actor, request_id, authorize)
+                return _execute_locked(
+                    tenant_id, pk, command, actor, request_id, authorize, lock_reads
+                )
         except IntegrityError as exc:
             if "event_seq" not in str(exc) and "event_request_id" not in str(exc):
                 raise
@@ -187,8 +190,6 @@ def command_execute_many(
         locked = {}
         for row in found:
             wf = store.instance(Workflow, row)
-            for name in _READS:
-                setattr(wf, name, False)
             locked[wf.pk] = wf
         tenants = _by_tenant(items)
         for tenant_id, indexes in tenants:
@@ -246,26 +247,28 @@ def _execute_locked(
     actor: Actor,
     request_id: str | None,
     authorize: Authorize | None,
+    lock_reads: LockReads | None,
 ) -> CommandResult:
     wf_param = store.uuid_param(Workflow, pk)
     now = clock.now()
+    reads = lock_reads or _NO_READS
     # One round trip. The request id lookup is a separate statement after the lock:
     # under READ COMMITTED it sees what the transaction that held the lock committed
     # (a subquery inside the locking SELECT would read the older snapshot).
     queries: list[tuple[str, list[Any]]] = [
-        (_LOCK_SQL, _lock_params(actor, tenant_id, wf_param, now))
+        (_lock_sql(reads.sql), [*reads.params, tenant_id, wf_param])
     ]
     if request_id:
         queries.append((_RECORDED_SQL, [wf_param, request_id, wf_param]))
     found, *recorded_rows = store.fetch_many(queries)
     if not found:
         raise WorkflowNotFound(WORKFLOW_NOT_FOUND)
-    *columns, directory_version = found[0]
-    wf = store.instance(Workflow, columns[: -len(_READS)])
-    for name, value in zip(_READS, columns[-len(_READS) :], strict=True):
-        setattr(wf, name, bool(value))
+    columns = found[0]
+    read = len(columns) - reads.columns - 1
+    wf = store.instance(Workflow, columns[:read])
+    directory_version = columns[read]
     if authorize is not None:
-        authorize(wf)
+        authorize(wf, columns[read + 1 :])
     fingerprint = command_fingerprint(command, actor) if request_id else ""
     if recorded_rows and recorded_rows[0]:
         recorded = store.json_value(recorded_rows[0][0][0])
@@ -367,32 +370,21 @@ class TemplateRef:
     version: int
 
 
-# The workflow, locked, with what the read rule needs to know about the actor (see
-# access.may_read_workflow): whether they take part, whether they stand in right now
-# for one of its assignees, and whether they hold view permission on its template; and
-# the directory's version, with no statement of its own. It is read in this statement's
-# snapshot: a directory change committed while the lock waited counts from the next
-# command on, as one committed just after this command would.
-_LOCK_SQL = (
-    f"SELECT {store.columns(Workflow, 'w')},"
-    f" EXISTS (SELECT 1 FROM {store.table(WorkflowParticipant)} p"
-    "  WHERE p.workflow_id = w.id AND p.user_id = %s),"
-    f" EXISTS (SELECT 1 FROM {store.table(PendingTask)} t"
-    f"  JOIN {store.table(Delegation)} d ON d.user_id = t.assignee_id"
-    "  WHERE t.workflow_id = w.id AND d.delegate_id = %s"
-    "  AND d.starts_at <= %s AND d.ends_at > %s),"
-    f" EXISTS (SELECT 1 FROM {store.table(UserObjectPermission)} up"
-    f"  JOIN {store.table(Permission)} pm ON pm.id = up.permission_id"
-    "  WHERE up.user_id = %s AND up.content_type_id = %s AND pm.codename = %s"
-    "  AND up.object_pk = CAST(w.template_id AS TEXT))"
-    f" OR EXISTS (SELECT 1 FROM {store.table(GroupObjectPermission)} gp"
-    f"  JOIN {store.table(Permission)} pm ON pm.id = gp.permission_id"
-    f"  JOIN {store.table(User.groups.through)} ug ON ug.group_id = gp.group_id"
-    "  WHERE ug.user_id = %s AND gp.content_type_id = %s AND pm.codename = %s"
-    "  AND gp.object_pk = CAST(w.template_id AS TEXT)),"
-    f" {VERSION_SUBQUERY}"
-    f" FROM {store.table(Workflow)} w WHERE w.tenant_id = %s AND w.id = %s"
-) + (" FOR UPDATE OF w" if connection.features.has_select_for_update_of else "")
+_NO_READS = LockReads("", (), 0)
+
+
+@lru_cache(maxsize=8)
+def _lock_sql(reads: str) -> str:
+    """The workflow, locked, with the directory's version and the caller's reads
+    (``LockReads``). The version has no statement of its own; it is read in this
+    statement's snapshot, so a directory change committed while the lock waited counts
+    from the next command on, as one committed just after this command would."""
+    return (
+        f"SELECT {store.columns(Workflow, 'w')}, {VERSION_SUBQUERY}"
+        + (f", {reads}" if reads else "")
+        + f" FROM {store.table(Workflow)} w WHERE w.tenant_id = %s AND w.id = %s"
+        + (" FOR UPDATE OF w" if connection.features.has_select_for_update_of else "")
+    )
 
 
 @lru_cache(maxsize=64)
@@ -403,21 +395,6 @@ def _lock_many_sql(count: int) -> str:
         f"SELECT {store.columns(Workflow, 'w')} FROM {store.table(Workflow)} w"
         f" WHERE w.id IN ({marks}) ORDER BY w.id"
     ) + (" FOR UPDATE OF w" if connection.features.has_select_for_update_of else "")
-
-
-_READS = ("is_participant", "stands_in_now", "holds_template_view")
-
-
-def _lock_params(actor: Actor, tenant_id: int, wf_param: Any, now: Any) -> list[Any]:
-    user_id = actor.user.pk if actor.user is not None else None
-    moment = store.param(Delegation, "starts_at", now)
-    ct = ContentType.objects.get_for_model(WorkflowTemplate).pk  # cached by Django
-    view = "view_workflowtemplate"
-    return [
-        *(user_id, user_id, moment, moment),
-        *(user_id, ct, view, user_id, ct, view),
-        *(tenant_id, wf_param),
-    ]
 
 
 # The month names the one partition to read (pruned when the plan runs).

@@ -33,10 +33,10 @@ def attachment_get(*, user: User, workflow_id: uuid.UUID | str, sha256: str) -> 
     if not _SHA256.match(sha256):
         return None
     try:
-        wf = access.workflow_with_reading(user, workflow_id)
+        wf = access.workflow_readable(user, workflow_id)
     except (ValueError, TypeError, DjangoValidationError):
         return None
-    if wf is None or not access.may_read_workflow(user, wf):
+    if wf is None:
         return None
     event = (
         WorkflowEvent.objects.filter(workflow_id=wf.pk, type="FileAttached", payload__sha256=sha256)

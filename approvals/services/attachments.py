@@ -301,8 +301,7 @@ def attachments_add(
     if not files:
         return []
     wf = _readable(user, workflow_id)
-    if not access.may_attach(user, wf):
-        raise access.Forbidden(access.FORBIDDEN_ATTACH)
+    access.check_may_attach(user)
     return [
         attachment_record(
             user=user, wf=wf, file=file, request_id=file_request_id(request_id, index)
@@ -328,8 +327,7 @@ def attachment_add(
     auditor, AttachmentRefused (nothing stored or recorded) for a file of another type
     or over a limit."""
     wf = _readable(user, workflow_id)
-    if not access.may_attach(user, wf):
-        raise access.Forbidden(access.FORBIDDEN_ATTACH)
+    access.check_may_attach(user)
     limit = settings.APPROVALS_FILES_PER_UPLOAD
     if sent > limit:
         raise AttachmentRefused(TOO_MANY_CODE, TOO_MANY_AT_ONCE.format(limit=limit, count=sent))

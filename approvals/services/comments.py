@@ -4,7 +4,6 @@ the other participants and the people it mentions."""
 
 from __future__ import annotations
 
-import copy
 import uuid
 
 from django.db.models.functions import Lower
@@ -85,8 +84,7 @@ def _check_mentions(user: User, wf: Workflow, mentions: tuple[str, ...]) -> None
     for name in mentions:
         if name not in people:
             raise CommentRefused(MENTION_UNKNOWN_CODE, MENTION_UNKNOWN.format(name=name))
-    plain = _without_reader_answers(wf)
-    blind = [people[n] for n in mentions if not access.may_read_workflow(people[n], plain)]
+    blind = [people[n] for n in mentions if not access.may_read_workflow(people[n], wf)]
     if blind:
         names = [p.get_full_name() or p.username for p in blind]
         listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
@@ -94,12 +92,3 @@ def _check_mentions(user: User, wf: Workflow, mentions: tuple[str, ...]) -> None
         raise CommentRefused(
             MENTION_CANNOT_READ_CODE, MENTION_CANNOT_READ.format(names=listed, them=them)
         )
-
-
-def _without_reader_answers(wf: Workflow) -> Workflow:
-    """The workflow without what a query read about one reader (``is_participant``
-    and the like), so the read rule asks afresh for another person."""
-    plain = copy.copy(wf)
-    for name in ("is_participant", "stands_in_now", "holds_template_view"):
-        plain.__dict__.pop(name, None)
-    return plain

@@ -43,10 +43,10 @@ def _operable(
     if not reason.strip():
         raise ReasonRequired(REASON_REQUIRED)
     try:
-        wf = access.workflow_with_reading(user, workflow_id)
+        wf = access.workflow_readable(user, workflow_id)
     except (ValueError, TypeError, DjangoValidationError) as exc:
         raise WorkflowNotFound(WORKFLOW_NOT_FOUND) from exc
-    if wf is None or not access.may_read_workflow(user, wf):
+    if wf is None:
         raise WorkflowNotFound(WORKFLOW_NOT_FOUND)
     if not access.may_operate(user, wf):
         raise access.Forbidden(forbidden)

@@ -6,7 +6,7 @@ import hashlib
 import json
 import re
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +28,7 @@ from ..runtime.commands import (
     Actor,
     Busy,
     CommandResult,
+    LockReads,
     TemplateRef,
     WorkflowNotFound,
     command_execute,
@@ -353,9 +354,9 @@ def workflow_decide(
     segregation of duties)."""
     assert user.tenant_id is not None
 
-    def authorize(wf: Workflow) -> None:
+    def authorize(wf: Workflow, facts: Sequence[Any]) -> None:
         # Asked with the lock, from what the locking query read (one round trip).
-        if not access.may_read_workflow(user, wf):
+        if not access.may_read_workflow(user, wf, access.read_facts_of(facts)):
             raise WorkflowNotFound(WORKFLOW_NOT_FOUND)
         access.check_may_decide(user)
         if decision == "delegate" and delegate_to:
@@ -368,6 +369,7 @@ def workflow_decide(
         actor=Actor(user, "approver"),
         request_id=request_id,
         authorize=authorize,
+        lock_reads=_read_facts(user),
     )
 
 
@@ -471,8 +473,8 @@ def reader_addition(
     rule (and ``also``, a check that raises) is asked again with the lock held, from
     what the locking query read."""
 
-    def authorize(locked: Workflow) -> None:
-        if not access.may_read_workflow(user, locked):
+    def authorize(locked: Workflow, facts: Sequence[Any]) -> None:
+        if not access.may_read_workflow(user, locked, access.read_facts_of(facts)):
             raise WorkflowNotFound(WORKFLOW_NOT_FOUND)
         if also is not None:
             also(user, locked)
@@ -490,14 +492,24 @@ def reader_addition(
         actor=Actor(user, role),
         request_id=request_id,
         authorize=authorize,
+        lock_reads=_read_facts(user),
+    )
+
+
+def _read_facts(user: User) -> LockReads:
+    """The read rule's facts about ``user`` (approvals.access), read with the lock."""
+    return LockReads(
+        access.READ_FACTS_SQL,
+        access.read_facts_params(user, clock.now()),
+        access.READ_FACTS_COLUMNS,
     )
 
 
 def _readable(user: User, workflow_id: uuid.UUID | str) -> Workflow:
     try:
-        wf = access.workflow_with_reading(user, workflow_id)
+        wf = access.workflow_readable(user, workflow_id)
     except (ValueError, TypeError, DjangoValidationError) as exc:
         raise WorkflowNotFound(WORKFLOW_NOT_FOUND) from exc
-    if wf is None or not access.may_read_workflow(user, wf):
+    if wf is None:
         raise WorkflowNotFound(WORKFLOW_NOT_FOUND)
     return wf

@@ -186,7 +186,7 @@ def test_the_cross_tenant_role_sees_every_tenant_and_a_role_in_neither_sees_none
 def test_a_command_acts_for_its_workflows_tenant_and_leaves_the_transaction_as_it_was(two):
     seen: list[Any] = []
 
-    def note(wf: Workflow) -> None:
+    def note(wf: Workflow, facts: Any) -> None:
         seen.append((_rows("SELECT current_user")[0][0], tenant_scope.acting_tenant()))
 
     command_execute(
