@@ -10,12 +10,11 @@ It answers only what it can answer exactly as the view would, and leaves everyth
 to the view, which decides as before:
 
 - who asks: a bearer token through ``token_authenticate`` (the view's own lookup, its
-  refusals and its last-used stamp), or a session from the database engine, checked as
-  ``django.contrib.auth.get_user`` checks it (live, the backend listed, the user active,
-  the session's hash of the password matching under the current key; a hash that only a
-  fallback key matches goes to the full path, which rotates it). Another
-  ``Authorization`` scheme, a session from another engine, a missing or expired one:
-  the view.
+  refusals and its last-used stamp), or a session through Django's own session engine
+  and ``django.contrib.auth.get_user``, exactly as the authentication middleware would
+  read it (a session that reading changes, such as a hash rotated to the current key,
+  goes to the full stack, which saves it). Another ``Authorization`` scheme, a missing
+  or expired session: the view.
 - a member of an organisation (``access.is_member``, the view's ``TenantMember``);
 - an answer in JSON: no ``?format=`` and an ``Accept`` the JSON renderer takes first;
 - the tag computed as the view computes it (``inbox_etag.inbox_etag``): someone else's
@@ -27,11 +26,6 @@ The inbox API has no throttle and no access audit; the middleware before this on
 request id, the security headers) still wrap the answer, it puts on it the policy the
 CSP middleware after it would (built once), and it carries the headers the view's 304
 and 200 carry (tests compare them, and the bodies).
-
-A session seen before is read in one statement with its user and their versions: its
-row's data must still be the bytes decoded and checked last time (``_KNOWN``), else
-they are decoded and checked again; the user's state (active, password) is read and
-checked on every request.
 """
 
 from __future__ import annotations
@@ -40,37 +34,31 @@ import datetime as dt
 from collections.abc import Callable
 from contextlib import nullcontext
 from functools import cache
+from importlib import import_module
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
-from django.contrib.sessions.backends.db import SessionStore
+from django.contrib.auth import get_user
 from django.core.exceptions import DisallowedHost
 from django.core.signals import setting_changed
 from django.db import transaction
 from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.urls import reverse
-from django.utils import timezone
 from django.utils.cache import patch_vary_headers
-from django.utils.crypto import constant_time_compare
-from django.utils.module_loading import import_string
 from rest_framework.renderers import JSONRenderer
 from rest_framework.settings import api_settings
 
 from .. import access, clock
-from ..models import Delegation, User
-from ..runtime import store, tenant_scope
+from ..models import User
+from ..runtime import tenant_scope
 from ..selectors.tasks import BadCursor, task_list_for_user
 from . import inbox_etag
 from . import serializers as s
 from .auth import MalformedBearer, bearer_token, bearer_user
 from .rendering import compiled
 
-MODEL_BACKEND = "django.contrib.auth.backends.ModelBackend"
-DB_SESSIONS = "django.contrib.sessions.backends.db"
 JSON_ACCEPTS = frozenset(("", "*/*", "application/json"))
-_SESSION_SQL = "SELECT session_data FROM django_session WHERE session_key = %s AND expire_date > %s"
 
 
 @cache
@@ -78,24 +66,27 @@ def _path() -> str:
     return reverse("api-my-tasks")
 
 
-@cache
-def _user_sql() -> str:
-    """The user and, in the same statement, their inbox versions (``now`` twice, then
-    the user's id)."""
-    versions = inbox_etag.versions_sql("u.id", "u.tenant_id")
-    return (
-        f"SELECT {store.columns(User, 'u')}, ({versions})"
-        f" FROM {store.table(User)} u WHERE u.id = %s"
-    )
-
-
-@cache
-def _session_store() -> type[SessionStore] | None:
-    """The database engine's store, or None when sessions live elsewhere."""
-    if settings.SESSION_ENGINE != DB_SESSIONS:
+def _session_user(request: HttpRequest, now: dt.datetime) -> tuple[User, str] | None:
+    """The session's user and their inbox versions at ``now``, by Django's own session
+    engine and ``django.contrib.auth.get_user`` (which checks the backend, that the
+    person may still sign in, and the session's hash of the password under the current
+    and fallback keys); None: the view decides. A session ``get_user`` changed (a hash
+    rotated to the current key, a session flushed) is left to the full stack, whose
+    session middleware saves the change."""
+    key = request.COOKIES.get(settings.SESSION_COOKIE_NAME)
+    if not key:
         return None
-    store_class: type[SessionStore] = import_string(f"{DB_SESSIONS}.SessionStore")
-    return store_class
+    request.session = _session_engine().SessionStore(key)
+    user = get_user(request)
+    if not user.is_authenticated or request.session.modified:
+        return None
+    assert isinstance(user, User)
+    return user, inbox_etag.inbox_versions(user, now)
+
+
+@cache
+def _session_engine() -> Any:
+    return import_module(settings.SESSION_ENGINE)
 
 
 def _bearer_user(request: HttpRequest, header: str) -> User | None:
@@ -109,107 +100,6 @@ def _bearer_user(request: HttpRequest, header: str) -> User | None:
     except MalformedBearer:
         return None
     return None if secret is None else bearer_user(request, secret)
-
-
-# What a session's row said when it was last decoded and checked here: its key ->
-# (session_data, the secret it was checked under, the user's id, the password hash
-# the session holds). A session seen before is read in one statement with the user it
-# named and the versions; its answer stands only when the row's data is still those
-# very bytes (else they are decoded and checked again). Bounded: emptied when full.
-_KNOWN: dict[str, tuple[str, str, Any, str]] = {}
-KNOWN_SESSIONS = 10_000
-
-
-@cache
-def _known_sql() -> str:
-    """The session's data, the user and their versions in one statement (the key and
-    ``now``, ``at`` twice, then the user's id)."""
-    return (
-        f"SELECT ({_SESSION_SQL}), {store.columns(User, 'u')},"
-        f" ({inbox_etag.versions_sql('u.id', 'u.tenant_id')})"
-        f" FROM {store.table(User)} u WHERE u.id = %s"
-    )
-
-
-def _session_fields(store_class: type[SessionStore], key: str, data: str) -> tuple[Any, str] | None:
-    """The user's id and the password hash that the session's ``data`` holds, checked as
-    ``django.contrib.auth.get_user`` checks them (a model-backend sign-in); None: the
-    view decides. Kept in ``_KNOWN`` for the next request on the same key."""
-    secret = settings.SECRET_KEY
-    known = _KNOWN.get(key)
-    if known is not None and known[0] == data and known[1] == secret:
-        return known[2], known[3]
-    decoded: dict[str, Any] = store_class().decode(data)
-    backend, user_id, given = (
-        decoded.get(BACKEND_SESSION_KEY),
-        decoded.get(SESSION_KEY),
-        decoded.get(HASH_SESSION_KEY),
-    )
-    if backend != MODEL_BACKEND or backend not in settings.AUTHENTICATION_BACKENDS:
-        return None
-    if not given or not isinstance(given, str):
-        return None
-    try:
-        pk = User._meta.pk.to_python(user_id)
-    except Exception:  # noqa: BLE001 - the view's own path answers a bad session
-        return None
-    if len(_KNOWN) >= KNOWN_SESSIONS:
-        _KNOWN.clear()
-    _KNOWN[key] = (data, secret, pk, given)
-    return pk, given
-
-
-def _session_user(request: HttpRequest, now: dt.datetime) -> tuple[User, str] | None:
-    """The session's user and their inbox versions at ``now``, checked as
-    ``django.contrib.auth.get_user`` checks them; None: the view decides."""
-    key = request.COOKIES.get(settings.SESSION_COOKIE_NAME)
-    store_class = _session_store()
-    if not key or store_class is None:
-        return None
-    at = store.param(Delegation, "starts_at", now)
-    known = _KNOWN.get(key)
-    if known is not None:
-        # One statement: the session's row, and the user it named when last seen.
-        found = store.fetch(_known_sql(), [key, timezone.now(), at, at, known[2]], prepare=True)
-        if not found or found[0][0] is None:
-            _KNOWN.pop(key, None)
-            return None
-        fields = _session_fields(store_class, key, found[0][0])
-        if fields is None or fields[0] != known[2]:
-            return None  # the session now names someone else: the view decides
-        row = found[0][1:]
-    else:
-        rows = store.fetch(_SESSION_SQL, [key, timezone.now()], prepare=True)
-        if not rows:
-            return None
-        fields = _session_fields(store_class, key, rows[0][0])
-        if fields is None:
-            return None
-        found = store.fetch(_user_sql(), [at, at, fields[0]], prepare=True)
-        if not found:
-            return None
-        row = found[0]
-    user: User = store.instance(User, row[:-1])
-    if not user.is_active:
-        return None
-    if not constant_time_compare(fields[1], _auth_hash(user)):
-        return None
-    return user, str(row[-1])
-
-
-_AUTH_HASHES: dict[tuple[str, str], str] = {}
-
-
-def _auth_hash(user: User) -> str:
-    """``user.get_session_auth_hash()`` (an HMAC of the password's hash under the secret
-    key), kept per password hash and key."""
-    kept = (user.password, settings.SECRET_KEY)
-    found = _AUTH_HASHES.get(kept)
-    if found is None:
-        if len(_AUTH_HASHES) >= KNOWN_SESSIONS:
-            _AUTH_HASHES.clear()
-        found = _AUTH_HASHES[kept] = user.get_session_auth_hash()
-    return found
 
 
 def _who(request: HttpRequest, now: dt.datetime) -> tuple[User, str] | None:
