@@ -43,6 +43,8 @@ def money_fields(schema: Mapping[str, Any] | None) -> dict[str, str]:
         if isinstance(money, Mapping):
             currency = money.get("currency")
             out[str(name)] = currency if isinstance(currency, str) else ""
+        elif money is True:
+            out[str(name)] = ""
     return out
 
 

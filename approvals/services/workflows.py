@@ -35,6 +35,7 @@ from ..runtime.commands import (
 )
 from ..runtime.directory import VERSION_SQL
 from ..runtime.tenant_scope import acting_for
+from ..selectors.rates import conversion_for, rates_query
 
 TEMPLATE_NOT_FOUND = "No published workflow template with key {key!r}."
 TEMPLATE_RETIRED = (
@@ -226,6 +227,9 @@ class _Start:
         tenant_id = self.submitter.member_tenant_id
         key = self.idempotency_key
         subject = [tenant_id, self.template_key, self.subject_type, self.subject_id]
+        # the rates go in the same round trip, before the template says which field
+        # holds a currency (selectors.rates)
+        rates = rates_query(tenant_id=tenant_id, data=self.data, now=clock.now())
         reads: list[tuple[str, list[Any]]] = [
             (_LATEST_SQL, [tenant_id, self.template_key]),
             (VERSION_SQL, []),
@@ -241,8 +245,12 @@ class _Start:
             )
             now = store.param(StartRequest, "created_at", clock.now())
             reads.append((_CLAIM_SQL, [tenant_id, self.submitter.pk, key, body_hash, now]))
+        if rates:
+            reads.append(rates)
         with store.pipelined(), acting_for(tenant_id), store.gathered_writes():
-            latest, version, workflows, *claimed = store.fetch_many(reads)
+            latest, version, workflows, *rest = store.fetch_many(reads)
+            claimed = rest[:1] if key else []
+            rate_rows = rest[-1] if rates else []
             if not latest:
                 raise TemplateNotFound(TEMPLATE_NOT_FOUND.format(key=self.template_key))
             if latest[0][3] is not None:
@@ -259,6 +267,9 @@ class _Start:
             running, finished = workflows[0]
             started = self._policy_answer(rule, running, finished)
             if started is None:
+                conversion = conversion_for(
+                    rate_rows, data=self.data, schema=definition_for(template.id).schema
+                )
                 result = command_start(
                     tenant_id=tenant_id,
                     template=template,
@@ -269,6 +280,7 @@ class _Start:
                     directory_version=version[0][0] if version else None,
                     exclusive=rule.while_running != policy.ALLOW,
                     origin=self.origin,
+                    conversion=conversion,
                 )
                 started = StartResult(
                     workflow_id=result.workflow_id,
