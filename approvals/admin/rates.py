@@ -128,7 +128,7 @@ class RatesAdmin:
                 code = form.cleaned_data["currency"].strip().upper()
                 messages.success(request, BASE_SET.format(code=code))
                 return HttpResponseRedirect(reverse("admin:approvals_exchangerate_changelist"))
-        return self._page(request, "Base currency", form, problem, tenant, 400 if problem else 200)
+        return self._page(request, "Base currency", form, problem, tenant)
 
     def _page(
         self,
@@ -137,8 +137,8 @@ class RatesAdmin:
         form: forms.Form,
         problem: str,
         tenant: Tenant,
-        status: int,
     ) -> HttpResponse:
+        """The form again: 400 after a POST that changed nothing."""
         context = {
             **self.admin_site.each_context(request),
             "title": title,
@@ -148,5 +148,8 @@ class RatesAdmin:
             "opts": self.model._meta,
         }
         return TemplateResponse(
-            request, "admin/approvals/exchangerate/form.html", context, status=status
+            request,
+            "admin/approvals/exchangerate/form.html",
+            context,
+            status=400 if request.method == "POST" else 200,
         )

@@ -27,13 +27,13 @@ FILE_NOT_TEXT = "The file is not UTF-8 text: save it from the spreadsheet as CSV
 FILE_EMPTY = "The file has no rates: after the header currency,date,rate give one a line."
 HEADER_WRONG = "The first line must name the columns currency,date,rate (found: {found})."
 TOO_MANY_ROWS = f"The file has more than {CSV_MAX_ROWS:,} rates; split it."
-ROW_COLUMNS = "line {line}: expected 3 values (currency, date, rate), found {count}"
-ROW_CURRENCY = "line {line}: {value!r} is not a currency code such as USD"
-ROW_BASE = "line {line}: {value} is the base currency itself; it needs no rate"
-ROW_DATE = "line {line}: {value!r} is not a date written as 2026-12-06"
-ROW_RATE = "line {line}: {value!r} is not a rate above 0 (such as 83.20)"
-ROW_REPEATED = "line {line}: {currency} on {day} is already on line {first}"
-REFUSED = "Nothing was imported: {count} of the file's lines cannot be read. {problems}"
+ROW_COLUMNS = "Line {line}: expected 3 values (currency, date, rate), found {count}"
+ROW_CURRENCY = "Line {line}: {value!r} is not a currency code such as USD"
+ROW_BASE = "Line {line}: {value} is the base currency itself; it needs no rate"
+ROW_DATE = "Line {line}: {value!r} is not a date written as 2026-12-06"
+ROW_RATE = "Line {line}: {value!r} is not a rate above 0 (such as 83.20)"
+ROW_REPEATED = "Line {line}: {currency} on {day} is already on line {first}"
+REFUSED = "Nothing was imported. Correct these lines and import the file again: {problems}"
 
 _CODE = re.compile(r"^[A-Z]{3}$")
 
@@ -133,9 +133,7 @@ def _read(content: bytes, base: str) -> list[_Row]:
         more = len(problems) - MAX_PROBLEMS_SHOWN
         if more > 0:
             shown += f"; and {more} more"
-        raise RatesRefused(
-            REFUSED.format(count=len(problems), problems=shown[:1].upper() + shown[1:] + ".")
-        )
+        raise RatesRefused(REFUSED.format(problems=shown + "."))
     return rows
 
 
