@@ -111,9 +111,7 @@ class RatesAdmin:
             else:
                 messages.success(request, result.sentence())
                 return HttpResponseRedirect(reverse("admin:approvals_exchangerate_changelist"))
-        return self._page(
-            request, "Import exchange rates", form, problem, tenant, 400 if problem else 200
-        )
+        return self._page(request, "Import exchange rates", form, problem, tenant)
 
     def base_view(self, request: HttpRequest) -> HttpResponse:
         tenant = self._tenant(request, "change")
