@@ -69,7 +69,10 @@ def workflow_story(wf: Workflow) -> Story:
     wanted |= {a["user"] or "" for a in assignees} | {a["onBehalfOf"] or "" for a in assignees}
     names = names_in(wf.tenant_id, wanted | present.named_approvers(raw))
     names |= group_names_in(wf.tenant_id, raw)
-    ctx = present.Context(raw_definition=raw, data=wf.data, names=names, submitter=submitter)
+    base = present.conversion_base(history)
+    ctx = present.Context(
+        raw_definition=raw, data=wf.data, names=names, submitter=submitter, base=base
+    )
     since = next((h.at for h in reversed(history) if h.type in _WAITING_FROM), None)
     due_epoch = wf.snapshot.get("due_at")
     due = dt.datetime.fromtimestamp(due_epoch, tz=dt.UTC) if due_epoch else None
@@ -92,6 +95,7 @@ def workflow_story(wf: Workflow) -> Story:
         skipped=skipped,
         finished=wf.status == "COMPLETED",
         names=names,
+        base=base,
     )
     return Story(
         history=history,
