@@ -8,6 +8,8 @@ from typing import Any
 
 # What people write before the figure; other currencies show their ISO code.
 SYMBOLS = {"INR": "₹", "USD": "$", "EUR": "€", "GBP": "£"}
+# How a sentence names a currency ("amounts in rupees"); others by their ISO code.
+CURRENCY_NAMES = {"INR": "rupees", "USD": "US dollars", "EUR": "euros", "GBP": "pounds sterling"}
 INDIAN_GROUPING = frozenset({"INR"})  # lakhs and crores: 1,00,000
 # Currencies whose minor unit is not a hundredth.
 EXPONENTS = {"JPY": 0, "KRW": 0, "BHD": 3, "KWD": 3, "OMR": 3}
