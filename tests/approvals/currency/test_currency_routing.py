@@ -113,3 +113,18 @@ def test_a_claim_in_the_base_currency_asks_no_rate(acme: Any, api: Any) -> None:
 
     assert response.status_code == 201
     assert response.json()["status"] == "APPROVED"  # under ₹1,000: approved at once
+
+
+def test_the_request_page_shows_the_amount_in_its_own_currency_and_as_the_rules_saw_it(
+    acme: Any, api: Any
+) -> None:
+    workflow_id = start_expense(api("alice"), 99_900, currency="USD").json()["workflowId"]
+    client = Client()
+    client.force_login(User.objects.get(username="alice"))
+
+    page = client.get(f"/workflows/{workflow_id}").content.decode()
+
+    day = f"{clock.now():%-d %b %Y}"
+    assert "<dd>$999.00</dd>" in page
+    assert f"$999.00 ≈ ₹83,117 at 83.20 on {day}" in page
+    assert "₹999.00" not in page
