@@ -4,6 +4,7 @@ a file with any bad line, in words, and changes nothing (services.rates)."""
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 from django import forms
@@ -68,7 +69,7 @@ class ExchangeRateForm(forms.ModelForm):
         if code == tenant.base_currency:
             self.add_error("currency", SAME_AS_BASE.format(code=code))
         taken = ExchangeRate.objects.filter(
-            tenant=tenant, base=tenant.base_currency, currency=code, on=on
+            tenant=tenant, base=tenant.base_currency, currency=code, on=on or dt.date.min
         ).exclude(pk=self.instance.pk)
         if code and on and taken.exists():
             self.add_error("on", ALREADY_A_RATE.format(code=code, day=f"{on:%-d %b %Y}"))

@@ -24,6 +24,7 @@ NO_BASE_CURRENCY = "Choose the organisation's base currency first: the rates con
 BASE_CURRENCY_INVALID = "A base currency is its three-letter code in capitals, such as INR."
 FILE_TOO_LARGE = f"The file is larger than {CSV_MAX_BYTES // 1000:,} kB; split it."
 FILE_NOT_TEXT = "The file is not UTF-8 text: save it from the spreadsheet as CSV UTF-8."
+FILE_NOT_CSV = "The file is not a CSV file of rates ({problem})."
 FILE_EMPTY = "The file has no rates: after the header currency,date,rate give one a line."
 HEADER_WRONG = "The first line must name the columns currency,date,rate (found: {found})."
 TOO_MANY_ROWS = f"The file has more than {CSV_MAX_ROWS:,} rates; split it."
@@ -104,8 +105,11 @@ def _read(content: bytes, base: str) -> list[_Row]:
         text = content.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise RatesRefused(FILE_NOT_TEXT) from exc
-    lines = list(csv.reader(io.StringIO(text)))
-    lines = [(n, cells) for n, cells in enumerate(lines, start=1) if any(c.strip() for c in cells)]
+    try:
+        read = list(csv.reader(io.StringIO(text)))
+    except csv.Error as exc:
+        raise RatesRefused(FILE_NOT_CSV.format(problem=exc)) from exc
+    lines = [(n, cells) for n, cells in enumerate(read, start=1) if any(c.strip() for c in cells)]
     if not lines:
         raise RatesRefused(FILE_EMPTY)
     header = tuple(c.strip().lower() for c in lines[0][1])

@@ -75,6 +75,8 @@ def editor_context(form: Any, obj: WorkflowTemplate | None, part: str = "") -> d
 
 def base_currency(tenant_id: int | None) -> str:
     """The organisation's base currency, which conditions compare amounts in."""
+    if tenant_id is None:
+        return ""
     found = Tenant.objects.filter(pk=tenant_id).values_list("base_currency", flat=True)
     return next(iter(found), "")
 

@@ -85,6 +85,11 @@ BAD_FILES = [
     pytest.param(b"code;day;value\nUSD;2030-01-02;83\n", "must name the columns", id="header"),
     pytest.param(b"currency,date,rate\n", "The file has no rates", id="empty"),
     pytest.param(b"\xff\xfe\x00U", FILE_NOT_TEXT, id="not-utf8"),
+    pytest.param(
+        b'currency,date,rate\nUSD,2030-01-02,"' + b"9" * 200_000 + b'"\n',
+        "The file is not a CSV file of rates",
+        id="field-past-the-csv-limit",
+    ),
 ]
 
 
