@@ -86,8 +86,16 @@ class RatesAdmin:
 
     def get_urls(self) -> list[URLPattern]:
         pages = [
-            path("import/", self.admin_site.admin_view(self.import_view), name="rates_import"),
-            path("base/", self.admin_site.admin_view(self.base_view), name="rates_base"),
+            path(
+                "import/",
+                self.admin_site.admin_view(self.import_view),
+                name="approvals_exchangerate_import",
+            ),
+            path(
+                "base/",
+                self.admin_site.admin_view(self.base_view),
+                name="approvals_exchangerate_base",
+            ),
         ]
         return [*pages, *super().get_urls()]  # type: ignore[misc]
 
