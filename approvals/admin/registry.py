@@ -38,6 +38,7 @@ from ..services.delegations import DelegationRefused, delegation_check
 from ..services.directory import DeactivationRefused, handover_summary, user_deactivate
 from ..services.schedules import schedule_cron, schedule_plan
 from ..services.tokens import token_revoke
+from ..web import present
 from ..words import zones
 from .labels import LabelledDateTimeAdmin
 from .offboarding import OffboardingAdmin
@@ -464,7 +465,7 @@ class ExchangeRateAdmin(RatesAdmin, TenantScoped):
     a CSV file (admin/rates.py); auditors read them."""
 
     form = ExchangeRateForm
-    list_display = ["currency", "on", "rate", "base"]
+    list_display = ["currency", "on", "rate_shown"]  # the base is the sentence above
     list_filter = ["tenant", "currency"]
     date_hierarchy = "on"
     change_list_template = "admin/approvals/exchangerate/change_list.html"
@@ -477,6 +478,10 @@ class ExchangeRateAdmin(RatesAdmin, TenantScoped):
         tenant_id = obj.tenant_id if obj is not None else user.tenant_id
         organisation = Tenant.objects.filter(pk=tenant_id).first()
         return type(form.__name__, (form,), {"organisation": organisation})
+
+    @admin.display(description="Rate", ordering="rate")
+    def rate_shown(self, obj: ExchangeRate) -> str:
+        return present.rate_figure(str(obj.rate))
 
     def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> Any:
         user: Any = request.user

@@ -86,3 +86,32 @@ def test_a_currency_without_a_rate_is_refused_on_the_form(
     assert _overflow(alice) <= 0
     _shot(alice, "start-eur-refused-390")
     assert not Workflow.objects.exists()
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_a_finance_admin_sees_a_bad_rates_file_refused_in_words(
+    acme: Any, live_server: Any, browser: Browser, width: int, tmp_path: Path
+) -> None:
+    bad = tmp_path / "rates.csv"
+    bad.write_text("currency,date,rate\nUSD,2030-01-02,83.5\nEUR,tomorrow,90\n")
+    before = ExchangeRate.objects.count()
+    fiona = browser.new_context(viewport={"width": width, "height": 900}).new_page()
+    fiona.goto(f"{live_server.url}/admin/login/")
+    fiona.get_by_label("Username").fill("fiona")
+    fiona.get_by_label("Password").fill("demo")
+    fiona.get_by_role("button", name="Log in").click()
+
+    fiona.goto(f"{live_server.url}/admin/approvals/exchangerate/")
+    expect(fiona.get_by_text("Rules compare amounts in INR")).to_be_visible()
+    _shot(fiona, f"admin-rates-{width}")
+    fiona.get_by_role("link", name="Import rates from a CSV file").click()
+    fiona.get_by_label("CSV file").set_input_files(str(bad))
+    fiona.get_by_role("button", name="Import the rates").click()
+
+    expect(fiona.locator(".errornote")).to_contain_text(
+        "Nothing was imported. Correct these lines and import the file again: "
+        "Line 3: 'tomorrow' is not a date written as 2026-12-06."
+    )
+    assert _overflow(fiona) <= 0
+    _shot(fiona, f"admin-rates-import-refused-{width}")
+    assert ExchangeRate.objects.count() == before
