@@ -21,6 +21,7 @@ from templates_engine import (
 from templates_engine import commands as cmd
 from templates_engine import events as ev
 from templates_engine.money import condition_data, convert
+from templates_engine.state import SUBMITTER_STEP
 from templates_engine.testing import FakeClock, InMemoryEngine
 
 from .support import expense, expense_document
@@ -121,3 +122,35 @@ def test_conversion_rounds_half_to_even_in_minor_units(
     minor: int, factor: str, expected: int
 ) -> None:
     assert convert(minor, factor) == expected
+
+
+def _sent_back(engine: InMemoryEngine) -> None:
+    """The manager sends alice's 999 USD claim back to her (rejections go back)."""
+    engine.start("wf", expense(99_900, currency="USD"), "alice", conversion=AT_83_20)
+    engine.decide("wf", "bob", "reject", "rq-1", comment="Which client?")
+    assert engine.state("wf").step == SUBMITTER_STEP
+
+
+def test_a_resubmitted_amount_compares_at_the_rate_the_start_recorded() -> None:
+    engine = _engine()
+    _sent_back(engine)
+
+    # ₹1,04,000 at 83.20 (1,250 dollars): the VP too
+    engine.decide("wf", "alice", "approve", "rq-2", data={"amountPaise": 125_000})
+
+    assert _asked(engine)[-1] == "manager"
+    engine.decide("wf", "bob", "approve", "rq-3")
+    assert _asked(engine)[-1] == "vp"
+
+
+def test_a_resubmission_in_a_currency_the_start_recorded_no_rate_for_is_refused() -> None:
+    engine = _engine()
+    _sent_back(engine)
+    before = engine.events("wf")
+
+    with pytest.raises(CommandRejected) as caught:
+        engine.decide("wf", "alice", "approve", "rq-2", data={"currency": "EUR"})
+
+    assert caught.value.code == errors.NO_EXCHANGE_RATE
+    assert "No exchange rate from EUR to INR was recorded for this request" in caught.value.message
+    assert engine.events("wf") == before
