@@ -635,6 +635,7 @@ ADMIN_RIGHTS: dict[str, dict[str, frozenset[str]]] = {
         "workflowtemplate": frozenset({"view", "add", "change"}),
         "delegation": frozenset({"view", "add", "change", "delete"}),
         "startschedule": frozenset({"view", "add", "change", "delete"}),
+        "exchangerate": frozenset({"view", "add", "change", "delete"}),
     },
     # Organisation admins read the work and act on it only through the operations
     # pages (admin/operations.py), which go through the command path; never by editing rows.
@@ -653,6 +654,7 @@ ADMIN_RIGHTS: dict[str, dict[str, frozenset[str]]] = {
             "activityattempt",
             "delegation",
             "startschedule",
+            "exchangerate",
         )
     },
 }

@@ -111,17 +111,24 @@
     var box = valueBox(kind, choices, old);
     var sign = row.querySelector(".wt-currency");
     if (sign) sign.remove();
+    // the organisation's base currency, which conditions compare amounts in
+    var section = row.closest("[data-currency-symbol]");
+    var symbol = section ? section.getAttribute("data-currency-symbol") : "";
+    var inCurrency = " in " + (section ? section.getAttribute("data-currency-name") : "");
     if (kind === "money") {
       sign = document.createElement("span");
       sign.className = "wt-currency";
       sign.setAttribute("aria-hidden", "true");
-      sign.textContent = "₹";
+      sign.textContent = symbol;
       old.before(sign);
     }
     old.replaceWith(box);
     var label = row.querySelector("label[for='" + box.id + "']");
-    if (label) label.textContent = label.textContent.replace(/ in rupees$/, "") +
-      (kind === "money" ? " in rupees" : "");
+    if (label) {
+      var plain = label.textContent.endsWith(inCurrency) ?
+        label.textContent.slice(0, -inCurrency.length) : label.textContent;
+      label.textContent = plain + (kind === "money" ? inCurrency : "");
+    }
     var ordered = ["money", "whole", "number", "date"].indexOf(kind) >= 0;
     var op = row.querySelector("select[id$='-op']");
     Array.prototype.forEach.call(op.options, function (option) {

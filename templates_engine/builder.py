@@ -3,13 +3,15 @@ far, and the state they lead to. Steps call back into it to move the workflow on
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from . import errors
 from . import events as ev
 from .context import Context
 from .errors import CommandRejected
 from .expressions import ConditionError, DataNotEvaluable
+from .money import NoRate, condition_data
 from .state import CANCELLED, COMPENSATING, REJECTED, State, evolve
 
 if TYPE_CHECKING:
@@ -37,13 +39,13 @@ class Builder:
     def advance(self, index: int) -> None:
         """Enter the first step from ``index`` on whose condition holds, or complete."""
         steps = self.definition.steps
-        data, submitter = self.state.data, self.state.submitter
+        submitter = self.state.submitter
         names = None  # the data in CEL's types, converted for the first condition
         for step in steps[index:]:
             if step.when is not None:
                 try:
                     if names is None:
-                        names = step.when.activation(data, submitter)
+                        names = step.when.activation(self.condition_data(), submitter)
                     go = step.when.evaluate_in(names)
                 except DataNotEvaluable as exc:
                     # the input's fault, not the definition's: refuse the command whole
@@ -58,6 +60,14 @@ class Builder:
             step.enter(self)
             return
         self.emit(ev.WorkflowCompleted())
+
+    def condition_data(self) -> Mapping[str, Any]:
+        """The data conditions see: amounts in the base currency at the recorded rate
+        (templates_engine.money). A currency without one refuses the command."""
+        try:
+            return condition_data(self.state.data, self.definition.schema, self.state.conversion)
+        except NoRate as exc:
+            raise CommandRejected(errors.NO_EXCHANGE_RATE, str(exc)) from exc
 
     def advance_after(self, step_id: str) -> None:
         self.advance(self.definition.index(step_id) + 1)

@@ -25,6 +25,9 @@ class Start(Command):
     data: Mapping[str, Any]
     submitter: str | None = None
     origin: Mapping[str, Any] | None = None
+    # The base currency and the rates conditions compare amounts at (money.py);
+    # recorded in the WorkflowStarted event. None: amounts are compared as they are.
+    conversion: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,7 @@ from .context import Context
 from .definition import Definition
 from .errors import CommandRejected
 from .expressions import data_problems
+from .money import conversion_problem
 from .operations import on_operation, on_retried_undo_outcome
 from .state import NEW, RUNNING, SUBMITTER_STEP, State, evolve
 from .steps import ActionStep, SignalStep
@@ -84,9 +85,12 @@ def _on_start(b: Builder, c: cmd.Start) -> None:
     problems = b.definition.data_errors(c.data) or data_problems(c.data)
     if problems:
         raise CommandRejected(errors.INVALID_DATA, "; ".join(problems))
+    if (problem := conversion_problem(c.conversion)) is not None:
+        raise CommandRejected(errors.INVALID_DATA, problem)
     d = b.definition
     origin = dict(c.origin) if c.origin is not None else None
-    b.emit(ev.WorkflowStarted(d.key, d.version, dict(c.data), c.submitter, origin))
+    conversion = dict(c.conversion) if c.conversion is not None else None
+    b.emit(ev.WorkflowStarted(d.key, d.version, dict(c.data), c.submitter, origin, conversion))
     b.advance(0)
 
 

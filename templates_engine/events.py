@@ -85,15 +85,18 @@ def _event(cls: type[Event]) -> type[Event]:
 class WorkflowStarted(Event):
     """``origin`` says what filed the start in the submitter's name, when it was not
     the submitter in person: for a scheduled start ``{"schedule": id, "name": ...,
-    "made_by": username}``. It is part of the history, so the hash chain covers it."""
+    "made_by": username}``. It is part of the history, so the hash chain covers it.
+    ``conversion`` is the base currency and the dated rates the conditions compare
+    amounts at (templates_engine.money), so a replay never asks for today's rates."""
 
     type: ClassVar[str] = "WorkflowStarted"
-    schema_version: ClassVar[int] = 2
+    schema_version: ClassVar[int] = 3
     workflow_type: str
     definition_version: int
     data: Mapping[str, Any]
     submitter: str | None
     origin: Mapping[str, Any] | None = None
+    conversion: Mapping[str, Any] | None = None
 
 
 @_event
@@ -544,6 +547,11 @@ def _workflow_started_v1(payload: dict[str, Any]) -> dict[str, Any]:
     return {**payload, "origin": None}
 
 
+def _workflow_started_v2(payload: dict[str, Any]) -> dict[str, Any]:
+    """v2 recorded no conversion: conditions compared amounts as they were."""
+    return {**payload, "conversion": None}
+
+
 def _signal_received_v1(payload: dict[str, Any]) -> dict[str, Any]:
     """v1 kept no early signals: every signal was taken as it arrived, or never."""
     return {**payload, "early": False}
@@ -553,6 +561,7 @@ def _signal_received_v1(payload: dict[str, Any]) -> dict[str, Any]:
 UPCASTERS: dict[tuple[str, int], Callable[[dict[str, Any]], dict[str, Any]]] = {
     ("ActivityScheduled", 1): _activity_scheduled_v1,
     ("WorkflowStarted", 1): _workflow_started_v1,
+    ("WorkflowStarted", 2): _workflow_started_v2,
     ("SignalReceived", 1): _signal_received_v1,
 }
 

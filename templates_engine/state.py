@@ -109,6 +109,8 @@ class State:
     # Signals that arrived before a step waited for them, (name, payload) in arrival
     # order, not yet taken: the next step that waits for a name takes its oldest.
     early_signals: tuple[tuple[str, Mapping[str, Any]], ...] = ()
+    # The base currency and rates the start recorded (templates_engine.money), if any.
+    conversion: Mapping[str, Any] | None = None
 
     def early_signal(self, name: str) -> Mapping[str, Any] | None:
         """The payload of the oldest early signal ``name`` not yet taken, if any."""
@@ -166,6 +168,7 @@ def _started(s: State, e: ev.WorkflowStarted) -> State:
         definition_version=e.definition_version,
         data=dict(e.data),
         submitter=e.submitter,
+        conversion=e.conversion,
     )
 
 

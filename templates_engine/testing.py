@@ -154,11 +154,17 @@ class InMemoryEngine:
 
     # -- commands ---------------------------------------------------------------
 
-    def start(self, workflow_id: str, data: Mapping[str, Any], submitter: str | None = None) -> str:
+    def start(
+        self,
+        workflow_id: str,
+        data: Mapping[str, Any],
+        submitter: str | None = None,
+        conversion: Mapping[str, Any] | None = None,
+    ) -> str:
         if workflow_id in self._runs:
             raise ValueError(f"workflow {workflow_id!r} exists")
         run = _Run()
-        self._apply(run, cmd.Start(dict(data), submitter))
+        self._apply(run, cmd.Start(dict(data), submitter, conversion=conversion))
         self._runs[workflow_id] = run
         return run.state.status
 

@@ -21,6 +21,7 @@ from ..models import (
     ActivityAttempt,
     ApiToken,
     Delegation,
+    ExchangeRate,
     OrgGroup,
     PendingTask,
     StartSchedule,
@@ -37,10 +38,12 @@ from ..services.delegations import DelegationRefused, delegation_check
 from ..services.directory import DeactivationRefused, handover_summary, user_deactivate
 from ..services.schedules import schedule_cron, schedule_plan
 from ..services.tokens import token_revoke
+from ..web import present
 from ..words import zones
 from .labels import LabelledDateTimeAdmin
 from .offboarding import OffboardingAdmin
 from .operations import WorkflowOperationsAdmin
+from .rates import ExchangeRateForm, RatesAdmin
 from .templates import PrettyJSONField
 from .templates import WorkflowTemplateAdmin as WorkflowTemplateAdminBase
 from .workflows import PeopleRowsAdmin, RequestRowsAdmin, TimerKindFilter, WorkflowPeopleAdmin
@@ -454,6 +457,37 @@ class StartScheduleAdmin(TenantScoped):
         # Whoever saves a schedule answers for it: its requests are filed in their name.
         obj.owner = obj.submitter = user
         super().save_model(request, obj, form, change)
+
+
+@admin.register(ExchangeRate)
+class ExchangeRateAdmin(RatesAdmin, TenantScoped):
+    """Finance admins' rates to the organisation's base currency, one at a time or from
+    a CSV file (admin/rates.py); auditors read them."""
+
+    form = ExchangeRateForm
+    list_display = ["currency", "on", "rate_shown"]  # the base is the sentence above
+    list_filter = ["tenant", "currency"]
+    date_hierarchy = "on"
+    change_list_template = "admin/approvals/exchangerate/change_list.html"
+
+    def get_form(
+        self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any
+    ) -> Any:
+        form = super().get_form(request, obj, change, **kwargs)
+        user: Any = request.user
+        tenant_id = obj.tenant_id if obj is not None else user.tenant_id
+        organisation = Tenant.objects.filter(pk=tenant_id).first()
+        return type(form.__name__, (form,), {"organisation": organisation})
+
+    @admin.display(description="Rate", ordering="rate")
+    def rate_shown(self, obj: ExchangeRate) -> str:
+        return present.rate_figure(str(obj.rate))
+
+    def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> Any:
+        user: Any = request.user
+        tenant = Tenant.objects.filter(pk=user.tenant_id).first()
+        context = {**(extra_context or {}), "organisation": tenant}
+        return super().changelist_view(request, context)
 
 
 class ReadOnlyAdmin(TenantScoped):

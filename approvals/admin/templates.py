@@ -54,7 +54,13 @@ from ..web.definition_editor import (
 )
 from ..web.definition_problems import Problem, problems_in_words
 from ..web.diagram import workflow_svg
-from ..web.editor_page import editor_context, first_names, retire_effect, rollback_effect
+from ..web.editor_page import (
+    base_currency,
+    editor_context,
+    first_names,
+    retire_effect,
+    rollback_effect,
+)
 from ..web.forms import SchemaForm
 from ..web.story import names_in
 from ..web.template_trial_words import trial_rows, trial_usernames
@@ -291,7 +297,9 @@ def diff_context(lines: list[DiffLine], changes: list[str]) -> dict[str, Any]:
 def changes_in_words(tenant_id: int, old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     """``definition_changes`` with the named approvers by their first names and the
     groups by their names."""
-    return definition_changes(old, new, names=first_names(tenant_id, old, new))
+    return definition_changes(
+        old, new, names=first_names(tenant_id, old, new), base=base_currency(tenant_id)
+    )
 
 
 def _diagram(template: WorkflowTemplate) -> Any:
@@ -300,7 +308,12 @@ def _diagram(template: WorkflowTemplate) -> Any:
 
 
 def draft_diagram(tenant_id: int, definition: dict[str, Any]) -> Any:
-    return workflow_svg(definition, data={}, names=first_names(tenant_id, definition))
+    return workflow_svg(
+        definition,
+        data={},
+        names=first_names(tenant_id, definition),
+        base=base_currency(tenant_id),
+    )
 
 
 def trial_context(

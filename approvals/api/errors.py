@@ -65,6 +65,7 @@ _REJECTION_STATUS = {
     engine_errors.INVALID_COMMENT: 422,
     engine_errors.REASON_REQUIRED: 422,
     engine_errors.ALREADY_ASSIGNED: 409,
+    engine_errors.NO_EXCHANGE_RATE: 422,
     CANNOT_HOLD_TASKS: 422,
 }
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+from decimal import Decimal
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -11,8 +13,9 @@ from django.contrib.auth.hashers import make_password
 from django.contrib.auth.models import Group
 from django.db import transaction
 
+from .. import clock
 from ..access import Role
-from ..models import OrgGroup, Tenant, User
+from ..models import ExchangeRate, OrgGroup, Tenant, User
 from ..services.templates import workflow_template_publish
 
 HERE = Path(__file__).parent
@@ -32,6 +35,11 @@ PEOPLE: dict[str, tuple[str, str | None, tuple[str, ...], tuple[Role, ...]]] = {
     # The ERP's account: it signs in with a scoped API token, never a password.
     "erp": ("ERP", None, (), (Role.INTEGRATION,)),
 }
+# The demo's rules compare amounts in rupees; claims in these currencies convert at
+# these rates (units of rupees per unit), seeded for the week around the seed's day.
+BASE_CURRENCY = "INR"
+RATES = {"USD": Decimal("83.20"), "EUR": Decimal("90.10"), "GBP": Decimal("105.40")}
+RATE_DAYS = range(-7, 2)
 # Approver groups that routing rules name ({"group": KEY}).
 GROUPS = {"finance": "Finance", "it-admins": "IT admins"}
 # What each demo person does, for the sign-in list `make run` prints.
@@ -97,4 +105,29 @@ def seed_demo() -> Tenant:
         admin.save()
     for doc in definitions():
         workflow_template_publish(tenant=tenant, definition=doc, published_by=admin)
+    _seed_rates(tenant)
     return tenant
+
+
+def _seed_rates(tenant: Tenant) -> None:
+    """The base currency and a rate a day around today for each of ``RATES``, so a claim
+    in dollars routes as its rupees would (a rate already there is kept)."""
+    if not tenant.base_currency:
+        tenant.base_currency = BASE_CURRENCY
+        tenant.save(update_fields=["base_currency"])
+    today = clock.now().date()
+    ExchangeRate.objects.bulk_create(
+        [
+            ExchangeRate(
+                tenant=tenant,
+                base=tenant.base_currency,
+                currency=code,
+                on=today + dt.timedelta(days=n),
+                rate=rate,
+            )
+            for code, rate in RATES.items()
+            if code != tenant.base_currency
+            for n in RATE_DAYS
+        ],
+        ignore_conflicts=True,
+    )

@@ -2,6 +2,7 @@
 
 from ..audit.models import ChainSeal
 from .analytics import StepDay, StepVisit
+from .currency import ExchangeRate
 from .directory import Delegation, DirectoryVersion, OrgGroup, Tenant, User
 from .drafts import Draft, DraftFile
 from .projections import ActivityAttempt, PendingTask, Timer, WorkflowParticipant
@@ -24,6 +25,7 @@ __all__ = [
     "DirectoryVersion",
     "Draft",
     "DraftFile",
+    "ExchangeRate",
     "OrgGroup",
     "PendingTask",
     "StartRequest",

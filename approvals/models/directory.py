@@ -36,6 +36,15 @@ class Tenant(models.Model):
         db_default="",
         help_text="E-mails show times in this zone to people who chose none of their own.",
     )
+    # The currency rules compare amounts in (templates_engine.money); none: amounts are
+    # compared as they are. Kept by finance admins beside the exchange rates.
+    base_currency = models.CharField(
+        max_length=3,
+        blank=True,
+        default="",
+        db_default="",
+        help_text="Rules compare amounts in this currency (INR); others convert at the rates.",
+    )
 
     def __str__(self) -> str:
         return self.name

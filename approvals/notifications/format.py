@@ -8,6 +8,8 @@ from typing import Any
 
 # What people write before the figure; other currencies show their ISO code.
 SYMBOLS = {"INR": "₹", "USD": "$", "EUR": "€", "GBP": "£"}
+# How a sentence names a currency ("amounts in rupees"); others by their ISO code.
+CURRENCY_NAMES = {"INR": "rupees", "USD": "US dollars", "EUR": "euros", "GBP": "pounds sterling"}
 INDIAN_GROUPING = frozenset({"INR"})  # lakhs and crores: 1,00,000
 # Currencies whose minor unit is not a hundredth.
 EXPONENTS = {"JPY": 0, "KRW": 0, "BHD": 3, "KWD": 3, "OMR": 3}
@@ -25,15 +27,18 @@ def _group(digits: str, indian: bool) -> str:
     return ",".join([*parts, tail])
 
 
-def money_format(*, minor: int, currency: str) -> str:
+def money_format(*, minor: int, currency: str, whole_units: bool = False) -> str:
     """``money_format(minor=4500000, currency="INR")`` -> ``"₹45,000.00"``; Indian
-    grouping for rupees (``₹1,00,000.00``), thousands elsewhere."""
+    grouping for rupees (``₹1,00,000.00``), thousands elsewhere. ``whole_units`` rounds
+    to whole units (``₹83,117``), for an amount that is itself an estimate."""
     currency = (currency or "").upper()
     exponent = EXPONENTS.get(currency, 2)
     sign = "-" if minor < 0 else ""
     whole, fraction = divmod(abs(int(minor)), 10**exponent)
+    if whole_units:
+        whole += 1 if fraction * 2 >= 10**exponent and exponent else 0
     figure = _group(str(whole), indian=currency in INDIAN_GROUPING)
-    if exponent:
+    if exponent and not whole_units:
         figure += "." + str(fraction).rjust(exponent, "0")
     symbol = SYMBOLS.get(currency, currency)
     if not symbol:

@@ -110,6 +110,7 @@ def _detail_context(user: User, wf: Workflow) -> dict[str, Any]:
         "status_label": told.status_label,
         "status_sentence": told.status_sentence,
         "data_rows": present.data_rows(_schema(wf.template), wf.data),
+        "conversion": told.conversion,
         "timeline": lines,
         "files": files_card(lines),
         "may_attach": access.may_attach(user, wf),

@@ -326,13 +326,15 @@ def command_start(
     directory_version: int | None,
     exclusive: bool = False,
     origin: dict[str, Any] | None = None,
+    conversion: dict[str, Any] | None = None,
 ) -> CommandResult:
     """Start a workflow: the new row, its first events and their projections, written
     in the caller's transaction (nothing to lock: nobody else knows the id yet, and no
     history to read). ``exclusive`` claims the subject while the workflow runs (the
     partial unique index ``workflow_subject_running``, see the start policies);
-    ``origin`` (a schedule, and who made it) is recorded in the WorkflowStarted event.
-    Raises CommandRejected when the data does not fit the schema."""
+    ``origin`` (a schedule, and who made it) and ``conversion`` (the base currency and
+    rates the conditions compare amounts at, selectors.rates) are recorded in the
+    WorkflowStarted event. Raises CommandRejected when the data does not fit the schema."""
     now = clock.now()
     wf = Workflow(
         tenant_id=tenant_id,
@@ -352,7 +354,7 @@ def command_start(
         wf,
         definition,
         replay(definition, ()),
-        cmd.Start(data, submitter.username, origin),
+        cmd.Start(data, submitter.username, origin, conversion),
         Actor(submitter, "submitter"),
         None,
         "",

@@ -24,6 +24,7 @@ from templates_engine.testing import FakeClock, InMemoryEngine
 from .. import clock
 from ..models import User
 from ..runtime.directory import TenantDirectory
+from .rates import conversion_now
 
 _TRIAL = "trial"
 _MAX_MOVES = 200  # a send-back loop cannot run forever
@@ -50,6 +51,10 @@ class Trial:
     status: str = ""
     entries: list[TrialEntry] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    # the base currency and rates the start would record (selectors.rates), and the
+    # refusal in words of a currency without a rate of the week
+    conversion: dict[str, Any] | None = None
+    no_rate: str = ""
 
 
 def _entry(event: ev.Event, at: float) -> TrialEntry | None:  # noqa: PLR0911 - one per event
@@ -127,6 +132,14 @@ def workflow_template_try(
     trial.problems = parsed.data_errors(dict(data))
     if trial.problems:
         return trial
+    try:
+        trial.conversion = conversion_now(
+            tenant_id=tenant_id, data=data, schema=parsed.schema, now=clock.now()
+        )
+    except CommandRejected as exc:
+        trial.no_rate = exc.message
+        trial.problems.append(exc.message)
+        return trial
     fake = FakeClock(clock.now().timestamp())
     engine = InMemoryEngine(
         parsed,
@@ -136,7 +149,7 @@ def workflow_template_try(
         TenantDirectory(tenant_id),
     )
     recorder = _Recorder(engine, fake, trial)
-    engine.start(_TRIAL, dict(data), submitter.username)
+    engine.start(_TRIAL, dict(data), submitter.username, conversion=trial.conversion)
     recorder.record()
     for move in range(_MAX_MOVES):
         engine.run(_TRIAL)

@@ -36,6 +36,7 @@ from ..runtime.commands import (
 )
 from ..runtime.directory import VERSION_SUBQUERY
 from ..runtime.tenant_scope import acting_for
+from ..selectors.rates import RATES_JSON_SQL, conversion_for, rates_query, rates_rows
 
 TEMPLATE_NOT_FOUND = "No published workflow template with key {key!r}."
 TEMPLATE_RETIRED = (
@@ -227,9 +228,15 @@ class _Start:
         tenant_id = self.submitter.member_tenant_id
         key = self.idempotency_key
         subject = [tenant_id, self.template_key, self.subject_type, self.subject_id]
+        # The rates go with the subject's workflows, before the template says which field
+        # holds a currency (selectors.rates): no statement of their own.
+        rates = rates_query(tenant_id=tenant_id, data=self.data, now=clock.now())
+        subject_sql, subject_params = _SUBJECT_SQL, [*_ACTIVE, *subject, *_ACTIVE, *subject]
+        if rates:
+            subject_sql, subject_params = _SUBJECT_RATES_SQL, [*subject_params, *rates[1]]
         reads: list[tuple[str, list[Any]]] = [
             (_LATEST_SQL, [tenant_id, self.template_key]),
-            (_SUBJECT_SQL, [*_ACTIVE, *subject, *_ACTIVE, *subject]),
+            (subject_sql, subject_params),
         ]
         body_hash = ""
         if key:
@@ -256,9 +263,13 @@ class _Start:
                 return StartResult.replay(prior.response)
             template = TemplateRef(*latest[0][:3])
             rule = definition_for(template.id).start_policy
-            running, finished, directory_version = workflows[0]
+            running, finished, directory_version, *rated = workflows[0]
+            rate_rows = rates_rows(rated[0]) if rated else []
             started = self._policy_answer(rule, running, finished)
             if started is None:
+                conversion = conversion_for(
+                    rate_rows, data=self.data, schema=definition_for(template.id).schema
+                )
                 result = command_start(
                     tenant_id=tenant_id,
                     template=template,
@@ -269,6 +280,7 @@ class _Start:
                     directory_version=directory_version,
                     exclusive=rule.while_running != policy.ALLOW,
                     origin=self.origin,
+                    conversion=conversion,
                 )
                 started = StartResult(
                     workflow_id=result.workflow_id,
@@ -329,6 +341,8 @@ _SUBJECT_SQL = (
     f"SELECT {_subject_workflow('IN', 'ASC')}, {_subject_workflow('NOT IN', 'DESC')},"
     f" {VERSION_SUBQUERY}"
 )
+# The same, and the exchange rates a start of data naming a currency records.
+_SUBJECT_RATES_SQL = f"{_SUBJECT_SQL}, {RATES_JSON_SQL}"
 # The key's row, or nothing when another start has it (ON CONFLICT waits for that one
 # to commit or roll back, so concurrent repeats make one workflow).
 _CLAIM_SQL = (

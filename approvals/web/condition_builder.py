@@ -301,12 +301,14 @@ def rows_from_post(post: Mapping[str, Any], prefix: str) -> tuple[str, list[Row]
     return join, rows
 
 
-def field_list(schema: Mapping[str, Any] | None) -> list[str]:
-    """The fields an expression may read, for the admin writing one by hand."""
+def field_list(schema: Mapping[str, Any] | None, base: str = "INR") -> list[str]:
+    """The fields an expression may read, for the admin writing one by hand; an amount
+    is read in minor units of the ``base`` currency (templates_engine.money)."""
     out = []
     for field in fields_of(schema):
+        one = money_format(minor=10 ** EXPONENTS.get(base, 2), currency=base)
         unit = {
-            "money": " (in paise: ₹1 is 100)",
+            "money": f" (in minor units of {base}: {one} is {10 ** EXPONENTS.get(base, 2)})",
             "date": ' (a date written as "2026-03-31")',
             "choice": ": one of " + ", ".join(f'"{c}"' for c in field.choices),
             "yesno": " (true or false)",

@@ -15,10 +15,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..notifications.format import CURRENCY_NAMES, SYMBOLS
+from ..words.data import DEFAULT_CURRENCY
 from . import condition_builder as cb
 from .present import approver_rule_words, step_titles
 
 BLANK_ROWS = 1  # an empty row to add a comparison without script
+BASE_WORDS = (
+    "Amounts are compared in {name} ({code}), the organisation's base currency: a "
+    "request in another currency is converted at the rate recorded when it is submitted."
+)
+NO_BASE_WORDS = (
+    "The organisation has no base currency yet: amounts are compared as they are "
+    "entered, whatever their currency. A finance admin sets one under Exchange rates."
+)
 
 
 @dataclass
@@ -49,6 +59,27 @@ class Builders:
     operators: dict[str, str]
     field_list: list[str]
     joins: dict[str, str] = field(default_factory=lambda: dict(cb.JOINS))
+    # the organisation's base currency, which conditions compare amounts in ("" if none)
+    base: str = ""
+
+    @property
+    def currency(self) -> str:
+        return self.base or DEFAULT_CURRENCY
+
+    @property
+    def symbol(self) -> str:
+        return SYMBOLS.get(self.currency, self.currency)
+
+    @property
+    def currency_name(self) -> str:
+        return CURRENCY_NAMES.get(self.currency, self.currency)
+
+    @property
+    def base_sentence(self) -> str:
+        """What the builder's amounts mean, in one sentence."""
+        if not self.base:
+            return NO_BASE_WORDS
+        return BASE_WORDS.format(name=self.currency_name, code=self.base)
 
 
 def _schema(definition: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -94,9 +125,11 @@ def builders(
     post: Mapping[str, Any] | None = None,
     errors: Mapping[str, str] | None = None,
     names: Mapping[str, str] | None = None,
+    base: str = "",
 ) -> Builders:
     """The builders for ``definition``; a builder ``post`` carries is shown as posted.
-    ``names`` maps usernames to first names, for the approvers' headings."""
+    ``names`` maps usernames to first names, for the approvers' headings; ``base`` is
+    the organisation's base currency, which the amounts are in."""
     schema = _schema(definition)
     fields = cb.fields_of(schema)
     by_name = {f.name: f for f in fields}
@@ -121,7 +154,8 @@ def builders(
             builder.join = condition.join
             builder.rows = _row_views(list(condition.rows), by_name)
         items.append(builder)
-    return Builders(items, fields, cb.known_operators(fields), cb.field_list(schema))
+    field_list = cb.field_list(schema, base or DEFAULT_CURRENCY)
+    return Builders(items, fields, cb.known_operators(fields), field_list, base=base)
 
 
 def apply(

@@ -86,20 +86,21 @@ def _quoted(value: object) -> str:
 class _Reader:
     """Puts one version's settings into words: its schema for field labels and money."""
 
-    def __init__(self, doc: Mapping[str, Any], names: Mapping[str, str]) -> None:
+    def __init__(self, doc: Mapping[str, Any], names: Mapping[str, str], base: str = "") -> None:
         schema = doc.get("schema")
         self.schema: Mapping[str, Any] | None = schema if isinstance(schema, Mapping) else None
         self.names = names
+        self.base = base  # the currency the organisation's rules compare amounts in
         self.titles = present.step_titles(doc)
 
     def condition(self, condition: object, step_kind: str) -> str:
         verb = "approves" if step_kind == "approval" else "runs"
         if not isinstance(condition, str) or not condition:
             return f"{verb} always"
-        side = present._money_side(condition, self.schema, {})
+        side = present._money_side(condition, self.schema, {}, self.base)
         if side:
             return f"{verb} when {_capital(side[0])} is {side[1]} {side[2]}"
-        return f"{verb} when {present.condition_words(condition, self.schema, {})}"
+        return f"{verb} when {present.condition_words(condition, self.schema, {}, self.base)}"
 
     def duration(self, value: object, none: str) -> str | None:
         return none if value is None else duration_words(value)
@@ -119,7 +120,7 @@ class _Reader:
             return "none"
         if not isinstance(value, list) or not all(isinstance(r, Mapping) for r in value):
             return None
-        lines = present.approver_lines({"approvers": value}, self.names, self.schema, {})
+        lines = present.approver_lines({"approvers": value}, self.names, self.schema, {}, self.base)
         return "; ".join(lines) if lines else None
 
     def approvers(self, step: Mapping[str, Any]) -> str | None:
@@ -129,7 +130,7 @@ class _Reader:
         if not all(isinstance(r, Mapping) for r in rules):
             return None
         lines = present.approver_lines(
-            {"approvers": rules, "mode": step.get("mode")}, self.names, self.schema, {}
+            {"approvers": rules, "mode": step.get("mode")}, self.names, self.schema, {}, self.base
         )
         return "; ".join(lines) if lines else None
 
@@ -150,11 +151,13 @@ def definition_changes(
     new_doc: Mapping[str, Any],
     *,
     names: Mapping[str, str] | None = None,
+    base: str = "",
 ) -> list[str]:
     """The changes from ``old_doc`` to ``new_doc``, a sentence each: the template's own
     settings, then its data fields, then its steps in the new version's order. ``names``
-    maps usernames to first names. ``[NO_CHANGES]`` when nothing differs."""
-    old, new = _Reader(old_doc, names or {}), _Reader(new_doc, names or {})
+    maps usernames to first names; amounts in conditions read in ``base``, the
+    organisation's base currency. ``[NO_CHANGES]`` when nothing differs."""
+    old, new = _Reader(old_doc, names or {}, base), _Reader(new_doc, names or {}, base)
     out = _top_changes(old_doc, new_doc)
     out += _field_changes(old.schema, new.schema)
     out += _step_changes(old_doc, new_doc, old, new)

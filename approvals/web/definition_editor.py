@@ -184,7 +184,7 @@ def editor_schema(
             "minimum": {
                 "type": "number",
                 "title": "At least",
-                "help_text": "For money, in currency units (1000 is ₹1,000.00)",
+                "help_text": "For money, in units of the request's own currency (1000 is 1,000.00)",
             },
             "maximum": {"type": "number", "title": "At most"},
         },

@@ -36,9 +36,11 @@ def workflow_svg(
     skipped: Set[str] = frozenset(),
     finished: bool = False,
     names: Mapping[str, str] | None = None,
+    base: str = "",
 ) -> SafeString:
     """The diagram; ``names`` (username -> first name) words the people approval steps
-    name, who are otherwise shown by username."""
+    name, who are otherwise shown by username; amounts in conditions are in ``base``,
+    the currency rules compare in (present.rule_amount)."""
     steps = [s for s in raw_definition.get("steps") or [] if isinstance(s, Mapping)]
     titles = step_titles(raw_definition)
     schema = (
@@ -68,7 +70,7 @@ def workflow_svg(
     y += start_h
     for step in steps:
         sid = str(step.get("id"))
-        cond = condition_words(step.get("when"), schema, data) if step.get("when") else ""
+        cond = condition_words(step.get("when"), schema, data, base) if step.get("when") else ""
         edge_cls = "edge skipped" if sid in skipped else "edge"
         nodes.append(
             format_html(
@@ -102,7 +104,7 @@ def workflow_svg(
         kind = str(step.get("kind", ""))
         if kind == "approval":
             # one line for those always asked, one for each chosen by a condition
-            subs = approver_lines(step, names or {}, schema, data) or [""]
+            subs = approver_lines(step, names or {}, schema, data, base) or [""]
         else:
             subs = [KIND_WORDS.get(kind, kind)]
         height = BOX_H + SUB_LINE * (len(subs) - 1)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..models import User, WorkflowTemplate
+from ..models import Tenant, User, WorkflowTemplate
 from ..selectors.template_effects import workflow_template_reach
 from . import condition_form, present
 from .definition_problems import Problem
@@ -64,12 +64,21 @@ def editor_context(form: Any, obj: WorkflowTemplate | None, part: str = "") -> d
                 form.data if form.is_bound else None,
                 form.condition_errors,
                 names=first_names(form.tenant_id, base),
+                base=base_currency(form.tenant_id),
             ),
             "try_form": form.try_form,
             "try_submitter": form["try_submitter"],
         }
     )
     return out
+
+
+def base_currency(tenant_id: int | None) -> str:
+    """The organisation's base currency, which conditions compare amounts in."""
+    if tenant_id is None:
+        return ""
+    found = Tenant.objects.filter(pk=tenant_id).values_list("base_currency", flat=True)
+    return next(iter(found), "")
 
 
 def first_names(tenant_id: int, *definitions: dict[str, Any]) -> dict[str, str]:

@@ -8,11 +8,13 @@ import datetime as dt
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from django.utils import timezone
 
 from templates_engine import SUBMITTER_STEP
+from templates_engine.money import convert
 
 from ..notifications.format import EXPONENTS, INDIAN_GROUPING, SYMBOLS, money_format
 from ..words import zones
@@ -175,11 +177,62 @@ _COMPARISON = re.compile(
 _OPS = {">=": "≥", "<=": "≤", "==": "is", "!=": "is not", ">": ">", "<": "<"}
 
 
+def rule_amount(minor: int, data: Mapping[str, Any], currency_field: str, base: str) -> str:
+    """An amount a rule compares with: in the organisation's ``base`` currency, which
+    conditions compare in (templates_engine.money); with no base currency, in the
+    request's own."""
+    return money_format(minor=minor, currency=base or currency_of(data, currency_field))
+
+
+def conversion_base(history: Iterable[Any]) -> str:
+    """The base currency a workflow's start recorded (its WorkflowStarted event's
+    conversion), or "" for one that compared amounts as they were."""
+    for entry in history:
+        if entry.type == "WorkflowStarted":
+            conversion = entry.payload.get("conversion")
+            return str(conversion.get("base", "")) if isinstance(conversion, Mapping) else ""
+    return ""
+
+
+def conversion_words(
+    schema: Mapping[str, Any] | None,
+    data: Mapping[str, Any],
+    conversion: Mapping[str, Any] | None,
+) -> str:
+    """``$999.00 ≈ ₹83,117 at 83.20 on 6 Dec 2026``: the request's first amount in
+    another currency than the base, as the rules compare it; "" when there is none."""
+    if not conversion:
+        return ""
+    base = str(conversion.get("base", ""))
+    rates = conversion.get("rates") or {}
+    for name, currency_field in money_fields(schema).items():
+        value, code = data.get(name), currency_of(data, currency_field).upper()
+        rate = rates.get(code) if isinstance(rates, Mapping) else None
+        if isinstance(value, int) and not isinstance(value, bool) and isinstance(rate, Mapping):
+            shown = money_format(minor=value, currency=code)
+            converted = money_format(
+                minor=convert(value, str(rate["factor"])), currency=base, whole_units=True
+            )
+            on = dt.date.fromisoformat(str(rate["on"]))
+            return f"{shown} ≈ {converted} at {rate_figure(str(rate['rate']))} on {on:%-d %b %Y}"
+    return ""
+
+
+def rate_figure(rate: str) -> str:
+    """``83.2`` -> ``83.20``: a rate with at least two decimals, as people write them."""
+    value = Decimal(rate)
+    places = max(2, -int(value.normalize().as_tuple().exponent))
+    return f"{value:.{places}f}"
+
+
 def condition_words(
-    condition: str | None, schema: Mapping[str, Any] | None, data: Mapping[str, Any]
+    condition: str | None,
+    schema: Mapping[str, Any] | None,
+    data: Mapping[str, Any],
+    base: str = "",
 ) -> str:
     """``data.amountPaise > 10000000`` -> ``amount > ₹1,00,000.00``: field titles for
-    names, amounts in currency units, enum values in words."""
+    names, amounts in currency units (the ``base`` currency's), enum values in words."""
     if not condition:
         return ""
     money = money_fields(schema)
@@ -188,7 +241,7 @@ def condition_words(
         name, op, value = m["field"], m["op"], m["value"]
         label = field_label(schema, name).lower()
         if name in money and value.lstrip("-").isdigit():
-            shown = money_format(minor=int(value), currency=currency_of(data, money[name]))
+            shown = rule_amount(int(value), data, money[name], base)
         elif value[:1] in "'\"":
             raw = value[1:-1]
             shown = code_words(raw)
@@ -209,7 +262,7 @@ _SIDES = {">": "above", ">=": "from", "<": "below", "<=": "up to"}
 
 
 def _money_side(
-    condition: str, schema: Mapping[str, Any] | None, data: Mapping[str, Any]
+    condition: str, schema: Mapping[str, Any] | None, data: Mapping[str, Any], base: str = ""
 ) -> tuple[str, str, str] | None:
     """(field label, side, amount) when ``condition`` is one comparison of a money
     field with an amount (``data.amountPaise > 10000000``), else None."""
@@ -219,7 +272,7 @@ def _money_side(
         return None
     if not m["value"].lstrip("-").isdigit():
         return None
-    amount = money_format(minor=int(m["value"]), currency=currency_of(data, money[m["field"]]))
+    amount = rule_amount(int(m["value"]), data, money[m["field"]], base)
     return field_label(schema, m["field"]).lower(), _SIDES[m["op"]], amount
 
 
@@ -240,6 +293,7 @@ def approver_lines(
     names: Mapping[str, str],
     schema: Mapping[str, Any] | None,
     data: Mapping[str, Any],
+    base: str = "",
 ) -> list[str]:
     """An approval step's approvers in words, a line each: those always asked together
     (``the manager and finance group``; ``or`` unless all must approve), then each one
@@ -251,9 +305,11 @@ def approver_lines(
         condition = rule.get("when")
         if not condition or not isinstance(condition, str):
             continue
-        side = _money_side(condition, schema, data)
+        side = _money_side(condition, schema, data, base)
         phrase = (
-            f"{side[1]} {side[2]}" if side else f"if {condition_words(condition, schema, data)}"
+            f"{side[1]} {side[2]}"
+            if side
+            else f"if {condition_words(condition, schema, data, base)}"
         )
         too = " too," if lines[0] else ","
         lines.append(f"{approver_rule_words(rule, names)}{too} {phrase}")
@@ -261,13 +317,13 @@ def approver_lines(
 
 
 def approver_reason(
-    condition: str, schema: Mapping[str, Any] | None, data: Mapping[str, Any]
+    condition: str, schema: Mapping[str, Any] | None, data: Mapping[str, Any], base: str = ""
 ) -> str:
     """Why a conditional approver was asked: ``the amount is above ₹1,00,000.00``."""
-    side = _money_side(condition, schema, data)
+    side = _money_side(condition, schema, data, base)
     if side:
         return f"the {side[0]} is {side[1]} {side[2]}"
-    return condition_words(condition, schema, data)
+    return condition_words(condition, schema, data, base)
 
 
 # ``names`` may carry a group's name under this prefix and its key: the page looks the
@@ -403,6 +459,7 @@ class Context:
     data: Mapping[str, Any]
     names: Mapping[str, str]
     submitter: str | None = None
+    base: str = ""  # the currency the request's rules compared amounts in, if any
 
     @property
     def schema(self) -> Mapping[str, Any] | None:
@@ -431,7 +488,9 @@ class Context:
                 rule = rules[slot] if isinstance(slot, int) and 0 <= slot < len(rules) else None
                 cond = rule.get("when") if isinstance(rule, Mapping) else None
                 return (
-                    approver_reason(cond, self.schema, self.data) if isinstance(cond, str) else ""
+                    approver_reason(cond, self.schema, self.data, self.base)
+                    if isinstance(cond, str)
+                    else ""
                 )
         return ""
 
@@ -495,7 +554,7 @@ def sentence(
             )
         return f"{ctx.who(p.get('submitter') or actor)} submitted the request"
     if kind == "StepSkipped":
-        cond = condition_words(ctx.when_of(p.get("step", "")), ctx.schema, ctx.data)
+        cond = condition_words(ctx.when_of(p.get("step", "")), ctx.schema, ctx.data, ctx.base)
         if cond:
             return f"The {step} step was skipped: the condition {cond} did not hold"
         return f"The {step} step was skipped: its condition did not hold"

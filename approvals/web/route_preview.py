@@ -1,9 +1,12 @@
 """Who will approve this, before it is submitted: as a person fills in the new-request
 form, its script asks ``GET /workflows/new/route`` with what is there so far, and the
 answer names the route in words ("Bob (your manager), then Finance (Fiona); Victor too
-if the amount is above ₹1,00,000.00"). The route comes from the same in-memory run
-that "try it" gives administrators (selectors.template_trial), against the real
-directory, with nothing written. Only a person who may start the template may ask."""
+if the amount is above ₹1,00,000.00"). An amount in another currency than the
+organisation's base leads with the conversion the rules will compare
+("$999.00 ≈ ₹83,117 at 83.20 on 6 Dec 2026: it will go to Bob (your manager) ...").
+The route comes from the same in-memory run that "try it" gives administrators
+(selectors.template_trial), against the real directory, with nothing written. Only a
+person who may start the template may ask."""
 
 from __future__ import annotations
 
@@ -98,6 +101,7 @@ def _skipped_words(
     raw: Mapping[str, Any],
     data: Mapping[str, Any],
     names: Mapping[str, str],
+    base: str = "",
 ) -> str:
     """A step this data skips, with when it would not: ``Victor too if the amount is
     above ₹1,00,000.00``; "" for a step with no condition in words."""
@@ -117,14 +121,24 @@ def _skipped_words(
         ]
     )
     return f"{who or present.step_title(raw, str(step.get('id')))} too if " + (
-        present.approver_reason(condition, schema, data)
+        present.approver_reason(condition, schema, data, base)
     )
 
 
 def route_words(trial: Trial, raw: Mapping[str, Any], data: Mapping[str, Any], user: User) -> str:
-    """The route of ``trial`` in one sentence."""
+    """The route of ``trial`` in one sentence, after the conversion the rules compare
+    when the amount is in another currency than the organisation's."""
+    if trial.no_rate:
+        return trial.no_rate
     if trial.problems and not trial.entries:
         return FILL_IN
+    schema = raw.get("schema") if isinstance(raw.get("schema"), Mapping) else None
+    converted = present.conversion_words(schema, data, trial.conversion)
+    text = _route(trial, raw, data, user)
+    return f"{converted}: {text[:1].lower()}{text[1:]}" if converted else text
+
+
+def _route(trial: Trial, raw: Mapping[str, Any], data: Mapping[str, Any], user: User) -> str:
     steps = _steps(raw)
     asked: dict[str, TrialEntry] = {}
     skipped: list[str] = []
@@ -137,7 +151,8 @@ def route_words(trial: Trial, raw: Mapping[str, Any], data: Mapping[str, Any], u
     wanted |= present.named_approvers(raw)
     names = _names(user, wanted)
     route = [_asked_words(e, steps[s], raw, names) for s, e in asked.items()]
-    extra = [w for s in skipped if (w := _skipped_words(steps[s], raw, data, names))]
+    base = str((trial.conversion or {}).get("base", ""))
+    extra = [w for s in skipped if (w := _skipped_words(steps[s], raw, data, names, base))]
     failed = next((e for e in trial.entries if e.kind == "failed"), None)
     if failed is not None and not route:
         # the step's own failure text, else its title: never the engine's message

@@ -30,6 +30,9 @@ class Story:
     timeline: list[present.Line]
     diagram: str
     submitter_name: str
+    # the amount as the rules compared it, at the rate its start recorded
+    # ("$999.00 ≈ ₹83,117 at 83.20 on 6 Dec 2026"); "" in the base currency
+    conversion: str = ""
 
 
 def names_in(tenant_id: int, usernames: Iterable[str | None]) -> dict[str, str]:
@@ -69,7 +72,10 @@ def workflow_story(wf: Workflow) -> Story:
     wanted |= {a["user"] or "" for a in assignees} | {a["onBehalfOf"] or "" for a in assignees}
     names = names_in(wf.tenant_id, wanted | present.named_approvers(raw))
     names |= group_names_in(wf.tenant_id, raw)
-    ctx = present.Context(raw_definition=raw, data=wf.data, names=names, submitter=submitter)
+    base = present.conversion_base(history)
+    ctx = present.Context(
+        raw_definition=raw, data=wf.data, names=names, submitter=submitter, base=base
+    )
     since = next((h.at for h in reversed(history) if h.type in _WAITING_FROM), None)
     due_epoch = wf.snapshot.get("due_at")
     due = dt.datetime.fromtimestamp(due_epoch, tz=dt.UTC) if due_epoch else None
@@ -92,6 +98,7 @@ def workflow_story(wf: Workflow) -> Story:
         skipped=skipped,
         finished=wf.status == "COMPLETED",
         names=names,
+        base=base,
     )
     return Story(
         history=history,
@@ -103,4 +110,11 @@ def workflow_story(wf: Workflow) -> Story:
         timeline=present.timeline(history, ctx),
         diagram=diagram,
         submitter_name=present.person(submitter, names),
+        conversion=present.conversion_words(ctx.schema, wf.data, _conversion(history)),
     )
+
+
+def _conversion(history: list[HistoryEntry]) -> Mapping[str, Any] | None:
+    started = next((h for h in history if h.type == "WorkflowStarted"), None)
+    conversion = started.payload.get("conversion") if started is not None else None
+    return conversion if isinstance(conversion, Mapping) else None

@@ -78,7 +78,7 @@ def _excluded(note: str, names: Mapping[str, str]) -> str:
 
 
 def _chosen_by_rules(
-    entry: TrialEntry, raw_definition: Mapping[str, Any], names: Mapping[str, str]
+    entry: TrialEntry, raw_definition: Mapping[str, Any], names: Mapping[str, str], base: str
 ) -> str:
     """For an approval step whose approvers carry conditions: who a condition chose,
     and who it left out for this data (``; victor as the amount is above Rs ...``)."""
@@ -101,7 +101,7 @@ def _chosen_by_rules(
         condition = rule.get("when")
         if not isinstance(condition, str) or not condition:
             continue
-        reason = approver_reason(condition, schema, {})
+        reason = approver_reason(condition, schema, {}, base)
         asked = [p for p, s in zip(entry.users, entry.slots, strict=False) if s == slot]
         if asked:
             parts.append(f"{_listed([person(u, names) for u in asked])} as {reason}")
@@ -153,6 +153,7 @@ def trial_rows(
     """The rows, people by their names in ``names`` (usernames -> names, and the groups'
     names as ``present`` keeps them)."""
     names = names or {}
+    base = str((trial.conversion or {}).get("base", ""))
     rows = []
     for entry in trial.entries:
         css = {"skipped": "skipped", "reminder": "chase", "escalated": "chase"}.get(entry.kind, "")
@@ -161,7 +162,7 @@ def trial_rows(
                 after=after_words(entry.at),
                 at=when(start + dt.timedelta(seconds=entry.at)),
                 step=step_title(raw_definition, entry.step),
-                what=_what(entry, names) + _chosen_by_rules(entry, raw_definition, names),
+                what=_what(entry, names) + _chosen_by_rules(entry, raw_definition, names, base),
                 css=css,
             )
         )

@@ -188,7 +188,7 @@ class ApprovalStep(Step):
             if rule.when is not None:
                 try:
                     if names is None:
-                        names = rule.when.activation(b.state.data, b.state.submitter)
+                        names = rule.when.activation(b.condition_data(), b.state.submitter)
                     holds = rule.when.evaluate_in(names)
                 except DataNotEvaluable as exc:
                     raise CommandRejected(errors.INVALID_DATA, str(exc)) from exc

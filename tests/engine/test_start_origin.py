@@ -23,7 +23,7 @@ def test_a_start_records_what_filed_it_in_the_submitters_name() -> None:
     assert isinstance(started, ev.WorkflowStarted)
     assert started.origin == ORIGIN
     stored = started.to_dict()
-    assert (stored["v"], stored["origin"]) == (2, ORIGIN)
+    assert (stored["v"], stored["origin"]) == (3, ORIGIN)
     assert ev.event_from_dict(stored) == started
 
 

@@ -700,6 +700,7 @@ ADMIN_LISTS = {
     "approvals.workflowtemplate": ("200", "200", "403"),  # (finance admin, auditor, org admin)
     "approvals.delegation": ("200", "200", "403"),
     "approvals.startschedule": ("200", "200", "403"),
+    "approvals.exchangerate": ("200", "200", "403"),
     "approvals.workflow": ("403", "200", "200"),
     "approvals.pendingtask": ("403", "200", "200"),
     "approvals.timer": ("403", "200", "200"),

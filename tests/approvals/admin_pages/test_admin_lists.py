@@ -46,6 +46,7 @@ ADMIN_LISTS = [
     "approvals/workflowtemplate",
     "approvals/delegation",
     "approvals/startschedule",
+    "approvals/exchangerate",
     "approvals/workflow",
     "approvals/pendingtask",
     "approvals/timer",

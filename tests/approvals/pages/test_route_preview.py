@@ -150,3 +150,26 @@ def test_a_route_that_would_fail_is_said_in_the_steps_words_not_the_engines(acme
     assert "Desk check" in answer
     for word in ("desk_check", "nobody-here", "NO_APPROVERS", "empty-desk"):
         assert word not in answer, answer
+
+
+def test_999_usd_previews_its_conversion_and_the_route_its_rupees_take(acme):
+    text = _route("alice", amountPaise="999.00", currency="USD").json()["route"]
+
+    day = f"{clock.now():%-d %b %Y}"
+    assert text.startswith(f"$999.00 ≈ ₹83,117 at 83.20 on {day}: it will go to Bob (your manager)")
+    # the rules' threshold is in rupees, never with the dollar sign
+    assert (
+        f"Victor too if the amount is above {money_format(minor=10_000_000, currency='INR')}"
+        in text
+    )
+    assert "$1,000.00" not in text and "$1,00,000.00" not in text
+
+
+def test_a_currency_without_a_rate_previews_the_refusal(acme):
+    from approvals.models import ExchangeRate
+
+    ExchangeRate.objects.filter(currency="GBP").delete()
+
+    text = _route("alice", amountPaise="999.00", currency="GBP").json()["route"]
+
+    assert text.startswith("There is no exchange rate from GBP to INR for ")
