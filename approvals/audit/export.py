@@ -24,6 +24,7 @@ from templates_engine.state import State, evolve
 from ..models import WorkflowEvent
 from ..selectors.tasks import BAD_CURSOR, BadCursor
 from .daily_proof import inclusion_proof, seal_fields
+from .export_words import EventSentences
 from .models import ChainSeal, DailySeal
 
 # One row per event, in this order (the CSV header).
@@ -32,6 +33,7 @@ COLUMNS: tuple[str, ...] = (
     "workflow_id",
     "seq",
     "type",
+    "sentence",  # what the request page's history says of it (export_words)
     "step",
     "decision",
     "actor",
@@ -215,9 +217,14 @@ def _before(workflow_id: str, seq: int) -> State | None:
 
 
 def _record(
-    values: Sequence[Any], status_after: _StatusAfter, whole_histories: bool
+    values: Sequence[Any],
+    status_after: _StatusAfter,
+    whole_histories: bool,
+    sentences: EventSentences | None = None,
 ) -> dict[str, Any]:
     row = dict(zip(_VALUES, values, strict=True))
+    if sentences is not None:  # not in an archive, whose bytes never change with words
+        row["sentence"] = sentences(row)
     at: dt.datetime = row["time"]
     row["workflow_id"] = str(row["workflow_id"])
     row["created_at"] = at.isoformat()  # the text the hash covers
@@ -237,8 +244,9 @@ def audit_rows(*, tenant_id: int, filters: ExportFilter) -> Iterator[dict[str, A
     qs = _rows(audit_events(tenant_id=tenant_id, filters=filters))
     status_after = _StatusAfter()
     whole = filters.whole_histories
+    sentences = EventSentences(tenant_id)
     for values in qs.iterator(chunk_size=settings.APPROVALS_AUDIT_EXPORT_CHUNK):
-        yield _record(values, status_after, whole)
+        yield _record(values, status_after, whole, sentences)
 
 
 def seal_rows(*, tenant_id: int) -> Iterator[dict[str, Any]]:
@@ -364,7 +372,8 @@ def audit_page(
         qs = qs.filter(id__gt=_decode(cursor))
     status_after = _StatusAfter()
     whole = filters.whole_histories
-    rows = [_record(v, status_after, whole) for v in _rows(qs)[: limit + 1]]
+    sentences = EventSentences(tenant_id)
+    rows = [_record(v, status_after, whole, sentences) for v in _rows(qs)[: limit + 1]]
     more = len(rows) > limit
     rows = rows[:limit]
     return EventPage(rows, _encode(rows[-1]["event_id"]) if more and rows else None)
