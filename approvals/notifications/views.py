@@ -160,7 +160,7 @@ class PreferenceForm(forms.Form):
         empty_value=DIGEST_HOUR_DEFAULT,
         initial=DIGEST_HOUR_DEFAULT,
         label="Send my daily e-mail at",
-        help_text="An hour of your day, in the zone below (else your organisation's).",
+        help_text="An hour of your day, in the zone above (else your organisation's).",
         error_messages={"invalid_choice": DIGEST_HOUR_INVALID},
     )
     time_zone = forms.ChoiceField(
