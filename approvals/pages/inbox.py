@@ -21,6 +21,7 @@ from templates_engine.steps.approval import HANDOVER_NOTE_MAX
 from ..definitions import raw_definition_for
 from ..models import User, Workflow
 from ..selectors.drafts import drafts_of
+from ..selectors.inbox_context import inbox_context
 from ..selectors.inbox_lists import InboxFilter, inbox_kinds, inbox_listing, requests_of
 from ..selectors.tasks import BadCursor
 from ..selectors.templates import workflow_templates_latest
@@ -60,7 +61,11 @@ def inbox(request: HttpRequest) -> HttpResponse:
         )
     except BadCursor:
         return HttpResponseRedirect(reverse("inbox"))
-    names = _names(user, [u for t in page.tasks for u in (t.on_behalf_of, t.handed_on_from)])
+    around = inbox_context(t.workflow_id for t in page.tasks)  # receipts, approved before
+    approvers = [u for c in around.values() for u, _ in c.approved]
+    names = _names(
+        user, [*approvers, *(u for t in page.tasks for u in (t.on_behalf_of, t.handed_on_from))]
+    )
     others = lists.others_asked(user, page.tasks)
     resubmitted = lists.resubmissions(t.workflow for t in page.tasks)
     away = standing_in_marks(user, page.tasks)  # "for Bob", and hand-over notes
@@ -97,6 +102,11 @@ def inbox(request: HttpRequest) -> HttpResponse:
             "summary": wf.summary if wf.summary != subject else "",
             "requester": requester,
             "figures": figures,
+            "facts": present.row_facts(schema, wf.data),
+            "receipts": present.receipts_words(around[str(wf.pk)].receipts),
+            "approved": present.approved_before(
+                around[str(wf.pk)].approved, names, _raw(wf.template)
+            ),
             "step": present.step_title(_raw(wf.template), t.step),
             "behalf": behalf,
             "handed_on": present.handed_on(t.handed_on_from, names),
