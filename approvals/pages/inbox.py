@@ -23,6 +23,7 @@ from ..models import User, Workflow
 from ..selectors.drafts import drafts_of
 from ..selectors.inbox_context import inbox_context
 from ..selectors.inbox_lists import InboxFilter, inbox_kinds, inbox_listing, requests_of
+from ..selectors.questions import questions_for
 from ..selectors.tasks import BadCursor
 from ..selectors.templates import workflow_templates_latest
 from ..web import inbox_lists as lists
@@ -42,6 +43,28 @@ from .common import (
     _schema,
     _subject,
 )
+
+
+def _question_rows(user: User) -> list[dict[str, Any]]:
+    """The person's unanswered questions (``selectors.questions``), in words."""
+    asked = questions_for(user=user)
+    if not asked:
+        return []
+    workflows = Workflow.objects.select_related("template").in_bulk([q.workflow_id for q in asked])
+    names = _names(user, [q.asker for q in asked])
+    return [
+        {
+            "workflow_id": q.workflow_id,
+            "url": reverse("workflow", args=[q.workflow_id]) + "#conversation",
+            "subject": _subject(workflows[q.workflow_id]),
+            "asker": present.person(q.asker, names),
+            "text": q.text,
+            "at": q.at,
+            "when": present.when(q.at),
+        }
+        for q in asked
+        if q.workflow_id in workflows
+    ]
 
 
 @login_required
@@ -128,6 +151,7 @@ def inbox(request: HttpRequest) -> HttpResponse:
         "approvals/inbox.html",
         {
             "rows": rows,
+            "questions": _question_rows(user),
             "next_cursor": page.next_cursor,
             "listing": page,
             "chosen": chosen,
@@ -205,6 +229,7 @@ def my_workflows(request: HttpRequest) -> HttpResponse:
         "approvals/my_workflows.html",
         {
             "rows": table,
+            "questions": _question_rows(user),
             "drafts": _draft_rows(user),
             "kinds": kinds,
             "statuses": {k: words for k, (words, _) in lists.STATUS_FILTERS.items()},
