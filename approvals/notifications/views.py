@@ -156,8 +156,8 @@ class PreferenceForm(forms.Form):
     digest_hour = forms.TypedChoiceField(
         choices=[(h, f"{h:02d}:00") for h in range(24)],
         coerce=int,
-        required=False,  # a form without it keeps the default hour
-        empty_value=DIGEST_HOUR_DEFAULT,
+        required=False,  # a form without it keeps the default hour (clean_digest_hour)
+        empty_value=None,
         initial=DIGEST_HOUR_DEFAULT,
         label="Send my daily e-mail at",
         help_text="An hour of your day, in the zone above (else your organisation's).",
@@ -169,6 +169,10 @@ class PreferenceForm(forms.Form):
         help_text="Pages and e-mails show dates and times in this zone. Until you choose "
         "one, e-mails use your organisation's zone.",
     )
+
+    def clean_digest_hour(self) -> int:
+        hour = self.cleaned_data.get("digest_hour")
+        return DIGEST_HOUR_DEFAULT if hour is None else int(hour)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

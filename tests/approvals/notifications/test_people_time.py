@@ -124,11 +124,12 @@ def test_the_settings_page_keeps_the_digest_hour_and_refuses_one_off_the_list(ac
         assert DIGEST_HOUR_INVALID in refused.content.decode()
         assert not NotificationPreference.objects.filter(user=bob).exists()
 
-    saved = client.post(
-        "/account/notifications", {"mode": "digest", "digest_hour": "7", "time_zone": ""}
-    )
-    assert saved.status_code == 302
-    assert NotificationPreference.objects.get(user=bob).digest_hour == 7
+    for chosen, kept in (("7", 7), ("0", 0), ("", 9)):  # midnight is an hour; none: 09:00
+        saved = client.post(
+            "/account/notifications", {"mode": "digest", "digest_hour": chosen, "time_zone": ""}
+        )
+        assert saved.status_code == 302
+        assert NotificationPreference.objects.get(user=bob).digest_hour == kept
 
 
 @pytest.mark.django_db
