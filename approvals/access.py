@@ -407,6 +407,13 @@ def may_submit(user: Any) -> bool:
     return not _read_only(user)
 
 
+def may_hold_tasks(user: Any) -> bool:
+    """Does the navigation offer ``user`` an inbox and Out of office? Everyone of an
+    organisation who may be given a task (``task_holder_refusal``): not auditors, who
+    read and change nothing, nor integration accounts."""
+    return is_member(user) and task_holder_refusal(user) is None
+
+
 def may_administer(user: Any) -> bool:
     """Does the navigation offer ``user`` the Administration link? Finance admins and
     organisation admins of an organisation, and superusers."""

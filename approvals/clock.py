@@ -11,10 +11,13 @@ from contextlib import contextmanager
 from django.utils import timezone
 
 _offset = dt.timedelta(0)
+_frozen: dt.datetime | None = None
 _lock = threading.Lock()
 
 
 def now() -> dt.datetime:
+    if _frozen is not None:
+        return _frozen + _offset
     return timezone.now() + _offset
 
 
@@ -37,3 +40,18 @@ def shifted(delta: dt.timedelta) -> Iterator[None]:
         yield
     finally:
         advance(-delta)
+
+
+@contextmanager
+def frozen(at: dt.datetime) -> Iterator[None]:
+    """Run a block with the clock standing at ``at`` (aware); ``advance`` moves it on
+    from there. For tests of what happens at an hour of someone's day."""
+    global _frozen, _offset
+    with _lock:
+        saved = (_frozen, _offset)
+        _frozen, _offset = at, dt.timedelta(0)
+    try:
+        yield
+    finally:
+        with _lock:
+            _frozen, _offset = saved

@@ -3,6 +3,7 @@ from django.urls import path
 
 from . import views
 from .admin.login import SignInForm
+from .audit import export_pages
 from .audit import pages as audit_pages
 from .pages import absence, analytics, conversation, drafts, files, inbox, request, search, start
 from .web import route_preview
@@ -71,6 +72,12 @@ urlpatterns = [
     ),
     path("people", absence.people, name="people"),
     path("audit/verify", audit_pages.verify_page, name="audit-verify"),
+    path("audit/export", export_pages.export_page, name="audit-export"),
+    path(
+        "workflows/<uuid:workflow_id>/history.csv",
+        export_pages.workflow_history_export,
+        name="workflow-history-export",
+    ),
     path("analytics", analytics.analytics_page, name="analytics"),
     path(
         "accounts/login/",

@@ -20,6 +20,7 @@ from ..api.serializers import Moment, Text
 from ..api.views import TenantMember, _query, _user
 from ..selectors.tasks import BAD_CURSOR, CURSOR_PATTERN, BadCursor
 from .export import FORMATS, ExportFilter, audit_export, audit_page, export_filename
+from .export_words import EventSentences
 
 _DATETIME_FORMATS = ["iso-8601", "%Y-%m-%d"]
 
@@ -160,7 +161,12 @@ def audit_response(
 ) -> StreamingHttpResponse:
     """The export as a streamed download with a file name."""
     response = StreamingHttpResponse(
-        audit_export(tenant_id=tenant_id, filters=filters, fmt=fmt),
+        audit_export(
+            tenant_id=tenant_id,
+            filters=filters,
+            fmt=fmt,
+            sentences=EventSentences(tenant_id),
+        ),
         content_type=FORMATS[fmt],
     )
     name = export_filename(tenant_slug=tenant_slug, fmt=fmt, at=clock.now())

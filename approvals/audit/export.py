@@ -8,7 +8,7 @@ import csv
 import datetime as dt
 import io
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +32,7 @@ COLUMNS: tuple[str, ...] = (
     "workflow_id",
     "seq",
     "type",
+    "sentence",  # what the request page's history says of it (export_words)
     "step",
     "decision",
     "actor",
@@ -214,10 +215,20 @@ def _before(workflow_id: str, seq: int) -> State | None:
     return state
 
 
+# The words beside an event (the front doors pass ``audit.export_words.EventSentences``:
+# the sentences are the pages' words, a layer above this one).
+Sentences = Callable[[Mapping[str, Any]], str]
+
+
 def _record(
-    values: Sequence[Any], status_after: _StatusAfter, whole_histories: bool
+    values: Sequence[Any],
+    status_after: _StatusAfter,
+    whole_histories: bool,
+    sentences: Sentences | None = None,
 ) -> dict[str, Any]:
     row = dict(zip(_VALUES, values, strict=True))
+    if sentences is not None:  # not in an archive, whose bytes never change with words
+        row["sentence"] = sentences(row)
     at: dt.datetime = row["time"]
     row["workflow_id"] = str(row["workflow_id"])
     row["created_at"] = at.isoformat()  # the text the hash covers
@@ -231,14 +242,17 @@ def _record(
     return row
 
 
-def audit_rows(*, tenant_id: int, filters: ExportFilter) -> Iterator[dict[str, Any]]:
+def audit_rows(
+    *, tenant_id: int, filters: ExportFilter, sentences: Sentences | None = None
+) -> Iterator[dict[str, Any]]:
     """Every matching event as a row, read through a server-side cursor on PostgreSQL
-    (``APPROVALS_AUDIT_EXPORT_CHUNK`` rows per round trip)."""
+    (``APPROVALS_AUDIT_EXPORT_CHUNK`` rows per round trip); each with its ``sentence``
+    when ``sentences`` says it."""
     qs = _rows(audit_events(tenant_id=tenant_id, filters=filters))
     status_after = _StatusAfter()
     whole = filters.whole_histories
     for values in qs.iterator(chunk_size=settings.APPROVALS_AUDIT_EXPORT_CHUNK):
-        yield _record(values, status_after, whole)
+        yield _record(values, status_after, whole, sentences)
 
 
 def seal_rows(*, tenant_id: int) -> Iterator[dict[str, Any]]:
@@ -283,11 +297,14 @@ def daily_rows(*, tenant_id: int, filters: ExportFilter) -> Iterator[tuple[str, 
             yield "proof", proof.as_dict()
 
 
-def audit_export(*, tenant_id: int, filters: ExportFilter, fmt: str) -> Iterator[str]:
-    """The export as text chunks (one per row, after the CSV header)."""
+def audit_export(
+    *, tenant_id: int, filters: ExportFilter, fmt: str, sentences: Sentences | None = None
+) -> Iterator[str]:
+    """The export as text chunks (one per row, after the CSV header); the CSV's
+    ``sentence`` column is empty unless ``sentences`` says each event's."""
     if fmt not in FORMATS:
         raise ValueError(FORMAT_UNKNOWN)
-    rows = audit_rows(tenant_id=tenant_id, filters=filters)
+    rows = audit_rows(tenant_id=tenant_id, filters=filters, sentences=sentences)
     if fmt == "jsonl":
         for row in rows:
             yield json.dumps(row, separators=(",", ":"), ensure_ascii=False) + "\n"
@@ -296,7 +313,7 @@ def audit_export(*, tenant_id: int, filters: ExportFilter, fmt: str) -> Iterator
         for kind, line in daily_rows(tenant_id=tenant_id, filters=filters):
             yield json.dumps({kind: line}, separators=(",", ":"), ensure_ascii=False) + "\n"
         return
-    yield from csv_lines(COLUMNS, ([row[c] for c in COLUMNS] for row in rows))
+    yield from csv_lines(COLUMNS, ([row.get(c, "") for c in COLUMNS] for row in rows))
 
 
 def csv_lines(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> Iterator[str]:

@@ -61,6 +61,9 @@ def definitions() -> list[dict[str, Any]]:
     return [json.loads(p.read_text()) for p in sorted(HERE.glob("*.json"))]
 
 
+DEMO_ZONE = "Asia/Kolkata"
+
+
 @cache
 def _demo_password_hash() -> str:
     return make_password(DEMO_PASSWORD)  # hashed once per process: slow by design
@@ -70,6 +73,9 @@ def _demo_password_hash() -> str:
 def seed_demo() -> Tenant:
     """Create (or bring up to date) the demo organisation. Idempotent."""
     tenant, _ = Tenant.objects.get_or_create(slug="acme", defaults={"name": "Acme"})
+    if not tenant.time_zone:  # an organisation in India: its mails' times in IST
+        Tenant.objects.filter(pk=tenant.pk).update(time_zone=DEMO_ZONE)
+        tenant.time_zone = DEMO_ZONE
     groups = {
         key: OrgGroup.objects.get_or_create(tenant=tenant, key=key, defaults={"name": name})[0]
         for key, name in GROUPS.items()

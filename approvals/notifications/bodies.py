@@ -177,6 +177,16 @@ def _asked_at_many(facts: Iterable[dict[str, Any]]) -> dict[tuple[str, str, int]
     return out
 
 
+def person_zone(user: Any) -> dt.tzinfo:
+    """The zone times are shown in to ``user`` where no browser says one (a mail, a
+    digest, a link page opened from a mail): theirs, else their organisation's, else UTC."""
+    return (
+        zones.zone_of(user)
+        or zones.zone_named(organisation_zone(getattr(user, "tenant_id", None)) or None)
+        or dt.UTC
+    )
+
+
 def organisation_zone(tenant_id: int | None) -> str:
     """The zone an organisation's admin chose for its mails; "" when none."""
     if tenant_id is None:

@@ -97,9 +97,13 @@ class NotificationMode(models.TextChoices):
     DIGEST = "digest"
 
 
+DIGEST_HOUR_DEFAULT = 9  # 09:00 in the person's zone
+
+
 class NotificationPreference(models.Model):
     """How a person wants to hear: each mail at once (the default, no row needed), or
-    one daily digest of what waits for them."""
+    one daily digest of what waits for them, sent at ``digest_hour`` of their own day
+    (their zone, else their organisation's, else UTC: ``digest.digest_due_at``)."""
 
     user = models.OneToOneField(
         User, on_delete=models.CASCADE, related_name="notification_preference"
@@ -107,6 +111,17 @@ class NotificationPreference(models.Model):
     mode = models.CharField(
         max_length=16, choices=NotificationMode.choices, default=NotificationMode.IMMEDIATE
     )
+    digest_hour = models.PositiveSmallIntegerField(
+        default=DIGEST_HOUR_DEFAULT, db_default=DIGEST_HOUR_DEFAULT
+    )
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(digest_hour__gte=0, digest_hour__lte=23),
+                name="digest_hour_of_a_day",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.user} {self.mode}"

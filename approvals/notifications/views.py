@@ -4,7 +4,6 @@ links); the POST confirms through the command path as the link's person."""
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 
 from django import forms
@@ -18,7 +17,7 @@ from django.views.decorators.http import require_http_methods
 
 from approvals import access
 from approvals.definitions import definition_for, raw_definition_for
-from approvals.models import User, Workflow
+from approvals.models import PendingTask, User, Workflow
 from approvals.runtime.commands import Busy, WorkflowNotFound
 from approvals.services.people import SettingRefused, user_time_zone_set
 from approvals.web.refusals import refusal_text
@@ -27,12 +26,12 @@ from approvals.words.steps import step_title
 from approvals.words.zones import ZONE_INVALID, zone_choices
 from templates_engine import CommandRejected
 
-from .bodies import organisation_zone
+from .bodies import person_zone
 from .confirm import link_confirm
 from .format import amount_of
 from .links import GONE, LinkRefused, LinkTarget, link_check, link_read
 from .mail_words import request_line
-from .models import LinkUse, NotificationMode, NotificationPreference
+from .models import DIGEST_HOUR_DEFAULT, LinkUse, NotificationMode, NotificationPreference
 
 COMMENT_MAX = 2000
 COMMENT_TOO_LONG = f"The comment may be at most {COMMENT_MAX} characters; nothing was recorded."
@@ -41,6 +40,7 @@ BUSY_TEXT = "The request is busy right now; nothing was recorded. Try again in a
 REJECTED_TEXT = "This decision could not be recorded: {reason}"
 DONE_TEXT = {"approve": "You approved", "reject": "You rejected"}
 CAPTIONS = {"approve": "Approve", "reject": "Reject"}
+DIGEST_HOUR_INVALID = "Choose an hour of the day from the list."
 RECORDED_NOUN = {"approve": "approval", "reject": "rejection"}
 
 
@@ -48,9 +48,16 @@ def _summary(target: LinkTarget) -> dict[str, Any]:
     """What the page may show: that task's summary, nothing more; it leads with the
     request's summary line and links to the full request (which asks to sign in)."""
     wf = target.workflow
+    due_at = (
+        PendingTask.objects.filter(workflow=wf, step=target.link.step, assignee=target.user)
+        .values_list("due_at", flat=True)
+        .first()
+    )
     return {
         **_request(wf),
         "step": step_title(raw_definition_for(wf.template_id), target.link.step),
+        # a link page has no signed-in browser to ask: the person's zone, named
+        "due": zones.moment(due_at, person_zone(target.user)) if due_at else "",
     }
 
 
@@ -83,11 +90,10 @@ def _refused(request: HttpRequest, refusal: LinkRefused) -> HttpResponse:
 def _recorded(request: HttpRequest, used: LinkUse) -> HttpResponse:
     """A link used a second time by its own person: their decision stands."""
     wf = used.workflow
-    zone = zones.zone_of(used.user) or zones.zone_named(organisation_zone(wf.tenant_id) or None)
     ctx = {
         **_request(wf),
         "decision": RECORDED_NOUN.get(used.decision, used.decision),
-        "used_at": zones.moment(used.used_at, zone or dt.UTC),
+        "used_at": zones.moment(used.used_at, person_zone(used.user)),
         "signed_in": request.user.is_authenticated,
     }
     return render(request, "approvals/link/recorded.html", ctx, status=200)
@@ -147,12 +153,26 @@ class PreferenceForm(forms.Form):
         widget=forms.RadioSelect,
         label="How do you want to hear about approvals?",
     )
+    digest_hour = forms.TypedChoiceField(
+        choices=[(h, f"{h:02d}:00") for h in range(24)],
+        coerce=int,
+        required=False,  # a form without it keeps the default hour (clean_digest_hour)
+        empty_value=None,
+        initial=DIGEST_HOUR_DEFAULT,
+        label="Send my daily e-mail at",
+        help_text="An hour of your day, in the zone above (else your organisation's).",
+        error_messages={"invalid_choice": DIGEST_HOUR_INVALID},
+    )
     time_zone = forms.ChoiceField(
         required=False,
         label="Show times in",
         help_text="Pages and e-mails show dates and times in this zone. Until you choose "
         "one, e-mails use your organisation's zone.",
     )
+
+    def clean_digest_hour(self) -> int:
+        hour = self.cleaned_data.get("digest_hour")
+        return DIGEST_HOUR_DEFAULT if hour is None else int(hour)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -171,8 +191,10 @@ def notification_settings(request: HttpRequest) -> HttpResponse:
         raise Http404
     pref = NotificationPreference.objects.filter(user=user).first()
     current = pref.mode if pref else NotificationMode.IMMEDIATE
+    hour = pref.digest_hour if pref else DIGEST_HOUR_DEFAULT
     form = PreferenceForm(
-        request.POST or None, initial={"mode": current, "time_zone": user.time_zone}
+        request.POST or None,
+        initial={"mode": current, "digest_hour": hour, "time_zone": user.time_zone},
     )
     page = "approvals/notification_settings.html"
     if request.method == "POST":
@@ -184,7 +206,11 @@ def notification_settings(request: HttpRequest) -> HttpResponse:
             form.add_error("time_zone", str(exc))
             return render(request, page, {"form": form}, status=400)
         NotificationPreference.objects.update_or_create(
-            user=user, defaults={"mode": form.cleaned_data["mode"]}
+            user=user,
+            defaults={
+                "mode": form.cleaned_data["mode"],
+                "digest_hour": form.cleaned_data["digest_hour"],
+            },
         )
         messages.success(request, "Saved: your settings.")
         return HttpResponseRedirect(reverse("notification-settings"))

@@ -21,7 +21,9 @@ from templates_engine.steps.approval import HANDOVER_NOTE_MAX
 from ..definitions import raw_definition_for
 from ..models import User, Workflow
 from ..selectors.drafts import drafts_of
+from ..selectors.inbox_context import inbox_context
 from ..selectors.inbox_lists import InboxFilter, inbox_kinds, inbox_listing, requests_of
+from ..selectors.questions import questions_for
 from ..selectors.tasks import BadCursor
 from ..selectors.templates import workflow_templates_latest
 from ..web import inbox_lists as lists
@@ -43,6 +45,28 @@ from .common import (
 )
 
 
+def _question_rows(user: User) -> list[dict[str, Any]]:
+    """The person's unanswered questions (``selectors.questions``), in words."""
+    asked = questions_for(user=user)
+    if not asked:
+        return []
+    workflows = Workflow.objects.select_related("template").in_bulk([q.workflow_id for q in asked])
+    names = _names(user, [q.asker for q in asked])
+    return [
+        {
+            "workflow_id": q.workflow_id,
+            "url": reverse("workflow", args=[q.workflow_id]) + "#conversation",
+            "subject": _subject(workflows[q.workflow_id]),
+            "asker": present.person(q.asker, names),
+            "text": q.text,
+            "at": q.at,
+            "when": present.when(q.at),
+        }
+        for q in asked
+        if q.workflow_id in workflows
+    ]
+
+
 @login_required
 def inbox(request: HttpRequest) -> HttpResponse:
     user = _member(request)
@@ -60,7 +84,11 @@ def inbox(request: HttpRequest) -> HttpResponse:
         )
     except BadCursor:
         return HttpResponseRedirect(reverse("inbox"))
-    names = _names(user, [u for t in page.tasks for u in (t.on_behalf_of, t.handed_on_from)])
+    around = inbox_context(t.workflow_id for t in page.tasks)  # receipts, approved before
+    approvers = [u for c in around.values() for u, _ in c.approved]
+    names = _names(
+        user, [*approvers, *(u for t in page.tasks for u in (t.on_behalf_of, t.handed_on_from))]
+    )
     others = lists.others_asked(user, page.tasks)
     resubmitted = lists.resubmissions(t.workflow for t in page.tasks)
     away = standing_in_marks(user, page.tasks)  # "for Bob", and hand-over notes
@@ -97,6 +125,11 @@ def inbox(request: HttpRequest) -> HttpResponse:
             "summary": wf.summary if wf.summary != subject else "",
             "requester": requester,
             "figures": figures,
+            "facts": present.row_facts(schema, wf.data),
+            "receipts": present.receipts_words(around[str(wf.pk)].receipts),
+            "approved": present.approved_before(
+                around[str(wf.pk)].approved, names, _raw(wf.template)
+            ),
             "step": present.step_title(_raw(wf.template), t.step),
             "behalf": behalf,
             "handed_on": present.handed_on(t.handed_on_from, names),
@@ -118,6 +151,7 @@ def inbox(request: HttpRequest) -> HttpResponse:
         "approvals/inbox.html",
         {
             "rows": rows,
+            "questions": _question_rows(user),
             "next_cursor": page.next_cursor,
             "listing": page,
             "chosen": chosen,
@@ -195,6 +229,7 @@ def my_workflows(request: HttpRequest) -> HttpResponse:
         "approvals/my_workflows.html",
         {
             "rows": table,
+            "questions": _question_rows(user),
             "drafts": _draft_rows(user),
             "kinds": kinds,
             "statuses": {k: words for k, (words, _) in lists.STATUS_FILTERS.items()},

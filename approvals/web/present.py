@@ -18,7 +18,14 @@ from templates_engine.money import convert
 
 from ..notifications.format import EXPONENTS, INDIAN_GROUPING, SYMBOLS, money_format
 from ..words import zones
-from ..words.data import code_words, currency_of, file_size, format_value, money_fields
+from ..words.data import (
+    code_words,
+    currency_of,
+    file_size,
+    format_value,
+    money_fields,
+    row_fields,
+)
 from ..words.steps import (
     NOTHING_UNDONE,
     failure_sentence,
@@ -126,6 +133,30 @@ def data_rows(schema: Mapping[str, Any] | None, data: Mapping[str, Any]) -> list
         for name in order
         if name in data and name not in hidden
     ]
+
+
+def row_facts(schema: Mapping[str, Any] | None, data: Mapping[str, Any]) -> str:
+    """The fields the workflow template marks for an inbox row, as ``Department: eng``."""
+    return " · ".join(
+        f"{field_label(schema, n)}: {value}"
+        for n in row_fields(schema)
+        if (value := format_value(schema, data, n))
+    )
+
+
+def receipts_words(count: int) -> str:
+    """``2 receipts``; ``No receipt`` when there is none."""
+    if not count:
+        return "No receipt"
+    return f"{count} receipt{'' if count == 1 else 's'}"
+
+
+def approved_before(
+    approved: Iterable[tuple[str, str]], names: Mapping[str, str], raw: Mapping[str, Any]
+) -> str:
+    """``Approved by Bob (Manager) and Victor (VP)``; "" when nobody approved yet."""
+    said = [f"{person(u, names)} ({step_title(raw, s)})" for u, s in approved]
+    return f"Approved by {_list(said)}" if said else ""
 
 
 def key_figures(schema: Mapping[str, Any] | None, data: Mapping[str, Any]) -> str:

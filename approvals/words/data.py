@@ -20,6 +20,8 @@ from templates_engine.summary import summary_fields
 from ..notifications.format import money_format, one_line
 
 MONEY_KEY = "x-money"
+# A field a workflow template marks to show on each inbox row (department, vendor).
+ROW_KEY = "x-row"
 DEFAULT_CURRENCY = "INR"
 # What the inbox shows of a summary line at most; the workflow page shows the data.
 SUMMARY_MAX = 200
@@ -53,6 +55,12 @@ def money_fields(schema: Mapping[str, Any] | None) -> dict[str, str]:
         elif money is True:
             out[name] = ""
     return out
+
+
+def row_fields(schema: Mapping[str, Any] | None) -> list[str]:
+    """The fields marked ``"x-row": true``, in the schema's order."""
+    props = (schema or {}).get("properties") or {}
+    return [n for n, spec in props.items() if isinstance(spec, Mapping) and spec.get(ROW_KEY)]
 
 
 def currency_of(data: Mapping[str, Any], currency_field: str) -> str:

@@ -35,10 +35,9 @@ PERIODIC_JOBS: tuple[PeriodicJob, ...] = (
         3600,
     ),
     PeriodicJob("sweep-mail", "approvals.sweep_mail", "APPROVALS_MAIL_SWEEP_INTERVAL_SECONDS", 15),
-    # Once a day, counted from when beat (or the embedded loop) starts.
-    PeriodicJob(
-        "send-digests", "approvals.send_digests", "APPROVALS_DIGEST_INTERVAL_SECONDS", 86400
-    ),
+    # Every few minutes: each person's digest goes at an hour of their own day
+    # (notifications/digest.py), so a run finds the people whose hour has just come.
+    PeriodicJob("send-digests", "approvals.send_digests", "APPROVALS_DIGEST_INTERVAL_SECONDS", 300),
     # Often, so that what a database superuser could rewrite unseen is minutes of
     # history; only organisations whose chain heads moved get a new seal.
     PeriodicJob("seal-audit", "approvals.seal_audit", "APPROVALS_AUDIT_SEAL_INTERVAL_SECONDS", 600),

@@ -12,12 +12,16 @@ from __future__ import annotations
 from typing import Any
 
 WCAG_21_AA = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+# axe's own rules beyond WCAG: a page's one h1, roles allowed on an element, a header
+# cell with text.
+BEST_PRACTICE = ["best-practice"]
 
 
-def violations(page: Any) -> list[dict[str, Any]]:
+def violations(page: Any, *, best_practice: bool = False) -> list[dict[str, Any]]:
     from axe_playwright_python.sync_playwright import Axe
 
-    options = {"runOnly": {"type": "tag", "values": WCAG_21_AA}, "resultTypes": ["violations"]}
+    tags = WCAG_21_AA + (BEST_PRACTICE if best_practice else [])
+    options = {"runOnly": {"type": "tag", "values": tags}, "resultTypes": ["violations"]}
     result = Axe().run(page, options=options)
     found: list[dict[str, Any]] = result.response["violations"]
     return found

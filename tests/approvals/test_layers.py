@@ -70,6 +70,8 @@ LAYERS: dict[str, str] = {
     "approvals.audit.api": "front",
     "approvals.audit.admin": "front",
     "approvals.audit.pages": "front",  # the Verify page
+    "approvals.audit.export_pages": "front",  # the auditor's Export page, a request's CSV
+    "approvals.audit.export_words": "front",  # the export's sentences: the pages' words
     "approvals.audit.offline_verify": "base",  # standard library only: imports nothing
     # Notifications: the mail projection belongs to the command path (written in the
     # command's transaction); sending is a worker's; the link page is a front door.

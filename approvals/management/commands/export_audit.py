@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils.dateparse import parse_date, parse_datetime
 
 from approvals.audit.export import FORMATS, ExportFilter, audit_export
+from approvals.audit.export_words import EventSentences
 from approvals.models import time_bounds
 
 from ._tenants import tenant_by_slug
@@ -65,5 +66,11 @@ class Command(BaseCommand):
             person=options["person"],
             workflow_ids=options["workflow"],
         )
-        for chunk in audit_export(tenant_id=tenant.pk, filters=filters, fmt=options["format"]):
+        chunks = audit_export(
+            tenant_id=tenant.pk,
+            filters=filters,
+            fmt=options["format"],
+            sentences=EventSentences(tenant.pk),
+        )
+        for chunk in chunks:
             self.stdout.write(chunk, ending="")

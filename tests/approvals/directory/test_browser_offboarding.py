@@ -49,6 +49,10 @@ def test_olga_offboards_ivan_and_irene_sees_the_mark(
     olga.get_by_label("Why they are leaving").fill("moved to another company")
     shot(olga, "offboarding")
     assert_accessible(olga, "the offboarding page")
+    olga.set_viewport_size({"width": 390, "height": 844})  # a phone: nothing runs past
+    assert olga.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
+    shot(olga, "offboarding-390")
+    olga.set_viewport_size({"width": 1280, "height": 900})
     olga.get_by_role("button", name="Deactivate Ivan and hand on these tasks").click()
     expect(olga.get_by_text("Ivan is deactivated. 4 open tasks handed on.")).to_be_visible()
     assert holders(ivans_tasks["chosen"]) == {"farah": "ivan"}

@@ -127,6 +127,7 @@ def test_times_are_in_the_recipients_zone_else_the_organisations_else_named_utc(
     due = dt.datetime.fromtimestamp(row.context["due_at"], tz=dt.UTC)
 
     # when neither bob nor acme chose a zone: UTC, named
+    Tenant.objects.filter(pk=acme.pk).update(time_zone="")
     assert f"Due: {due.day} {due:%b}, {due:%H:%M} UTC" in text_of(row)
 
     # when acme chose Europe/Berlin and bob none: Berlin's time (CET in winter, +1 h)
@@ -303,12 +304,12 @@ def test_an_organisation_admin_sets_the_organisations_zone_in_the_admin(acme):
     assert refused.status_code == 200
     assert ZONE_INVALID in refused.content.decode()
     acme.refresh_from_db()
-    assert acme.time_zone == ""
+    assert acme.time_zone == "Asia/Kolkata"  # the demo organisation's, unchanged
 
-    saved = olga.post(url, {"time_zone": "Asia/Kolkata", "outbound_hosts": ""})
+    saved = olga.post(url, {"time_zone": "Asia/Tokyo", "outbound_hosts": ""})
     assert saved.status_code == 302
     acme.refresh_from_db()
-    assert acme.time_zone == "Asia/Kolkata"
+    assert acme.time_zone == "Asia/Tokyo"
 
 
 def test_the_digest_lists_each_request_by_its_summary_with_who_and_why(acme, api):
@@ -316,7 +317,8 @@ def test_the_digest_lists_each_request_by_its_summary_with_who_and_why(acme, api
     wid = expense(api)
     decide(api("bob"), wid, "send_back", "sb", comment="Add the hotel bill")
 
-    assert mail_digest_send() == {"sent": 1, "failed": 0}
+    with clock.shifted(dt.timedelta(days=1)):  # her hour of the day has come
+        assert mail_digest_send() == {"sent": 1, "failed": 0}
 
     [digest] = mail.outbox
     assert f"- Sent back by Bob: your {LINE}" in digest.body

@@ -50,6 +50,42 @@ def test_every_employee_page_passes_axe(acme: Any, live_server: Any, browser: Br
     _check(signed_out, base, "/accounts/login/", "the sign-in page")
 
 
+AUDITOR_PAGES = {
+    "verify": "/audit/verify?scope=organisation",
+    "export": "/audit/export",
+    "search": "/search?q=hotel",
+    "settings": "/account/notifications",
+}
+
+
+def test_no_page_a_role_reaches_runs_past_a_phones_edge(
+    acme: Any, live_server: Any, browser: Browser
+) -> None:
+    wid = expense_started("R-390", amount=1_25_00_000)
+    base = live_server.url
+    reached = {
+        "bob": {**EMPLOYEE_PAGES, "the request page": f"/workflows/{wid}"},
+        "audrey": {**AUDITOR_PAGES, "the request page": f"/workflows/{wid}"},
+    }
+    wide: dict[str, int] = {}
+    for username, pages in reached.items():
+        page = sign_in(browser, base, username) if username != "audrey" else None
+        if page is None:
+            page = browser.new_context().new_page()
+            page.goto(f"{base}/accounts/login/")
+            page.get_by_label("Username").fill(username)
+            page.get_by_label("Password").fill("demo")
+            page.get_by_role("button", name="Sign in").click()
+        page.set_viewport_size({"width": 390, "height": 844})
+        for what, path in pages.items():
+            page.goto(base + path)
+            past = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+            if past > 0:
+                wide[f"{what} ({path}) as {username}"] = past
+        assert_accessible(page, f"the request page at 390 px, as {username}")
+    assert not wide, f"pages wider than 390 px (by px): {wide}"
+
+
 def test_the_skip_link_is_the_first_tab_stop_and_leads_to_the_content(
     acme: Any,
     live_server: Any,

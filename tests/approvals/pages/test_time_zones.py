@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from approvals.models import User, Workflow
+from approvals.models import Tenant, User, Workflow
 from approvals.notifications.bodies import mail_bodies
 from approvals.notifications.models import MailKind, MailMessage
 from approvals.words.zones import ZONE_INVALID, moment
@@ -87,7 +87,15 @@ def test_a_task_mail_gives_the_due_time_in_the_recipients_zone(acme):
     assert "IST" in mail_bodies(row)[1]
 
 
-def test_a_mail_to_someone_who_chose_no_zone_says_utc(acme):
+def test_a_mail_to_someone_who_chose_no_zone_says_their_organisations_zone(acme):
+    wid = expense_started("E-mail-ist")
+    row = MailMessage.objects.get(workflow_id=wid, kind=MailKind.TASK_ASSIGNED)
+    due_line = mail_bodies(row)[0].split("Due: ")[1].split("\n")[0]
+    assert due_line.endswith(" IST")  # the demo organisation is in India
+
+
+def test_a_mail_where_nobody_chose_a_zone_says_utc(acme):
+    Tenant.objects.filter(pk=acme.pk).update(time_zone="")
     wid = expense_started("E-mail-utc")
     row = MailMessage.objects.get(workflow_id=wid, kind=MailKind.TASK_ASSIGNED)
     assert (
