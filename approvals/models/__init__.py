@@ -4,6 +4,7 @@ from ..audit.models import ChainSeal
 from .analytics import StepDay, StepVisit
 from .directory import Delegation, DirectoryVersion, OrgGroup, Tenant, User
 from .drafts import Draft, DraftFile
+from .held import HeldDecision
 from .projections import ActivityAttempt, PendingTask, Timer, WorkflowParticipant
 from .schedules import StartSchedule
 from .tokens import ApiToken
@@ -24,6 +25,7 @@ __all__ = [
     "DirectoryVersion",
     "Draft",
     "DraftFile",
+    "HeldDecision",
     "OrgGroup",
     "PendingTask",
     "StartRequest",
