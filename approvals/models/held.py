@@ -12,6 +12,9 @@ from django.db import models
 from .directory import Tenant, User
 from .workflows import Workflow, shared_row
 
+# Held rows still open: neither recorded, nor undone, nor refused at release.
+OPEN_HELD = models.Q(recorded_at__isnull=True, undone_at__isnull=True, refused="")
+
 
 class HeldDecision(models.Model):
     # tenant leads the index ``held_tenant_workflow`` below
@@ -45,14 +48,14 @@ class HeldDecision(models.Model):
             models.UniqueConstraint(
                 fields=["workflow"],
                 name="held_one_open",
-                condition=models.Q(recorded_at__isnull=True, undone_at__isnull=True, refused=""),
+                condition=OPEN_HELD,
             ),
         ]
         indexes = [
             models.Index(
                 fields=["release_at"],
                 name="held_due",
-                condition=models.Q(recorded_at__isnull=True, undone_at__isnull=True, refused=""),
+                condition=OPEN_HELD,
             ),
             models.Index(fields=["tenant", "workflow"], name="held_tenant_workflow"),
         ]

@@ -6,9 +6,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from django.contrib import messages
 from django.http import (
     Http404,
     HttpRequest,
+    HttpResponse,
+    HttpResponseRedirect,
+    JsonResponse,
 )
 
 from templates_engine.steps.approval import REASON_REQUIRED, TURNING_BACK
@@ -22,7 +26,8 @@ NO_SUCH_COLLEAGUE = "Choose a colleague from your organisation."
 BUSY = "The workflow is busy; please try again."
 
 
-# How long the inbox holds a decision, with an Undo, before it sends it.
+# How long the server holds a decision sent from a page, with an Undo, before it is
+# recorded (services.held_decisions; the setting APPROVALS_UNDO_SECONDS).
 UNDO_SECONDS = 8
 
 
@@ -97,3 +102,26 @@ def _awaits_changes_from(user: User, wf: Workflow) -> bool:
         return False
     asked = [a.get("user") for a in assignments or [] if isinstance(a, Mapping)]
     return asked == [user.username]
+
+
+def _wants_json(request: HttpRequest) -> bool:
+    return "application/json" in request.headers.get("Accept", "")
+
+
+def _answer(
+    request: HttpRequest,
+    back: str,
+    *,
+    ok: bool,
+    message: str,
+    code: int,
+    status: str = "",
+    **more: object,
+) -> HttpResponse:
+    """For the pages' script a JSON answer; for a plain form post a message and a
+    redirect."""
+    if _wants_json(request):
+        body = {"ok": ok, "message": message, "status": status, **more}
+        return JsonResponse(body, status=code)
+    (messages.success if ok else messages.error)(request, message)
+    return HttpResponseRedirect(back)

@@ -29,6 +29,7 @@ from templates_engine import CommandRejected
 
 from .. import access, clock
 from ..models import HeldDecision, User, Workflow
+from ..models.held import OPEN_HELD
 from ..runtime.commands import (
     REQUEST_ID_REUSED,
     WORKFLOW_NOT_FOUND,
@@ -37,6 +38,7 @@ from ..runtime.commands import (
     WorkflowNotFound,
 )
 from ..runtime.tenant_scope import acting_for
+from ..selectors.held import held_open
 from ..words.held import deciding_words
 from .workflows import workflow_decide
 
@@ -63,9 +65,6 @@ NOT_RECORDED_TEXT = "This decision was not recorded: {reason}"
 # A release that failed for another reason than a refusal is tried again this much
 # later for each failure so far.
 RETRY_SECONDS = 5
-
-# Held rows still open: neither recorded, nor undone, nor refused.
-OPEN = {"recorded_at__isnull": True, "undone_at__isnull": True, "refused": ""}
 
 
 class HoldRefused(Exception):
@@ -166,6 +165,16 @@ def decision_hold(
         )
 
 
+def held_by_another_refuse(user: User, workflow_id: Any) -> None:
+    """A decision recorded at once where another holder's decision is held is refused
+    (HoldRefused BEING_DECIDED): the task is being decided."""
+    wid = str(_workflow_pk(workflow_id))
+    hold = held_open(tenant_id=user.member_tenant_id, workflow_ids=[wid]).get(wid)
+    if hold is not None and hold.actor_id != user.pk:
+        words = deciding_words(_first_name(hold.actor), hold.decision)
+        raise HoldRefused(BEING_DECIDED, f"{words} Nothing was recorded for you.")
+
+
 def decision_undo(*, user: User, workflow_id: uuid.UUID | str, request_id: str) -> HeldDecision:
     """Cancel ``user``'s held decision inside its window: nothing is recorded. An undo
     repeated returns the row; one too late (recorded, or the window passed) or of
@@ -194,7 +203,7 @@ def decision_undo(*, user: User, workflow_id: uuid.UUID | str, request_id: str) 
 
 
 def _open(rows: QuerySet[HeldDecision]) -> QuerySet[HeldDecision]:
-    return rows.filter(**OPEN)
+    return rows.filter(OPEN_HELD)
 
 
 def held_release_due(*, limit: int = 500) -> int:
