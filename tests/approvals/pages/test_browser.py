@@ -15,6 +15,7 @@ from approvals.pages.common import UNDO_SECONDS
 pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.browser,
+    pytest.mark.usefixtures("undo_window_closed"),
 ]
 
 
