@@ -274,6 +274,12 @@
     return undo;
   }
 
+  /* After an undo the same form sends a new decision: a new request id. */
+  function renew(form) {
+    var id = form.querySelector("input[name=request_id]");
+    if (id) { id.value = id.value.slice(0, 96) + "-" + Date.now().toString(36); }
+  }
+
   function heldBar(words, subject, decision) {
     var bar = document.createElement("li");
     bar.className = "held";
@@ -323,6 +329,7 @@
         recorded(row, end);
       }, function (end) {
         delete form.dataset.sending;
+        renew(form);
         row.hidden = false;
         say("Undone: nothing was recorded for " + form.dataset.subject + ".", true);
         var box = form.elements.namedItem("comment");
@@ -343,7 +350,10 @@
       if (!answer.ok && forms) { forms.hidden = false; }
       onDone(answer);
     }, function (answer) {
-      if (forms) { forms.hidden = false; }
+      if (forms) {
+        forms.hidden = false;
+        forms.querySelectorAll("form.decide").forEach(renew);
+      }
       say(answer.message, true);
     });
   }

@@ -54,6 +54,8 @@ NOT_HOLDABLE_TEXT = (
 BEING_DECIDED = "BEING_DECIDED"
 ALREADY_RECORDED = "ALREADY_RECORDED"
 ALREADY_RECORDED_TEXT = "This decision had already been recorded; nothing was held."
+UNDONE = "UNDONE"
+UNDONE_TEXT = "This decision was undone; send it again with a new request id."
 NOTHING_HELD = "NOTHING_HELD"
 NOTHING_HELD_TEXT = "Nothing of yours is waiting to be recorded under that request id."
 TOO_LATE = "TOO_LATE_TO_UNDO"
@@ -141,6 +143,8 @@ def decision_hold(
         if same is not None:
             if same.actor_id != user.pk or same.decision != decision:
                 raise RequestIdReused(REQUEST_ID_REUSED)
+            if same.undone_at is not None:
+                raise HoldRefused(UNDONE, UNDONE_TEXT)
             return same
         args = {"comment": comment, "on_behalf_of": on_behalf_of}
         tried = _trial(user=user, workflow_id=wid, decision=decision, request_id=request_id, **args)

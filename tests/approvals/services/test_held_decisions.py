@@ -67,7 +67,11 @@ def test_undo_within_the_window_records_nothing(acme: Any) -> None:
     with clock.shifted(PAST_THE_WINDOW):
         assert held.held_release_due() == 0
 
+    with pytest.raises(held.HoldRefused) as resent:
+        _hold("bob", wid, request_id=hold.request_id)
+
     assert held.held_state(undone) == held.held_state(again) == "undone"
+    assert (resent.value.code, resent.value.message) == (held.UNDONE, held.UNDONE_TEXT)
     assert _decisions(wid) == []
     # and the task can be decided again, by a new hold
     _hold("bob", wid)
