@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.http import (
     Http404,
@@ -27,8 +28,8 @@ BUSY = "The workflow is busy; please try again."
 
 
 # How long the server holds a decision sent from a page, with an Undo, before it is
-# recorded (services.held_decisions; the setting APPROVALS_UNDO_SECONDS).
-UNDO_SECONDS = 8
+# recorded (services.held_decisions reads the setting at each hold).
+UNDO_SECONDS: int = settings.APPROVALS_UNDO_SECONDS
 
 
 REASON_TEXTS = {d: REASON_REQUIRED.format(decision=words) for d, words in TURNING_BACK.items()}
