@@ -49,7 +49,6 @@ from ..services.held_decisions import (
     HoldRefused,
     decision_hold,
     decision_undo,
-    held_by_another_refuse,
     held_state,
 )
 from ..services.operations import workflow_add_approver
@@ -426,15 +425,17 @@ class DecisionView(APIView):
         description=(
             "Recorded at once (200). With hold: true the decision is held for the undo "
             "window and recorded once after it (202, Location of the held decision); "
-            "while it is held, another holder's decision is refused with 409 "
-            "BEING_DECIDED."
+            "while it is held, another holder's held decision is refused with 409 "
+            "BEING_DECIDED. A decision recorded at once meanwhile wins: the held one is "
+            "then refused when its window passes (state refused, with the reason)."
         ),
     )
     def post(self, request: Request, workflow_id: str) -> Response:
         wid, v = _command_body(request, workflow_id, s.DecisionRequest)
         if v["hold"]:
             return _held_decision(request, wid, v)
-        held_by_another_refuse(_user(request), wid)
+        # Immediate, as before (no look-up of held decisions: two round trips and the
+        # token's); a decision another holder holds is then refused when released.
         result = workflow_decide(
             user=_user(request),
             workflow_id=wid,

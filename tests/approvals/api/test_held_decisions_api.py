@@ -83,23 +83,29 @@ def test_the_plain_decision_stays_immediate(acme: Any, api: Any) -> None:
     assert _decided(wid) == ["api-plain-1"]
 
 
-def test_while_one_is_held_another_holders_decision_is_refused(acme: Any, api: Any) -> None:
+def test_while_one_is_held_another_holders_hold_is_refused_and_a_plain_one_wins(
+    acme: Any, api: Any
+) -> None:
     wid = expense_started("E-api-two")
     bob = User.objects.get(username="bob")
     workflow_decide(user=bob, workflow_id=wid, decision="approve", request_id="api-two-0")
     # now with finance: fiona and farah
-    _decide(api("fiona"), wid, "api-two-1", hold=True)
+    where = _decide(api("fiona"), wid, "api-two-1", hold=True)["Location"]
 
-    plain = _decide(api("farah"), wid, "api-two-2")
-    holding = _decide(api("farah"), wid, "api-two-3", hold=True)
+    holding = _decide(api("farah"), wid, "api-two-2", hold=True)
+    plain = _decide(api("farah"), wid, "api-two-3")
+    with clock.shifted(PAST_THE_WINDOW):
+        held.held_release_due()
 
-    for answer in (plain, holding):
-        assert answer.status_code == 409
-        assert answer.json()["error"]["code"] == held.BEING_DECIDED
-        assert answer.json()["error"]["message"].startswith(
-            "Fiona is deciding: approves in a few seconds."
-        )
-    assert _decided(wid) == ["api-two-0"]
+    assert holding.status_code == 409
+    assert holding.json()["error"]["code"] == held.BEING_DECIDED
+    assert holding.json()["error"]["message"].startswith(
+        "Fiona is deciding: approves in a few seconds."
+    )
+    assert plain.status_code == 200
+    assert _decided(wid) == ["api-two-0", "api-two-3"]  # once each, fiona's not at all
+    refused = api("fiona").get(where).json()
+    assert refused["state"] == "refused" and refused["reason"]
 
 
 @pytest.mark.parametrize(
