@@ -5,7 +5,18 @@ from . import views
 from .admin.login import SignInForm
 from .audit import export_pages
 from .audit import pages as audit_pages
-from .pages import absence, analytics, conversation, drafts, files, inbox, request, search, start
+from .pages import (
+    absence,
+    analytics,
+    conversation,
+    drafts,
+    files,
+    held,
+    inbox,
+    request,
+    search,
+    start,
+)
 from .web import route_preview
 
 urlpatterns = [
@@ -15,6 +26,16 @@ urlpatterns = [
     path("workflows/new/route", route_preview.workflow_route, name="workflow-route"),
     path("workflows/<uuid:workflow_id>", request.workflow_detail, name="workflow"),
     path("workflows/<uuid:workflow_id>/decide", request.decide, name="workflow-decide"),
+    path(
+        "workflows/<uuid:workflow_id>/held/<str:request_id>/undo",
+        held.held_undo,
+        name="held-undo",
+    ),
+    path(
+        "workflows/<uuid:workflow_id>/held/<str:request_id>/release",
+        held.held_release,
+        name="held-release",
+    ),
     path(
         "workflows/<uuid:workflow_id>/resubmit",
         request.workflow_resubmit,

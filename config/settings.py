@@ -341,6 +341,10 @@ APPROVALS_HISTORY_MONTHS_AHEAD = env_int("APPROVALS_HISTORY_MONTHS_AHEAD", 3)
 APPROVALS_HISTORY_PARTITIONS_INTERVAL_SECONDS = env_int(
     "APPROVALS_HISTORY_PARTITIONS_INTERVAL_SECONDS", 86400
 )
+# A decision sent from a page is held by the server this long, with an Undo, before it
+# is recorded; held decisions whose window passed are released this often.
+APPROVALS_UNDO_SECONDS = env_int("APPROVALS_UNDO_SECONDS", 8)
+APPROVALS_HELD_INTERVAL_SECONDS = env_int("APPROVALS_HELD_INTERVAL_SECONDS", 1)
 APPROVALS_TIMER_BATCH = env_int("APPROVALS_TIMER_BATCH", 200)
 # Due timers of this many workflows fire in one transaction (1: each alone).
 APPROVALS_TIMER_GROUP = env_int("APPROVALS_TIMER_GROUP", 20)

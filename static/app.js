@@ -137,6 +137,32 @@
     });
   });
 
+  /* The request page: a held decision's bar (approvals/_held.html) asks, once its
+     window has passed, whether it is recorded, and then shows the page as it is. Its
+     Undo is a plain form. */
+  if (!document.getElementById("inbox-status")) {
+    document.querySelectorAll(".held[data-release]").forEach(function (bar) {
+      var token = bar.querySelector("input[name=csrfmiddlewaretoken]").value;
+      var tries = 0;
+      function ask() {
+        var body = new FormData();
+        body.set("csrfmiddlewaretoken", token);
+        fetch(bar.dataset.release, {
+          method: "POST",
+          body: body,
+          credentials: "same-origin",
+          headers: { "Accept": "application/json" }
+        }).then(function (response) { return response.json(); }).then(function (answer) {
+          if (answer.state === "held" && tries < 20) { tries += 1; setTimeout(ask, 1000); return; }
+          window.location.reload();
+        }, function () {
+          if (tries < 20) { tries += 1; setTimeout(ask, 2000); }
+        });
+      }
+      setTimeout(ask, ((Number(bar.dataset.seconds) || 0) + 0.5) * 1000);
+    });
+  }
+
   var status = document.getElementById("inbox-status");
   if (!status) { return; }
 
@@ -147,7 +173,6 @@
   var moneyParts = readJson("money-parts");
   var doneWords = readJson("decision-words");
   var bulkForm = document.getElementById("bulk");
-  var undoSeconds = Number(bulkForm && bulkForm.dataset.undoSeconds) || 8;
 
   function say(text, ok) {
     status.hidden = false;
@@ -203,82 +228,139 @@
     row.setAttribute("aria-busy", busy ? "true" : "false");
   }
 
-  /* Undo: a decision from the inbox is held here, with its request id, for a few
-     seconds. Undo drops it (nothing was sent); otherwise it is sent when the time is up
-     or when the person leaves the page, whichever comes first. A retry of the same
-     body is the same request id, so the server records it once. */
-  var held = [];
-
-  function release(item) {
-    held = held.filter(function (other) { return other !== item; });
-    clearTimeout(item.timer);
+  /* Undo: a decision is sent at once and held by the server for a few seconds
+     (approvals.services.held_decisions). Undo asks the server to cancel it; once the
+     window has passed the page asks whether it is recorded (the server records a due
+     one then, and a periodic job records it anyway), so a closed tab or a lost
+     connection after the server's answer loses nothing. */
+  function csrf(form) {
+    var input = form.querySelector("input[name=csrfmiddlewaretoken]");
+    return input ? input.value : "";
   }
 
-  function record(item) {
-    release(item);
-    post(item.form.action, item.body).then(function (answer) {
-      item.bar.remove();
-      delete item.form.dataset.sending;
-      if (answer.ok) {
-        item.row.remove();
-        emptied();
-      } else {
-        item.row.hidden = false;
-      }
-      say(answer.message, answer.ok);
+  function heldBody(token) {
+    var body = new FormData();
+    body.set("csrfmiddlewaretoken", token);
+    return body;
+  }
+
+  /* Wires a held decision's bar: its Undo, and the question once the window passed.
+     ``done(answer)`` when recorded or refused, ``undone(answer)`` when undone. */
+  function watchHeld(bar, links, seconds, token, done, undone) {
+    var timer = 0, tries = 0;
+    function ask() {
+      post(links.release, heldBody(token)).then(function (answer) {
+        if (answer.state === "held" && tries < 20) {
+          tries += 1;
+          timer = setTimeout(ask, 1000);
+          return;
+        }
+        bar.remove();
+        done(answer);
+      });
+    }
+    timer = setTimeout(ask, (seconds + 0.5) * 1000);
+    var undo = bar.querySelector("button.undo");
+    undo.addEventListener("click", function (event) {
+      event.preventDefault();
+      clearTimeout(timer);
+      undo.disabled = true;
+      post(links.undo, heldBody(token)).then(function (answer) {
+        if (answer.ok) { bar.remove(); undone(answer); return; }
+        say(answer.message, false);
+        timer = setTimeout(ask, 0);
+      });
     });
+    return undo;
   }
 
-  function hold(form, decision) {
-    var row = form.closest("li.task");
-    var body = new FormData(form);
-    body.set("decision", decision);
-    if (decision === "reject") { body.set("confirmed", "yes"); }
-    form.dataset.sending = "1";
+  /* After an undo the same form sends a new decision: a new request id. */
+  function renew(form) {
+    var id = form.querySelector("input[name=request_id]");
+    if (id) { id.value = id.value.slice(0, 96) + "-" + Date.now().toString(36); }
+  }
+
+  function heldBar(words, subject, decision) {
     var bar = document.createElement("li");
     bar.className = "held";
-    var words = document.createElement("span");
-    words.setAttribute("role", "status");  /* the li stays a list item */
-    words.textContent = (doneWords[decision] || decision) + " " + form.dataset.subject +
-      ". It is recorded in " + undoSeconds + " seconds.";
+    var text = document.createElement("span");
+    text.setAttribute("role", "status");  /* the li stays a list item */
+    text.textContent = words;
     var undo = document.createElement("button");
     undo.type = "button";
     undo.className = "undo";
     undo.textContent = "Undo";
-    undo.setAttribute("aria-label", "Undo: " + (doneWords[decision] || decision) + " " + form.dataset.subject);
-    bar.append(words, " ", undo);
-    row.before(bar);
-    row.hidden = true;
-    var item = { form: form, body: body, row: row, bar: bar, timer: 0 };
-    item.timer = setTimeout(function () { record(item); }, undoSeconds * 1000);
-    held.push(item);
-    undo.addEventListener("click", function () {
-      release(item);
-      bar.remove();
-      row.hidden = false;
-      delete form.dataset.sending;
-      say("Undone: nothing was recorded for " + form.dataset.subject + ".", true);
-      var box = form.elements.namedItem("comment");
-      if (box) { box.focus(); }
-    });
-    undo.focus();
+    undo.setAttribute("aria-label", "Undo: " + (doneWords[decision] || decision) + " " + subject);
+    bar.append(text, " ", undo);
+    return bar;
   }
 
-  window.addEventListener("pagehide", function () {
-    held.slice().forEach(function (item) {
-      release(item);
-      try {
-        fetch(item.form.action, {
-          method: "POST",
-          body: item.body,
-          credentials: "same-origin",
-          keepalive: true,
-          headers: { "Accept": "application/json" }
-        });
-      } catch (e) {
-        navigator.sendBeacon(item.form.action, item.body);
+  function recorded(row, answer) {
+    if (answer.ok) {
+      row.remove();
+      emptied();
+    } else {
+      row.hidden = false;
+    }
+    say(answer.message, answer.ok);
+  }
+
+  /* Sends ``decision`` to be held; the row waits behind an Undo once the server has it. */
+  function hold(form, decision) {
+    var row = form.closest("li.task");
+    var body = new FormData(form);
+    body.set("decision", decision);
+    body.set("hold", "yes");
+    if (decision === "reject") { body.set("confirmed", "yes"); }
+    form.dataset.sending = "1";
+    setBusy(form, true);
+    return post(form.action, body).then(function (answer) {
+      setBusy(form, false);
+      if (!answer.ok || !answer.held) {
+        delete form.dataset.sending;
+        say(answer.message, false);
+        return answer;
       }
+      var bar = heldBar(answer.message, form.dataset.subject, decision);
+      row.before(bar);
+      row.hidden = true;
+      var undo = watchHeld(bar, answer, answer.seconds, csrf(form), function (end) {
+        delete form.dataset.sending;
+        recorded(row, end);
+      }, function (end) {
+        delete form.dataset.sending;
+        renew(form);
+        row.hidden = false;
+        say("Undone: nothing was recorded for " + form.dataset.subject + ".", true);
+        var box = form.elements.namedItem("comment");
+        if (box) { box.focus(); }
+      });
+      undo.focus();
+      return answer;
     });
+  }
+
+  /* Held decisions the page was rendered with (after a reload, or a plain post). */
+  function watchRendered(bar, onDone) {
+    var forms = bar.parentNode.querySelector(".forms, .decision-forms");
+    var token = csrf(bar);
+    var undoForm = bar.querySelector("form.undo-held");
+    var links = { undo: undoForm.action, release: bar.dataset.release };
+    watchHeld(bar, links, Number(bar.dataset.seconds) || 0, token, function (answer) {
+      if (!answer.ok && forms) { forms.hidden = false; }
+      onDone(answer);
+    }, function (answer) {
+      if (forms) {
+        forms.hidden = false;
+        forms.querySelectorAll("form.decide").forEach(renew);
+      }
+      say(answer.message, true);
+    });
+  }
+
+  document.querySelectorAll("ul.inbox .held[data-release]").forEach(function (bar) {
+    var row = bar.closest("li.task");
+    watchRendered(bar, function (answer) { recorded(row, answer); });
   });
 
   document.querySelectorAll("ul.inbox form.decide").forEach(function (form) {
@@ -345,28 +427,30 @@
       var forms = [];
       document.querySelectorAll("li.task input.select:checked").forEach(function (box) {
         var form = box.closest("li.task").querySelector("form.decide");
-        if (form && !form.dataset.sending) { forms.push(form); }
+        if (form && !form.dataset.sending && !form.closest("[hidden]")) { forms.push(form); }
       });
       if (!forms.length) { say("Tick the requests to approve first.", false); return; }
       ask(bulkQuestion(forms), "Approve " + forms.length, "approve primary").then(function (yes) {
         if (!yes) { return; }
         bulk.disabled = true;
-        var done = 0, failed = [];
+        var done = 0, failed = [], seconds = 0;
         var chain = Promise.resolve();
         forms.forEach(function (form) {
-          form.dataset.sending = "1";
-          setBusy(form, true);
           chain = chain.then(function () {
-            return send(form, "approve").then(function (answer) {
-              delete form.dataset.sending;
-              settle(form, answer);
-              if (answer.ok) { done += 1; } else { failed.push(answer.message); }
+            return hold(form, "approve").then(function (answer) {
+              if (answer.ok && answer.held) {
+                done += 1;
+                seconds = answer.seconds;
+              } else {
+                failed.push(answer.message);
+              }
             });
           });
         });
         chain.then(function () {
           bulk.disabled = false;
           var text = "Approved " + done + " request" + (done === 1 ? "" : "s") + ".";
+          if (done) { text += " Each is recorded in " + seconds + " seconds unless undone."; }
           if (failed.length) { text += " Not approved: " + failed.join(" "); }
           say(text, !failed.length);
         });

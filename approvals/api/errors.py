@@ -17,6 +17,7 @@ from templates_engine import errors as engine_errors
 from ..access import CANNOT_HOLD_TASKS, Forbidden
 from ..runtime.commands import Busy, RequestIdReused, WorkflowNotFound
 from ..selectors.tasks import BadCursor
+from ..services import held_decisions as held
 from ..services.attachments import NO_FILE_CODE, TOO_LARGE_CODE, AttachmentRefused
 from ..services.comments import CommentRefused
 from ..services.drafts import (
@@ -70,6 +71,9 @@ _REJECTION_STATUS = {
 }
 
 
+_HOLD_STATUS = {held.NOTHING_HELD: 404, held.NOT_HOLDABLE: 422}
+
+
 def request_id_of(request: Any) -> str:
     rid = getattr(request, "api_request_id", None) or getattr(request, "correlation_id", None)
     return str(rid or "")
@@ -103,6 +107,8 @@ def _translate(exc: Exception) -> tuple[int, str, str, Any]:
     if isinstance(exc, SignalRefused):
         status = 413 if exc.code == SIGNAL_PAYLOAD_TOO_LARGE else 409
         return status, exc.code, exc.message, None
+    if isinstance(exc, held.HoldRefused):
+        return _HOLD_STATUS.get(exc.code, 409), exc.code, exc.message, None
     if isinstance(exc, ReasonRequired):
         return 422, engine_errors.REASON_REQUIRED, str(exc), None
     if isinstance(exc, CommentRefused):

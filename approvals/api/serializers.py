@@ -145,6 +145,33 @@ class DecisionRequest(RequestBody):
     onBehalfOf = Text(max_length=150, required=False)
     delegateTo = Text(max_length=150, required=False)
     data = JsonObjectField(required=False, help_text="Changed data, when resubmitting.")  # type: ignore[assignment]
+    hold = serializers.BooleanField(
+        default=False,
+        help_text=(
+            "Hold the decision for the undo window (APPROVALS_UNDO_SECONDS, 8 seconds) "
+            "before it is recorded, as the pages do: 202 with the held decision, which "
+            "DELETE /api/workflows/{id}/held/{requestId} undoes inside the window. "
+            "Approve, reject and send back only, without data or delegateTo. Without it "
+            "(the default) the decision is recorded at once."
+        ),
+    )
+
+
+class HeldDecisionResponse(serializers.Serializer):
+    """A decision held for its undo window (``services.held_decisions``)."""
+
+    requestId = serializers.CharField()
+    decision = serializers.CharField()
+    state = serializers.ChoiceField(
+        choices=("held", "recorded", "undone", "refused"),
+        help_text=(
+            "held: waiting for its window to pass; recorded: in the history, once; "
+            "undone: nothing was recorded; refused: the workflow took it no longer "
+            "when the window had passed (see reason)."
+        ),
+    )
+    releaseAt = serializers.DateTimeField(help_text="When the window ends.")
+    reason = serializers.CharField(help_text="Why it was refused; empty otherwise.")
 
 
 class DecisionResponse(serializers.Serializer):

@@ -12,6 +12,11 @@ urlpatterns = [
         "workflows/<str:workflow_id>/decisions", views.DecisionView.as_view(), name="api-decisions"
     ),
     path(
+        "workflows/<str:workflow_id>/held/<str:request_id>",
+        views.HeldDecisionView.as_view(),
+        name="api-held",
+    ),
+    path(
         "workflows/<str:workflow_id>/signals/<str:name>",
         views.SignalView.as_view(),
         name="api-signal",

@@ -9,6 +9,7 @@ from typing import Any, NamedTuple
 from django.contrib.auth import authenticate
 from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
+from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from django_filters.utils import translate_validation
 from drf_spectacular.openapi import AutoSchema
@@ -24,7 +25,8 @@ from rest_framework.views import APIView
 
 from .. import access
 from ..http.lockout import lockout_response
-from ..models import ApiToken, User, Workflow
+from ..http.request_ids import REQUEST_ID_PATTERN
+from ..models import ApiToken, HeldDecision, User, Workflow
 from ..runtime.commands import CommandResult
 from ..selectors.attachments import attachment_get
 from ..selectors.drafts import draft_get, drafts_of
@@ -39,6 +41,16 @@ from ..services.attachments import ACCEPTED_TYPES, attachment_add
 from ..services.comments import workflow_comment
 from ..services.directory import DeactivationRefused, UserNotFound, user_deactivate_by_name
 from ..services.drafts import draft_delete, draft_save, draft_submit, draft_update
+from ..services.held_decisions import (
+    NOT_HOLDABLE,
+    NOT_HOLDABLE_TEXT,
+    NOTHING_HELD,
+    NOTHING_HELD_TEXT,
+    HoldRefused,
+    decision_hold,
+    decision_undo,
+    held_state,
+)
 from ..services.operations import workflow_add_approver
 from ..services.tokens import token_issue, token_revoke
 from ..services.workflows import (
@@ -68,6 +80,12 @@ SIGNAL_NAME_INVALID = "name: 1 to 64 letters, digits, '_', '.', ':' or '-'."
 # Error answers are added to every operation by approvals.api.schema.add_error_responses.
 WORKFLOW_ID = OpenApiParameter(
     "workflow_id", OpenApiTypes.UUID, OpenApiParameter.PATH, description="A workflow's id"
+)
+HELD_REQUEST_ID = OpenApiParameter(
+    "request_id",
+    {"type": "string", "pattern": REQUEST_ID_PATTERN, "minLength": 1, "maxLength": 128},
+    OpenApiParameter.PATH,
+    description="The requestId the decision was sent with (hold: true)",
 )
 SIGNAL_NAME = OpenApiParameter(
     "name",
@@ -333,17 +351,91 @@ class WorkflowDetailView(APIView):
         return Response(s.WorkflowDetail(wf, context=context).data)
 
 
+def _held_body(hold: HeldDecision) -> dict[str, Any]:
+    return {
+        "requestId": hold.request_id,
+        "decision": hold.decision,
+        "state": held_state(hold),
+        "releaseAt": hold.release_at.isoformat(),
+        "reason": hold.refused,
+    }
+
+
+def _held_decision(request: Request, wid: uuid.UUID, v: dict[str, Any]) -> Response:
+    """A decision held for the undo window: 202 and where to undo it."""
+    if v.get("data") is not None or v.get("delegateTo"):
+        raise HoldRefused(NOT_HOLDABLE, NOT_HOLDABLE_TEXT)
+    hold = decision_hold(
+        user=_user(request),
+        workflow_id=wid,
+        decision=v["decision"],
+        request_id=v["requestId"],
+        comment=v["comment"],
+        on_behalf_of=v.get("onBehalfOf"),
+    )
+    where = reverse("api-held", args=[str(wid), hold.request_id])
+    return Response(_held_body(hold), status=202, headers={"Location": where})
+
+
+class HeldDecisionView(APIView):
+    """A decision held for its undo window: read it, or undo it inside the window."""
+
+    permission_classes = [TenantMember]
+
+    def _own(self, request: Request, workflow_id: str, request_id: str) -> HeldDecision:
+        wid = _workflow_uuid(workflow_id)
+        hold = HeldDecision.objects.filter(
+            workflow_id=wid, request_id=request_id, actor=_user(request)
+        ).first()
+        if hold is None:
+            raise HoldRefused(NOTHING_HELD, NOTHING_HELD_TEXT)
+        return hold
+
+    @extend_schema(
+        parameters=[WORKFLOW_ID, HELD_REQUEST_ID],
+        responses={200: s.HeldDecisionResponse},
+        summary="Read a decision you sent with hold: true",
+    )
+    def get(self, request: Request, workflow_id: str, request_id: str) -> Response:
+        return Response(_held_body(self._own(request, workflow_id, request_id)))
+
+    @extend_schema(
+        parameters=[WORKFLOW_ID, HELD_REQUEST_ID],
+        responses={200: s.HeldDecisionResponse},
+        summary="Undo a held decision inside its window (nothing is recorded)",
+        description=(
+            "409 TOO_LATE_TO_UNDO once it was recorded or its window has passed; "
+            "404 NOTHING_HELD for a request id you hold nothing under."
+        ),
+    )
+    def delete(self, request: Request, workflow_id: str, request_id: str) -> Response:
+        wid = _workflow_uuid(workflow_id)
+        hold = decision_undo(user=_user(request), workflow_id=wid, request_id=request_id)
+        return Response(_held_body(hold))
+
+
 class DecisionView(APIView):
     permission_classes = [TenantMember]
 
     @extend_schema(
         request=s.DecisionRequest,
         parameters=[WORKFLOW_ID],
-        responses={200: s.DecisionResponse},
+        responses={200: s.DecisionResponse, 202: s.HeldDecisionResponse},
         summary="Approve, reject, send back or delegate the current step",
+        description=(
+            "Recorded at once (200). With hold: true the decision is held for the undo "
+            "window and recorded once after it (202, Location of the held decision); "
+            "while it is held, another holder's held decision is refused with 409 "
+            "BEING_DECIDED. A decision recorded at once meanwhile wins: the held one is "
+            "then refused when its window passes (state refused, with the reason)."
+        ),
     )
     def post(self, request: Request, workflow_id: str) -> Response:
         wid, v = _command_body(request, workflow_id, s.DecisionRequest)
+        if v["hold"]:
+            return _held_decision(request, wid, v)
+        # Immediate, as before (no look-up of held decisions: two round trips and the
+        # token's); a decision another holder holds is then refused when released.
         result = workflow_decide(
             user=_user(request),
             workflow_id=wid,

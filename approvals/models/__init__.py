@@ -5,6 +5,7 @@ from .analytics import StepDay, StepVisit
 from .currency import ExchangeRate
 from .directory import Delegation, DirectoryVersion, OrgGroup, Tenant, User
 from .drafts import Draft, DraftFile
+from .held import HeldDecision
 from .projections import ActivityAttempt, PendingTask, Timer, WorkflowParticipant
 from .schedules import StartSchedule
 from .tokens import ApiToken
@@ -26,6 +27,7 @@ __all__ = [
     "Draft",
     "DraftFile",
     "ExchangeRate",
+    "HeldDecision",
     "OrgGroup",
     "PendingTask",
     "StartRequest",

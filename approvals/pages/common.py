@@ -6,9 +6,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from django.conf import settings
+from django.contrib import messages
 from django.http import (
     Http404,
     HttpRequest,
+    HttpResponse,
+    HttpResponseRedirect,
+    JsonResponse,
 )
 
 from templates_engine.steps.approval import REASON_REQUIRED, TURNING_BACK
@@ -22,8 +27,9 @@ NO_SUCH_COLLEAGUE = "Choose a colleague from your organisation."
 BUSY = "The workflow is busy; please try again."
 
 
-# How long the inbox holds a decision, with an Undo, before it sends it.
-UNDO_SECONDS = 8
+# How long the server holds a decision sent from a page, with an Undo, before it is
+# recorded (services.held_decisions reads the setting at each hold).
+UNDO_SECONDS: int = settings.APPROVALS_UNDO_SECONDS
 
 
 REASON_TEXTS = {d: REASON_REQUIRED.format(decision=words) for d, words in TURNING_BACK.items()}
@@ -97,3 +103,26 @@ def _awaits_changes_from(user: User, wf: Workflow) -> bool:
         return False
     asked = [a.get("user") for a in assignments or [] if isinstance(a, Mapping)]
     return asked == [user.username]
+
+
+def _wants_json(request: HttpRequest) -> bool:
+    return "application/json" in request.headers.get("Accept", "")
+
+
+def _answer(
+    request: HttpRequest,
+    back: str,
+    *,
+    ok: bool,
+    message: str,
+    code: int,
+    status: str = "",
+    **more: object,
+) -> HttpResponse:
+    """For the pages' script a JSON answer; for a plain form post a message and a
+    redirect."""
+    if _wants_json(request):
+        body = {"ok": ok, "message": message, "status": status, **more}
+        return JsonResponse(body, status=code)
+    (messages.success if ok else messages.error)(request, message)
+    return HttpResponseRedirect(back)

@@ -21,6 +21,7 @@ from templates_engine.steps.approval import HANDOVER_NOTE_MAX
 from ..definitions import raw_definition_for
 from ..models import User, Workflow
 from ..selectors.drafts import drafts_of
+from ..selectors.held import held_open
 from ..selectors.inbox_context import inbox_context
 from ..selectors.inbox_lists import InboxFilter, inbox_kinds, inbox_listing, requests_of
 from ..selectors.questions import questions_for
@@ -43,6 +44,7 @@ from .common import (
     _schema,
     _subject,
 )
+from .held import held_context
 
 
 def _question_rows(user: User) -> list[dict[str, Any]]:
@@ -92,6 +94,9 @@ def inbox(request: HttpRequest) -> HttpResponse:
     others = lists.others_asked(user, page.tasks)
     resubmitted = lists.resubmissions(t.workflow for t in page.tasks)
     away = standing_in_marks(user, page.tasks)  # "for Bob", and hand-over notes
+    holds = held_open(
+        tenant_id=user.member_tenant_id, workflow_ids={t.workflow_id for t in page.tasks}
+    )
     constants = {
         **inbox_page.page_constants(request),
         "reason_texts": REASON_TEXTS,
@@ -145,6 +150,7 @@ def inbox(request: HttpRequest) -> HttpResponse:
             **away.get(t.pk, {}),
         }
         row["forms"] = forms(row)
+        row["held"] = held_context(user, holds.get(str(wf.pk)), subject)
         rows.append(row)
     return render(
         request,

@@ -27,11 +27,18 @@ from templates_engine.steps.approval import HANDOVER_NOTE_MAX, REASON_REQUIRED, 
 
 from .. import access
 from ..http.request_ids import request_id_valid
-from ..models import User, Workflow
-from ..runtime.commands import Busy, RequestIdReused, WorkflowNotFound
+from ..models import HeldDecision, User, Workflow
+from ..runtime.commands import Busy, CommandResult, RequestIdReused, WorkflowNotFound
+from ..selectors.held import held_open
 from ..selectors.standing_in import stands_in_for
 from ..selectors.workflows import workflow_get, workflow_restart_links
 from ..services.attachments import AttachmentRefused
+from ..services.held_decisions import (
+    HOLDABLE,
+    HoldRefused,
+    decision_hold,
+    held_by_another_refuse,
+)
 from ..services.workflows import (
     workflow_decide,
 )
@@ -40,17 +47,18 @@ from ..web.forms import SchemaForm
 from ..web.refusals import REJECTION_TEXT, refusal_text
 from ..web.story import workflow_story
 from ..web.uploads import uploads_streamed
-from ..words.decisions import DECISION_LABELS, DECISION_RECORDED
+from ..words.decisions import DECISION_LABELS
 from .common import (
     BUSY,
     REASON_TEXTS,
+    _answer,
     _awaits_changes_from,
     _member,
     _names,
-    _raw,
     _reason_required,
     _schema,
     _subject,
+    _wants_json,
 )
 from .files import (
     file_field_context,
@@ -58,6 +66,7 @@ from .files import (
     files_checked,
     files_recorded,
 )
+from .held import done_message, held_answer, held_context
 
 DECISIONS = (*DECISION_LABELS, "delegate")
 
@@ -66,9 +75,6 @@ COMMENT_NUL = "The comment may not contain a NUL character; nothing was recorded
 
 
 DELEGATE_NUL = "A colleague's name has no NUL character in it; nothing was recorded."
-
-
-DONE_WORDS = {**DECISION_RECORDED, "delegate": "Handed on"}
 
 
 DECISION_UNREADABLE = "That decision could not be read; please try again."
@@ -136,7 +142,13 @@ def _detail_context(user: User, wf: Workflow) -> dict[str, Any]:
         "reason_required": _reason_required(wf, wf.current_step),
         "reason_texts": REASON_TEXTS,
         **_decision_words(wf, told.submitter_name),
+        # a decision held for its undo window: the holder's Undo, or who is deciding
+        "held": held_context(user, _held_on(user, wf), _subject(wf)),
     }
+
+
+def _held_on(user: User, wf: Workflow) -> HeldDecision | None:
+    return held_open(tenant_id=user.member_tenant_id, workflow_ids=[wf.pk]).get(str(wf.pk))
 
 
 @login_required
@@ -149,21 +161,6 @@ def workflow_detail(request: HttpRequest, workflow_id: str) -> HttpResponse:
     if context["sent_back"]:
         context["form"] = SchemaForm(_schema(wf.template), initial=wf.data, with_reference=False)
     return render(request, "approvals/workflow_detail.html", context)
-
-
-def _wants_json(request: HttpRequest) -> bool:
-    return "application/json" in request.headers.get("Accept", "")
-
-
-def _answer(
-    request: HttpRequest, back: str, *, ok: bool, message: str, code: int, status: str = ""
-) -> HttpResponse:
-    """For the inbox's script a JSON answer; for a plain form post a message and a
-    redirect."""
-    if _wants_json(request):
-        return JsonResponse({"ok": ok, "message": message, "status": status}, status=code)
-    (messages.success if ok else messages.error)(request, message)
-    return HttpResponseRedirect(back)
 
 
 @login_required
@@ -195,16 +192,31 @@ def decide(request: HttpRequest, workflow_id: str) -> HttpResponse:
         asked = _turning_back_asks(request, user, workflow_id, decision, comment, back)
         if asked is not None:
             return asked
+    holding = request.POST.get("hold") == "yes" and decision in HOLDABLE
+    result: CommandResult | HeldDecision
     try:
-        result = workflow_decide(
-            user=user,
-            workflow_id=workflow_id,
-            decision=decision,
-            request_id=request_id,
-            comment=comment,
-            on_behalf_of=on_behalf_of,
-            delegate_to=delegate_to if decision == "delegate" else None,
-        )
+        if holding:
+            result = decision_hold(
+                user=user,
+                workflow_id=workflow_id,
+                decision=decision,
+                request_id=request_id,
+                comment=comment,
+                on_behalf_of=on_behalf_of,
+            )
+        else:
+            held_by_another_refuse(user, workflow_id)
+            result = workflow_decide(
+                user=user,
+                workflow_id=workflow_id,
+                decision=decision,
+                request_id=request_id,
+                comment=comment,
+                on_behalf_of=on_behalf_of,
+                delegate_to=delegate_to if decision == "delegate" else None,
+            )
+    except HoldRefused as exc:
+        return _answer(request, back, ok=False, message=exc.message, code=409)
     except WorkflowNotFound:
         raise Http404 from None  # unknown, or another organisation's: the same answer
     except CommandRejected as exc:
@@ -217,17 +229,9 @@ def decide(request: HttpRequest, workflow_id: str) -> HttpResponse:
         return _answer(request, back, ok=False, message=str(exc), code=403)
     except Busy:
         return _answer(request, back, ok=False, message=BUSY, code=503)
-    wf = workflow_get(user=user, workflow_id=workflow_id)
-    what = _subject(wf) if wf is not None else "the request"
-    if decision == "delegate":
-        names = _names(user, [delegate_to])
-        message = f"{what} was handed to {present.person(delegate_to, names)}."
-    else:
-        message = f"{DONE_WORDS[decision]} {what}."
-        if wf is not None:
-            step = present.step_title(_raw(wf.template), wf.current_step)
-            then = present.next_phrase(status=wf.status, step_title=step, step=wf.current_step)
-            message += " " + then
+    if isinstance(result, HeldDecision):
+        return held_answer(request, result, back)
+    message = done_message(user, workflow_id, decision, delegate_to)
     if result.duplicate:
         message += " (This decision had already been recorded.)"
     return _answer(request, back, ok=True, message=message, code=200, status=result.status)
@@ -258,6 +262,7 @@ def _turning_back_asks(
         "comment": comment,
         "request_id": request.POST.get("request_id", ""),
         "back": back,
+        "hold": request.POST.get("hold") == "yes",
     }
     return render(request, "approvals/decide_confirm.html", context)
 

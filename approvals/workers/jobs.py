@@ -22,6 +22,14 @@ class PeriodicJob:
 
 PERIODIC_JOBS: tuple[PeriodicJob, ...] = (
     PeriodicJob("poll-timers", "approvals.poll_timers", "APPROVALS_POLL_INTERVAL_SECONDS", 2),
+    # Decisions held for their undo window, recorded once it has passed
+    # (services/held_decisions.py).
+    PeriodicJob(
+        "release-held-decisions",
+        "approvals.release_held_decisions",
+        "APPROVALS_HELD_INTERVAL_SECONDS",
+        1,
+    ),
     PeriodicJob(
         "sweep-activities", "approvals.sweep_activities", "APPROVALS_SWEEP_INTERVAL_SECONDS", 5
     ),

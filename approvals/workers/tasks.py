@@ -17,6 +17,7 @@ from ..notifications.tasks import send_digests, sweep_mail
 from ..runtime.partitions import history_partitions_ensure
 from ..services.directory import stragglers_hand_on
 from ..services.draft_sweep import draft_files_sweep
+from ..services.held_decisions import held_release_due
 from ..services.schedules import schedules_start_due
 from .activities import attempt_run, attempt_sweep
 from .timers import timer_drain, timer_prune
@@ -31,6 +32,11 @@ def run_activity(attempt_id: int) -> None:
 @shared_task(name="approvals.poll_timers", ignore_result=True)
 def poll_timers() -> int:
     return timer_drain()
+
+
+@shared_task(name="approvals.release_held_decisions", ignore_result=True)
+def release_held_decisions() -> int:
+    return held_release_due()
 
 
 @shared_task(name="approvals.sweep_activities", ignore_result=True)
@@ -81,6 +87,7 @@ PERIODIC_TASKS: dict[str, Callable[[], Any]] = {
     task.name: task
     for task in (
         poll_timers,
+        release_held_decisions,
         sweep_activities,
         prune_fired_timers,
         sweep_mail,

@@ -96,6 +96,15 @@ CREATE POLICY tenant_isolation ON approvals_exchangerate TO approvals_app
 DROP POLICY IF EXISTS cross_tenant ON approvals_exchangerate;
 CREATE POLICY cross_tenant ON approvals_exchangerate TO approvals_system USING (true) WITH CHECK (true);
 
+ALTER TABLE approvals_helddecision ENABLE ROW LEVEL SECURITY;
+ALTER TABLE approvals_helddecision FORCE ROW LEVEL SECURITY;
+DROP POLICY IF EXISTS tenant_isolation ON approvals_helddecision;
+CREATE POLICY tenant_isolation ON approvals_helddecision TO approvals_app
+    USING (tenant_id = NULLIF(current_setting('approvals.tenant', true), '')::bigint)
+    WITH CHECK (tenant_id = NULLIF(current_setting('approvals.tenant', true), '')::bigint);
+DROP POLICY IF EXISTS cross_tenant ON approvals_helddecision;
+CREATE POLICY cross_tenant ON approvals_helddecision TO approvals_system USING (true) WITH CHECK (true);
+
 ALTER TABLE approvals_legalhold ENABLE ROW LEVEL SECURITY;
 ALTER TABLE approvals_legalhold FORCE ROW LEVEL SECURITY;
 DROP POLICY IF EXISTS tenant_isolation ON approvals_legalhold;

@@ -98,4 +98,9 @@ def test_one_instance_refusing_leaves_the_next_one_clean():
     assert not bad.is_valid()
     good = s.DecisionRequest(data={"decision": "approve", "requestId": "r"})
     assert good.is_valid(), good.errors
-    assert good.validated_data == {"decision": "approve", "requestId": "r", "comment": ""}
+    assert good.validated_data == {
+        "decision": "approve",
+        "requestId": "r",
+        "comment": "",
+        "hold": False,
+    }

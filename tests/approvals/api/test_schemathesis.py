@@ -147,6 +147,8 @@ def test_schema_covers_the_api(seeded):
         ("GET", "/api/workflows"),
         ("GET", "/api/workflows/{workflow_id}"),
         ("POST", "/api/workflows/{workflow_id}/decisions"),
+        ("GET", "/api/workflows/{workflow_id}/held/{request_id}"),
+        ("DELETE", "/api/workflows/{workflow_id}/held/{request_id}"),
         ("POST", "/api/workflows/{workflow_id}/signals/{name}"),
         ("POST", "/api/workflows/{workflow_id}/cancel"),
         ("POST", "/api/workflows/{workflow_id}/comments"),

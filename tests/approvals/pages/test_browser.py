@@ -15,6 +15,7 @@ from approvals.pages.common import UNDO_SECONDS
 pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.browser,
+    pytest.mark.usefixtures("undo_window_closed"),
 ]
 
 
@@ -270,7 +271,7 @@ def test_approving_selected_rows_at_once_by_keyboard_and_the_other_pages(
     )
     bob.keyboard.press("Shift+Tab")  # from "Keep it" (focused first) to the approval
     bob.keyboard.press("Enter")
-    expect(bob.locator("#inbox-status")).to_have_text("Approved 2 requests.")
+    expect(bob.locator("#inbox-status")).to_contain_text("Approved Expense claim E-bulk-")
     expect(bob.locator("li.task")).to_have_count(1)
     expect(bob.locator(f'li[data-workflow="{wids[2]}"]')).to_have_count(1)
     approvals = WorkflowEvent.objects.filter(workflow_id__in=wids, type="DecisionRecorded")

@@ -18,6 +18,7 @@ from .test_browser import shot, sign_in
 pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.browser,
+    pytest.mark.usefixtures("undo_window_closed"),
 ]
 
 

@@ -6,14 +6,15 @@ first. The browser's clock is Playwright's, so the wait is moved on, not slept."
 
 from __future__ import annotations
 
-import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from approvals.models import WorkflowEvent
+from approvals.models import HeldDecision, WorkflowEvent
 from approvals.pages.common import REASON_TEXTS, UNDO_SECONDS
+from approvals.services.held_decisions import held_release_due as release_held_decisions
 
 from .support import expense_started
 from .test_browser import shot, sign_in
@@ -110,6 +111,7 @@ def test_a_rejection_without_a_reason_is_refused(
     assert _decisions(wid) == []
 
 
+@pytest.mark.usefixtures("undo_window_closed")
 def test_reject_asks_first_naming_the_request(
     acme: Any, live_server: Any, browser: Browser
 ) -> None:
@@ -161,11 +163,13 @@ def test_reject_asks_first_naming_the_request(
     shot(plain, "confirm-reject-page")
     assert _decisions(third) == []
     plain.get_by_role("button", name="Reject").click()
+    expect(plain.locator(".held")).to_contain_text("Rejected Expense claim R-10")
+    assert release_held_decisions() == 1  # held by the server, without the script too
     assert _decisions(third) == [(third, "reject")]
 
 
 def test_undo_within_the_window_records_nothing_and_after_it_records_once(
-    acme: Any, live_server: Any, browser: Browser
+    acme: Any, live_server: Any, browser: Browser, server_clock: Callable[[float], None]
 ) -> None:
     base = live_server.url
     wid = expense_started("E-undo")
@@ -173,44 +177,50 @@ def test_undo_within_the_window_records_nothing_and_after_it_records_once(
     bob = _inbox(browser, base)
     row = bob.locator(f'li[data-workflow="{wid}"]')
 
-    # approved, then undone inside the window: nothing is ever sent
+    # approved, then undone inside the window: the server holds it, and records nothing
     row.get_by_role("button", name="Approve").click()
     held = bob.locator(".held")
     expect(held).to_contain_text("Approved Expense claim E-undo")
     expect(row).to_be_hidden()
+    assert HeldDecision.objects.filter(workflow_id=wid).count() == 1
     shot(bob, "inbox-undo")
     bob.clock.run_for(UNDO_SECONDS * 1000 - 2000)
     held.get_by_role("button", name="Undo").click()
     expect(row).to_be_visible()
     expect(bob.locator("#inbox-status")).to_contain_text("Undone: nothing was recorded")
+    server_clock(UNDO_SECONDS + 1)
     bob.clock.run_for(PAST_THE_WINDOW)
+    release_held_decisions()
     _settled(bob)
     assert _decisions(wid) == []
 
     # approved and left alone: recorded once when the window closes
     row.get_by_role("button", name="Approve").click()
+    expect(held).to_contain_text("Approved Expense claim E-undo")
     bob.clock.run_for(UNDO_SECONDS * 1000 - 1000)
     _settled(bob)
     assert _decisions(wid) == []
+    server_clock(UNDO_SECONDS + 1)
     bob.clock.run_for(2000)
     expect(bob.locator("#inbox-status")).to_contain_text("Approved Expense claim E-undo")
     expect(row).to_have_count(0)
     bob.clock.run_for(PAST_THE_WINDOW)
+    release_held_decisions()
     _settled(bob)
     assert _decisions(wid) == [(wid, "approve")]
 
-    # approved and the page left at once: recorded as the page goes
+    # approved and the page left at once: the server records it once the window passes
     bob.locator(f'li[data-workflow="{left}"]').get_by_role("button", name="Approve").click()
+    expect(bob.locator(".held")).to_contain_text("Approved Expense claim E-left")
     bob.get_by_role("link", name="My requests").click()
-    for _ in range(50):
-        if _decisions(left):
-            break
-        time.sleep(0.1)
+    assert _decisions(left) == []
+    server_clock(UNDO_SECONDS + 1)
+    assert release_held_decisions() == 1
     assert _decisions(left) == [(left, "approve")]
 
 
 def test_approving_selected_rows_says_how_many_and_how_much_first(
-    acme: Any, live_server: Any, browser: Browser
+    acme: Any, live_server: Any, browser: Browser, server_clock: Callable[[float], None]
 ) -> None:
     base = live_server.url
     wids = [expense_started(f"E-sel-{i}", amount=4_500_000) for i in range(3)]
@@ -228,7 +238,11 @@ def test_approving_selected_rows_says_how_many_and_how_much_first(
     assert _decisions(*wids) == []
     bob.get_by_role("button", name="Approve selected").click()
     dialog.get_by_role("button", name="Approve 3").click()
-    expect(bob.locator("#inbox-status")).to_have_text("Approved 3 requests.")
+    expect(bob.locator("#inbox-status")).to_contain_text("Approved 3 requests.")
+    expect(bob.locator(".held")).to_have_count(3)  # each with its own Undo
+    assert _decisions(*wids) == []
+    server_clock(UNDO_SECONDS + 1)
+    assert release_held_decisions() == 3
     approvals = WorkflowEvent.objects.filter(workflow_id__in=wids, type="DecisionRecorded")
     assert sorted(str(e.workflow_id) for e in approvals) == sorted(wids)
     assert len({e.request_id for e in approvals}) == 3

@@ -24,6 +24,7 @@ def test_beat_runs_every_periodic_job_under_its_task_name() -> None:
 
     assert {name: entry["task"] for name, entry in beat.items()} == {
         "poll-timers": "approvals.poll_timers",
+        "release-held-decisions": "approvals.release_held_decisions",
         "sweep-activities": "approvals.sweep_activities",
         "start-scheduled": "approvals.start_scheduled",
         "prune-fired-timers": "approvals.prune_fired_timers",

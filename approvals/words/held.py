@@ -1,0 +1,17 @@
+"""What people read of a decision held for its undo window (services.held_decisions):
+another holder of the task sees it being decided."""
+
+from __future__ import annotations
+
+# What the held decision will do, as the sentence "Bob is deciding: ..." says it.
+HELD_VERBS = {
+    "approve": "approves",
+    "reject": "rejects",
+    "send_back": "sends it back",
+}
+
+
+def deciding_words(name: str, decision: str) -> str:
+    """ "Bob is deciding: approves in a few seconds." """
+    verb = HELD_VERBS.get(decision, "decides")
+    return f"{name} is deciding: {verb} in a few seconds."
