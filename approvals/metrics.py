@@ -26,3 +26,10 @@ ACTIVITY_LATE_RESULTS = Counter(
     ["activity"],
 )
 TIMERS_FIRED = Counter("approvals_timers_fired_total", "Timers delivered by the poller.")
+REPLICA_FALLBACKS = Counter(
+    "approvals_replica_fallbacks_total",
+    "Reads meant for the streaming replica that went to the primary: 'unfit' (behind by"
+    " more than APPROVALS_REPLICA_MAX_LAG_SECONDS, or not answering), 'failed' (it failed"
+    " under the read).",
+    ["reason"],
+)

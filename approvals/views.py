@@ -19,6 +19,7 @@ from prometheus_client import (
 )
 from prometheus_client.core import GaugeMetricFamily
 
+from .runtime import replica
 from .selectors import health
 
 
@@ -54,6 +55,14 @@ class _TableCollector:
         for queue, n in sorted(health.outbox_depth_by_queue().items()):
             depth.add_metric([queue], n)
         yield depth
+        lag = replica.lag_seconds()
+        if lag is not None:
+            yield GaugeMetricFamily(
+                "approvals_replica_lag_seconds",
+                "How far the streaming replica is behind the primary (NaN: it does not"
+                " answer); past APPROVALS_REPLICA_MAX_LAG_SECONDS reads go to the primary.",
+                value=lag,
+            )
 
 
 _collector_registered = False

@@ -168,6 +168,26 @@ _db["CONN_HEALTH_CHECKS"] = env_bool("DATABASE_CONN_HEALTH_CHECKS", True)
 _db["DISABLE_SERVER_SIDE_CURSORS"] = env_bool("DATABASE_DISABLE_SERVER_SIDE_CURSORS", False)
 
 DATABASES = {"default": _db}
+# A streaming replica (a hot standby of DATABASE_URL's server) for the reads of committed
+# history that tolerate seconds of lag: search, the audit export, analytics and
+# verification (approvals.runtime.replica routes them). The inbox, the request page and
+# every command stay on the primary. Unset: everything reads from the primary.
+DATABASE_REPLICA_URL = env_str("DATABASE_REPLICA_URL", "")
+if DATABASE_REPLICA_URL:
+    _replica: dict[str, Any] = dict(dj_database_url.parse(DATABASE_REPLICA_URL))
+    if _replica["ENGINE"] != "django.db.backends.postgresql":
+        raise ImproperlyConfigured("DATABASE_REPLICA_URL must name a PostgreSQL server")
+    _replica.update({k: _db[k] for k in ("CONN_MAX_AGE", "CONN_HEALTH_CHECKS")})
+    _replica["DISABLE_SERVER_SIDE_CURSORS"] = _db["DISABLE_SERVER_SIDE_CURSORS"]
+    # Tests read the replica as the primary's test database: it is a copy of it.
+    _replica["TEST"] = {"MIRROR": "default"}
+    DATABASES["replica"] = _replica
+DATABASE_ROUTERS = ["approvals.runtime.replica.ReplicaRouter"]
+# Past this lag (seconds behind the primary, from pg_last_xact_replay_timestamp) the
+# replica's reads go to the primary until it catches up; its lag is checked at most
+# every APPROVALS_REPLICA_CHECK_SECONDS per process.
+APPROVALS_REPLICA_MAX_LAG_SECONDS = env_int("APPROVALS_REPLICA_MAX_LAG_SECONDS", 30)
+APPROVALS_REPLICA_CHECK_SECONDS = env_int("APPROVALS_REPLICA_CHECK_SECONDS", 5)
 # ... but a connection is checked only once idle this long (milliseconds; see
 # approvals.http.middleware.ConnectionCheckMiddleware): one that served a request a moment
 # ago is not checked again before the next.

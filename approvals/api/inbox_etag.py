@@ -11,7 +11,8 @@ The tag is a keyed hash (``salted_hmac``) of everything else the answer depends 
   *before* the tasks, so an answer is never labelled newer than it is;
 - the minute (the app's clock): what time alone changes (a task falling due, on a
   page that words it) shows within a minute even when no row changed;
-- the person's zone, the query string and the answer's format.
+- the person's zone, the organisation's (the answer's times are in its offset), the
+  query string and the answer's format.
 
 Clients must revalidate every time (``Cache-Control: private, no-cache``).
 """
@@ -31,7 +32,7 @@ from django.utils.encoding import force_bytes
 from django.utils.http import parse_etags
 
 from .. import clock
-from ..models import Delegation, User
+from ..models import Delegation, Tenant, User
 from ..runtime import store
 
 Known = tuple[Any, str, dt.datetime]
@@ -44,13 +45,17 @@ _VARY = ", ".join(VARY)
 MAX_IF_NONE_MATCH = 1024
 # The versions of everyone whose tasks the inbox lists: the person, and each colleague
 # whose absence, on now, names them to decide for them (as selectors.tasks lists them).
-# ``person`` and ``tenant`` are SQL: parameters, or a user row's columns when the
-# versions are read with the user (api/inbox_revalidate.py); then ``now`` twice.
+# ``person`` and ``tenant`` are SQL: parameters (then tenant, person, tenant, person), or
+# a user row's columns when the versions are read with the user
+# (api/inbox_revalidate.py); then ``now`` twice.
 
 
 def versions_sql(person: str = "%s", tenant: str = "%s") -> str:
+    # The organisation's zone leads: the answer's times are written in its offset.
+    zone = f"(SELECT z.time_zone FROM {store.table(Tenant)} z WHERE z.id = {tenant})"
     return (
-        "SELECT string_agg(h.uid || ':' || coalesce(v.version, 0), ',' ORDER BY h.uid)"
+        f"SELECT coalesce({zone}, '') || '|'"
+        " || string_agg(h.uid || ':' || coalesce(v.version, 0), ',' ORDER BY h.uid)"
         f" FROM (SELECT CAST({person} AS bigint) AS uid UNION SELECT d.user_id"
         f" FROM {store.table(Delegation)} d"
         f" WHERE d.tenant_id = {tenant} AND d.delegate_id = {person}"
@@ -63,11 +68,12 @@ _VERSIONS_SQL = versions_sql()
 
 
 def inbox_versions(user: User, now: dt.datetime) -> str:
-    """``id:version`` of each person whose tasks ``user``'s inbox lists at ``now``
-    (a version is 0 until anything that person holds first changes); one statement."""
+    """The organisation's zone, then ``id:version`` of each person whose tasks ``user``'s
+    inbox lists at ``now`` (a version is 0 until anything that person holds first
+    changes); one statement."""
     at = store.param(Delegation, "starts_at", now)
     tenant = user.member_tenant_id
-    rows = store.fetch(_VERSIONS_SQL, [user.pk, tenant, user.pk, at, at], prepare=True)
+    rows = store.fetch(_VERSIONS_SQL, [tenant, user.pk, tenant, user.pk, at, at], prepare=True)
     return str(rows[0][0])
 
 

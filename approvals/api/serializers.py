@@ -272,7 +272,14 @@ class TaskItem(serializers.Serializer):
         source="step_name", help_text="The step's title in the workflow template."
     )
     template = serializers.CharField(source="workflow.template_key")
-    subject = SubjectOf(source="workflow")
+    subject = serializers.CharField(
+        help_text="The request in one line, as the specification names it: the workflow "
+        "template's title, the subject's reference and the amount (Expense exp_88213, "
+        "₹45,000).",
+    )
+    subjectRef = SubjectOf(
+        source="workflow", help_text="The subject's type and reference, for programs."
+    )
     summary = serializers.CharField(
         source="workflow.summary",
         help_text="The request in one line: the workflow template's summary line filled "
@@ -285,7 +292,11 @@ class TaskItem(serializers.Serializer):
     )
     status = serializers.CharField(source="workflow.public_status")
     onBehalfOf = OptionalText(source="on_behalf_of")
-    dueAt = Timestamp(source="due_at")
+    dueAt = Timestamp(
+        source="due_at",
+        help_text="When the step falls due, in the organisation's offset "
+        "(2026-12-04T17:30:00+05:30); UTC when it has chosen no zone.",
+    )
     assignedAt = Timestamp(source="created_at")
 
 

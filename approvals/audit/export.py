@@ -22,6 +22,7 @@ from templates_engine.events import event_from_dict
 from templates_engine.state import State, evolve
 
 from ..models import WorkflowEvent
+from ..runtime import replica
 from ..selectors.tasks import BAD_CURSOR, BadCursor
 from .daily_proof import inclusion_proof, seal_fields
 from .models import ChainSeal, DailySeal
@@ -300,10 +301,19 @@ def daily_rows(*, tenant_id: int, filters: ExportFilter) -> Iterator[tuple[str, 
 def audit_export(
     *, tenant_id: int, filters: ExportFilter, fmt: str, sentences: Sentences | None = None
 ) -> Iterator[str]:
-    """The export as text chunks (one per row, after the CSV header); the CSV's
-    ``sentence`` column is empty unless ``sentences`` says each event's."""
+    """The export as text chunks (one per row, after the CSV header), read from the
+    streaming replica when there is one fit to read (approvals.runtime.replica); the
+    CSV's ``sentence`` column is empty unless ``sentences`` says each event's."""
     if fmt not in FORMATS:
         raise ValueError(FORMAT_UNKNOWN)
+    return replica.streamed_from_replica(
+        lambda: _export_lines(tenant_id=tenant_id, filters=filters, fmt=fmt, sentences=sentences)
+    )
+
+
+def _export_lines(
+    *, tenant_id: int, filters: ExportFilter, fmt: str, sentences: Sentences | None
+) -> Iterator[str]:
     rows = audit_rows(tenant_id=tenant_id, filters=filters, sentences=sentences)
     if fmt == "jsonl":
         for row in rows:
@@ -371,6 +381,7 @@ def _decode(cursor: str) -> int:
     return event_id
 
 
+@replica.replica_read
 def audit_page(
     *, tenant_id: int, filters: ExportFilter, limit: int, cursor: str | None = None
 ) -> EventPage:

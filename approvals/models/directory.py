@@ -28,7 +28,8 @@ class Tenant(models.Model):
             " word 'private' after a host to allow its private addresses too."
         ),
     )
-    # The zone mails show times in for a person who chose none (approvals.words.zones).
+    # The zone mails show times in for a person who chose none (approvals.words.zones),
+    # and the offset of the API inbox's dueAt (approvals.selectors.tasks).
     time_zone = models.CharField(
         max_length=64,
         blank=True,

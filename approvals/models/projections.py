@@ -38,7 +38,9 @@ class PendingTask(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["workflow", "step", "assignee"], name="task_unique")
+            models.UniqueConstraint(
+                fields=["workflow", "step", "assignee", "tenant"], name="task_unique"
+            )
         ]
         indexes = [
             # The inbox query: WHERE tenant AND assignee ORDER BY due_at, id (keyset).
@@ -92,7 +94,9 @@ class Timer(models.Model):
     dead_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["workflow", "key"], name="timer_key")]
+        constraints = [
+            models.UniqueConstraint(fields=["workflow", "key", "tenant"], name="timer_key")
+        ]
         indexes = [
             models.Index(
                 fields=["fire_at"], name="timer_due", condition=models.Q(fired_at__isnull=True)
@@ -163,6 +167,8 @@ class WorkflowParticipant(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["workflow", "user"], name="participant_unique")
+            models.UniqueConstraint(
+                fields=["workflow", "user", "tenant"], name="participant_unique"
+            )
         ]
         indexes = [models.Index(fields=["tenant", "user", "workflow"], name="participant_user")]

@@ -204,11 +204,15 @@ class WorkflowEvent(AppendOnly):
 
     class Meta:
         # With the partition key, as PostgreSQL requires of a partitioned table's unique
-        # constraints; the same uniqueness, since the month follows from the workflow.
+        # constraints, and the tenant, for distribution by tenant (migration 0120); the
+        # same uniqueness, since the month and the tenant follow from the workflow.
         constraints = [
-            models.UniqueConstraint(fields=["workflow", "seq", "history_month"], name="event_seq"),
             models.UniqueConstraint(
-                fields=["workflow", "request_id", "history_month"], name="event_request_id"
+                fields=["workflow", "seq", "history_month", "tenant"], name="event_seq"
+            ),
+            models.UniqueConstraint(
+                fields=["workflow", "request_id", "history_month", "tenant"],
+                name="event_request_id",
             ),
         ]
         ordering = ["workflow", "seq"]

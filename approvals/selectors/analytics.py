@@ -14,6 +14,7 @@ from typing import Any
 from django.db.models import QuerySet
 
 from ..models import StepVisit
+from ..runtime import replica
 from . import analytics_rollup
 
 
@@ -68,6 +69,7 @@ def _scoped(f: AnalyticsFilter) -> QuerySet[StepVisit]:
     return qs
 
 
+@replica.replica_read
 def step_figures(f: AnalyticsFilter, *, now: dt.datetime) -> list[StepFigures]:
     """One row per workflow template and step with visits entered in the period, from
     the rollup (exact counts; median and 90th percentile within 5%)."""
@@ -91,12 +93,14 @@ def _figures(r: dict[str, Any]) -> StepFigures:
     )
 
 
+@replica.replica_read
 def weekly_starts(f: AnalyticsFilter, *, zone: dt.tzinfo) -> list[tuple[dt.date, str, int]]:
     """(Monday of the week in ``zone``, workflow template, requests) for the requests
     whose first step was entered in the period: the volume by week."""
     return analytics_rollup.weekly(f, _scoped(f), zone=zone)
 
 
+@replica.replica_read
 def longest_open(f: AnalyticsFilter, *, limit: int = 10) -> list[OpenVisit]:
     """The open visits that have waited longest (whatever the period: they wait now)."""
     rows = (

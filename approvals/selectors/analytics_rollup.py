@@ -12,10 +12,10 @@ import json
 from collections import defaultdict
 from typing import Any
 
-from django.db import connection
 from django.db.models import Count, Q
 from django.db.models.functions import TruncWeek
 
+from ..runtime import replica
 from ..runtime import rollup_buckets as rollup
 
 _COUNTS = rollup.COUNTS
@@ -83,7 +83,7 @@ def step_rows(f: Any, *, now: dt.datetime) -> list[dict[str, Any]]:
             + " GROUP BY 1, 2, 3, 11"
         )
     rows: dict[tuple[str, str, str], dict[str, Any]] = {}
-    with connection.cursor() as cur:
+    with replica.read_connection().cursor() as cur:
         cur.execute(" UNION ALL ".join(parts), params)
         for key, step, kind, *got in cur.fetchall():
             r = rows.setdefault(
@@ -172,7 +172,7 @@ def weekly(f: Any, scoped: Any, *, zone: dt.tzinfo) -> list[tuple[dt.date, str, 
             if at is not None:
                 cut = int((at - _midnight(day)).total_seconds()) // rollup.SLOT_SECONDS
             split[day] = (_monday(_midnight(day), zone), cut, _monday(at or _midnight(day), zone))
-        with connection.cursor() as cur:
+        with replica.read_connection().cursor() as cur:
             cur.execute(sql, params)
             for day, key, firsts in cur.fetchall():
                 before, cut, after = split[day]

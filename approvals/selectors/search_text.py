@@ -14,7 +14,6 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
-from django.db import connection
 from django.db.models import (
     BigIntegerField,
     BooleanField,
@@ -28,6 +27,7 @@ from django.db.models import (
 from django.db.models.expressions import RawSQL
 
 from ..models import User, Workflow, WorkflowEvent
+from ..runtime import replica
 
 TABLE = '"approvals_workflow"'
 CONFIG = "'english'::regconfig"
@@ -74,7 +74,7 @@ def _queries(words: Sequence[str]) -> dict[str, tuple[str | None, str | None]]:
     is ``trip`` and ``-1``): its stems in English for the text (``hotels`` is
     ``hotel``; None for a stop word such as ``the``), and its lexemes with the last a
     prefix for the names (``ali`` finds Alice). One round trip."""
-    with connection.cursor() as cur:
+    with replica.read_connection().cursor() as cur:
         cur.execute(
             "SELECT w,"
             f" array(SELECT lexeme FROM unnest(to_tsvector({CONFIG}, w)) ORDER BY positions[1]),"
@@ -232,7 +232,7 @@ def common_words(tenant_id: int) -> dict[str, float]:
         f'SELECT "search_words" FROM {TABLE} WHERE "tenant_id" = {int(tenant_id)}'
         f' ORDER BY "created_at" DESC LIMIT {int(WINDOW_MIN)}'
     )
-    with connection.cursor() as cur:
+    with replica.read_connection().cursor() as cur:
         cur.execute(
             "SELECT word, ndoc FROM ts_stat(%s) WHERE ndoc >= %s", [newest, COMMON_MIN_ROWS]
         )
@@ -256,7 +256,7 @@ def _people_named(word: str, query: str | None, *, tenant_id: int, under_policy:
         return []
     if under_policy:
         # under the policy the names' index serves only the function (0043)
-        with connection.cursor() as cur:
+        with replica.read_connection().cursor() as cur:
             cur.execute(
                 "SELECT unnest(approvals_people_named(to_tsquery('simple'::regconfig, %s)))",
                 [query],
@@ -291,7 +291,7 @@ def matches_first(qs: QuerySet[Workflow], *, newest: bool, limit: int, offset: i
     inner = qs.order_by().values_list("pk", "created_at")
     sql, params = inner.query.sql_with_params()
     direction = "DESC" if newest else "ASC"
-    with connection.cursor() as cur:
+    with replica.read_connection().cursor() as cur:
         cur.execute(
             f"WITH m (id, created_at) AS MATERIALIZED ({sql})"
             f" SELECT id FROM m ORDER BY created_at {direction}, id LIMIT %s OFFSET %s",

@@ -14,8 +14,10 @@ from django.db.models import QuerySet
 
 from .. import clock
 from ..definitions import definition_for
-from ..models import Delegation, PendingTask, User, Workflow
+from ..models import Delegation, PendingTask, Tenant, User, Workflow
 from ..runtime import store
+from ..words.data import subject_line
+from ..words.zones import zone_named
 from .standing_in import inbox_holders
 
 CURSOR_SALT = "approvals.inbox.cursor"
@@ -57,6 +59,9 @@ class ListedTask(NamedTuple):
     created_at: dt.datetime
     workflow: ListedWorkflow
     step_name: str  # the step's title, from the workflow's cached definition
+    # The request in the specification's words: its title, reference and amount
+    # (``Expense exp_88213, ₹45,000``), from the same definition.
+    subject: str
 
 
 Row = TypeVar("Row", ListedTask, PendingTask)
@@ -172,6 +177,7 @@ _WORKFLOW_FIELDS = tuple(
 )
 _STEP = _TASK_FIELDS.index("step")
 _BEHALF = _TASK_FIELDS.index("on_behalf_of")
+_DUE = _TASK_FIELDS.index("due_at")
 # Whose tasks: the person's own (principal ""), and those of each colleague whose
 # absence, on now, names the person to decide for them (``standing_in.principals_of``).
 _HOLDERS_SQL = (
@@ -182,7 +188,7 @@ _HOLDERS_SQL = (
 )
 _COLUMNS = (
     f"{store.columns(PendingTask, 't', _TASK_FIELDS)},"
-    f" {store.columns(Workflow, 'w', _WORKFLOW_FIELDS)}, h.principal"
+    f" {store.columns(Workflow, 'w', _WORKFLOW_FIELDS)}, h.principal, z.time_zone"
 )
 # Each holder's first tasks by the (tenant, assignee, due_at, id) index, then the few
 # holders' pages merged: never a sort of all of a person's tasks.
@@ -192,6 +198,8 @@ _LIST_SQL = (
     " WHERE t.tenant_id = %s AND t.assignee_id = h.uid{after}"
     " ORDER BY t.due_at, t.id LIMIT %s) t"
     f" JOIN {store.table(Workflow)} w ON w.id = t.workflow_id"
+    # the organisation's zone, which the answer writes the times in
+    f" CROSS JOIN (SELECT time_zone FROM {store.table(Tenant)} WHERE id = %s) z"
     " ORDER BY t.due_at, t.id LIMIT %s"
 )
 _FIRST_PAGE_SQL = _LIST_SQL.format(after="")
@@ -206,19 +214,28 @@ def _listed(user: User, limit: int, after: tuple[dt.datetime, int] | None) -> li
         params += [store.param(PendingTask, "due_at", after[0]), after[1]]
     rows = store.fetch(
         _FIRST_PAGE_SQL if after is None else _LATER_PAGE_SQL,
-        [*params, limit, limit],  # the LIMIT of each holder's page, and of the merge
+        # the LIMIT of each holder's page, the organisation, and the merge's LIMIT
+        [*params, limit, user.member_tenant_id, limit],
         prepare=True,
     )
     split = len(_TASK_FIELDS)
     task_values = store.converter(PendingTask, _TASK_FIELDS)
     workflow_values = store.converter(Workflow, _WORKFLOW_FIELDS)
+    zone = (zone_named(rows[0][-1]) if rows else None) or dt.UTC
     out = []
     for row in rows:
         task = list(task_values(row[:split]))
-        workflow = ListedWorkflow._make(workflow_values(row[split:-1]))
-        if row[-1]:  # a colleague's task, held while they are away: decided for them
-            task[_BEHALF] = row[-1]
+        workflow = ListedWorkflow._make(workflow_values(row[split:-2]))
+        if row[-2]:  # a colleague's task, held while they are away: decided for them
+            task[_BEHALF] = row[-2]
+        task[_DUE] = task[_DUE].astimezone(zone)
         # Definitions are cached by workflow template version: a dict lookup a row.
-        name = definition_for(workflow.template_id).step_title(task[_STEP])
-        out.append(ListedTask._make([*task, workflow, name]))
+        definition = definition_for(workflow.template_id)
+        name = definition.step_title(task[_STEP])
+        subject = subject_line(
+            title=definition.title,
+            subject_id=workflow.subject_id,
+            amount=workflow.amount_display,
+        )
+        out.append(ListedTask._make([*task, workflow, name, subject]))
     return out

@@ -21,7 +21,7 @@ from drf_spectacular.utils import extend_schema_field
 from .. import access
 from ..api.schema import NO_NUL
 from ..models import User, Workflow, WorkflowTemplate, time_bounds
-from ..runtime import tenant_scope
+from ..runtime import replica, tenant_scope
 from ..selectors import search_text
 from ..words.data import money_fields
 from . import present
@@ -316,6 +316,7 @@ class WorkflowSearch(django_filters.FilterSet):
             return qs.order_by("public_status", *newest)
         return qs.order_by(*newest)
 
+    @replica.replica_read
     def results(
         self, *, limit: int = PAGE_LIMIT, offset: int = 0, columns: tuple[str, ...] = ()
     ) -> list[Workflow]:

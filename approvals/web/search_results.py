@@ -11,6 +11,7 @@ from urllib.parse import urlencode
 from django import forms
 
 from ..audit.export import csv_lines
+from ..runtime import replica
 from ..selectors.search_text import finished_at
 from . import present
 from .search import PAGE_INVALID, PAGES_MAX, WorkflowSearch
@@ -83,7 +84,9 @@ def search_csv(search: WorkflowSearch, *, zone: dt.tzinfo) -> Iterator[str]:
     whole result, not a page, and only what the person may read (the search's own
     scope). ``zone`` is taken by the caller: the lines are made after the view returns."""
     qs = search.ordered().annotate(finished_at=finished_at())
-    rows = (_row(wf, zone) for wf in qs.iterator(chunk_size=CSV_CHUNK))
+    rows = replica.streamed_from_replica(
+        lambda: (_row(wf, zone) for wf in qs.iterator(chunk_size=CSV_CHUNK))
+    )
     return csv_lines(CSV_COLUMNS, rows)
 
 

@@ -29,6 +29,8 @@ ELLIPSIS = "…"
 # A field left empty leaves its separators behind: trimmed from the ends of the line.
 _LOOSE_ENDS = " \t,;:·-–—/|"
 _SPACES = re.compile(r"\s{2,}")
+# The fraction of a whole amount (``₹45,000.00``), which the subject line leaves out.
+_ZERO_FRACTION = re.compile(r"\.0+$")
 
 
 def code_words(value: str) -> str:
@@ -129,6 +131,16 @@ def amount_line(schema: Mapping[str, Any] | None, data: Mapping[str, Any]) -> st
         if isinstance(value, int) and not isinstance(value, bool):
             return format_value(schema, data, name)
     return ""
+
+
+def subject_line(*, title: str, subject_id: str, amount: str) -> str:
+    """The request as the specification names it in one line: its title, reference and
+    amount, a whole amount without its zero fraction (``Expense exp_88213, ₹45,000``);
+    without an amount, the title and reference."""
+    line = one_line(f"{title} {subject_id}".strip())
+    if amount:
+        line = f"{line}, {_ZERO_FRACTION.sub('', amount)}"
+    return line
 
 
 def workflow_summary(

@@ -139,6 +139,8 @@ RUNTIME_READERS = {
     "approvals.runtime.store",
     "approvals.runtime.directory",  # the directory the engine asks; reads only
     "approvals.runtime.rollup_buckets",  # the analytics rollup's bucket arithmetic
+    "approvals.runtime.replica",  # where the reads of committed history go
+    "approvals.runtime.tenant_scope",  # the tenant a transaction acts for; writes no row
 }
 
 

@@ -6,6 +6,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from approvals.audit.verify import audit_verify
+from approvals.runtime import replica
 
 from ._tenants import tenant_by_slug
 
@@ -45,9 +46,14 @@ class Command(BaseCommand):
             except ValueError:
                 raise CommandError(f"{options['workflow']!r} is not a workflow id.") from None
         notes: list[str] = []
-        breaks, checked = audit_verify(
-            tenant=tenant, workflow_id=workflow_id, notes=notes, all_days=options["all_days"]
-        )
+
+        def verify() -> tuple[list[Any], int]:
+            notes.clear()  # read again from the primary if the replica fails under it
+            return audit_verify(
+                tenant=tenant, workflow_id=workflow_id, notes=notes, all_days=options["all_days"]
+            )
+
+        breaks, checked = replica.from_replica(verify)
         if workflow_id is not None and not checked and not breaks:
             raise CommandError(f"No workflow {workflow_id} to verify.")
         # The verdict first: what is broken, or OK; then what the daily seals showed.

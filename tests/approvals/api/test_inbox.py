@@ -65,7 +65,8 @@ def test_inbox_lists_my_tasks_with_their_workflow(acme, api):
     assert task["workflowId"] == wid
     assert task["step"] == "manager"
     assert task["template"] == "expense-approval"
-    assert task["subject"] == {"type": "expense", "id": "E-0"}
+    assert task["subject"] == "Expense claim E-0, ₹45,000"
+    assert task["subjectRef"] == {"type": "expense", "id": "E-0"}
     assert task["status"] == "PENDING_MANAGER"
     assert task["onBehalfOf"] is None
     due = dt.datetime.fromisoformat(task["dueAt"])
@@ -228,6 +229,12 @@ def test_cursor_is_opaque_and_tamper_evident(acme, api):
 def test_a_listed_row_names_the_columns_the_list_selects_in_their_order():
     # ListedTask is built positionally from the plain SQL's row: a column added to or
     # moved in the list must move in the tuple too.
-    assert tasks.ListedTask._fields == ("pk", *tasks._TASK_FIELDS[1:], "workflow", "step_name")
+    assert tasks.ListedTask._fields == (
+        "pk",
+        *tasks._TASK_FIELDS[1:],
+        "workflow",
+        "step_name",
+        "subject",
+    )
     assert tasks._TASK_FIELDS[0] == "id"
     assert tasks.ListedWorkflow._fields == tasks._WORKFLOW_FIELDS

@@ -55,6 +55,7 @@ tasks = st.builds(
     created_at=moments,
     workflow=workflows,
     step_name=text,
+    subject=text,
 )
 pages = st.builds(
     TaskPage, tasks=st.lists(tasks, max_size=5), next_cursor=st.none() | text.map(str)
