@@ -11,6 +11,10 @@ import uuid
 from typing import Any
 
 import pytest
+from axes.models import AccessAttempt
+from django.contrib.admin.models import CHANGE, LogEntry
+from django.contrib.auth.models import Group
+from django.contrib.contenttypes.models import ContentType
 from django.db import DatabaseError, connection, transaction
 from django.http import HttpRequest, JsonResponse
 from django.test import Client
@@ -265,5 +269,75 @@ def test_the_policy_is_the_one_the_migration_helper_writes(db):
         "SELECT pg_get_expr(p.polqual, p.polrelid) FROM pg_policy p"
         " WHERE p.polrelid = 'approvals_workflow'::regclass AND p.polname = 'tenant_isolation'"
     )[0]
-    assert "approvals.tenant" in using and "tenant_id" in using
-    assert "approvals.tenant" in TENANT_ISOLATION
+    assert "approvals_acting_tenant()" in using and "tenant_id" in using
+    assert "approvals_acting_tenant()" in TENANT_ISOLATION
+
+
+# Readable on the login role only: every organisation's sessions and sign-in attempts.
+UNREADABLE = ("django_session", "axes_accessattempt", "axes_accesslog", "axes_accessfailurelog")
+
+
+def _shared_rows(two: dict[str, Any]) -> dict[str, int]:
+    """A session, an admin log line, a sign-in attempt and a group link for a person of
+    each organisation; returns the people's ids (acme's alice, globex's gina)."""
+    people = {u.username: u for u in User.objects.filter(username__in=["alice", "gina"])}
+    for who in people.values():
+        client = Client()
+        client.force_login(who)  # a row in django_session
+        LogEntry.objects.create(
+            user_id=who.pk,
+            content_type=ContentType.objects.get_for_model(User),
+            object_id=str(who.pk),
+            object_repr=who.username,
+            action_flag=CHANGE,
+        )
+        AccessAttempt.objects.create(
+            username=who.username,
+            ip_address="192.0.2.1",
+            user_agent="probe",
+            failures_since_start=1,
+        )
+        who.groups.add(Group.objects.get_or_create(name=f"probe-{who.username}")[0])
+    return {name: u.pk for name, u in people.items()}
+
+
+def test_under_the_app_role_no_shared_table_shows_another_organisations_rows(two):
+    people = _shared_rows(two)
+    acme, globex = two["acme"].pk, two["globex"].pk
+    for tenant, mine, theirs in ((acme, "alice", "gina"), (globex, "gina", "alice")):
+        with transaction.atomic(), tenant_scope.acting_for(tenant):
+            assert _rows("SELECT id FROM approvals_tenant") == [(tenant,)]
+            links = {u for (u,) in _rows("SELECT user_id FROM approvals_user_groups")}
+            assert people[mine] in links and people[theirs] not in links
+            logged = {u for (u,) in _rows("SELECT user_id FROM django_admin_log")}
+            assert logged == {people[mine]}
+            for table in UNREADABLE:
+                with pytest.raises(DatabaseError, match="permission denied"), transaction.atomic():
+                    _rows(f'SELECT count(*) FROM "{table}"')  # noqa: S608
+    # the login role (here the superuser) still reads them all, as sign-in needs
+    assert _rows("SELECT count(*) FROM django_session")[0][0] >= 2
+    assert _rows("SELECT count(*) FROM approvals_tenant")[0][0] >= 2
+
+
+def test_the_app_role_cannot_act_for_a_second_organisation_in_its_transaction(two):
+    acme, globex = two["acme"].pk, two["globex"].pk
+    with transaction.atomic(), tenant_scope.acting_for(acme):
+        # asking for another through the function that seals the setting is refused ...
+        with (
+            pytest.raises(DatabaseError, match="cannot change the organisation"),
+            transaction.atomic(),
+        ):
+            _rows("SELECT approvals_act_for(%s)", [globex])
+        # ... and so is the setting changed by hand, at the next read of any table
+        with pytest.raises(DatabaseError, match="without approvals_act_for"), transaction.atomic():
+            _rows("SELECT set_config('approvals.tenant', %s, true)", [str(globex)])
+            _rows("SELECT count(*) FROM approvals_workflow")
+        # ... or with another organisation's seal (a seal holds for its own tenant only)
+        with pytest.raises(DatabaseError, match="without approvals_act_for"), transaction.atomic():
+            _rows("SELECT set_config('approvals.tenant', %s, true)", [str(globex)])
+            _rows("SELECT tenant_id FROM approvals_workflow")
+        # the seal's function is no one's to call
+        with pytest.raises(DatabaseError, match="permission denied"), transaction.atomic():
+            _rows("SELECT approvals_tenant_seal(%s)", [str(globex)])
+        # and the transaction still sees its own organisation only
+        assert _rows("SELECT DISTINCT tenant_id FROM approvals_workflow") == [(acme,)]
