@@ -44,8 +44,17 @@ def _unfiltered(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"tenants": tenants, "workflows": Workflow.objects.count()})
 
 
-# The app's pages plus the probe: ``pytest.mark.urls(__name__)``.
-urlpatterns = [path("rls-probe", _unfiltered), path("", include("config.urls"))]
+def _session_probe(request: HttpRequest) -> JsonResponse:
+    """A read that asks for the session, as the messages of a page may."""
+    return JsonResponse({"keys": len(list(request.session.keys()))})
+
+
+# The app's pages plus the probes: ``pytest.mark.urls(__name__)``.
+urlpatterns = [
+    path("rls-probe", _unfiltered),
+    path("rls-session-probe", _session_probe),
+    path("", include("config.urls")),
+]
 
 
 def _rows(sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
@@ -341,3 +350,19 @@ def test_the_app_role_cannot_act_for_a_second_organisation_in_its_transaction(tw
             _rows("SELECT approvals_tenant_seal(%s)", [str(globex)])
         # and the transaction still sees its own organisation only
         assert _rows("SELECT DISTINCT tenant_id FROM approvals_workflow") == [(acme,)]
+
+
+@pytest.mark.urls(__name__)
+def test_a_bearer_read_beside_a_session_cookie_reads_the_session_before_acting(two):
+    """Sessions are not the app role's to read: the session a cookie names is read on
+    the login role before the request acts for the token's organisation (the
+    middleware before the scope asks for the person), so a page that asks for it
+    later still has it."""
+    _, gina_secret = token_issue(user=User.objects.get(username="gina"))
+    client = Client()
+    client.force_login(User.objects.get(username="alice"))
+
+    answer = client.get("/rls-session-probe", HTTP_AUTHORIZATION=f"Bearer {gina_secret}")
+
+    assert answer.status_code == 200
+    assert answer.json()["keys"] >= 1  # alice's session, read before acting for Globex
