@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
 from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]  # no stubs in requirements/test.in
@@ -351,14 +352,66 @@ def _unique_items(validator: Any, unique: Any, instance: Any, schema: Any) -> It
     yield from _UNIQUE_ITEMS(validator, unique, instance, schema)
 
 
-# Draft 2020-12 with its regular expressions on RE2 and uniqueItems within maxItems.
+# -- checking one start's data: a budget of steps ------------------------------------------
+#
+# Publish bounds the schema (``expansion_problem``); the data is the other factor: each
+# value in it meets up to ``MAX_EXPANDED_NODES`` subschemas. Checking one document is
+# stopped after ``MAX_CHECK_STEPS`` keyword checks (the engine reads no clock, so the
+# budget is counted, not timed) and the start refused in words, whatever the two make.
+
+MAX_CHECK_STEPS = 100_000
+CHECK_TOO_COSTLY = (
+    f"$: checking this data against the workflow template's schema took more than"
+    f" {MAX_CHECK_STEPS:,} steps, so it was stopped; send less data (fewer or shorter"
+    " lists), or ask the workflow template's owner for a simpler schema"
+)
+
+_steps_left: ContextVar[list[int] | None] = ContextVar("data_schema_steps_left", default=None)
+
+
+class CheckTooCostly(Exception):
+    """Checking a document ran out of its ``MAX_CHECK_STEPS``."""
+
+
+def _counted(check: Any) -> Any:
+    """``check`` (one keyword's), counted against the running check's budget."""
+
+    def run(validator: Any, value: Any, instance: Any, schema: Any) -> Iterator[Any]:
+        left = _steps_left.get()
+        if left is not None:
+            left[0] -= 1
+            if left[0] < 0:
+                raise CheckTooCostly
+        found = check(validator, value, instance, schema)
+        if found is not None:
+            yield from found
+
+    return run
+
+
+def data_problems(validator: Any, data: Any, budget: int | None = None) -> list[ValidationError]:
+    """Every error of ``data`` against ``validator``'s schema; raises CheckTooCostly
+    past ``budget`` keyword checks (``MAX_CHECK_STEPS`` unless given)."""
+    token = _steps_left.set([MAX_CHECK_STEPS if budget is None else budget])
+    try:
+        return list(validator.iter_errors(data))
+    finally:
+        _steps_left.reset(token)
+
+
+# Draft 2020-12 with its regular expressions on RE2 and uniqueItems within maxItems,
+# every keyword counted against the check's budget.
 SafeValidator = jsonschema.validators.extend(
     jsonschema.Draft202012Validator,
     {
-        "pattern": _pattern,
-        "patternProperties": _pattern_properties,
-        "additionalProperties": _additional_properties,
-        "uniqueItems": _unique_items,
+        name: _counted(check)
+        for name, check in {
+            **jsonschema.Draft202012Validator.VALIDATORS,
+            "pattern": _pattern,
+            "patternProperties": _pattern_properties,
+            "additionalProperties": _additional_properties,
+            "uniqueItems": _unique_items,
+        }.items()
     },
 )
 

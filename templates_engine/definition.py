@@ -24,7 +24,14 @@ from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]  # no stubs in requirements/test.in
 
-from .data_schema import closed, data_validator, schema_problem
+from .data_schema import (
+    CHECK_TOO_COSTLY,
+    CheckTooCostly,
+    closed,
+    data_problems,
+    data_validator,
+    schema_problem,
+)
 from .errors import DefinitionError
 from .expression_limits import largest_collection
 from .start_policy import StartPolicy
@@ -194,7 +201,11 @@ class Definition:
         if not isinstance(data, Mapping):
             return ["$: workflow data must be a JSON object"]
         if self._validator is not None:
-            errors = sorted(self._validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+            try:
+                found = data_problems(self._validator, data)
+            except CheckTooCostly:
+                return [CHECK_TOO_COSTLY]
+            errors = sorted(found, key=lambda e: list(e.absolute_path))
             if errors:
                 return [f"{e.json_path}: {e.message}" for e in errors[:10]]
         return self._too_large_for_conditions(data)
@@ -207,9 +218,11 @@ class Definition:
             return ["$: workflow data must be a JSON object"]
         if self._validator is None:
             return []
-        errors = [
-            e for e in self._validator.iter_errors(data) if e.validator not in _INCOMPLETE_IS_FINE
-        ]
+        try:
+            found = data_problems(self._validator, data)
+        except CheckTooCostly:
+            return [CHECK_TOO_COSTLY]
+        errors = [e for e in found if e.validator not in _INCOMPLETE_IS_FINE]
         errors.sort(key=lambda e: list(e.absolute_path))
         return [f"{e.json_path}: {e.message}" for e in errors[:10]]
 

@@ -31,6 +31,11 @@ TOO_MANY_ATTEMPTS = (
     f"must be at most {MAX_ATTEMPTS}; an activity that fails {MAX_ATTEMPTS} times will not"
     " succeed on a later try"
 )
+MIN_INITIAL_INTERVAL = 1.0
+INTERVAL_TOO_SHORT = (
+    "must be at least 1 second (PT1S): a retry sooner than that is a storm against the"
+    " service that failed, not a back-off"
+)
 RETRY_ON_WITH_NON_RETRYABLE = (
     "may not be given together with non_retryable: list either the only errors to retry "
     "(retry_on) or the errors never to retry (non_retryable)"
@@ -90,6 +95,14 @@ class RetryPolicy:
         if not isinstance(jitter, bool):
             raise DefinitionError(f"{path}.jitter", "must be true or false")
         return cls(initial, float(coefficient), maximum, attempts, names, jitter, retry_on)
+
+    def publish_problem(self) -> str | None:
+        """Why this policy may not be published now, or None: its first interval under
+        ``MIN_INITIAL_INTERVAL``. Checked at publish, not at parse, so a version already
+        published (and its running workflows) still loads."""
+        if self.initial_interval < MIN_INITIAL_INTERVAL:
+            return INTERVAL_TOO_SHORT
+        return None
 
     def base_delay(self, failures: int) -> float:
         """The delay after the ``failures``-th failure, before jitter."""

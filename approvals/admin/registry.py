@@ -291,7 +291,7 @@ class DelegationForm(forms.ModelForm):
 @admin.register(Delegation)
 class DelegationAdmin(PeopleRowsAdmin, TenantScoped):
     form = DelegationForm
-    list_display = ["away", "stand_in", "starts", "ends", "reason"]
+    list_display = ["away", "stand_in", "starts", "ends", "reason", "set_up_by"]
     list_filter = ["tenant"]
 
     def get_form(
@@ -299,6 +299,12 @@ class DelegationAdmin(PeopleRowsAdmin, TenantScoped):
     ) -> Any:
         form = super().get_form(request, obj, change, **kwargs)
         return type(form.__name__, (form,), {"maker": request.user})
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        # Who made it as it stands: shown to the person on their out-of-office page.
+        if isinstance(request.user, User) and (not change or form.changed_data):
+            obj.created_by = request.user
+        super().save_model(request, obj, form, change)
 
 
 @admin.register(WorkflowTemplate)

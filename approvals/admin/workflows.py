@@ -350,7 +350,7 @@ class RequestRowsAdmin(admin.ModelAdmin):
 class PeopleRowsAdmin(admin.ModelAdmin):
     """Mixed into the out-of-office list: people by name, times with the offset."""
 
-    list_select_related = ["user", "delegate"]
+    list_select_related = ["user", "delegate", "created_by"]
 
     @admin.display(description="Away", ordering="user__first_name")
     def away(self, obj: Any) -> str:
@@ -359,6 +359,10 @@ class PeopleRowsAdmin(admin.ModelAdmin):
     @admin.display(description="Stand-in", ordering="delegate__first_name")
     def stand_in(self, obj: Any) -> str:
         return _name(obj.delegate)
+
+    @admin.display(description="Set up by", ordering="created_by__first_name")
+    def set_up_by(self, obj: Any) -> str:
+        return _name(obj.created_by)
 
     starts = _time_column("starts_at", "From")
     ends = _time_column("ends_at", "Until")

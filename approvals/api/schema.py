@@ -104,6 +104,10 @@ def _error_statuses(path: str, method: str) -> set[int]:
             statuses.update((*_COMMANDS, 422))
     if path.endswith("/workflows") and method == "post":
         statuses.update((409, 422, 503))
+    if "{username}" in path:
+        statuses.add(404)
+        if path.endswith("/deactivate") and method == "post":
+            statuses.add(409)
     return statuses
 
 
@@ -127,6 +131,11 @@ _SPECIFIC = {
         "The comment is blank, over 2,000 characters or holds a NUL (INVALID_COMMENT), "
         "mentions someone unknown (MENTION_UNKNOWN) or someone who may not read the "
         "request (MENTION_CANNOT_READ), or the request id was used for another command"
+    ),
+    ("/deactivate", "post", 404): "No such person in your organisation (NOT_FOUND)",
+    ("/deactivate", "post", 409): (
+        "The person cannot be deactivated now (DEACTIVATION_REFUSED): already deactivated,"
+        " or a task of theirs has nobody to go to; the message says which"
     ),
     ("/workflows", "post", 409): (
         "The workflow template's start policy refuses a start for this subject: "

@@ -106,6 +106,11 @@ class Delegation(models.Model):
     starts_at = models.DateTimeField(validators=[time_bounds.validate_stored_moment])
     ends_at = models.DateTimeField(validators=[time_bounds.validate_stored_moment])
     reason = models.CharField(max_length=200, blank=True)
+    # Who made it as it stands: the person, or an admin who set it up for them (their
+    # out-of-office page says so). Empty on rows made before it was recorded.
+    created_by = models.ForeignKey(
+        User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     class Meta:
         indexes = [models.Index(fields=["tenant", "user", "starts_at"])]

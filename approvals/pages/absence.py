@@ -158,7 +158,7 @@ def out_of_office(request: HttpRequest) -> HttpResponse:
     now = timezone.now()
     current = (
         Delegation.objects.filter(user=user, ends_at__gt=now)
-        .select_related("delegate")
+        .select_related("delegate", "created_by")
         .order_by("starts_at")
     )
     return render(
@@ -174,6 +174,7 @@ def out_of_office(request: HttpRequest) -> HttpResponse:
                     "ends": present.day(d.ends_at - dt.timedelta(seconds=1)),
                     "reason": d.reason,
                     "current": d.starts_at <= now,
+                    "set_up_by": _set_up_by(d, user),
                 }
                 for d in current
             ],
@@ -185,11 +186,20 @@ def out_of_office(request: HttpRequest) -> HttpResponse:
 ABSENCE_ENDED = "Your absence has ended: your tasks come to you again."
 ABSENCE_DELETED = "Deleted your absence from {first} to {last}."
 ABSENCE_CHANGED = "Changed your absence: {first} to {last}, {name} decides your tasks."
+ABSENCE_SET_UP_BY = "Set up for you by {name}"
 ABSENCE_BANNER = "You are out of office until {last}; {name} decides for you."
 
 
 def _name(person: User) -> str:
     return person.first_name or person.username
+
+
+def _set_up_by(d: Delegation, user: User) -> str:
+    """Who set the absence up, when someone else did (an admin, for the person): the
+    person sees that a colleague was named to decide for them, and by whom."""
+    if d.created_by is None or d.created_by_id == user.pk:
+        return ""
+    return ABSENCE_SET_UP_BY.format(name=d.created_by.get_full_name() or _name(d.created_by))
 
 
 def _last_day(d: Delegation) -> str:

@@ -38,21 +38,39 @@ APP_ROLE = "approvals_app"
 SYSTEM_ROLE = "approvals_system"
 TENANT_SETTING = "approvals.tenant"
 
+SEAL_SETTING = "approvals.tenant_seal"
+
 # Both settings in one statement: the role is a setting too (``SET ROLE`` is
-# ``set_config('role', ...)``), and the pair in one SELECT costs one statement.
-ACT_SQL = f"SELECT set_config('role', '{APP_ROLE}', true), set_config('{TENANT_SETTING}', %s, true)"
+# ``set_config('role', ...)``), and the pair in one SELECT costs one statement. The
+# tenant is set (and sealed) by ``approvals_act_for`` on the login role, between the
+# switch back to it (a timer group acts for one organisation after another in one
+# transaction) and the switch to the app role: under ``approvals_app`` it refuses, and
+# a tenant set by hand has no seal, so the app role cannot act for another
+# organisation in its transaction (approvals/sql/functions/approvals_act_for.sql).
+# The select list runs left to right.
+ACT_SQL = (
+    "SELECT set_config('role', 'none', true), approvals_act_for(%s::bigint),"
+    f" set_config('role', '{APP_ROLE}', true)"
+)
 # Inside a transaction that goes on after the block (a test's, or a use-case grouping
-# several commands): what was set before, read and replaced in one statement.
+# several commands): what was set before, read and replaced in one statement (back on
+# the login role for the moment of the switch).
 _SWAP_SQL = (
     "WITH before AS MATERIALIZED (SELECT current_setting('role') AS r,"
-    f" current_setting('{TENANT_SETTING}', true) AS t)"
-    f" SELECT r, t, set_config('role', '{APP_ROLE}', true),"
-    f" set_config('{TENANT_SETTING}', %s, true) FROM before"
+    f" current_setting('{TENANT_SETTING}', true) AS t,"
+    f" current_setting('{SEAL_SETTING}', true) AS s)"
+    " SELECT r, t, s, set_config('role', 'none', true), approvals_act_for(%s::bigint),"
+    f" set_config('role', '{APP_ROLE}', true) FROM before"
 )
 _CROSS_TENANT_SQL = (
-    f"SELECT set_config('role', 'none', true), set_config('{TENANT_SETTING}', '', true)"
+    f"SELECT set_config('role', 'none', true), set_config('{TENANT_SETTING}', '', true),"
+    f" set_config('{SEAL_SETTING}', '', true)"
 )
-_RESTORE_SQL = f"SELECT set_config('role', %s, true), set_config('{TENANT_SETTING}', %s, true)"
+# What was set before, seal included (a seal holds for its own transaction only).
+_RESTORE_SQL = (
+    f"SELECT set_config('role', %s, true), set_config('{TENANT_SETTING}', %s, true),"
+    f" set_config('{SEAL_SETTING}', %s, true)"
+)
 
 NOT_IN_TRANSACTION = "acting_for needs a transaction: SET LOCAL would end with the statement."
 
@@ -102,10 +120,10 @@ def acting_for(tenant_id: int) -> Iterator[None]:
             return
         with db.cursor() as cursor:
             cursor.execute(_SWAP_SQL, [str(tenant_id)])
-            role, tenant, _, _ = cursor.fetchone()
+            role, tenant, seal = cursor.fetchone()[:3]
         yield
         with db.cursor() as cursor:
-            cursor.execute(_RESTORE_SQL, [role, tenant or ""])
+            cursor.execute(_RESTORE_SQL, [role, tenant or "", seal or ""])
     finally:
         db.approvals_acting_for = before
 

@@ -76,7 +76,7 @@ def workflow_template_problems(*, tenant_id: int, doc: Mapping[str, Any]) -> lis
         parsed = Definition.parse(doc)
     except DefinitionError as exc:
         return [exc]
-    outbound = _outbound_problems(tenant_id, parsed)
+    outbound = _outbound_problems(tenant_id, parsed) + _retry_problems(parsed)
     refs = list(references(doc))
     groups = set(
         OrgGroup.objects.filter(
@@ -114,6 +114,18 @@ def _given_tasks(ref: Reference) -> bool:
     """Whether the person a reference names would be given tasks: an approver, a
     fallback approver or an escalation target (a signal's sender is not)."""
     return ".senders" not in ref.path
+
+
+def _retry_problems(definition: Definition) -> list[DefinitionError]:
+    """Each retry policy's first interval at least a second
+    (``RetryPolicy.publish_problem``): a storm of retries is refused at publish."""
+    return [
+        DefinitionError(f"$.steps[{i}]{'.compensate' if undo else ''}.retry.initial_interval", why)
+        for i, step in enumerate(definition.steps)
+        if isinstance(step, ActionStep)
+        for undo, spec in ((False, step.run), (True, step.compensate))
+        if spec is not None and (why := spec.retry.publish_problem()) is not None
+    ]
 
 
 def _outbound_problems(tenant_id: int, definition: Definition) -> list[DefinitionError]:

@@ -70,12 +70,20 @@ DELEGATION_PERIOD = "The last day must not be before the first."
 
 @atomic_for_tenant_of("user")
 def delegation_set(
-    *, user: User, delegate: User, starts_at: dt.datetime, ends_at: dt.datetime, reason: str = ""
+    *,
+    user: User,
+    delegate: User,
+    starts_at: dt.datetime,
+    ends_at: dt.datetime,
+    reason: str = "",
+    made_by: User | None = None,
 ) -> Delegation:
     """Out of office: from ``starts_at`` until ``ends_at`` tasks for ``user`` go to
-    ``delegate``. Raises DelegationRefused as ``delegation_check`` does, for an empty
-    period, or for times outside 1970..2200."""
-    delegation_check(user=user, delegate=delegate)
+    ``delegate``, recorded as made by ``made_by`` (an admin setting it up for them;
+    by default the person). Raises DelegationRefused as ``delegation_check`` does, for
+    an empty period, or for times outside 1970..2200."""
+    made_by = made_by or user
+    delegation_check(user=user, delegate=delegate, maker=made_by)
     assert user.tenant_id is not None
     if not (time_bounds.stored_in_range(starts_at) and time_bounds.stored_in_range(ends_at)):
         raise DelegationRefused(time_bounds.MOMENT_OUT_OF_RANGE)
@@ -88,6 +96,7 @@ def delegation_set(
         starts_at=starts_at,
         ends_at=ends_at,
         reason=reason[:200],
+        created_by=made_by,
     )
 
 

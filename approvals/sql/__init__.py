@@ -35,9 +35,14 @@ def sql_text(name: str) -> str:
 
 # -- row-level security for tables added later ----------------------------------------------
 
+# The organisation a transaction acts for, once per statement: the setting
+# approvals.tenant as approvals_act_for sealed it (functions/approvals_acting_tenant.sql),
+# so approvals_app can neither set it by hand nor change it mid-statement.
+ACTING_TENANT = "(SELECT approvals_acting_tenant())"
+
 # The policy of a table with its own tenant_id (policies/tenant_isolation.sql holds every
 # table's as written; tests/approvals/test_sql_files.py holds the two equal).
-TENANT_ISOLATION = "tenant_id = NULLIF(current_setting('approvals.tenant', true), '')::bigint"
+TENANT_ISOLATION = f"tenant_id = {ACTING_TENANT}"
 
 # The tables with their own tenant_id: every one in the schema, the partitioned events'
 # parent but none of its partitions.
@@ -55,7 +60,13 @@ THROUGH_PARENT = (
     ("approvals_apitoken", "approvals_user", "user_id"),
     ("notifications_notificationpreference", "approvals_user", "user_id"),
     ("approvals_orggroup_members", "approvals_orggroup", "orggroup_id"),
+    ("approvals_user_groups", "approvals_user", "user_id"),
+    ("approvals_user_user_permissions", "approvals_user", "user_id"),
+    ("django_admin_log", "approvals_user", "user_id"),
 )
+
+# Tenant-shaped by their own id: the organisations (each sees its own settings only).
+BY_OWN_ID = (("approvals_tenant", f"id = {ACTING_TENANT}"),)
 
 
 def tenant_isolation_sql(table: str, using: str = TENANT_ISOLATION) -> str:
@@ -106,6 +117,7 @@ def row_level_security_ensure(cursor: Any) -> list[str]:
         for table, parent, column in THROUGH_PARENT
         if table in present and parent in present
     ]
+    wanted += [(table, using) for table, using in BY_OWN_ID if table in present]
     changed = []
     for table, using in wanted:
         if table not in done:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 EXPENSE = "expense-approval"
@@ -86,3 +88,17 @@ def second_organisation() -> tuple[Any, Any]:
         data={},
     )
     return globex, started
+
+
+@contextlib.contextmanager
+def fast_retries() -> Iterator[None]:
+    """Publish retry policies under a second apart, for tests only: the real minimum
+    (``retry.MIN_INITIAL_INTERVAL``) keeps a storm of retries from being published."""
+    from templates_engine import retry
+
+    before = retry.MIN_INITIAL_INTERVAL
+    retry.MIN_INITIAL_INTERVAL = 0.0
+    try:
+        yield
+    finally:
+        retry.MIN_INITIAL_INTERVAL = before

@@ -119,6 +119,16 @@ def test_a_hundred_attempts_are_allowed():
     Definition.parse(_action(retry={"max_attempts": retry.MAX_ATTEMPTS}))
 
 
+@pytest.mark.parametrize(("interval", "problem"), [(0, True), ("PT0.5S", True), ("PT1S", False)])
+def test_a_retry_under_a_second_is_a_publish_problem_but_still_loads(interval, problem):
+    # A version already published with it still loads (its workflows replay); publishing
+    # one asks publish_problem (approvals.selectors.templates).
+    definition = Definition.parse(_action(retry={"initial_interval": interval}))
+    policy = definition.steps[0].run.retry  # type: ignore[attr-defined]
+
+    assert policy.publish_problem() == (retry.INTERVAL_TOO_SHORT if problem else None)
+
+
 # -- conditions: bounded at parse --------------------------------------------------------
 
 
@@ -547,3 +557,49 @@ def test_unique_items_compares_nothing_on_an_array_past_its_max_items(monkeypatc
     assert len(problems) == 1 and problems[0].endswith("is too long")
     assert definition.data_errors({"v": [{"n": 1}, {"n": 1}]})
     assert compared == [2]
+
+
+# -- checking a start's data: a counted budget -------------------------------------------
+
+_LINES = {
+    "type": "object",
+    "properties": {
+        "lines": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"sku": {"type": "string", "minLength": 1}},
+            },
+        }
+    },
+}
+
+
+def test_checking_data_past_its_step_budget_stops_and_says_so_in_words():
+    definition = Definition.parse(_with_schema(_LINES))
+    # about five keyword checks a line: 30,000 lines are past the 100,000 steps
+    lines = [{"sku": "A-1"}] * 30_000
+
+    assert definition.data_errors({"lines": lines}) == [data_schema.CHECK_TOO_COSTLY]
+    assert definition.draft_errors({"lines": lines}) == [data_schema.CHECK_TOO_COSTLY]
+    assert "took more than 100,000 steps" in data_schema.CHECK_TOO_COSTLY
+
+
+def test_data_within_the_budget_is_checked_as_before():
+    definition = Definition.parse(_with_schema(_LINES))
+
+    assert definition.data_errors({"lines": [{"sku": "A-1"}] * 100}) == []
+    assert definition.data_errors({"lines": [{"sku": ""}]}) == [
+        "$.lines[0].sku: '' should be non-empty"
+    ]
+
+
+def test_the_budget_counts_every_keyword_check_and_is_given_back_after_each_document():
+    validator = data_schema.data_validator(_LINES)
+    one_line = {"lines": [{"sku": "A-1"}]}
+
+    with pytest.raises(data_schema.CheckTooCostly):
+        data_schema.data_problems(validator, one_line, budget=3)
+    assert data_schema.data_problems(validator, one_line, budget=50) == []
+    # outside a budgeted check nothing is counted (the publish-time checks, the tests)
+    assert list(validator.iter_errors({"lines": [{"sku": "A-1"}] * 50_000})) == []

@@ -10,6 +10,6 @@ AS $function$
 DECLARE found bigint[];
 BEGIN
     EXECUTE 'SELECT coalesce(array_agg(id), ''{}''::bigint[]) FROM public.approvals_user u WHERE u.tenant_id = $1 AND to_tsvector(''simple''::regconfig, u.username || '' '' || u.first_name || '' '' || u.last_name) @@ $2'
-        INTO found USING NULLIF(current_setting('approvals.tenant', true), '')::bigint, $1;
+        INTO found USING public.approvals_acting_tenant(), $1;
     RETURN found;
 END $function$;

@@ -10,6 +10,6 @@ AS $function$
 DECLARE found uuid[];
 BEGIN
     EXECUTE 'SELECT coalesce(array_agg(id), ''{}''::uuid[]) FROM public.approvals_workflow w WHERE w.tenant_id = $1 AND w.search_words @@ $2'
-        INTO found USING NULLIF(current_setting('approvals.tenant', true), '')::bigint, $1;
+        INTO found USING public.approvals_acting_tenant(), $1;
     RETURN found;
 END $function$;

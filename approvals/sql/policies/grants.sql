@@ -13,3 +13,12 @@ DO $$ BEGIN IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'approvals_app') T
     IF to_regprocedure('approvals_search_ids(tsquery)') IS NOT NULL THEN GRANT EXECUTE ON FUNCTION approvals_search_ids(tsquery) TO approvals_app; END IF;
     IF to_regprocedure('approvals_people_named(tsquery)') IS NOT NULL THEN GRANT EXECUTE ON FUNCTION approvals_people_named(tsquery) TO approvals_app; END IF;
 END IF; END $$;
+-- What no organisation's transaction reads (migration 0121): every organisation's
+-- sessions and sign-in attempts (read and written on the login role, before and after
+-- a request acts for anyone), and the key that seals approvals.tenant.
+DO $$ DECLARE t text; BEGIN IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'approvals_app') THEN
+    FOREACH t IN ARRAY ARRAY['django_session', 'axes_accessattempt', 'axes_accessattemptexpiration',
+                             'axes_accessfailurelog', 'axes_accesslog', 'approvals_tenant_key'] LOOP
+        IF to_regclass(t) IS NOT NULL THEN EXECUTE format('REVOKE ALL ON %I FROM approvals_app', t); END IF;
+    END LOOP;
+END IF; END $$;

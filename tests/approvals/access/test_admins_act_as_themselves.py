@@ -46,6 +46,22 @@ def test_an_org_admin_cannot_deactivate_the_superuser_through_the_api(acme: Any,
     assert superuser_client.get("/api/me/tasks").status_code == 200
 
 
+def test_a_deactivations_not_found_and_refused_answers_are_in_the_api_schema(
+    acme: Any, api: Any
+) -> None:
+    schema = api("olga").get("/api/schema/", HTTP_ACCEPT="application/json").json()
+    documented = schema["paths"]["/api/users/{username}/deactivate"]["post"]["responses"]
+
+    nobody = api("olga").post("/api/users/nobody-here/deactivate", {"reason": "x"}, format="json")
+    first = api("olga").post("/api/users/victor/deactivate", {"reason": "x"}, format="json")
+    again = api("olga").post("/api/users/victor/deactivate", {"reason": "x"}, format="json")
+
+    assert (nobody.status_code, first.status_code, again.status_code) == (404, 200, 409)
+    assert again.json()["error"]["code"] == "DEACTIVATION_REFUSED"
+    assert {"404", "409"} <= set(documented)
+    assert "DEACTIVATION_REFUSED" in documented["409"]["description"]
+
+
 def test_may_deactivate_refuses_superusers_and_other_organisations(acme: Any) -> None:
     globex = Tenant.objects.create(slug="globex", name="Globex")
     gina = User.objects.create_user("gina", password="pw", tenant=globex)

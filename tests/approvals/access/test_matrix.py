@@ -27,6 +27,7 @@ from approvals import clock
 from approvals.models import Delegation, Tenant, User, WorkflowEvent, WorkflowTemplate
 from approvals.notifications.bodies import mail_bodies
 from approvals.notifications.models import MailMessage
+from approvals.pages.absence import ABSENCE_SET_UP_BY
 from approvals.services.attachments import attachment_add, attachments_check
 from approvals.services.drafts import draft_files_add, draft_save
 from approvals.services.templates import workflow_template_publish
@@ -103,6 +104,15 @@ def _victor_away(delegate: str) -> dict[str, Any]:
         "ends_at_1": "00:00:00",
         "reason": "leave",
     }
+
+
+def _bobs_absence_naming(c: Any, w: World, delegate: str) -> Any:
+    """The admin's change of bob's absence (ivan standing in) to ``delegate``."""
+    form = _victor_away(delegate) | {"user": User.objects.get(username="bob").pk}
+    answer = c.post(f"/admin/approvals/delegation/{w.absence_id}/change/", form)
+    if delegate != "farah":
+        assert Delegation.objects.get(pk=w.absence_id).delegate.username == "ivan"
+    return answer
 
 
 def _bobs_link(w: World) -> str:
@@ -564,6 +574,14 @@ ROWS = [
         api=False,
     ),
     Row(
+        "admin:approvals_delegation_change",
+        # Bob's absence changed to name whoever saves it: refused as the add is (the
+        # form again, 200, for those who may open it), and ivan still stands in.
+        lambda c, w, p: _bobs_absence_naming(c, w, PERSONAS[p] or "farah"),
+        answers("302", "302", "302", "302", "200", "403", "403", "302", "302", "200", "302"),
+        api=False,
+    ),
+    Row(
         "admin:approvals_startschedule_add",
         lambda c, w, p: c.get("/admin/approvals/startschedule/add/"),
         answers("302", "302", "302", "302", "200", "403", "403", "302", "302", "200", "302"),
@@ -861,3 +879,27 @@ def test_every_url_has_a_row() -> None:
 def test_every_admin_model_has_a_row() -> None:
     registered = {f"{m._meta.app_label}.{m._meta.model_name}" for m in admin.site._registry}
     assert registered == set(ADMIN_LISTS)
+
+
+def test_an_admins_delegation_for_someone_else_names_its_maker_to_the_person(world: World) -> None:
+    fiona, victor = (_client(p, api=False) for p in ("finance_admin", "employee"))
+    # given fiona sets up victor's absence, farah standing in
+    assert fiona.post("/admin/approvals/delegation/add/", _victor_away("farah")).status_code == 302
+    made = Delegation.objects.get(user__username="victor")
+    # then it is recorded as hers, and victor's out-of-office page says so
+    assert made.created_by is not None and made.created_by.username == "fiona"
+    said = ABSENCE_SET_UP_BY.format(name=made.created_by.get_full_name() or "fiona")
+    assert said in victor.get("/account/out-of-office").content.decode()
+    # an absence the person sets up themselves names no one
+    own = {"delegate": "farah", "first_day": "2030-01-07", "last_day": "2030-01-09"}
+    assert victor.post("/account/out-of-office", own).status_code == 302
+    mine = Delegation.objects.filter(user__username="victor").exclude(pk=made.pk).get()
+    assert mine.created_by is not None and mine.created_by.username == "victor"
+    assert victor.get("/account/out-of-office").content.decode().count("Set up for you by") == 1
+    # and an admin's change of someone's absence makes it hers as it stands
+    bob = _client("assignee", api=False)
+    changed = _victor_away("farah") | {"user": User.objects.get(username="bob").pk}
+    answer = fiona.post(f"/admin/approvals/delegation/{world.absence_id}/change/", changed)
+    assert answer.status_code == 302
+    assert Delegation.objects.get(pk=world.absence_id).created_by == made.created_by
+    assert said in bob.get("/account/out-of-office").content.decode()

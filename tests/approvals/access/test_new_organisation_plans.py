@@ -165,8 +165,12 @@ def test_a_decision_of_a_new_organisation_finds_its_rows_by_the_workflows_key(
     # grown since the statistics were taken, which still take it for empty
     counts = dict(_rows("SELECT tenant_id, count(*) FROM approvals_pendingtask GROUP BY 1"))
     assert counts[newco.pk] > COPIES
-    with transaction.atomic(), tenant_scope.acting_for(newco.pk):
-        ((plan,),) = _rows("EXPLAIN (FORMAT JSON) SELECT * FROM approvals_pendingtask")
+    # (the policies name the tenant through a subquery since migration 0121, as the
+    # events' did since 0045, so the statistics are asked with the tenant written out)
+    ((plan,),) = _rows(
+        "EXPLAIN (FORMAT JSON) SELECT * FROM approvals_pendingtask WHERE tenant_id = %s",
+        [newco.pk],
+    )
     assert plan[0]["Plan"]["Plan Rows"] <= 1
     started = _reminding(nina, "P-new")
     statements: list[tuple[str, Any]] = []

@@ -11,6 +11,10 @@ import uuid
 from typing import Any
 
 import pytest
+from axes.models import AccessAttempt
+from django.contrib.admin.models import CHANGE, LogEntry
+from django.contrib.auth.models import Group
+from django.contrib.contenttypes.models import ContentType
 from django.db import DatabaseError, connection, transaction
 from django.http import HttpRequest, JsonResponse
 from django.test import Client
@@ -40,8 +44,17 @@ def _unfiltered(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"tenants": tenants, "workflows": Workflow.objects.count()})
 
 
-# The app's pages plus the probe: ``pytest.mark.urls(__name__)``.
-urlpatterns = [path("rls-probe", _unfiltered), path("", include("config.urls"))]
+def _session_probe(request: HttpRequest) -> JsonResponse:
+    """A read that asks for the session, as the messages of a page may."""
+    return JsonResponse({"keys": len(list(request.session.keys()))})
+
+
+# The app's pages plus the probes: ``pytest.mark.urls(__name__)``.
+urlpatterns = [
+    path("rls-probe", _unfiltered),
+    path("rls-session-probe", _session_probe),
+    path("", include("config.urls")),
+]
 
 
 def _rows(sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
@@ -265,5 +278,91 @@ def test_the_policy_is_the_one_the_migration_helper_writes(db):
         "SELECT pg_get_expr(p.polqual, p.polrelid) FROM pg_policy p"
         " WHERE p.polrelid = 'approvals_workflow'::regclass AND p.polname = 'tenant_isolation'"
     )[0]
-    assert "approvals.tenant" in using and "tenant_id" in using
-    assert "approvals.tenant" in TENANT_ISOLATION
+    assert "approvals_acting_tenant()" in using and "tenant_id" in using
+    assert "approvals_acting_tenant()" in TENANT_ISOLATION
+
+
+# Readable on the login role only: every organisation's sessions and sign-in attempts.
+UNREADABLE = ("django_session", "axes_accessattempt", "axes_accesslog", "axes_accessfailurelog")
+
+
+def _shared_rows(two: dict[str, Any]) -> dict[str, int]:
+    """A session, an admin log line, a sign-in attempt and a group link for a person of
+    each organisation; returns the people's ids (acme's alice, globex's gina)."""
+    people = {u.username: u for u in User.objects.filter(username__in=["alice", "gina"])}
+    for who in people.values():
+        client = Client()
+        client.force_login(who)  # a row in django_session
+        LogEntry.objects.create(
+            user_id=who.pk,
+            content_type=ContentType.objects.get_for_model(User),
+            object_id=str(who.pk),
+            object_repr=who.username,
+            action_flag=CHANGE,
+        )
+        AccessAttempt.objects.create(
+            username=who.username,
+            ip_address="192.0.2.1",
+            user_agent="probe",
+            failures_since_start=1,
+        )
+        who.groups.add(Group.objects.get_or_create(name=f"probe-{who.username}")[0])
+    return {name: u.pk for name, u in people.items()}
+
+
+def test_under_the_app_role_no_shared_table_shows_another_organisations_rows(two):
+    people = _shared_rows(two)
+    acme, globex = two["acme"].pk, two["globex"].pk
+    for tenant, mine, theirs in ((acme, "alice", "gina"), (globex, "gina", "alice")):
+        with transaction.atomic(), tenant_scope.acting_for(tenant):
+            assert _rows("SELECT id FROM approvals_tenant") == [(tenant,)]
+            links = {u for (u,) in _rows("SELECT user_id FROM approvals_user_groups")}
+            assert people[mine] in links and people[theirs] not in links
+            logged = {u for (u,) in _rows("SELECT user_id FROM django_admin_log")}
+            assert logged == {people[mine]}
+            for table in UNREADABLE:
+                with pytest.raises(DatabaseError, match="permission denied"), transaction.atomic():
+                    _rows(f'SELECT count(*) FROM "{table}"')  # noqa: S608
+    # the login role (here the superuser) still reads them all, as sign-in needs
+    assert _rows("SELECT count(*) FROM django_session")[0][0] >= 2
+    assert _rows("SELECT count(*) FROM approvals_tenant")[0][0] >= 2
+
+
+def test_the_app_role_cannot_act_for_a_second_organisation_in_its_transaction(two):
+    acme, globex = two["acme"].pk, two["globex"].pk
+    with transaction.atomic(), tenant_scope.acting_for(acme):
+        # asking for another through the function that seals the setting is refused ...
+        with (
+            pytest.raises(DatabaseError, match="cannot change the organisation"),
+            transaction.atomic(),
+        ):
+            _rows("SELECT approvals_act_for(%s)", [globex])
+        # ... and so is the setting changed by hand, at the next read of any table
+        with pytest.raises(DatabaseError, match="without approvals_act_for"), transaction.atomic():
+            _rows("SELECT set_config('approvals.tenant', %s, true)", [str(globex)])
+            _rows("SELECT count(*) FROM approvals_workflow")
+        # ... or with another organisation's seal (a seal holds for its own tenant only)
+        with pytest.raises(DatabaseError, match="without approvals_act_for"), transaction.atomic():
+            _rows("SELECT set_config('approvals.tenant', %s, true)", [str(globex)])
+            _rows("SELECT tenant_id FROM approvals_workflow")
+        # the seal's function is no one's to call
+        with pytest.raises(DatabaseError, match="permission denied"), transaction.atomic():
+            _rows("SELECT approvals_tenant_seal(%s)", [str(globex)])
+        # and the transaction still sees its own organisation only
+        assert _rows("SELECT DISTINCT tenant_id FROM approvals_workflow") == [(acme,)]
+
+
+@pytest.mark.urls(__name__)
+def test_a_bearer_read_beside_a_session_cookie_reads_the_session_before_acting(two):
+    """Sessions are not the app role's to read: the session a cookie names is read on
+    the login role before the request acts for the token's organisation (the
+    middleware before the scope asks for the person), so a page that asks for it
+    later still has it."""
+    _, gina_secret = token_issue(user=User.objects.get(username="gina"))
+    client = Client()
+    client.force_login(User.objects.get(username="alice"))
+
+    answer = client.get("/rls-session-probe", HTTP_AUTHORIZATION=f"Bearer {gina_secret}")
+
+    assert answer.status_code == 200
+    assert answer.json()["keys"] >= 1  # alice's session, read before acting for Globex

@@ -23,6 +23,16 @@ from approvals.services.templates import workflow_template_publish
 from approvals.services.workflows import workflow_start
 from approvals.workers.activities import attempt_run
 
+from ..helpers import fast_retries
+
+
+@pytest.fixture(autouse=True)
+def _retries_at_once() -> Iterator[None]:
+    """The calls' retry policies try again at once (tests only), so no test waits."""
+    with fast_retries():
+        yield
+
+
 # The test server listens on loopback: this organisation allows it explicitly.
 LOOPBACK = allow_list("127.0.0.1 private")
 

@@ -39,6 +39,15 @@ from approvals.services.templates import DefinitionRefused, workflow_template_pu
 from approvals.services.workflows import workflow_start
 from approvals.workers.activities import attempt_run
 
+from ..helpers import fast_retries
+
+
+@pytest.fixture(autouse=True)
+def _retries_at_once() -> Iterator[None]:
+    """The calls' retry policies try again at once (tests only), so no test waits."""
+    with fast_retries():
+        yield
+
 
 class Server:
     """A local HTTP server that answers ``reply`` (or redirects to ``redirect``)."""

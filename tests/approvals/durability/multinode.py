@@ -79,9 +79,13 @@ def seed(queue: str) -> None:
     from approvals.models import User
     from approvals.services.templates import workflow_template_publish
     from approvals.services.tokens import token_issue
+    from templates_engine import retry
 
     tenant = seed_demo()
     effect_table_create()
+    # RETRY's fifth of a second keeps the faults short: allowed in this test's own
+    # process only (publish refuses under retry.MIN_INITIAL_INTERVAL).
+    retry.MIN_INITIAL_INTERVAL = 0.0
     workflow_template_publish(tenant=tenant, definition=template(queue))
     tokens = {
         name: token_issue(user=User.objects.get(username=name), name="multinode")[1]

@@ -12,7 +12,7 @@ from playwright.sync_api import Browser, expect
 
 from approvals import clock
 from approvals.models import Delegation, User
-from approvals.pages.absence import ABSENCE_ENDED
+from approvals.pages.absence import ABSENCE_ENDED, ABSENCE_SET_UP_BY
 
 from .test_browser import shot, sign_in
 
@@ -61,3 +61,30 @@ def test_the_page_lists_a_current_and_a_planned_absence_and_the_banner_ends_one(
     expect(page.locator("form.absence")).to_have_count(0)
     current.refresh_from_db()
     assert current.ends_at <= clock.now()
+
+
+def test_an_absence_an_admin_set_up_names_the_admin_to_the_person_away(
+    acme: Any, live_server: Any, browser: Browser
+) -> None:
+    victor, farah, fiona = (User.objects.get(username=u) for u in ("victor", "farah", "fiona"))
+    now = clock.now()
+    Delegation.objects.create(
+        tenant=acme,
+        user=victor,
+        delegate=farah,
+        starts_at=now + 2 * DAY,
+        ends_at=now + 6 * DAY,
+        reason="Conference",
+        created_by=fiona,
+    )
+
+    page = sign_in(browser, live_server.url, "victor")
+    for width, height in ((1280, 800), (390, 844)):
+        page.set_viewport_size({"width": width, "height": height})
+        page.goto(f"{live_server.url}/account/out-of-office")
+        row = page.locator("table.absences tbody tr")
+        expect(row).to_have_count(1)
+        expect(row).to_contain_text(
+            ABSENCE_SET_UP_BY.format(name=fiona.get_full_name() or fiona.username)
+        )
+        shot(page, f"out-of-office-set-up-by-an-admin-{width}")

@@ -11,8 +11,8 @@ from django.test import Client
 
 from approvals.models import Tenant, User, Workflow, WorkflowTemplate
 from approvals.selectors.template_trial import workflow_template_try
-from approvals.services.templates import workflow_template_publish
-from templates_engine import data_schema
+from approvals.services.templates import DefinitionRefused, workflow_template_publish
+from templates_engine import data_schema, retry
 from templates_engine import expression_limits as limits
 from templates_engine.durations import DURATION_TOO_LONG
 
@@ -145,3 +145,67 @@ def test_try_it_applies_the_same_limits(acme):
 
     assert trial.entries == []
     assert trial.problems == ["$: " + limits.TOO_COSTLY.format(largest=500, source=rule)]
+
+
+def _action(**fields: Any) -> dict[str, Any]:
+    step = {"id": "tell", "kind": "action", "activity": "notify_erp", **fields}
+    return {"key": "limits", "steps": [step]}
+
+
+@pytest.mark.parametrize(
+    ("doc", "path"),
+    [
+        (_action(retry={"initial_interval": 0, "max_attempts": 100}), "$.steps[0].retry"),
+        (_action(retry={"initial_interval": "PT0.5S"}), "$.steps[0].retry"),
+        (
+            _action(compensate={"activity": "notify_erp", "retry": {"initial_interval": 0}}),
+            "$.steps[0].compensate.retry",
+        ),
+    ],
+    ids=["zero", "half-a-second", "compensation"],
+)
+def test_a_retry_sooner_than_a_second_is_refused_at_publish_in_words(acme, doc, path):
+    before = WorkflowTemplate.objects.count()
+
+    with pytest.raises(DefinitionRefused) as refused:
+        workflow_template_publish(tenant=acme, definition=doc)
+
+    assert (refused.value.path, refused.value.problem) == (
+        f"{path}.initial_interval",
+        retry.INTERVAL_TOO_SHORT,
+    )
+    assert "at least 1 second" in retry.INTERVAL_TOO_SHORT
+    assert WorkflowTemplate.objects.count() == before
+
+
+def test_a_retry_a_second_apart_publishes(acme):
+    published = workflow_template_publish(
+        tenant=acme, definition=_action(retry={"initial_interval": "PT1S", "max_attempts": 100})
+    )
+
+    assert published.version == 1
+
+
+def test_a_start_whose_data_takes_too_many_checks_is_refused_in_words(acme, api):
+    # Fifty branches each failing for every line: a hundred checks a line.
+    branches = [{"type": "string", "minLength": 2 + i} for i in range(50)]
+    schema = {
+        "type": "object",
+        "properties": {"lines": {"type": "array", "items": {"anyOf": branches}}},
+    }
+    workflow_template_publish(tenant=acme, definition=_doc(schema=schema))
+    before = Workflow.objects.count()
+
+    response = api("alice").post(
+        "/api/workflows",
+        {
+            "template": "limits",
+            "subject": {"type": "t", "id": "3"},
+            "data": {"lines": ["x"] * 1500},
+        },
+        format="json",
+    )
+
+    assert response.status_code in (400, 422), response.content
+    assert data_schema.CHECK_TOO_COSTLY in json.dumps(response.json())
+    assert Workflow.objects.count() == before
