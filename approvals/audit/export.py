@@ -15,26 +15,25 @@ from typing import Any
 from django.conf import settings
 from django.core import signing
 from django.db.models import Q, QuerySet
-from django.db.models.fields.json import KT
-
-from templates_engine import public_status
-from templates_engine.events import event_from_dict
-from templates_engine.state import State, evolve
 
 from ..models import WorkflowEvent
 from ..selectors.tasks import BAD_CURSOR, BadCursor
 from .daily_proof import inclusion_proof, seal_fields
 from .models import ChainSeal, DailySeal
+from .offline_verify import shown_columns
 
-# One row per event, in this order (the CSV header).
+# One row per event, in this order (the CSV header). Every column is either covered by
+# the event's hash or derived from what it covers (``offline_verify.shown_columns``), so
+# a reader can check each one: the actor's name, the template, the subject and the status
+# are the ones recorded when the event was written (hash format 3), never today's rows.
 COLUMNS: tuple[str, ...] = (
-    "event_id",
     "workflow_id",
     "seq",
     "type",
     "step",
     "decision",
     "actor",
+    "actor_name",
     "role",
     "on_behalf_of",
     "comment",
@@ -61,6 +60,7 @@ CHAIN_FIELDS: tuple[str, ...] = (
     "on_behalf_of_id",
     "schema_version",
     "result",
+    "recorded",
     "hash_format",
     "workflow_version",
     "workflow_last_hash",
@@ -89,32 +89,25 @@ _MAX_ID = 2**63 - 1
 # Text a spreadsheet would run as a formula when it starts so.
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
+# What is read of each event: the event's own columns (the id only for the API's pages,
+# which are not an export) and its workflow's recorded head.
 _VALUES = {
     "event_id": "id",
     "workflow_id": "workflow_id",
     "seq": "seq",
     "type": "type",
-    "step": "x_step",
-    "decision": "x_decision",
-    "actor": "actor__username",
     "role": "role",
-    "on_behalf_of": "on_behalf_of__username",
-    "comment": "x_comment",
-    "time": "created_at",
-    "template_key": "workflow__template_key",
-    "template_version": "workflow__template_version",
-    "subject_type": "workflow__subject_type",
-    "subject_id": "workflow__subject_id",
-    "status": "workflow__public_status",
     "prev_hash": "prev_hash",
     "hash": "hash",
     "tenant_id": "tenant_id",
+    "created_at": "created_at",
     "payload": "payload",
     "request_id": "request_id",
     "actor_id": "actor_id",
     "on_behalf_of_id": "on_behalf_of_id",
     "schema_version": "schema_version",
     "result": "result",
+    "recorded": "recorded",
     "hash_format": "hash_format",
     "workflow_version": "workflow__version",
     "workflow_last_hash": "workflow__last_hash",
@@ -168,64 +161,20 @@ def audit_events(*, tenant_id: int, filters: ExportFilter) -> QuerySet[WorkflowE
 
 
 def _rows(qs: QuerySet[WorkflowEvent]) -> QuerySet[Any]:
-    return qs.annotate(
-        x_step=KT("payload__step"),
-        x_decision=KT("payload__decision"),
-        x_comment=KT("payload__comment"),
-    ).values_list(*_VALUES.values())
-
-
-class _StatusAfter:
-    """The workflow's status (as the API words it) after each event, replayed as the
-    rows go by: a workflow's state is kept from one of its events to the next and let
-    go after its last, and a history met part-way (a filter, a page) is replayed from
-    its first event. Empty for a history the engine cannot read."""
-
-    def __init__(self) -> None:
-        self._held: dict[str, tuple[int, State | None]] = {}
-
-    def __call__(self, workflow_id: str, seq: int, payload: Any, version: int) -> str:
-        held = self._held.pop(workflow_id, None)
-        state = held[1] if held is not None and held[0] == seq - 1 else _before(workflow_id, seq)
-        if state is not None:
-            try:
-                state = evolve(state, event_from_dict(payload))
-            except (ValueError, KeyError, TypeError, AttributeError):
-                state = None
-        if seq < version:
-            self._held[workflow_id] = (seq, state)
-        return public_status(state) if state is not None else ""
-
-
-def _before(workflow_id: str, seq: int) -> State | None:
-    state = State()
-    if seq <= 1:
-        return state
-    payloads = (
-        WorkflowEvent.objects.filter(workflow_id=workflow_id, seq__lt=seq)
-        .order_by("seq")
-        .values_list("payload", flat=True)
-    )
-    try:
-        for payload in payloads.iterator(500):
-            state = evolve(state, event_from_dict(payload))
-    except (ValueError, KeyError, TypeError, AttributeError):
-        return None
-    return state
+    return qs.values_list(*_VALUES.values())
 
 
 def _record(
-    values: Sequence[Any], status_after: _StatusAfter, whole_histories: bool
+    values: Sequence[Any], whole_histories: bool, *, with_id: bool = False
 ) -> dict[str, Any]:
+    """One event as an export row: what its hash covers, and the columns derived from
+    that alone (``shown_columns``), which the offline verifier derives again."""
     row = dict(zip(_VALUES, values, strict=True))
-    at: dt.datetime = row["time"]
+    if not with_id:
+        del row["event_id"]
     row["workflow_id"] = str(row["workflow_id"])
-    row["created_at"] = at.isoformat()  # the text the hash covers
-    row["time"] = at.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    row["comment"] = row["comment"] or ""
-    row["status"] = status_after(
-        row["workflow_id"], row["seq"], row["payload"], row["workflow_version"]
-    )
+    row["created_at"] = row["created_at"].isoformat()  # the text the hash covers
+    row.update(shown_columns(row))
     if not whole_histories:
         row["workflow_version"] = row["workflow_last_hash"] = None
     return row
@@ -235,10 +184,9 @@ def audit_rows(*, tenant_id: int, filters: ExportFilter) -> Iterator[dict[str, A
     """Every matching event as a row, read through a server-side cursor on PostgreSQL
     (``APPROVALS_AUDIT_EXPORT_CHUNK`` rows per round trip)."""
     qs = _rows(audit_events(tenant_id=tenant_id, filters=filters))
-    status_after = _StatusAfter()
     whole = filters.whole_histories
     for values in qs.iterator(chunk_size=settings.APPROVALS_AUDIT_EXPORT_CHUNK):
-        yield _record(values, status_after, whole)
+        yield _record(values, whole)
 
 
 def seal_rows(*, tenant_id: int) -> Iterator[dict[str, Any]]:
@@ -362,9 +310,8 @@ def audit_page(
     qs = audit_events(tenant_id=tenant_id, filters=filters)
     if cursor:
         qs = qs.filter(id__gt=_decode(cursor))
-    status_after = _StatusAfter()
     whole = filters.whole_histories
-    rows = [_record(v, status_after, whole) for v in _rows(qs)[: limit + 1]]
+    rows = [_record(v, whole, with_id=True) for v in _rows(qs)[: limit + 1]]
     more = len(rows) > limit
     rows = rows[:limit]
     return EventPage(rows, _encode(rows[-1]["event_id"]) if more and rows else None)

@@ -36,6 +36,7 @@ _EVENT_FIELDS = (
     "schema_version",
     "result",
     "hash_format",
+    "recorded",
     "hash",
 )
 # How many seal intervals an event may wait for its seal before its absence is a break:
@@ -348,7 +349,7 @@ def _chain_breaks(
     n = len(EventRow._fields)
     for row in rows:
         event = EventRow(*row[:n])  # type: ignore[arg-type]
-        tenant_id, schema_version, result, hash_format = row[n : n + 4]
+        tenant_id, schema_version, result, hash_format, recorded = row[n : n + 5]
         stored = str(row[-1])
         if event.seq != last_seq + 1:
             yield Break(wid, last_seq + 1, f"missing (the next event is seq {event.seq})")
@@ -356,12 +357,16 @@ def _chain_breaks(
             yield Break(wid, event.seq, "does not link to the event before it (prev_hash)")
         if tenant_id != wf.tenant_id:
             yield Break(wid, event.seq, OTHER_TENANT)
-        expected = _expected_hash(event, hash_format, tenant_id, schema_version, result)
+        expected = _expected_hash(event, hash_format, tenant_id, schema_version, result, recorded)
         if expected is None:
             yield Break(wid, event.seq, UNKNOWN_FORMAT.format(format=hash_format))
         elif expected != stored:
             yield _mismatch(
-                wid, event, hash_format, tenant_id, schema_version, result, stored, accepted
+                wid,
+                event,
+                (hash_format, tenant_id, schema_version, result, recorded),
+                stored,
+                accepted,
             )
         format_ = int(hash_format) if isinstance(hash_format, int) else HASH_V1
         if format_ < last_format:
@@ -399,19 +404,19 @@ def _chain_breaks(
 def _mismatch(
     wid: str,
     event: EventRow,
-    hash_format: Any,
-    tenant_id: Any,
-    schema_version: Any,
-    result: Any,
+    columns: tuple[Any, Any, Any, Any, Any],
     stored: str,
     accepted: dict[tuple[str, int], int] | None,
 ) -> Break:
+    """``columns``: the event's hash format, tenant, schema version, result and recorded."""
+    hash_format, tenant_id, schema_version, result, recorded = columns
     for hashed, words in sent_spellings(
         event,
         hash_format=hash_format if isinstance(hash_format, int) else None,
         tenant_id=int(tenant_id),
         schema_version=int(schema_version),
         result=result,
+        recorded=recorded,
     ):
         if hashed == stored:
             by = (accepted or {}).get((wid, event.seq))
@@ -421,7 +426,12 @@ def _mismatch(
 
 
 def _expected_hash(
-    event: EventRow, hash_format: Any, tenant_id: Any, schema_version: Any, result: Any
+    event: EventRow,
+    hash_format: Any,
+    tenant_id: Any,
+    schema_version: Any,
+    result: Any,
+    recorded: Any,
 ) -> str | None:
     return stored_event_hash(
         event,
@@ -429,4 +439,5 @@ def _expected_hash(
         tenant_id=int(tenant_id),
         schema_version=int(schema_version),
         result=result,
+        recorded=recorded,
     )

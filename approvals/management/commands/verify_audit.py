@@ -5,6 +5,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from approvals.audit.export_check import export_problems
 from approvals.audit.verify import audit_verify
 
 from ._tenants import tenant_by_slug
@@ -36,6 +37,13 @@ class Command(BaseCommand):
             "last day's root, which holds every workflow's current head, is recomputed",
         )
 
+        parser.add_argument(
+            "--export",
+            metavar="FILE",
+            help="also check an export (JSON Lines or CSV): every column must be what the "
+            "database's hashed event says",
+        )
+
     def handle(self, *args: Any, **options: Any) -> None:
         tenant = tenant_by_slug(options["tenant"]) if options["tenant"] else None
         workflow_id = options["workflow"]
@@ -50,12 +58,22 @@ class Command(BaseCommand):
         )
         if workflow_id is not None and not checked and not breaks:
             raise CommandError(f"No workflow {workflow_id} to verify.")
+        if options["export"]:
+            breaks = [*breaks, *self._export(options["export"], tenant)]
         # The verdict first: what is broken, or OK; then what the daily seals showed.
         for problem in breaks:
             self.stdout.write(f"BROKEN {problem}")
         if not breaks:
             self.stdout.write(f"OK: {checked} workflow chain(s) intact and matching their seals.")
+            if options["export"]:
+                self.stdout.write(f"OK: every column of {options['export']} is its hashed event's.")
         for note in notes:
             self.stdout.write(note)
         if breaks:
             raise CommandError(BROKEN.format(n=len(breaks)))
+
+    def _export(self, path: str, tenant: Any) -> list[str]:
+        try:
+            return [f"{problem} (in {path})" for problem in export_problems(path, tenant=tenant)]
+        except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
+            raise CommandError(f"{path}: not an export that can be read ({exc}).") from None

@@ -77,7 +77,7 @@ def test_filters(acme: Any, api: Any) -> None:
 
     def workflows(**kw: Any) -> set[str]:
         return {
-            r.split(",")[1]
+            r.split(",")[0]
             for r in list(audit_export(tenant_id=tenant, filters=ExportFilter(**kw), fmt="csv"))[1:]
         }
 

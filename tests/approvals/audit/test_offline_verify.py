@@ -273,7 +273,7 @@ def test_offline_verifier_hashes_in_several_processes_alike(
     lines.insert(5, '{"workflow_id": "cut short')
     path.write_text("\n".join(lines) + "\n")
     monkeypatch.setattr(offline, "_RANGE_BYTES", 900)
-    assert len(offline._ranges(str(path), 900)) > 5
+    assert len(offline._ranges(str(path), 900, ())) > 5
 
     alone = offline.verify_export(str(path), jobs=1)
     together = offline.verify_export(str(path), jobs=2)
