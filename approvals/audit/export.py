@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import hashlib
 import io
 import json
 from collections.abc import Iterable, Iterator, Sequence
@@ -16,11 +17,18 @@ from django.conf import settings
 from django.core import signing
 from django.db.models import Q, QuerySet
 
-from ..models import WorkflowEvent
+from ..models import Tenant, WorkflowEvent
 from ..selectors.tasks import BAD_CURSOR, BadCursor
 from .daily_proof import inclusion_proof, seal_fields
 from .models import ChainSeal, DailySeal
-from .offline_verify import shown_columns
+from .offline_verify import (
+    STATEMENT_FORMAT,
+    events_line,
+    key_id,
+    shown_columns,
+    statement_signature,
+)
+from .seal import SealKeyMissing, seal_key
 
 # One row per event, in this order (the CSV header). Every column is either covered by
 # the event's hash or derived from what it covers (``offline_verify.shown_columns``), so
@@ -237,14 +245,74 @@ def audit_export(*, tenant_id: int, filters: ExportFilter, fmt: str) -> Iterator
         raise ValueError(FORMAT_UNKNOWN)
     rows = audit_rows(tenant_id=tenant_id, filters=filters)
     if fmt == "jsonl":
-        for row in rows:
-            yield json.dumps(row, separators=(",", ":"), ensure_ascii=False) + "\n"
-        for seal in seal_rows(tenant_id=tenant_id):
-            yield json.dumps({"seal": seal}, separators=(",", ":"), ensure_ascii=False) + "\n"
-        for kind, line in daily_rows(tenant_id=tenant_id, filters=filters):
-            yield json.dumps({kind: line}, separators=(",", ":"), ensure_ascii=False) + "\n"
+        yield from _jsonl(tenant_id, filters, rows)
         return
     yield from csv_lines(COLUMNS, ([row[c] for c in COLUMNS] for row in rows))
+
+
+def _line(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False) + "\n"
+
+
+def _jsonl(tenant_id: int, filters: ExportFilter, rows: Iterator[dict[str, Any]]) -> Iterator[str]:
+    """The events, the seals, the daily seals and proofs, then the export's signed
+    statement of what it holds and which sealed workflows it leaves out."""
+    tally = _Tally()
+    for row in rows:
+        tally.add(row)
+        yield _line(row)
+    named: set[str] = set()
+    for seal in seal_rows(tenant_id=tenant_id):
+        named.update(str(w) for w in seal["heads"])
+        yield _line({"seal": seal})
+    for kind, line in daily_rows(tenant_id=tenant_id, filters=filters):
+        if kind == "proof":
+            named.add(str(line["workflow_id"]))
+        yield _line({kind: line})
+    yield _line({"export": tally.statement(tenant_id, filters, named)})
+
+
+class _Tally:
+    """What the statement says of the events, counted as they are written."""
+
+    def __init__(self) -> None:
+        self.events = 0
+        self.digest = hashlib.sha256()
+        self.workflows: set[str] = set()
+
+    def add(self, row: dict[str, Any]) -> None:
+        self.events += 1
+        self.digest.update(events_line(row["workflow_id"], row["seq"], row["hash"]))
+        self.workflows.add(row["workflow_id"])
+
+    def statement(self, tenant_id: int, filters: ExportFilter, named: set[str]) -> dict[str, Any]:
+        tenant = Tenant.objects.filter(pk=tenant_id).values_list("slug", flat=True).first()
+        statement: dict[str, Any] = {
+            "format": STATEMENT_FORMAT,
+            "tenant_id": tenant_id,
+            "tenant_slug": tenant,
+            "filters": _filter_words(filters),
+            "events": self.events,
+            "digest": self.digest.hexdigest(),
+            "left_out": sorted(named - self.workflows),
+            "key_id": None,
+            "signature": None,
+        }
+        try:
+            key = seal_key()
+        except SealKeyMissing:
+            return statement  # unsigned: the verifier with the key says so
+        statement["key_id"] = key_id(key)
+        statement["signature"] = statement_signature(statement, key)
+        return statement
+
+
+def _filter_words(filters: ExportFilter) -> dict[str, Any]:
+    """The filters that chose the export's events, as text (none when empty)."""
+    words = {k: v for k, v in vars(filters).items() if v not in (None, "")}
+    if filters.workflow_ids is not None:
+        words["workflow_ids"] = sorted(str(i) for i in filters.workflow_ids)
+    return {k: v if k == "workflow_ids" else str(v) for k, v in words.items()}
 
 
 def csv_lines(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> Iterator[str]:

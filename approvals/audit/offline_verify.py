@@ -587,6 +587,71 @@ def proof_problem(proof: Mapping[str, Any], seal: Mapping[str, Any] | None) -> s
     return None
 
 
+# -- the export's statement (as approvals.audit.export writes it, its last line) ---------
+#
+# What the export says of itself, signed with the seal key: its organisation and
+# filters, how many events it holds and the SHA-256 of their ``workflow_id:seq:hash``
+# lines in the file's order, and every workflow a seal (or a proof) in the file names
+# that the export leaves out on purpose (its filters). A sealed workflow neither in the
+# file nor listed there was taken out of the file.
+
+STATEMENT_FORMAT = "approvals-export-v1"
+STATEMENT_MISSING = "the export's signed statement (its last line) is missing"
+STATEMENT_REPEATED = "the export carries more than one statement"
+STATEMENT_UNSIGNED = "the export's statement is not signed (exported without a seal key)"
+STATEMENT_OTHER_KEY = "the export's statement is signed with another key ({key_id})"
+STATEMENT_BAD_SIGNATURE = "the export's statement: its signature does not verify"
+STATEMENT_COUNT = (
+    "the export holds {held} event(s) but its statement says {count} (lines were added or removed)"
+)
+STATEMENT_DIGEST = "the export's events are not the ones its statement lists"
+SEALED_ABSENT = (
+    "sealed by {seal}, but not in the export and not among the workflows its statement "
+    "leaves out (its lines were removed)"
+)
+
+
+def events_line(workflow_id: str, seq: int, event_hash: str) -> bytes:
+    """One event's line in the statement's digest."""
+    return f"{workflow_id}:{seq}:{event_hash}\n".encode()
+
+
+def statement_signature(statement: Mapping[str, Any], key: bytes) -> str:
+    """The HMAC-SHA256 of every field of the statement but its signature."""
+    body = {k: v for k, v in statement.items() if k != "signature"}
+    message = STATEMENT_FORMAT + "\n" + _CANONICAL(body)
+    return hmac.new(key, message.encode(), hashlib.sha256).hexdigest()
+
+
+def _statement_problems(
+    statements: Sequence[Mapping[str, Any]], key: bytes | None, sealed_file: bool
+) -> Iterator[str]:
+    """The statement's own problems: missing (from a file with seals), repeated, or not
+    signed with ``key``."""
+    if not statements:
+        if sealed_file:
+            yield STATEMENT_MISSING
+        return
+    if len(statements) > 1:
+        yield STATEMENT_REPEATED
+    statement = statements[0]
+    if key is None:
+        return
+    if not statement.get("signature"):
+        yield STATEMENT_UNSIGNED
+    elif statement.get("key_id") != key_id(key):
+        yield STATEMENT_OTHER_KEY.format(key_id=statement.get("key_id"))
+    elif not hmac.compare_digest(statement_signature(statement, key), str(statement["signature"])):
+        yield STATEMENT_BAD_SIGNATURE
+
+
+def _tally_problems(statement: Mapping[str, Any], events: int, digest: str) -> Iterator[str]:
+    if statement.get("events") != events:
+        yield STATEMENT_COUNT.format(held=events, count=statement.get("events"))
+    elif statement.get("digest") != digest:
+        yield STATEMENT_DIGEST
+
+
 # -- the check ---------------------------------------------------------------------------
 
 
@@ -595,7 +660,8 @@ _RANGE_BYTES = 4 * 1024 * 1024
 _SEAL_START = b'{"seal"'
 _DAILY_START = b'{"daily_seal"'
 _PROOF_START = b'{"proof"'
-_NOT_EVENTS = (_SEAL_START, _DAILY_START, _PROOF_START)
+_STATEMENT_START = b'{"export"'
+_NOT_EVENTS = (_SEAL_START, _DAILY_START, _PROOF_START, _STATEMENT_START)
 
 # What a worker hands back for one line: an event's (workflow, seq, prev_hash, hash,
 # the hash recomputed (None: unknown format), hash_format, workflow_version,
@@ -667,7 +733,12 @@ def _scanned(path: str, jobs: int, extra: tuple[str, ...]) -> Iterator[tuple[int
 
 def _seal_lines(path: str) -> dict[str, list[dict[str, Any]]]:
     """The seals, daily seals and proofs of the file, by kind."""
-    found: dict[str, list[dict[str, Any]]] = {"seal": [], "daily_seal": [], "proof": []}
+    found: dict[str, list[dict[str, Any]]] = {
+        "seal": [],
+        "daily_seal": [],
+        "proof": [],
+        "export": [],
+    }
     with open(path, "rb") as f:
         for line in f:
             if line.startswith(_NOT_EVENTS):
@@ -729,6 +800,12 @@ def verify_export(
             else:
                 wid, version, last_hash, name = item
                 sealed.setdefault(wid, []).append((version, last_hash, name))
+    statements = found["export"]
+    sealed_file = bool(seals or found["daily_seal"] or found["proof"])
+    seal_problems.extend(
+        Problem(None, None, p) for p in _statement_problems(statements, seal_key, sealed_file)
+    )
+    tally = hashlib.sha256()
     chains: dict[str, _Chain] = {}
     add = report.problems.append
     jobs = (os.cpu_count() or 1) if jobs is None else jobs
@@ -741,6 +818,7 @@ def verify_export(
                 continue
             _, _, prev_hash, stored, expected, hash_format, version, last_hash, columns = entry
             report.events += 1
+            tally.update(events_line(wid, seq, str(stored)))
             chain = chains.get(wid)
             if chain is None:
                 chain = chains[wid] = _Chain(version=version, last_hash=last_hash)
@@ -771,6 +849,15 @@ def verify_export(
             chain.hash = stored
         lines_before += lines
     report.workflows = len(chains)
+    if statements:
+        report.problems.extend(
+            Problem(None, None, p)
+            for p in _tally_problems(statements[0], report.events, tally.hexdigest())
+        )
+    left_out = {str(w) for w in (statements[0].get("left_out") or [])} if statements else set()
+    for wid, heads in sealed.items():
+        if wid not in chains and wid not in left_out:
+            add(Problem(wid, None, SEALED_ABSENT.format(seal=heads[-1][2])))
     for wid, chain in chains.items():
         if chain.whole and chain.version is not None:
             if chain.seq < chain.version:

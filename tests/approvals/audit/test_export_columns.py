@@ -11,10 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.core.management import CommandError, call_command
 
 import approvals.audit.offline_verify as offline
 from approvals.audit.export import ExportFilter, audit_export
+from approvals.audit.seal import seal_create
 from approvals.models import Tenant
 
 from .support import run_expenses
@@ -139,3 +141,80 @@ def test_every_exported_column_is_hashed_or_derived_from_it() -> None:
 
     derived = {*offline.HASHED_COLUMNS, *offline.SHOWN_COLUMNS, *offline.HEAD_COLUMNS}
     assert set(JSONL_FIELDS) == derived
+
+
+# -- every workflow a seal names is in the export, or its statement leaves it out ------
+
+
+def export_lines(tenant: Tenant, **filters: Any) -> list[str]:
+    return "".join(
+        audit_export(tenant_id=tenant.pk, filters=ExportFilter(**filters), fmt="jsonl")
+    ).splitlines()
+
+
+def write(tmp_path: Path, lines: list[str]) -> Path:
+    path = tmp_path / "export.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_deleting_every_line_of_a_sealed_workflow_fails_the_verifier(
+    acme: Tenant, api: Any, tmp_path: Path
+) -> None:
+    ids = run_expenses(api, 3)
+    seal_create(tenant=acme)
+    lines = [x for x in export_lines(acme) if ids[1] not in x or x.startswith('{"seal"')]
+
+    report = offline.verify_export(str(write(tmp_path, lines)), seal_key=key(), jobs=1)
+
+    assert not report.ok
+    absent = [p for p in report.problems if p.workflow_id == ids[1]]
+    assert absent and "not in the export" in absent[0].what
+    # and the statement says the file lost events
+    assert any("its statement says" in p.what for p in report.problems)
+
+
+def test_a_filtered_export_lists_the_sealed_workflows_it_leaves_out(
+    acme: Tenant, api: Any, tmp_path: Path
+) -> None:
+    ids = run_expenses(api, 3)
+    seal_create(tenant=acme)
+    lines = export_lines(acme, subject="E-0")
+
+    statement = json.loads(lines[-1])["export"]
+    report = offline.verify_export(str(write(tmp_path, lines)), seal_key=key(), jobs=1)
+
+    assert report.ok, report.summary()
+    assert statement["left_out"] == sorted(ids[1:])
+    assert statement["filters"] == {"subject": "E-0"}
+
+
+def test_a_statement_edited_to_leave_a_workflow_out_fails(
+    acme: Tenant, api: Any, tmp_path: Path
+) -> None:
+    ids = run_expenses(api, 2)
+    seal_create(tenant=acme)
+    lines = [x for x in export_lines(acme) if ids[0] not in x or x.startswith('{"seal"')]
+    forged = json.loads(lines[-1])
+    forged["export"]["left_out"] = [ids[0]]
+    lines[-1] = json.dumps(forged)
+
+    report = offline.verify_export(str(write(tmp_path, lines)), seal_key=key(), jobs=1)
+
+    assert offline.STATEMENT_BAD_SIGNATURE in [p.what for p in report.problems]
+
+
+def test_a_sealed_export_without_its_statement_fails(
+    acme: Tenant, api: Any, tmp_path: Path
+) -> None:
+    run_expenses(api, 1)
+    seal_create(tenant=acme)
+    lines = export_lines(acme)[:-1]
+
+    report = offline.verify_export(str(write(tmp_path, lines)), seal_key=key(), jobs=1)
+
+    assert [p.what for p in report.problems] == [offline.STATEMENT_MISSING]
+
+
+def key() -> bytes:
+    return settings.APPROVALS_AUDIT_SEAL_KEY.encode()
