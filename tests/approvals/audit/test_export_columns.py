@@ -13,13 +13,15 @@ from typing import Any
 import pytest
 from django.conf import settings
 from django.core.management import CommandError, call_command
+from django.db import connection
 
 import approvals.audit.offline_verify as offline
 from approvals.audit.export import ExportFilter, audit_export
 from approvals.audit.seal import seal_create
-from approvals.models import Tenant
+from approvals.models import Tenant, User
 
-from .support import run_expenses
+from ..helpers import start_expense
+from .support import run_expenses, verify
 
 pytestmark = pytest.mark.django_db
 
@@ -218,3 +220,55 @@ def test_a_sealed_export_without_its_statement_fails(
 
 def key() -> bytes:
     return settings.APPROVALS_AUDIT_SEAL_KEY.encode()
+
+
+# -- names are sealed ---------------------------------------------------------------------
+
+
+def swap_usernames(a: str, b: str) -> None:
+    """As the database superuser: two users' usernames swapped, nothing else."""
+    with connection.cursor() as c:
+        c.execute("UPDATE approvals_user SET username = 'swap-held' WHERE username = %s", [a])
+        c.execute("UPDATE approvals_user SET username = %s WHERE username = %s", [a, b])
+        c.execute("UPDATE approvals_user SET username = %s WHERE username = 'swap-held'", [b])
+
+
+def test_swapped_usernames_are_reported_and_the_export_keeps_the_recorded_names(
+    acme: Tenant, api: Any, tmp_path: Path
+) -> None:
+    # given bob's approval and victor's own request, then the two usernames swapped
+    run_expenses(api, 1)
+    assert start_expense(api("victor"), 4_500_000, subject="V-1").status_code == 201
+    bob_id = User.objects.get(username="bob").pk
+    swap_usernames("bob", "victor")
+
+    out, ok = verify()
+
+    assert not ok
+    assert f"user #{bob_id}, is now 'victor', but its events recorded the username 'bob'" in out
+    assert "is now 'bob', but its events recorded the username 'victor'" in out
+    rows = [json.loads(x) for x in export_lines(acme)]
+    decision = the_decision(rows)
+    assert (decision["actor"], decision["actor_id"]) == ("bob", bob_id)
+    assert offline.verify_export(str(write(tmp_path, export_lines(acme))), jobs=1).ok
+    with pytest.raises(CommandError):  # nor does a rebuild go ahead over it
+        call_command("rebuild_read_models", stdout=io.StringIO())
+
+
+def test_a_renamed_actor_whose_later_events_record_the_new_name_verifies(
+    acme: Tenant, api: Any
+) -> None:
+    run_expenses(api, 1, prefix="A")
+    User.objects.filter(username="bob").update(username="robert")
+    run_expenses(api_as_robert(api), 1, prefix="B")
+
+    out, ok = verify()
+
+    assert ok, out
+
+
+def api_as_robert(api: Any) -> Any:
+    def make(name: str) -> Any:
+        return api("robert" if name == "bob" else name)
+
+    return make
