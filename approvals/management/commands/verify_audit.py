@@ -53,13 +53,14 @@ class Command(BaseCommand):
             except ValueError:
                 raise CommandError(f"{options['workflow']!r} is not a workflow id.") from None
         notes: list[str] = []
-        breaks, checked = audit_verify(
+        found, checked = audit_verify(
             tenant=tenant, workflow_id=workflow_id, notes=notes, all_days=options["all_days"]
         )
-        if workflow_id is not None and not checked and not breaks:
+        breaks = [str(b) for b in found]
+        if workflow_id is not None and not checked and not found:
             raise CommandError(f"No workflow {workflow_id} to verify.")
         if options["export"]:
-            breaks = [*breaks, *self._export(options["export"], tenant)]
+            breaks.extend(self._export(options["export"], tenant))
         # The verdict first: what is broken, or OK; then what the daily seals showed.
         for problem in breaks:
             self.stdout.write(f"BROKEN {problem}")

@@ -272,3 +272,25 @@ def api_as_robert(api: Any) -> Any:
         return api("robert" if name == "bob" else name)
 
     return make
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        (None, "not an export that can be read"),
+        ("not,an,export\r\n1,2,3\r\n", "the CSV's header is not an export's"),
+        ('{"workflow_id": "x"}\n', "not an event or a seal of the export"),
+    ],
+)
+def test_verify_audit_export_refuses_what_is_not_an_export_in_words(
+    acme: Tenant, tmp_path: Path, content: str | None, said: str
+) -> None:
+    path = tmp_path / "file"
+    if content is not None:
+        path.write_text(content, encoding="utf-8")
+    out = io.StringIO()
+
+    with pytest.raises(CommandError) as raised:
+        call_command("verify_audit", "--export", str(path), stdout=out)
+
+    assert said in out.getvalue() + str(raised.value)
