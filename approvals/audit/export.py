@@ -20,6 +20,7 @@ from django.db.models import Q, QuerySet
 from ..models import Tenant, WorkflowEvent
 from ..selectors.tasks import BAD_CURSOR, BadCursor
 from .daily_proof import inclusion_proof, seal_fields
+from .keys import SealKeyMissing, seal_key
 from .models import ChainSeal, DailySeal
 from .offline_verify import (
     STATEMENT_FORMAT,
@@ -28,7 +29,6 @@ from .offline_verify import (
     shown_columns,
     statement_signature,
 )
-from .seal import SealKeyMissing, seal_key
 
 # One row per event, in this order (the CSV header). Every column is either covered by
 # the event's hash or derived from what it covers (``offline_verify.shown_columns``), so

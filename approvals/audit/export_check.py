@@ -16,7 +16,7 @@ from typing import Any
 from ..models import Tenant, WorkflowEvent
 from . import offline_verify
 from .export import COLUMNS, _record, _rows, csv_cell
-from .seal import SealKeyMissing, seal_key
+from .keys import SealKeyMissing, seal_key
 
 NOT_IN_DATABASE = "not in the database (no such event of this organisation)"
 NOT_THE_DATABASES = "its hash is not the database's event's"
