@@ -126,7 +126,8 @@ _VALUES = {
 class ExportFilter:
     """Which events: all of them when every field is empty. ``since`` / ``until`` bound
     the event's time (``since`` included, ``until`` not); ``subject`` is a subject id or
-    ``type:id``; ``person`` a username that acted or submitted the workflow."""
+    ``type:id``; ``person`` a username that acted (as the event recorded it) or
+    submitted the workflow."""
 
     template: str | None = None
     status: str | None = None
@@ -162,7 +163,9 @@ def audit_events(*, tenant_id: int, filters: ExportFilter) -> QuerySet[WorkflowE
             match |= Q(workflow__subject_type=kind, workflow__subject_id=ident)
         qs = qs.filter(match)
     if f.person:
-        qs = qs.filter(Q(actor__username=f.person) | Q(workflow__submitter__username=f.person))
+        # the name an event recorded (format 3), or the user row's for older events
+        acted = Q(recorded__actor=f.person) | Q(recorded__isnull=True, actor__username=f.person)
+        qs = qs.filter(acted | Q(workflow__submitter__username=f.person))
     if f.workflow_ids is not None:
         qs = qs.filter(workflow_id__in=list(f.workflow_ids))
     return qs.order_by("id")
