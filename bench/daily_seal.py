@@ -37,7 +37,7 @@ _BATCH = 5000
 
 def _fill(tenant: Any, template: Any, submitter: Any, n: int, at: dt.datetime) -> None:
     from approvals.models import Workflow, WorkflowEvent, history_month
-    from approvals.runtime.chain import HASH_V2, EventRow, event_hash
+    from approvals.runtime.chain import HASH_V2, EventRow, event_hash_v2
 
     have = Workflow.objects.filter(tenant=tenant).count()
     month = history_month(at)
@@ -57,7 +57,7 @@ def _fill(tenant: Any, template: Any, submitter: Any, n: int, at: dt.datetime) -
                 created_at=at,
                 prev_hash="",
             )
-            head = event_hash(row, tenant_id=tenant.pk, schema_version=1, result=None)
+            head = event_hash_v2(row, tenant_id=tenant.pk, schema_version=1, result=None)
             workflows.append(
                 Workflow(
                     id=wid,

@@ -54,23 +54,11 @@ def _event(wid: str, seq: int, prev: str, per: int, version_hash: str | None) ->
             "comment": f"looks fine {seq}",
             "at": 1_780_000_000 + seq,
         }
-    return {
-        "event_id": 0,
+    row = {
         "workflow_id": wid,
         "seq": seq,
         "type": etype,
-        "step": payload.get("step"),
-        "decision": payload.get("decision"),
-        "actor": "bob",
         "role": "approver",
-        "on_behalf_of": None,
-        "comment": payload.get("comment", ""),
-        "time": "2026-12-02T09:15:00.000000Z",
-        "template_key": "expense-approval",
-        "template_version": 3,
-        "subject_type": "expense",
-        "subject_id": f"E-{wid[:8]}",
-        "status": "PENDING_VP" if seq < per else "APPROVED",
         "prev_hash": prev,
         "hash": "",
         "tenant_id": 1,
@@ -81,17 +69,27 @@ def _event(wid: str, seq: int, prev: str, per: int, version_hash: str | None) ->
         "on_behalf_of_id": None,
         "schema_version": 1,
         "result": None,
-        "hash_format": offline_verify.HASH_V2,
+        "recorded": {
+            "actor": "bob",
+            "actor_name": "Bob Rao",
+            "status": "PENDING_VP" if seq < per else "APPROVED",
+            "template_key": "expense-approval",
+            "template_version": 3,
+            "subject_type": "expense",
+            "subject_id": f"E-{wid[:8]}",
+        },
+        "hash_format": offline_verify.HASH_V3,
         "workflow_version": per,
         "workflow_last_hash": version_hash,
     }
+    row.update(offline_verify.shown_columns(row))
+    return row
 
 
 def write_export(path: Path, *, events: int, per: int) -> float:
     """Write ``events`` events (``per`` per workflow) to ``path``; the seconds it took."""
     t0 = time.perf_counter()
     dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
-    event_id = 0
     with path.open("w", encoding="utf-8") as out:
         for _ in range(events // per):
             wid = str(uuid.uuid4())
@@ -99,8 +97,6 @@ def write_export(path: Path, *, events: int, per: int) -> float:
             prev = ""
             for seq in range(1, per + 1):
                 row = _event(wid, seq, prev, per, None)
-                event_id += 1
-                row["event_id"] = event_id
                 row["hash"] = prev = offline_verify.event_hash(row) or ""
                 rows.append(row)
             for row in rows:

@@ -499,7 +499,7 @@ def rows_of(sim: Sim, org: Org, directory: Any, out: Rows) -> int:
     """Append the workflow's rows (events hashed, read models derived); its event count."""
     from approvals.models import User, Workflow, history_month
     from approvals.runtime.analytics import visit_id
-    from approvals.runtime.chain import HASH_FORMAT, EventRow, event_hash
+    from approvals.runtime.chain import HASH_V2, EventRow, event_hash_v2
     from approvals.runtime.commands import Actor, command_fingerprint
     from approvals.runtime.rebuild import derive_commands, derived_rows
 
@@ -537,7 +537,9 @@ def rows_of(sim: Sim, org: Org, directory: Any, out: Rows) -> int:
                 }
             else:
                 result = None
-            prev = event_hash(
+            # Format 2 (no ``recorded``): a generated history has no user rows' names
+            # at hand; it verifies like any history written before format 3.
+            prev = event_hash_v2(
                 row, tenant_id=org.tenant_id, schema_version=e.schema_version, result=result
             )
             out.events.append(
@@ -555,7 +557,7 @@ def rows_of(sim: Sim, org: Org, directory: Any, out: Rows) -> int:
                     row.prev_hash,
                     e.schema_version,
                     None if result is None else _json(result),
-                    HASH_FORMAT,
+                    HASH_V2,
                     prev,
                     month,
                 )

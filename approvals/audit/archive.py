@@ -59,7 +59,7 @@ from ..runtime.partitions import (
 )
 from . import offline_verify
 from .daily_proof import seal_fields
-from .export import ExportFilter, _record, _rows, _StatusAfter, audit_events
+from .export import ExportFilter, _record, _rows, audit_events
 from .models import ArchivedMonth, DailySeal, LegalHold, RetentionPolicy
 from .seal import key_id, seal_key
 
@@ -331,14 +331,13 @@ def _write(tenant: Tenant, month: dt.date) -> dict[str, Any]:
     qs = _rows(
         audit_events(tenant_id=tenant.pk, filters=ExportFilter()).filter(history_month=month)
     )
-    status_after = _StatusAfter()
     heads: dict[str, list[Any]] = {}
     count = 0
     first = last = ""
     with tempfile.TemporaryFile() as raw:
         with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as out:
             for values in qs.iterator(chunk_size=_CHUNK):
-                row = _record(values, status_after, True)
+                row = _record(values, True, with_id=True)
                 out.write(_canonical_line(row))
                 count += 1
                 first = first or row["hash"]
@@ -492,7 +491,7 @@ def archive_check(tenant_id: int, month: dt.date, *, rows: bool = False) -> Arch
             check.problems.append(f"{where}: its events file cannot be unpacked")
             return check
         plain.flush()
-        report = offline_verify.verify_export(plain.name, jobs=1)
+        report = offline_verify.verify_export(plain.name, jobs=1, extra_columns=("event_id",))
         check.problems.extend(f"{where}: {p}" for p in report.problems)
         plain.seek(0)
         _recount(check, plain, where, rows=rows)
@@ -543,6 +542,7 @@ def _event_tuple(row: dict[str, Any]) -> tuple[Any, ...]:
         row["schema_version"],
         row["result"],
         row["hash_format"],
+        row.get("recorded"),
         row["hash"],
     )
 
@@ -739,6 +739,7 @@ _INSERT_COLUMNS = (
     "prev_hash",
     "hash",
     "hash_format",
+    "recorded",
     "history_month",
 )
 
@@ -798,7 +799,7 @@ def _restore_rows(check: ArchiveCheck, month: dt.date) -> Iterator[tuple[Any, ..
     for events in check.events.values():
         for e in events:
             wid, seq, type_, payload, request_id, actor_id, role, obo, created, prev = e[:10]
-            tenant_id, schema_version, result, hash_format, hash_ = e[10:]
+            tenant_id, schema_version, result, hash_format, recorded, hash_ = e[10:]
             rows.append(
                 (
                     check.ids[(wid, seq)],
@@ -817,6 +818,7 @@ def _restore_rows(check: ArchiveCheck, month: dt.date) -> Iterator[tuple[Any, ..
                     prev,
                     hash_,
                     hash_format,
+                    None if recorded is None else json.dumps(recorded),
                     month,
                 )
             )

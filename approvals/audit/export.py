@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import hashlib
 import io
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -15,28 +16,33 @@ from typing import Any
 from django.conf import settings
 from django.core import signing
 from django.db.models import Q, QuerySet
-from django.db.models.fields.json import KT
 
-from templates_engine import public_status
-from templates_engine.events import event_from_dict
-from templates_engine.state import State, evolve
-
-from ..models import WorkflowEvent
+from ..models import Tenant, WorkflowEvent
 from ..runtime import replica
 from ..selectors.tasks import BAD_CURSOR, BadCursor
 from .daily_proof import inclusion_proof, seal_fields
+from .keys import SealKeyMissing, seal_key
 from .models import ChainSeal, DailySeal
+from .offline_verify import (
+    STATEMENT_FORMAT,
+    events_line,
+    key_id,
+    shown_columns,
+    statement_signature,
+)
 
-# One row per event, in this order (the CSV header).
+# One row per event, in this order (the CSV header). Every column is either covered by
+# the event's hash or derived from what it covers (``offline_verify.shown_columns``), so
+# a reader can check each one: the actor's name, the template, the subject and the status
+# are the ones recorded when the event was written (hash format 3), never today's rows.
 COLUMNS: tuple[str, ...] = (
-    "event_id",
     "workflow_id",
     "seq",
     "type",
-    "sentence",  # what the request page's history says of it (export_words)
     "step",
     "decision",
     "actor",
+    "actor_name",
     "role",
     "on_behalf_of",
     "comment",
@@ -63,11 +69,20 @@ CHAIN_FIELDS: tuple[str, ...] = (
     "on_behalf_of_id",
     "schema_version",
     "result",
+    "recorded",
     "hash_format",
     "workflow_version",
     "workflow_last_hash",
 )
 JSONL_FIELDS: tuple[str, ...] = (*COLUMNS, *CHAIN_FIELDS)
+# The CSV, for people: the columns, and beside the type the sentence the request page's
+# history says of the event (a reading aid derived from the hashed event by the app's
+# words: ``verify_audit --export`` checks it against them; JSON Lines, the file a
+# machine verifies offline, leaves it out).
+CSV_COLUMNS: tuple[str, ...] = (*COLUMNS[:3], "sentence", *COLUMNS[3:])
+# The words beside an event (the front doors pass ``audit.export_words.EventSentences``:
+# the sentences are the pages' words, a layer above this one).
+Sentences = Callable[[Mapping[str, Any]], str]
 # The fields of a seal line (``{"seal": {...}}``, after the events): what its
 # signature covers (approvals.audit.seal), ``sealed_at`` as the exact text signed.
 SEAL_FIELDS: tuple[str, ...] = (
@@ -91,32 +106,25 @@ _MAX_ID = 2**63 - 1
 # Text a spreadsheet would run as a formula when it starts so.
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
+# What is read of each event: the event's own columns (the id only for the API's pages,
+# which are not an export) and its workflow's recorded head.
 _VALUES = {
     "event_id": "id",
     "workflow_id": "workflow_id",
     "seq": "seq",
     "type": "type",
-    "step": "x_step",
-    "decision": "x_decision",
-    "actor": "actor__username",
     "role": "role",
-    "on_behalf_of": "on_behalf_of__username",
-    "comment": "x_comment",
-    "time": "created_at",
-    "template_key": "workflow__template_key",
-    "template_version": "workflow__template_version",
-    "subject_type": "workflow__subject_type",
-    "subject_id": "workflow__subject_id",
-    "status": "workflow__public_status",
     "prev_hash": "prev_hash",
     "hash": "hash",
     "tenant_id": "tenant_id",
+    "created_at": "created_at",
     "payload": "payload",
     "request_id": "request_id",
     "actor_id": "actor_id",
     "on_behalf_of_id": "on_behalf_of_id",
     "schema_version": "schema_version",
     "result": "result",
+    "recorded": "recorded",
     "hash_format": "hash_format",
     "workflow_version": "workflow__version",
     "workflow_last_hash": "workflow__last_hash",
@@ -127,7 +135,8 @@ _VALUES = {
 class ExportFilter:
     """Which events: all of them when every field is empty. ``since`` / ``until`` bound
     the event's time (``since`` included, ``until`` not); ``subject`` is a subject id or
-    ``type:id``; ``person`` a username that acted or submitted the workflow."""
+    ``type:id``; ``person`` a username that acted (as the event recorded it) or
+    submitted the workflow."""
 
     template: str | None = None
     status: str | None = None
@@ -163,81 +172,29 @@ def audit_events(*, tenant_id: int, filters: ExportFilter) -> QuerySet[WorkflowE
             match |= Q(workflow__subject_type=kind, workflow__subject_id=ident)
         qs = qs.filter(match)
     if f.person:
-        qs = qs.filter(Q(actor__username=f.person) | Q(workflow__submitter__username=f.person))
+        # the name an event recorded (format 3), or the user row's for older events
+        acted = Q(recorded__actor=f.person) | Q(recorded__isnull=True, actor__username=f.person)
+        qs = qs.filter(acted | Q(workflow__submitter__username=f.person))
     if f.workflow_ids is not None:
         qs = qs.filter(workflow_id__in=list(f.workflow_ids))
     return qs.order_by("id")
 
 
 def _rows(qs: QuerySet[WorkflowEvent]) -> QuerySet[Any]:
-    return qs.annotate(
-        x_step=KT("payload__step"),
-        x_decision=KT("payload__decision"),
-        x_comment=KT("payload__comment"),
-    ).values_list(*_VALUES.values())
-
-
-class _StatusAfter:
-    """The workflow's status (as the API words it) after each event, replayed as the
-    rows go by: a workflow's state is kept from one of its events to the next and let
-    go after its last, and a history met part-way (a filter, a page) is replayed from
-    its first event. Empty for a history the engine cannot read."""
-
-    def __init__(self) -> None:
-        self._held: dict[str, tuple[int, State | None]] = {}
-
-    def __call__(self, workflow_id: str, seq: int, payload: Any, version: int) -> str:
-        held = self._held.pop(workflow_id, None)
-        state = held[1] if held is not None and held[0] == seq - 1 else _before(workflow_id, seq)
-        if state is not None:
-            try:
-                state = evolve(state, event_from_dict(payload))
-            except (ValueError, KeyError, TypeError, AttributeError):
-                state = None
-        if seq < version:
-            self._held[workflow_id] = (seq, state)
-        return public_status(state) if state is not None else ""
-
-
-def _before(workflow_id: str, seq: int) -> State | None:
-    state = State()
-    if seq <= 1:
-        return state
-    payloads = (
-        WorkflowEvent.objects.filter(workflow_id=workflow_id, seq__lt=seq)
-        .order_by("seq")
-        .values_list("payload", flat=True)
-    )
-    try:
-        for payload in payloads.iterator(500):
-            state = evolve(state, event_from_dict(payload))
-    except (ValueError, KeyError, TypeError, AttributeError):
-        return None
-    return state
-
-
-# The words beside an event (the front doors pass ``audit.export_words.EventSentences``:
-# the sentences are the pages' words, a layer above this one).
-Sentences = Callable[[Mapping[str, Any]], str]
+    return qs.values_list(*_VALUES.values())
 
 
 def _record(
-    values: Sequence[Any],
-    status_after: _StatusAfter,
-    whole_histories: bool,
-    sentences: Sentences | None = None,
+    values: Sequence[Any], whole_histories: bool, *, with_id: bool = False
 ) -> dict[str, Any]:
+    """One event as an export row: what its hash covers, and the columns derived from
+    that alone (``shown_columns``), which the offline verifier derives again."""
     row = dict(zip(_VALUES, values, strict=True))
-    if sentences is not None:  # not in an archive, whose bytes never change with words
-        row["sentence"] = sentences(row)
-    at: dt.datetime = row["time"]
+    if not with_id:
+        del row["event_id"]
     row["workflow_id"] = str(row["workflow_id"])
-    row["created_at"] = at.isoformat()  # the text the hash covers
-    row["time"] = at.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    row["comment"] = row["comment"] or ""
-    row["status"] = status_after(
-        row["workflow_id"], row["seq"], row["payload"], row["workflow_version"]
-    )
+    row["created_at"] = row["created_at"].isoformat()  # the text the hash covers
+    row.update(shown_columns(row))
     if not whole_histories:
         row["workflow_version"] = row["workflow_last_hash"] = None
     return row
@@ -250,10 +207,12 @@ def audit_rows(
     (``APPROVALS_AUDIT_EXPORT_CHUNK`` rows per round trip); each with its ``sentence``
     when ``sentences`` says it."""
     qs = _rows(audit_events(tenant_id=tenant_id, filters=filters))
-    status_after = _StatusAfter()
     whole = filters.whole_histories
     for values in qs.iterator(chunk_size=settings.APPROVALS_AUDIT_EXPORT_CHUNK):
-        yield _record(values, status_after, whole, sentences)
+        row = _record(values, whole)
+        if sentences is not None:
+            row["sentence"] = sentences(row)
+        yield row
 
 
 def seal_rows(*, tenant_id: int) -> Iterator[dict[str, Any]]:
@@ -314,16 +273,76 @@ def audit_export(
 def _export_lines(
     *, tenant_id: int, filters: ExportFilter, fmt: str, sentences: Sentences | None
 ) -> Iterator[str]:
-    rows = audit_rows(tenant_id=tenant_id, filters=filters, sentences=sentences)
     if fmt == "jsonl":
-        for row in rows:
-            yield json.dumps(row, separators=(",", ":"), ensure_ascii=False) + "\n"
-        for seal in seal_rows(tenant_id=tenant_id):
-            yield json.dumps({"seal": seal}, separators=(",", ":"), ensure_ascii=False) + "\n"
-        for kind, line in daily_rows(tenant_id=tenant_id, filters=filters):
-            yield json.dumps({kind: line}, separators=(",", ":"), ensure_ascii=False) + "\n"
+        yield from _jsonl(tenant_id, filters, audit_rows(tenant_id=tenant_id, filters=filters))
         return
-    yield from csv_lines(COLUMNS, ([row.get(c, "") for c in COLUMNS] for row in rows))
+    rows = audit_rows(tenant_id=tenant_id, filters=filters, sentences=sentences)
+    yield from csv_lines(CSV_COLUMNS, ([row.get(c, "") for c in CSV_COLUMNS] for row in rows))
+
+
+def _line(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False) + "\n"
+
+
+def _jsonl(tenant_id: int, filters: ExportFilter, rows: Iterator[dict[str, Any]]) -> Iterator[str]:
+    """The events, the seals, the daily seals and proofs, then the export's signed
+    statement of what it holds and which sealed workflows it leaves out."""
+    tally = _Tally()
+    for row in rows:
+        tally.add(row)
+        yield _line(row)
+    named: set[str] = set()
+    for seal in seal_rows(tenant_id=tenant_id):
+        named.update(str(w) for w in seal["heads"])
+        yield _line({"seal": seal})
+    for kind, line in daily_rows(tenant_id=tenant_id, filters=filters):
+        if kind == "proof":
+            named.add(str(line["workflow_id"]))
+        yield _line({kind: line})
+    yield _line({"export": tally.statement(tenant_id, filters, named)})
+
+
+class _Tally:
+    """What the statement says of the events, counted as they are written."""
+
+    def __init__(self) -> None:
+        self.events = 0
+        self.digest = hashlib.sha256()
+        self.workflows: set[str] = set()
+
+    def add(self, row: dict[str, Any]) -> None:
+        self.events += 1
+        self.digest.update(events_line(row["workflow_id"], row["seq"], row["hash"]))
+        self.workflows.add(row["workflow_id"])
+
+    def statement(self, tenant_id: int, filters: ExportFilter, named: set[str]) -> dict[str, Any]:
+        tenant = Tenant.objects.filter(pk=tenant_id).values_list("slug", flat=True).first()
+        statement: dict[str, Any] = {
+            "format": STATEMENT_FORMAT,
+            "tenant_id": tenant_id,
+            "tenant_slug": tenant,
+            "filters": _filter_words(filters),
+            "events": self.events,
+            "digest": self.digest.hexdigest(),
+            "left_out": sorted(named - self.workflows),
+            "key_id": None,
+            "signature": None,
+        }
+        try:
+            key = seal_key()
+        except SealKeyMissing:
+            return statement  # unsigned: the verifier with the key says so
+        statement["key_id"] = key_id(key)
+        statement["signature"] = statement_signature(statement, key)
+        return statement
+
+
+def _filter_words(filters: ExportFilter) -> dict[str, Any]:
+    """The filters that chose the export's events, as text (none when empty)."""
+    words = {k: v for k, v in vars(filters).items() if v not in (None, "")}
+    if filters.workflow_ids is not None:
+        words["workflow_ids"] = sorted(str(i) for i in filters.workflow_ids)
+    return {k: v if k == "workflow_ids" else str(v) for k, v in words.items()}
 
 
 def csv_lines(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> Iterator[str]:
@@ -390,9 +409,8 @@ def audit_page(
     qs = audit_events(tenant_id=tenant_id, filters=filters)
     if cursor:
         qs = qs.filter(id__gt=_decode(cursor))
-    status_after = _StatusAfter()
     whole = filters.whole_histories
-    rows = [_record(v, status_after, whole) for v in _rows(qs)[: limit + 1]]
+    rows = [_record(v, whole, with_id=True) for v in _rows(qs)[: limit + 1]]
     more = len(rows) > limit
     rows = rows[:limit]
     return EventPage(rows, _encode(rows[-1]["event_id"]) if more and rows else None)

@@ -4,8 +4,10 @@
 
 Reads the JSON Lines export (``GET /api/audit/export?format=jsonl``, ``export_audit
 --format jsonl``, the admin's download), recomputes every event's hash from the columns
-it covers (format 1 and format 2 of ``approvals.runtime.chain``), checks that each
-event links to the one before it, and, where the export holds whole histories, that
+it covers (formats 1 to 3 of ``approvals.runtime.chain``), derives every readable
+column again from what the hash covers (``shown_columns``: a column that differs, or
+that nothing hashed says, is named with its event), checks that each event links to
+the one before it, and, where the export holds whole histories, that
 each chain ends at its workflow's recorded version and last hash. With the seal key
 (``--seal-key``, or ``APPROVALS_AUDIT_SEAL_KEY`` in the environment) it also checks
 every seal's signature, the chain of seals (numbers, each carrying the signature before
@@ -36,6 +38,7 @@ from typing import Any, TextIO
 
 HASH_V1 = 1
 HASH_V2 = 2
+HASH_V3 = 3
 _SEAL_FORMAT = "approvals-chain-seal-v1"
 _CHAINED_SEAL_FORMAT = "approvals-chain-seal-v2"
 
@@ -154,13 +157,123 @@ def event_hash(row: Mapping[str, Any]) -> str | None:
     fmt = row.get("hash_format")
     if fmt is None or fmt == HASH_V1:
         return _digest(content)
-    if fmt != HASH_V2:
+    if fmt not in (HASH_V2, HASH_V3):
         return None
-    content["format"] = HASH_V2
+    content["format"] = fmt
     content["tenant"] = row["tenant_id"]
     content["schema_version"] = row["schema_version"]
     content["result"] = row["result"]
+    if fmt == HASH_V3:
+        content["recorded"] = row["recorded"]
     return _digest(content)
+
+
+# -- what each column of an export must say (approvals.audit.export writes them so) ------
+
+# Columns the hash covers as they are.
+HASHED_COLUMNS: tuple[str, ...] = (
+    "workflow_id",
+    "seq",
+    "type",
+    "role",
+    "prev_hash",
+    "hash",
+    "tenant_id",
+    "created_at",
+    "payload",
+    "request_id",
+    "actor_id",
+    "on_behalf_of_id",
+    "schema_version",
+    "result",
+    "recorded",
+    "hash_format",
+)
+# Columns derived from what the hash covers (``shown_columns``).
+SHOWN_COLUMNS: tuple[str, ...] = (
+    "step",
+    "decision",
+    "actor",
+    "actor_name",
+    "on_behalf_of",
+    "comment",
+    "time",
+    "template_key",
+    "template_version",
+    "subject_type",
+    "subject_id",
+    "status",
+)
+# The workflow's recorded head, which the chain must end at (checked with the chain).
+HEAD_COLUMNS: tuple[str, ...] = ("workflow_version", "workflow_last_hash")
+# Taken from ``recorded`` (format 3); empty for events hashed before it.
+_RECORDED = ("actor_name", "template_key", "template_version", "subject_type", "subject_id")
+
+COLUMN_DIFFERS = "column {column} says {shown}; its hashed event says {hashed}"
+COLUMN_UNKNOWN = "column {column} is not derived from the hashed event"
+COLUMN_MISSING = "column {column} is missing"
+NOT_HASHED = "column recorded is not covered by its hash format ({format})"
+
+
+def _text(value: Any) -> str | None:
+    """A payload's value as a column shows it: text as it is, none as None, any other
+    value as its JSON."""
+    if value is None or isinstance(value, str):
+        return value
+    return _CANONICAL(value)
+
+
+def utc_time(created_at: str) -> str:
+    """The ``time`` column: ``created_at`` (the text hashed) in UTC."""
+    import datetime as _dt
+
+    at = _dt.datetime.fromisoformat(created_at).astimezone(_dt.UTC)
+    return at.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def shown_columns(row: Mapping[str, Any]) -> dict[str, Any]:
+    """What each readable column of an exported event must say, from the fields its hash
+    covers alone. The actor's names, the template, the subject and the status after the
+    event come from ``recorded`` (hash format 3), as they were when the event was
+    written; an event hashed before format 3 recorded none of them, so they are empty
+    (the actor's name is then the one its payload carries, a decision's)."""
+    payload = row["payload"] if isinstance(row["payload"], dict) else {}
+    fmt = row.get("hash_format")
+    recorded = row.get("recorded") if fmt == HASH_V3 else None
+    recorded = recorded if isinstance(recorded, dict) else {}
+    actor = recorded["actor"] if fmt == HASH_V3 and "actor" in recorded else payload.get("actor")
+    shown = {
+        "step": _text(payload.get("step")),
+        "decision": _text(payload.get("decision")),
+        "actor": actor if isinstance(actor, str) else None,
+        "on_behalf_of": _text(payload.get("on_behalf_of")),
+        "comment": _text(payload.get("comment")) or "",
+        "time": utc_time(str(row["created_at"])),
+        "status": recorded.get("status"),
+    }
+    shown.update((name, recorded.get(name)) for name in _RECORDED)
+    return shown
+
+
+def column_problems(row: Mapping[str, Any], extra: Sequence[str] = ()) -> list[str]:
+    """Every column of an exported event that is not what its hashed fields say, or
+    that nothing hashed says (``row`` already recomputes to its hash); ``extra`` names
+    columns a file of another kind may carry (an archive's event ids)."""
+    problems = []
+    for column, hashed in shown_columns(row).items():
+        if column not in row:
+            problems.append(COLUMN_MISSING.format(column=column))
+        elif row[column] != hashed:
+            problems.append(
+                COLUMN_DIFFERS.format(
+                    column=column, shown=json.dumps(row[column]), hashed=json.dumps(hashed)
+                )
+            )
+    known = {*HASHED_COLUMNS, *SHOWN_COLUMNS, *HEAD_COLUMNS, *extra}
+    problems.extend(COLUMN_UNKNOWN.format(column=c) for c in row if c not in known)
+    if row.get("hash_format") != HASH_V3 and row.get("recorded") is not None:
+        problems.append(NOT_HASHED.format(format=row.get("hash_format") or HASH_V1))
+    return problems
 
 
 # -- seals (as approvals.audit.seal signs them) ------------------------------------------
@@ -474,6 +587,71 @@ def proof_problem(proof: Mapping[str, Any], seal: Mapping[str, Any] | None) -> s
     return None
 
 
+# -- the export's statement (as approvals.audit.export writes it, its last line) ---------
+#
+# What the export says of itself, signed with the seal key: its organisation and
+# filters, how many events it holds and the SHA-256 of their ``workflow_id:seq:hash``
+# lines in the file's order, and every workflow a seal (or a proof) in the file names
+# that the export leaves out on purpose (its filters). A sealed workflow neither in the
+# file nor listed there was taken out of the file.
+
+STATEMENT_FORMAT = "approvals-export-v1"
+STATEMENT_MISSING = "the export's signed statement (its last line) is missing"
+STATEMENT_REPEATED = "the export carries more than one statement"
+STATEMENT_UNSIGNED = "the export's statement is not signed (exported without a seal key)"
+STATEMENT_OTHER_KEY = "the export's statement is signed with another key ({key_id})"
+STATEMENT_BAD_SIGNATURE = "the export's statement: its signature does not verify"
+STATEMENT_COUNT = (
+    "the export holds {held} event(s) but its statement says {count} (lines were added or removed)"
+)
+STATEMENT_DIGEST = "the export's events are not the ones its statement lists"
+SEALED_ABSENT = (
+    "sealed by {seal}, but not in the export and not among the workflows its statement "
+    "leaves out (its lines were removed)"
+)
+
+
+def events_line(workflow_id: str, seq: int, event_hash: str) -> bytes:
+    """One event's line in the statement's digest."""
+    return f"{workflow_id}:{seq}:{event_hash}\n".encode()
+
+
+def statement_signature(statement: Mapping[str, Any], key: bytes) -> str:
+    """The HMAC-SHA256 of every field of the statement but its signature."""
+    body = {k: v for k, v in statement.items() if k != "signature"}
+    message = STATEMENT_FORMAT + "\n" + _CANONICAL(body)
+    return hmac.new(key, message.encode(), hashlib.sha256).hexdigest()
+
+
+def _statement_problems(
+    statements: Sequence[Mapping[str, Any]], key: bytes | None, sealed_file: bool
+) -> Iterator[str]:
+    """The statement's own problems: missing (from a file with seals), repeated, or not
+    signed with ``key``."""
+    if not statements:
+        if sealed_file:
+            yield STATEMENT_MISSING
+        return
+    if len(statements) > 1:
+        yield STATEMENT_REPEATED
+    statement = statements[0]
+    if key is None:
+        return
+    if not statement.get("signature"):
+        yield STATEMENT_UNSIGNED
+    elif statement.get("key_id") != key_id(key):
+        yield STATEMENT_OTHER_KEY.format(key_id=statement.get("key_id"))
+    elif not hmac.compare_digest(statement_signature(statement, key), str(statement["signature"])):
+        yield STATEMENT_BAD_SIGNATURE
+
+
+def _tally_problems(statement: Mapping[str, Any], events: int, digest: str) -> Iterator[str]:
+    if statement.get("events") != events:
+        yield STATEMENT_COUNT.format(held=events, count=statement.get("events"))
+    elif statement.get("digest") != digest:
+        yield STATEMENT_DIGEST
+
+
 # -- the check ---------------------------------------------------------------------------
 
 
@@ -482,15 +660,19 @@ _RANGE_BYTES = 4 * 1024 * 1024
 _SEAL_START = b'{"seal"'
 _DAILY_START = b'{"daily_seal"'
 _PROOF_START = b'{"proof"'
-_NOT_EVENTS = (_SEAL_START, _DAILY_START, _PROOF_START)
+_STATEMENT_START = b'{"export"'
+_NOT_EVENTS = (_SEAL_START, _DAILY_START, _PROOF_START, _STATEMENT_START)
 
 # What a worker hands back for one line: an event's (workflow, seq, prev_hash, hash,
 # the hash recomputed (None: unknown format), hash_format, workflow_version,
-# workflow_last_hash); or a line it could not read: (None, line number in the range, why).
+# workflow_last_hash, the problems of its columns); or a line it could not read: (None,
+# line number in the range, why).
 _Scanned = tuple[Any, ...]
 
 
-def _ranges(path: str, size: int) -> list[tuple[str, int, int]]:
+def _ranges(
+    path: str, size: int, extra: tuple[str, ...]
+) -> list[tuple[str, int, int, tuple[str, ...]]]:
     """The file cut into pieces of about ``size`` bytes, each ending at a line's end."""
     total = os.path.getsize(path)
     cuts = [0]
@@ -502,12 +684,12 @@ def _ranges(path: str, size: int) -> list[tuple[str, int, int]]:
                 break
             cuts.append(f.tell())
     cuts.append(total)
-    return [(path, a, b) for a, b in zip(cuts, cuts[1:], strict=False) if b > a]
+    return [(path, a, b, extra) for a, b in zip(cuts, cuts[1:], strict=False) if b > a]
 
 
-def _scan(piece: tuple[str, int, int]) -> tuple[int, list[_Scanned]]:
+def _scan(piece: tuple[str, int, int, tuple[str, ...]]) -> tuple[int, list[_Scanned]]:
     """Read and hash the events of one piece of the file: (its line count, the lines)."""
-    path, start, end = piece
+    path, start, end, extra = piece
     out: list[_Scanned] = []
     lines = 0
     with open(path, "rb") as f:
@@ -529,6 +711,7 @@ def _scan(piece: tuple[str, int, int]) -> tuple[int, list[_Scanned]]:
                         fmt,
                         row.get("workflow_version"),
                         row.get("workflow_last_hash"),
+                        column_problems(row, extra),
                     )
                 )
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -536,9 +719,9 @@ def _scan(piece: tuple[str, int, int]) -> tuple[int, list[_Scanned]]:
     return lines, out
 
 
-def _scanned(path: str, jobs: int) -> Iterator[tuple[int, list[_Scanned]]]:
+def _scanned(path: str, jobs: int, extra: tuple[str, ...]) -> Iterator[tuple[int, list[_Scanned]]]:
     """Each piece of the file, hashed, in the file's order: in ``jobs`` processes."""
-    pieces = _ranges(path, _RANGE_BYTES)
+    pieces = _ranges(path, _RANGE_BYTES, extra)
     if jobs <= 1 or len(pieces) <= 1:
         yield from map(_scan, pieces)
         return
@@ -550,7 +733,12 @@ def _scanned(path: str, jobs: int) -> Iterator[tuple[int, list[_Scanned]]]:
 
 def _seal_lines(path: str) -> dict[str, list[dict[str, Any]]]:
     """The seals, daily seals and proofs of the file, by kind."""
-    found: dict[str, list[dict[str, Any]]] = {"seal": [], "daily_seal": [], "proof": []}
+    found: dict[str, list[dict[str, Any]]] = {
+        "seal": [],
+        "daily_seal": [],
+        "proof": [],
+        "export": [],
+    }
     with open(path, "rb") as f:
         for line in f:
             if line.startswith(_NOT_EVENTS):
@@ -584,10 +772,17 @@ def _daily_problems(
         sealed.setdefault(wid, []).append((int(proof["seq"]), str(proof["hash"]), name))
 
 
-def verify_export(path: str, *, seal_key: bytes | None = None, jobs: int | None = None) -> Report:
+def verify_export(
+    path: str,
+    *,
+    seal_key: bytes | None = None,
+    jobs: int | None = None,
+    extra_columns: tuple[str, ...] = (),
+) -> Report:
     """Every problem in the export at ``path``, in the file's order (a seal's
     problems after the events'). ``jobs`` processes hash the events (every CPU when
-    None); one walks the chains."""
+    None); one walks the chains. ``extra_columns``: columns beside an event's that a
+    file of another kind carries (an archive: ``event_id``)."""
     report = Report()
     # Seals come last in the file; their heads are wanted while the events go by.
     found = _seal_lines(path)
@@ -605,18 +800,25 @@ def verify_export(path: str, *, seal_key: bytes | None = None, jobs: int | None 
             else:
                 wid, version, last_hash, name = item
                 sealed.setdefault(wid, []).append((version, last_hash, name))
+    statements = found["export"]
+    sealed_file = bool(seals or found["daily_seal"] or found["proof"])
+    seal_problems.extend(
+        Problem(None, None, p) for p in _statement_problems(statements, seal_key, sealed_file)
+    )
+    tally = hashlib.sha256()
     chains: dict[str, _Chain] = {}
     add = report.problems.append
     jobs = (os.cpu_count() or 1) if jobs is None else jobs
     lines_before = 0
-    for lines, scanned in _scanned(path, jobs):
+    for lines, scanned in _scanned(path, jobs, extra_columns):
         for entry in scanned:
             wid, seq = entry[0], entry[1]
             if wid is None:
                 add(Problem(None, None, UNREADABLE.format(line=lines_before + seq, why=entry[2])))
                 continue
-            _, _, prev_hash, stored, expected, hash_format, version, last_hash = entry
+            _, _, prev_hash, stored, expected, hash_format, version, last_hash, columns = entry
             report.events += 1
+            tally.update(events_line(wid, seq, str(stored)))
             chain = chains.get(wid)
             if chain is None:
                 chain = chains[wid] = _Chain(version=version, last_hash=last_hash)
@@ -635,6 +837,8 @@ def verify_export(path: str, *, seal_key: bytes | None = None, jobs: int | None 
                 add(Problem(wid, seq, UNKNOWN_FORMAT.format(format=hash_format)))
             elif expected != stored:
                 add(Problem(wid, seq, EDITED))
+            for what in columns:
+                add(Problem(wid, seq, what))
             fmt = hash_format if isinstance(hash_format, int) else HASH_V1
             if fmt < chain.format:
                 add(Problem(wid, seq, OLDER_FORMAT))
@@ -645,6 +849,15 @@ def verify_export(path: str, *, seal_key: bytes | None = None, jobs: int | None 
             chain.hash = stored
         lines_before += lines
     report.workflows = len(chains)
+    if statements:
+        report.problems.extend(
+            Problem(None, None, p)
+            for p in _tally_problems(statements[0], report.events, tally.hexdigest())
+        )
+    left_out = {str(w) for w in (statements[0].get("left_out") or [])} if statements else set()
+    for wid, heads in sealed.items():
+        if wid not in chains and wid not in left_out:
+            add(Problem(wid, None, SEALED_ABSENT.format(seal=heads[-1][2])))
     for wid, chain in chains.items():
         if chain.whole and chain.version is not None:
             if chain.seq < chain.version:
@@ -688,11 +901,20 @@ def main(argv: Iterable[str] | None = None, out: TextIO | None = None) -> int:
         help="the seal key (APPROVALS_AUDIT_SEAL_KEY), to check the seals; the environment "
         "variable of that name is read when this is not given",
     )
+    parser.add_argument(
+        "--archive",
+        action="store_true",
+        help="the file is an archive's events (each also carries its event id, which an "
+        "export does not)",
+    )
     args = parser.parse_args(list(argv) if argv is not None else None)
     out = out or sys.stdout
     key_text = args.seal_key or os.environ.get("APPROVALS_AUDIT_SEAL_KEY") or None
     report = verify_export(
-        args.export, seal_key=key_text.encode() if key_text else None, jobs=args.jobs
+        args.export,
+        seal_key=key_text.encode() if key_text else None,
+        jobs=args.jobs,
+        extra_columns=("event_id",) if args.archive else (),
     )
     for problem in report.problems:
         out.write(f"BROKEN {problem}\n")

@@ -20,38 +20,21 @@ import logging
 import uuid
 from collections.abc import Iterable, Mapping
 
-from django.conf import settings
 from django.db import connection, transaction
 
 from .. import clock
 from ..models import Tenant, Workflow
+from .keys import SEAL_KEY_MISSING as SEAL_KEY_MISSING  # re-exported: one rule, in keys
+from .keys import SealKeyMissing as SealKeyMissing
+from .keys import seal_key
 from .models import ChainSeal, SealedHead
 
 logger = logging.getLogger("approvals.audit")
 
-SEAL_KEY_MISSING = (
-    "APPROVALS_AUDIT_SEAL_KEY is not set: chain seals cannot be signed or checked. "
-    "Set it in the environment (never in the database)."
-)
-# Used only when DEBUG is on and no key is set, so `make run` can seal.
-_DEVELOPMENT_KEY = "approvals-development-seal-key-not-secret"
 _FORMAT = "approvals-chain-seal-v1"
 _CHAINED_FORMAT = "approvals-chain-seal-v2"
 # Heads read, and sealed heads written, per round trip.
 _CHUNK = 5000
-
-
-class SealKeyMissing(RuntimeError):
-    pass
-
-
-def seal_key() -> bytes:
-    key = settings.APPROVALS_AUDIT_SEAL_KEY
-    if not key:
-        if not settings.DEBUG:
-            raise SealKeyMissing(SEAL_KEY_MISSING)
-        key = _DEVELOPMENT_KEY
-    return key.encode()
 
 
 def key_id(key: bytes) -> str:

@@ -20,8 +20,8 @@ from django.conf import settings
 from django.db.models import QuerySet
 
 from .. import clock
-from ..models import Tenant, Workflow, WorkflowEvent, history_month
-from ..runtime.chain import HASH_V1, EventRow, sent_spellings, stored_event_hash
+from ..models import Tenant, User, Workflow, WorkflowEvent, history_month
+from ..runtime.chain import HASH_V1, HASH_V3, EventRow, sent_spellings, stored_event_hash
 from .archive import ArchivedHistory
 from .daily_seal import daily_check
 from .models import AuditOverride, ChainSeal
@@ -36,6 +36,7 @@ _EVENT_FIELDS = (
     "schema_version",
     "result",
     "hash_format",
+    "recorded",
     "hash",
 )
 # How many seal intervals an event may wait for its seal before its absence is a break:
@@ -69,6 +70,12 @@ SENT_SPELLING = (
 ACCEPTED = (
     "{n} event(s) verify only with their numbers spelled as they were sent, hashed before "
     "numbers had one form; accepted by audit override(s) {overrides}: {events}."
+)
+# A user row renamed after its events recorded its name (hash format 3), named at the
+# user's latest event: an export shows the recorded name, the pages today's.
+RENAMED = (
+    "its actor, user #{user}, is now {now}, but its events recorded the username {recorded} "
+    "(the user row was changed after them)"
 )
 # What ``accept_number_forms`` records as its override's action.
 ACCEPT_ACTION = "accept_number_forms"
@@ -174,6 +181,7 @@ def audit_verify(
     minutes = UNSEALED_INTERVALS * interval / 60
     cutoff = (clock.now() - dt.timedelta(minutes=minutes), round(minutes))
     checked = 0
+    names: _Names = {}
     batch: list[Workflow] = []
     # Workflows of an archived month have no events left here: set aside, and checked
     # from the archive (its manifest's signature, then each chain by the same rules).
@@ -185,18 +193,21 @@ def audit_verify(
         batch.append(wf)
         if len(batch) == WORKFLOW_BATCH:
             checked += len(batch)
-            breaks.extend(_batch_breaks(batch, sealed, cutoff, accepted))
+            breaks.extend(_batch_breaks(batch, sealed, cutoff, accepted, names))
             batch = []
     checked += len(batch)
-    breaks.extend(_batch_breaks(batch, sealed, cutoff, accepted))
+    breaks.extend(_batch_breaks(batch, sealed, cutoff, accepted, names))
     for kept, problems, rows in archived.checked():
         breaks.extend(Break(None, None, problem) for problem in problems)
         if kept is not None:
             checked += 1
             sealed_heads = sealed.pop(str(kept.pk), [])
             breaks.extend(
-                _chain_breaks(kept, iter(rows), sealed_heads, cutoff=cutoff, accepted=accepted)
+                _chain_breaks(
+                    kept, iter(rows), sealed_heads, cutoff=cutoff, accepted=accepted, names=names
+                )
             )
+    breaks.extend(_renamed_users(names))
     for gone, heads in sealed.items():  # what is left was sealed and is gone
         if narrowed:
             break  # or is out of the narrowed scope
@@ -213,6 +224,31 @@ def audit_verify(
             events += f"; and {len(kept_apart) - 5} more"
         notes.append(ACCEPTED.format(n=len(kept_apart), overrides=overrides, events=events))
     return [b for b in breaks if b.accepted_by is None], checked
+
+
+# user id -> (time, username recorded, workflow, seq) of the user's latest event
+_Names = dict[int, tuple[dt.datetime, str | None, str, int]]
+
+
+def _record_name(names: _Names, wid: str, event: EventRow, recorded: Any) -> None:
+    """Keep the username the actor's latest format 3 event recorded."""
+    if event.actor_id is None or not isinstance(recorded, dict):
+        return
+    seen = names.get(event.actor_id)
+    if seen is None or event.created_at >= seen[0]:
+        names[event.actor_id] = (event.created_at, recorded.get("actor"), wid, event.seq)
+
+
+def _renamed_users(names: _Names) -> Iterator[Break]:
+    """A break for each user whose row's username is not what their latest event
+    recorded: one query for every actor met."""
+    current = dict(User.objects.filter(pk__in=list(names)).values_list("pk", "username"))
+    for user, (_, recorded, wid, seq) in sorted(names.items()):
+        now = current.get(user)
+        if now != recorded:
+            shown = repr(now) if now is not None else "gone"
+            what = RENAMED.format(user=user, now=shown, recorded=repr(recorded))
+            yield Break(wid, seq, what)
 
 
 def _accepted_spellings(tenant: Tenant | None, key: bytes) -> dict[tuple[str, int], int]:
@@ -299,6 +335,7 @@ def _batch_breaks(
     sealed: dict[str, list[_Sealed]],
     cutoff: tuple[dt.datetime, int] | None,
     accepted: dict[tuple[str, int], int],
+    names: _Names | None = None,
 ) -> Iterator[Break]:
     if not batch:
         return
@@ -323,6 +360,7 @@ def _batch_breaks(
             sealed.pop(key, []),
             cutoff=cutoff,
             accepted=accepted,
+            names=names,
         )
 
 
@@ -333,8 +371,10 @@ def _chain_breaks(
     *,
     cutoff: tuple[dt.datetime, int] | None,
     accepted: dict[tuple[str, int], int] | None = None,
+    names: _Names | None = None,
 ) -> Iterator[Break]:
-    """The breaks in one workflow's chain; with ``cutoff`` (a time, and how many minutes
+    """The breaks in one workflow's chain (and, into ``names``, the username each actor's
+    latest event recorded); with ``cutoff`` (a time, and how many minutes
     before now it is), also its first event older than that which no seal covers. An
     event that verifies only with its numbers as sent is a break naming them
     (SENT_SPELLING), marked accepted when an override in ``accepted`` names it."""
@@ -348,7 +388,7 @@ def _chain_breaks(
     n = len(EventRow._fields)
     for row in rows:
         event = EventRow(*row[:n])  # type: ignore[arg-type]
-        tenant_id, schema_version, result, hash_format = row[n : n + 4]
+        tenant_id, schema_version, result, hash_format, recorded = row[n : n + 5]
         stored = str(row[-1])
         if event.seq != last_seq + 1:
             yield Break(wid, last_seq + 1, f"missing (the next event is seq {event.seq})")
@@ -356,14 +396,20 @@ def _chain_breaks(
             yield Break(wid, event.seq, "does not link to the event before it (prev_hash)")
         if tenant_id != wf.tenant_id:
             yield Break(wid, event.seq, OTHER_TENANT)
-        expected = _expected_hash(event, hash_format, tenant_id, schema_version, result)
+        expected = _expected_hash(event, hash_format, tenant_id, schema_version, result, recorded)
         if expected is None:
             yield Break(wid, event.seq, UNKNOWN_FORMAT.format(format=hash_format))
         elif expected != stored:
             yield _mismatch(
-                wid, event, hash_format, tenant_id, schema_version, result, stored, accepted
+                wid,
+                event,
+                (hash_format, tenant_id, schema_version, result, recorded),
+                stored,
+                accepted,
             )
         format_ = int(hash_format) if isinstance(hash_format, int) else HASH_V1
+        if names is not None and format_ == HASH_V3:
+            _record_name(names, wid, event, recorded)
         if format_ < last_format:
             yield Break(wid, event.seq, OLDER_FORMAT)
         last_format = max(last_format, format_)
@@ -399,19 +445,19 @@ def _chain_breaks(
 def _mismatch(
     wid: str,
     event: EventRow,
-    hash_format: Any,
-    tenant_id: Any,
-    schema_version: Any,
-    result: Any,
+    columns: tuple[Any, Any, Any, Any, Any],
     stored: str,
     accepted: dict[tuple[str, int], int] | None,
 ) -> Break:
+    """``columns``: the event's hash format, tenant, schema version, result and recorded."""
+    hash_format, tenant_id, schema_version, result, recorded = columns
     for hashed, words in sent_spellings(
         event,
         hash_format=hash_format if isinstance(hash_format, int) else None,
         tenant_id=int(tenant_id),
         schema_version=int(schema_version),
         result=result,
+        recorded=recorded,
     ):
         if hashed == stored:
             by = (accepted or {}).get((wid, event.seq))
@@ -421,7 +467,12 @@ def _mismatch(
 
 
 def _expected_hash(
-    event: EventRow, hash_format: Any, tenant_id: Any, schema_version: Any, result: Any
+    event: EventRow,
+    hash_format: Any,
+    tenant_id: Any,
+    schema_version: Any,
+    result: Any,
+    recorded: Any,
 ) -> str | None:
     return stored_event_hash(
         event,
@@ -429,4 +480,5 @@ def _expected_hash(
         tenant_id=int(tenant_id),
         schema_version=int(schema_version),
         result=result,
+        recorded=recorded,
     )

@@ -197,6 +197,10 @@ class WorkflowEvent(AppendOnly):
     # Which of ``runtime.chain``'s formats ``hash`` was computed under; NULL is format 1
     # (events written before there was a choice), so adding the column rewrote no row.
     hash_format = models.SmallIntegerField(null=True, blank=True)
+    # What a reader sees that the payload does not say, as it was when the event was
+    # written (``runtime.chain.recorded_fields``): the actor's names, the status after
+    # the event, the template and the subject. Hashed by format 3; NULL before it.
+    recorded = models.JSONField(null=True, blank=True)
     # The first day of the UTC month the workflow started in: the partition key on
     # PostgreSQL (migration 0029), so a workflow's whole history is in one partition.
     # Not hashed: it follows from the workflow, which the chain already names.

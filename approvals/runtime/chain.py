@@ -7,8 +7,13 @@ column: every event written before format 2 existed) covers the workflow, seq, t
 payload, request id, actor, role, on-behalf-of, time and the hash before. Format 2,
 which the command path writes, covers every column of the event: also the tenant, the
 schema version, the recorded result and the format itself, so moving an event into
-another organisation changes its hash. Events are append-only and old ones cannot be
-hashed again, so format 1 stays verifiable for as long as the history is kept.
+another organisation changes its hash. Format 3 also covers the event's ``recorded``
+column: what a reader of the history sees that the payload does not say, as it was when
+the event was written (``recorded_fields``): the acting user's username and display
+name, the workflow's status after the event, its template and version, and its subject.
+So a user row renamed later, or a workflow row edited, changes no hash, and an export
+shows the name recorded, never today's. Events are append-only and old ones cannot be
+hashed again, so formats 1 and 2 stay verifiable for as long as the history is kept.
 
 Both formats hash the payload and the result as PostgreSQL's jsonb gives them back
 (``json_input.stored_form``): the command path hashes before storing, the check hashes
@@ -82,18 +87,61 @@ class HashedEvent(Protocol):
 # What the ``hash_format`` column holds for each format (format 1 is NULL there).
 HASH_V1 = 1
 HASH_V2 = 2
-HASH_FORMAT = HASH_V2  # the format the command path writes
+HASH_V3 = 3
+HASH_FORMAT = HASH_V3  # the format the command path writes
 
 
-def event_hash(row: HashedEvent, *, tenant_id: int, schema_version: int, result: Any) -> str:
-    """SHA-256 (format 2) of every column of the event and the hash before it: editing,
-    moving or removing any event breaks every hash after it."""
+def recorded_fields(
+    *,
+    actor: Any,
+    status: str,
+    template_key: str,
+    template_version: int,
+    subject_type: str,
+    subject_id: str,
+) -> dict[str, Any]:
+    """What format 3 records beside the payload (the ``recorded`` column): ``actor`` is
+    the acting user (None for the system), read from the object the command already
+    holds, so recording it costs no query."""
+    return {
+        "actor": actor.username if actor is not None else None,
+        "actor_name": actor.get_full_name() if actor is not None else None,
+        "status": status,
+        "template_key": template_key,
+        "template_version": template_version,
+        "subject_type": subject_type,
+        "subject_id": subject_id,
+    }
+
+
+def event_hash(
+    row: HashedEvent, *, tenant_id: int, schema_version: int, result: Any, recorded: Any
+) -> str:
+    """SHA-256 (format 3) of every column of the event, what it recorded of its actor
+    and workflow, and the hash before it: editing, moving or removing any event breaks
+    every hash after it."""
+    content = _v2_content(row, tenant_id=tenant_id, schema_version=schema_version, result=result)
+    content["format"] = HASH_V3
+    content["recorded"] = recorded
+    return _digest(content)
+
+
+def event_hash_v2(row: HashedEvent, *, tenant_id: int, schema_version: int, result: Any) -> str:
+    """SHA-256 (format 2) of every column of the event but ``recorded``."""
+    return _digest(
+        _v2_content(row, tenant_id=tenant_id, schema_version=schema_version, result=result)
+    )
+
+
+def _v2_content(
+    row: HashedEvent, *, tenant_id: int, schema_version: int, result: Any
+) -> dict[str, Any]:
     content = _v1_content(row)
     content["format"] = HASH_V2
     content["tenant"] = tenant_id
     content["schema_version"] = schema_version
     content["result"] = result
-    return _digest(content)
+    return content
 
 
 def event_hash_v1(row: HashedEvent) -> str:
@@ -103,14 +151,28 @@ def event_hash_v1(row: HashedEvent) -> str:
 
 
 def stored_event_hash(
-    row: HashedEvent, *, hash_format: int | None, tenant_id: int, schema_version: int, result: Any
+    row: HashedEvent,
+    *,
+    hash_format: int | None,
+    tenant_id: int,
+    schema_version: int,
+    result: Any,
+    recorded: Any = None,
 ) -> str | None:
     """The hash a stored event must carry under the format it names, or None for a
     format this code does not know."""
     if hash_format is None or hash_format == HASH_V1:
         return event_hash_v1(row)
     if hash_format == HASH_V2:
-        return event_hash(row, tenant_id=tenant_id, schema_version=schema_version, result=result)
+        return event_hash_v2(row, tenant_id=tenant_id, schema_version=schema_version, result=result)
+    if hash_format == HASH_V3:
+        return event_hash(
+            row,
+            tenant_id=tenant_id,
+            schema_version=schema_version,
+            result=result,
+            recorded=recorded,
+        )
     return None
 
 
@@ -171,13 +233,19 @@ def _respelled(value: Any, paths: tuple[tuple[Any, ...], ...]) -> Any:
 
 
 def sent_spellings(
-    row: HashedEvent, *, hash_format: int | None, tenant_id: int, schema_version: int, result: Any
+    row: HashedEvent,
+    *,
+    hash_format: int | None,
+    tenant_id: int,
+    schema_version: int,
+    result: Any,
+    recorded: Any = None,
 ) -> Iterator[tuple[str, str]]:
     """The hashes ``row`` would carry had its payload's numbers been hashed as floats
     before jsonb stored them, each with what was respelled (``data.n =
     100000000000000000 as 1e+17``): every such number at once first, then, for a few,
     each combination."""
-    if hash_format not in (None, HASH_V1, HASH_V2):
+    if hash_format not in (None, HASH_V1, HASH_V2, HASH_V3):
         return
     paths = _paths(row.payload)
     if not paths:
@@ -191,10 +259,12 @@ def sent_spellings(
     for subset in subsets:
         payload = _respelled(row.payload, subset)
         content = {**_v1_content(row), "payload": payload}
-        if hash_format == HASH_V2:
+        if hash_format in (HASH_V2, HASH_V3):
             content.update(
-                format=HASH_V2, tenant=tenant_id, schema_version=schema_version, result=result
+                format=hash_format, tenant=tenant_id, schema_version=schema_version, result=result
             )
+        if hash_format == HASH_V3:
+            content["recorded"] = recorded
         words = ", ".join(_respelling(row.payload, p) for p in subset)
         yield _raw_digest(content), words
 

@@ -40,7 +40,7 @@ from ..definitions import definition_for
 from ..models import User, Workflow, WorkflowEvent, history_month
 from ..words.data import workflow_summary
 from . import store
-from .chain import HASH_FORMAT, EventRow, event_hash
+from .chain import HASH_FORMAT, EventRow, event_hash, recorded_fields
 from .directory import VERSION_SQL, VERSION_SUBQUERY, TenantDirectory
 from .projections import project
 from .tenant_scope import acting_for, cross_tenant_again
@@ -300,8 +300,10 @@ def _decide_and_write(
     ctx = Context(now=now.timestamp(), rng=_RNG, directory=directory)
     events = decide(definition, state, command, ctx)
     new_state = state
+    statuses = []
     for event in events:
         new_state = evolve(new_state, event)
+        statuses.append(public_status(new_state))
     if events:
         # The inbox's summary line is a projection of the data: computed again only when
         # a command set the data (a start, a resubmission, a result or a signal kept).
@@ -310,7 +312,9 @@ def _decide_and_write(
             if new_state.data is not state.data
             else None
         )
-        _append(wf, events, new_state, actor, request_id, fingerprint, now, directory, summary)
+        _append(
+            wf, events, statuses, new_state, actor, request_id, fingerprint, now, directory, summary
+        )
     project(wf, state, new_state, now, directory, events)
     return CommandResult(wf.pk, wf.public_status, wf.version, recorded=len(events))
 
@@ -426,6 +430,7 @@ def load_state(wf: Workflow, definition: Definition) -> State:
 def _append(
     wf: Workflow,
     events: list[ev.Event],
+    statuses: list[str],
     new_state: State,
     actor: Actor,
     request_id: str | None,
@@ -434,8 +439,9 @@ def _append(
     directory: TenantDirectory,
     summary: tuple[str, str] | None = None,
 ) -> None:
-    """Append the events and write the workflow's row. ``summary`` comes with a command
-    that set the data (None: the data is as it was)."""
+    """Append the events and write the workflow's row. ``statuses`` is the workflow's
+    status after each event; ``summary`` comes with a command that set the data (None:
+    the data is as it was)."""
     status_before = wf.status
     for event in events:
         transition = _TRANSITIONS.get(type(event))
@@ -469,10 +475,24 @@ def _append(
             if first and request_id
             else None
         )
-        prev = event_hash(
-            row, tenant_id=wf.tenant_id, schema_version=event.schema_version, result=result
+        recorded = recorded_fields(
+            actor=actor.user,
+            status=statuses[i],
+            template_key=wf.template_key,
+            template_version=wf.template_version,
+            subject_type=wf.subject_type,
+            subject_id=wf.subject_id,
         )
-        rows.append((wf.tenant_id, *row, event.schema_version, result, HASH_FORMAT, prev, month))
+        prev = event_hash(
+            row,
+            tenant_id=wf.tenant_id,
+            schema_version=event.schema_version,
+            result=result,
+            recorded=recorded,
+        )
+        rows.append(
+            (wf.tenant_id, *row, event.schema_version, result, recorded, HASH_FORMAT, prev, month)
+        )
     wf.version = version
     wf.last_hash = prev
     wf.public_status = status
@@ -513,6 +533,7 @@ _EVENT_COLUMNS = (
     *EventRow._fields,
     "schema_version",
     "result",
+    "recorded",
     "hash_format",
     "hash",
     "history_month",

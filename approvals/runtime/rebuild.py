@@ -475,3 +475,93 @@ def read_models_of(*, tenant_id: int | None = None) -> dict[str, set[Any]]:
                 rows = {(k, repr(v)) for k, v in rows.items()}
             out.setdefault(name, set()).update((wf.pk, r) for r in rows)
     return out
+
+
+# -- the workflow columns a rebuild reads, against the events -----------------------------
+#
+# A rebuild trusts a few of the workflow row's own columns: ``created_at`` names the
+# partition its events are read from, ``template_id`` the definition they are replayed
+# under, ``subject_id`` the summary line. None of them is hashed, so the chain check
+# cannot vouch for them: each is compared with what the workflow's first event says
+# (its time, its template key and version, and, from hash format 3, the subject it
+# recorded). A rebuild over a column that disagrees would make the read models agree
+# with the edit (a created_at moved back a month reads no events: a finished workflow
+# would become NEW), so the rebuild refuses and names the workflow and the column.
+
+COLUMN_DISAGREES = "workflow {workflow}: column {column} says {have}; its first event says {want}"
+NO_FIRST_EVENT = "workflow {workflow}: column version says {version}; it has no first event"
+_COLUMNS_BATCH = 500
+_READ = (
+    "pk",
+    "version",
+    "created_at",
+    "template_key",
+    "template_version",
+    "template__key",
+    "template__version",
+    "subject_type",
+    "subject_id",
+)
+
+
+def read_column_problems(*, tenant_id: int | None = None) -> list[str]:
+    """Every column a rebuild reads that is not what the workflow's first event says."""
+    qs = Workflow.objects.order_by("created_at", "id")
+    if tenant_id is not None:
+        qs = qs.filter(tenant_id=tenant_id)
+    problems: list[str] = []
+    batch: list[tuple[Any, ...]] = []
+    for row in qs.values_list(*_READ).iterator(_COLUMNS_BATCH):
+        batch.append(row)
+        if len(batch) == _COLUMNS_BATCH:
+            problems.extend(_batch_column_problems(batch))
+            batch = []
+    problems.extend(_batch_column_problems(batch))
+    return problems
+
+
+def _batch_column_problems(batch: list[tuple[Any, ...]]) -> Iterator[str]:
+    if not batch:
+        return
+    firsts = {
+        str(e[0]): e[1:]
+        for e in WorkflowEvent.objects.filter(seq=1, workflow_id__in=[r[0] for r in batch])
+        .order_by()
+        .values_list("workflow_id", "created_at", "payload", "recorded")
+    }
+    for row in batch:
+        wf = dict(zip(_READ, row, strict=True))
+        first = firsts.get(str(wf["pk"]))
+        if first is None:
+            if wf["version"]:
+                yield NO_FIRST_EVENT.format(workflow=wf["pk"], version=wf["version"])
+            continue
+        for column, have, want in _column_pairs(wf, *first):
+            if have != want:
+                yield COLUMN_DISAGREES.format(
+                    workflow=wf["pk"], column=column, have=_said(have), want=_said(want)
+                )
+
+
+def _column_pairs(
+    wf: dict[str, Any], at: dt.datetime, payload: Any, recorded: Any
+) -> Iterator[tuple[str, Any, Any]]:
+    """(column, what the row says, what the first event says) for each column read."""
+    yield "created_at", wf["created_at"], at
+    payload = payload if isinstance(payload, dict) else {}
+    if "workflow_type" in payload:
+        key, version = payload["workflow_type"], payload.get("definition_version")
+        yield "template_key", wf["template_key"], key
+        yield "template_version", wf["template_version"], version
+        yield "template", (wf["template__key"], wf["template__version"]), (key, version)
+    if isinstance(recorded, dict):
+        yield "subject_type", wf["subject_type"], recorded.get("subject_type")
+        yield "subject_id", wf["subject_id"], recorded.get("subject_id")
+
+
+def _said(value: Any) -> str:
+    if isinstance(value, dt.datetime):
+        return value.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    if isinstance(value, tuple):
+        return " version ".join(str(v) for v in value)
+    return repr(value)

@@ -60,6 +60,8 @@ LAYERS: dict[str, str] = {
     "approvals.audit": "base",  # the package's __init__
     "approvals.audit.models": "models",
     "approvals.audit.export": "selectors",
+    "approvals.audit.keys": "base",  # the seal key, from the settings
+    "approvals.audit.export_check": "services",  # an export against the database
     "approvals.audit.verify": "services",  # reads, and checks seals with seal.py
     "approvals.audit.replay": "selectors",
     "approvals.audit.seal": "services",

@@ -9,14 +9,19 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from approvals.audit.verify import audit_verify
 from approvals.models import Tenant
-from approvals.runtime.rebuild import read_models_check, read_models_rebuild
+from approvals.runtime.rebuild import (
+    read_column_problems,
+    read_models_check,
+    read_models_rebuild,
+)
 
 from ._overrides import override_from_command
 from ._tenants import tenant_by_slug
 
 OUT_OF_LINE = "{n} workflow(s) have read models out of line with their events."
 REFUSED = (
-    "The audit trail does not verify ({n} problem(s), listed above): a rebuild would make "
+    "The audit trail does not verify, or a workflow column the rebuild reads disagrees with "
+    "the events ({n} problem(s), listed above): a rebuild would make "
     "the workflows agree with whatever events are left and hide what was done. Find out "
     "what happened first; to go ahead anyway, run again with "
     '--despite-failed-verification --reason "why" (the override is recorded).'
@@ -67,9 +72,14 @@ class Command(BaseCommand):
         )
 
     def _verified_or_overridden(self, tenant: Tenant | None, options: dict[str, Any]) -> None:
-        """Refuse a rebuild over a history that fails verification, unless the operator
-        says why; that decision is recorded (append-only, signed) and logged."""
-        breaks, _ = audit_verify(tenant=tenant)
+        """Refuse a rebuild over a history that fails verification, or over a workflow
+        column it reads that disagrees with the events, unless the operator says why;
+        that decision is recorded (append-only, signed) and logged."""
+        found, _ = audit_verify(tenant=tenant)
+        breaks = [
+            *map(str, found),
+            *read_column_problems(tenant_id=tenant.pk if tenant is not None else None),
+        ]
         if not breaks:
             return
         for problem in breaks[:_SHOWN]:
@@ -82,7 +92,7 @@ class Command(BaseCommand):
             tenant=tenant,
             action="rebuild_read_models",
             reason=options["reason"],
-            problems=[str(b) for b in breaks],
+            problems=breaks,
             reason_needed=REASON_NEEDED,
         )
         self.stdout.write(

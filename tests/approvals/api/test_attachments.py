@@ -147,7 +147,7 @@ def test_the_attachment_is_in_the_history_the_export_and_a_chain_that_verifies(
     assert event.request_id == "bob-file-1"
     exported = api("audrey").get("/api/audit/export?format=jsonl")
     rows = [json.loads(x) for x in b"".join(exported.streaming_content).splitlines()]
-    attached = [r for r in rows if r["workflow_id"] == wid and r["type"] == "FileAttached"]
+    attached = [r for r in rows if r.get("workflow_id") == wid and r["type"] == "FileAttached"]
     assert len(attached) == 1
     assert sha in json.dumps(attached[0])
     out = io.StringIO()

@@ -25,8 +25,8 @@ from approvals.models import (
 from approvals.runtime.chain import (
     HASH_V2,
     EventRow,
-    event_hash,
     event_hash_v1,
+    event_hash_v2,
     stored_event_hash,
 )
 
@@ -90,7 +90,7 @@ def bulk_history(
                 prev_hash=prev,
             )
             if hash_format == HASH_V2:
-                prev = event_hash(row, tenant_id=tenant.pk, schema_version=1, result=None)
+                prev = event_hash_v2(row, tenant_id=tenant.pk, schema_version=1, result=None)
                 stored_format: int | None = HASH_V2
             else:
                 prev = event_hash_v1(row)
@@ -157,6 +157,7 @@ def rechain(workflow_id: str) -> None:
                 tenant_id=event.tenant_id,
                 schema_version=event.schema_version,
                 result=event.result,
+                recorded=event.recorded,
             )
             assert hashed is not None
             prev = hashed

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import html
 import io
+import json
 from typing import Any
 
 import pytest
@@ -48,7 +49,9 @@ def test_the_page_streams_the_filtered_export(acme: Any, api: Any) -> None:
     )
     assert response.status_code == 200
     lines = b"".join(response.streaming_content).decode().splitlines()
-    assert lines and all(ids[1] in line for line in lines)
+    events, statement = lines[:-1], json.loads(lines[-1])["export"]
+    assert events and all(ids[1] in line for line in events)
+    assert statement["filters"] == {"subject": "E-1"}
 
 
 def test_bad_input_on_the_page_is_shown_and_exports_nothing(acme: Any, api: Any) -> None:

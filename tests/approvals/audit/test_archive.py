@@ -146,7 +146,7 @@ def test_archive_round_trip_verify_from_the_archive_and_restore(
     # the archive is an export: the standard-library verifier checks it unpacked
     plain = archive_root / "plain.jsonl"
     plain.write_bytes(gzip.decompress((archive_root / data_name).read_bytes()))
-    report = offline_verify.verify_export(str(plain), jobs=1)
+    report = offline_verify.verify_export(str(plain), jobs=1, extra_columns=("event_id",))
     assert report.ok and report.events == len(before), report.summary()
 
     # verify_audit checks the month from the archive

@@ -26,7 +26,7 @@ from approvals.audit.seal import seal_create, seal_key
 from approvals.audit.verify import OTHER_TENANT, SEAL_UNLINKED, SEALS_MISSING
 from approvals.management.commands.rebuild_read_models import OVERRIDDEN, REFUSED
 from approvals.models import Tenant, Workflow, WorkflowEvent
-from approvals.runtime.chain import HASH_V2
+from approvals.runtime.chain import HASH_V3
 
 from .support import bulk_history, rechain, run_expenses, triggers_off, verify
 
@@ -94,7 +94,7 @@ def test_an_untampered_history_passes(histories: list[str]) -> None:
     assert ok, output
     assert "OK: 3 workflow chain(s)" in output
     assert all(
-        e.hash_format == HASH_V2 for e in WorkflowEvent.objects.filter(workflow_id__in=histories)
+        e.hash_format == HASH_V3 for e in WorkflowEvent.objects.filter(workflow_id__in=histories)
     )
 
 

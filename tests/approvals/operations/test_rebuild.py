@@ -173,3 +173,40 @@ def test_check_names_what_is_out_of_line_and_a_rebuild_puts_it_right(acme, mixed
 def test_an_unknown_organisation_is_refused(acme):
     with pytest.raises(CommandError, match="No organisation"):
         call_command("rebuild_read_models", "--tenant", "nope")
+
+
+@pytest.mark.parametrize(
+    ("column", "sql", "said"),
+    [
+        (
+            "created_at",
+            "created_at = created_at - interval '40 days'",
+            "column created_at says",
+        ),
+        ("template_version", "template_version = template_version + 1", "column template_version"),
+        ("subject_id", "subject_id = 'E-other'", "column subject_id says 'E-other'"),
+    ],
+)
+def test_the_rebuild_refuses_over_a_workflow_column_it_reads_that_disagrees_with_the_events(
+    acme: Any, api: Any, column: str, sql: str, said: str
+) -> None:
+    # given an approved expense and another one beside it (so the chain check reads
+    # this month's events in the same batch), then one column of the first's row
+    # changed by the superuser
+    from django.db import connection
+
+    wid = start_expense(api("alice"), 4_500_000, subject="E-1").json()["workflowId"]
+    assert start_expense(api("alice"), 4_500_000, subject="E-2").status_code == 201
+    decide("bob", wid, "approve")
+    decide("fiona", wid, "approve")
+    before = Workflow.objects.get(pk=wid)
+    with connection.cursor() as c:
+        c.execute(f"UPDATE approvals_workflow SET {sql} WHERE id = %s", [wid])
+    out = StringIO()
+
+    with pytest.raises(CommandError, match="disagrees with"):
+        call_command("rebuild_read_models", stdout=out)
+
+    assert f"BROKEN workflow {wid}: {said}" in out.getvalue()
+    after = Workflow.objects.get(pk=wid)  # and nothing was rebuilt
+    assert (after.status, after.version, after.data) == (before.status, before.version, before.data)
