@@ -176,7 +176,7 @@ def test_the_specifications_flow_rejection_back_to_alice_and_a_question_back_to_
     rejected = decide(api("bob"), wid, "reject", "bob-1", comment="The receipt is missing")
     assert rejected.json()["status"] == "PENDING_SUBMITTER"
     alices = page("alice")
-    assert "Bob rejected it at the Manager step and sent it back to you:" in alices
+    assert "Bob sent it back to you from the Manager step:" in alices
     assert "“The receipt is missing”" in alices
     assert 'id="resubmit"' in alices
     history = api("alice").get(f"/api/workflows/{wid}").json()["history"]
