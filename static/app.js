@@ -106,6 +106,27 @@
     if (box) { box.removeAttribute("aria-invalid"); box.removeAttribute("aria-describedby"); }
   }
 
+  /* What a decision's button says it does, and its words once recorded (the server's
+     words.decisions, on the button): "Send back to Alice", "Sent R-8 back to Alice". */
+  function button(form, decision) {
+    return form.querySelector("button[name=decision][value=" + decision + "]");
+  }
+
+  function label(form, decision) {
+    var b = button(form, decision);
+    return b ? b.textContent.trim() : decision;
+  }
+
+  function doneWords(form, decision) {
+    var b = button(form, decision);
+    var words = (b && b.dataset.done) || decision + " {what}";
+    return words.replace("{what}", form.dataset.subject);
+  }
+
+  function asksFirst(form, decision) {
+    return decision === "reject" && form.dataset.askFirst === "yes";
+  }
+
   function hidden(form, name, value) {
     var input = form.querySelector("input[type=hidden][name=" + name + "]");
     if (!input) {
@@ -125,9 +146,9 @@
       if (!decision) { event.preventDefault(); return; }
       if (reasonMissing(form, decision)) { event.preventDefault(); refuse(form, decision); return; }
       clearRefusal(form);
-      if (decision !== "reject" || form.dataset.confirmed) { return; }
+      if (!asksFirst(form, decision) || form.dataset.confirmed) { return; }
       event.preventDefault();
-      ask(form.dataset.question, "Reject", "reject").then(function (yes) {
+      ask(form.dataset.question, label(form, "reject"), "reject").then(function (yes) {
         if (!yes) { return; }
         form.dataset.confirmed = "1";
         hidden(form, "decision", "reject");
@@ -145,7 +166,6 @@
     try { return node ? JSON.parse(node.textContent) : {}; } catch (e) { return {}; }
   }
   var moneyParts = readJson("money-parts");
-  var doneWords = readJson("decision-words");
   var bulkForm = document.getElementById("bulk");
   var undoSeconds = Number(bulkForm && bulkForm.dataset.undoSeconds) || 8;
 
@@ -239,13 +259,13 @@
     bar.className = "held";
     var words = document.createElement("span");
     words.setAttribute("role", "status");  /* the li stays a list item */
-    words.textContent = (doneWords[decision] || decision) + " " + form.dataset.subject +
-      ". It is recorded in " + undoSeconds + " seconds.";
+    words.textContent = doneWords(form, decision) + ". It is recorded in " + undoSeconds +
+      " seconds.";
     var undo = document.createElement("button");
     undo.type = "button";
     undo.className = "undo";
     undo.textContent = "Undo";
-    undo.setAttribute("aria-label", "Undo: " + (doneWords[decision] || decision) + " " + form.dataset.subject);
+    undo.setAttribute("aria-label", "Undo: " + doneWords(form, decision));
     bar.append(words, " ", undo);
     row.before(bar);
     row.hidden = true;
@@ -300,7 +320,7 @@
       }
       if (reasonMissing(form, decision)) { refuse(form, decision); return; }
       clearRefusal(form);
-      var go = decision === "reject" ? ask(form.dataset.question, "Reject", "reject")
+      var go = asksFirst(form, decision) ? ask(form.dataset.question, label(form, "reject"), "reject")
         : Promise.resolve(true);
       go.then(function (yes) { if (yes) { hold(form, decision); } });
     });

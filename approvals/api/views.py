@@ -23,6 +23,7 @@ from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from .. import access
+from ..definitions import raw_definition_for
 from ..http.lockout import lockout_response
 from ..models import ApiToken, User, Workflow
 from ..runtime.commands import CommandResult
@@ -54,6 +55,7 @@ from ..services.workflows import (
 )
 from ..web.search import SearchFilterBackend, WorkflowSearch
 from ..web.uploads import attachment_response, stream_uploads
+from ..words.decisions import outcome_at
 from . import inbox_etag, start_files
 from . import serializers as s
 from .errors import NOT_FOUND, ApiError, json_error
@@ -143,6 +145,20 @@ def _query(request: Request) -> dict[str, str]:
 
 def _decision_body(result: CommandResult) -> Any:
     return compiled(s.DecisionResponse)(result)
+
+
+def _decision_message(wf: Workflow | None, decision: str, delegate_to: str) -> str:
+    """What a decision did, in the words of the app's buttons (``wf`` as it was
+    before it): "Sent Expense claim R-8 back to Alice."."""
+    if wf is None:
+        return ""
+    what = f"{wf.template.title} {wf.subject_id}"
+    if decision == "delegate":
+        return f"Handed {what} to {delegate_to}."
+    submitter = wf.submitter
+    requester = (submitter.first_name or submitter.username) if submitter else ""
+    raw = raw_definition_for(wf.template_id)
+    return outcome_at(raw, wf.current_step, decision, requester=requester).done_words(what) + "."
 
 
 def _command_body(
@@ -339,11 +355,12 @@ class DecisionView(APIView):
     @extend_schema(
         request=s.DecisionRequest,
         parameters=[WORKFLOW_ID],
-        responses={200: s.DecisionResponse},
+        responses={200: s.DecidedResponse},
         summary="Approve, reject, send back or delegate the current step",
     )
     def post(self, request: Request, workflow_id: str) -> Response:
         wid, v = _command_body(request, workflow_id, s.DecisionRequest)
+        before = workflow_get(user=_user(request), workflow_id=wid)
         result = workflow_decide(
             user=_user(request),
             workflow_id=wid,
@@ -354,7 +371,8 @@ class DecisionView(APIView):
             delegate_to=v.get("delegateTo"),
             data=v.get("data"),
         )
-        return Response(_decision_body(result))
+        message = _decision_message(before, v["decision"], v.get("delegateTo") or "")
+        return Response({**_decision_body(result), "message": message})
 
 
 class SignalView(APIView):

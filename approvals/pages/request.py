@@ -40,7 +40,8 @@ from ..web.forms import SchemaForm
 from ..web.refusals import REJECTION_TEXT, refusal_text
 from ..web.story import workflow_story
 from ..web.uploads import uploads_streamed
-from ..words.decisions import DECISION_LABELS, DECISION_RECORDED
+from ..words.decisions import DECISIONS as OUTCOME_DECISIONS
+from ..words.decisions import outcome_at, step_outcomes
 from .common import (
     BUSY,
     REASON_TEXTS,
@@ -59,16 +60,13 @@ from .files import (
     files_recorded,
 )
 
-DECISIONS = (*DECISION_LABELS, "delegate")
+DECISIONS = (*OUTCOME_DECISIONS, "delegate")
 
 
 COMMENT_NUL = "The comment may not contain a NUL character; nothing was recorded."
 
 
 DELEGATE_NUL = "A colleague's name has no NUL character in it; nothing was recorded."
-
-
-DONE_WORDS = {**DECISION_RECORDED, "delegate": "Handed on"}
 
 
 DECISION_UNREADABLE = "That decision could not be read; please try again."
@@ -85,16 +83,36 @@ NOT_SENT_BACK = "This request is not waiting for your changes."
 CONFIRMED = "yes"
 
 
-def _decision_words(wf: Workflow, requester: str) -> dict[str, Any]:
-    """What the decision forms need to ask before they record: the rejection's
-    question naming the request, and the amount the bulk approval adds up."""
-    figures = present.key_figures(_schema(wf.template), wf.data)
-    amount = present.main_amount(_schema(wf.template), wf.data)
+def decision_words(wf: Workflow, step: str, requester: str) -> dict[str, Any]:
+    """What the decision forms of ``wf`` at ``step`` need: each decision offered, named
+    for what the workflow template will record; the rejection's question naming the
+    request and saying what the rejection does, whether it is asked at all (a
+    rejection that ends the request); and the amount the bulk approval adds up."""
+    raw, schema = _raw(wf.template), _schema(wf.template)
+    figures = present.key_figures(schema, wf.data)
+    amount = present.main_amount(schema, wf.data)
+    rejection = outcome_at(raw, step, "reject", requester=requester)
     return {
-        "question": present.reject_question(_subject(wf), requester, figures),
+        "outcomes": step_outcomes(raw, step, requester=requester),
+        "question": present.reject_question(_subject(wf), requester, figures, rejection),
+        "ask_first": rejection.ends,
         "amount_minor": amount[0] if amount else "",
         "currency": amount[1] if amount else "",
     }
+
+
+def _requester(wf: Workflow) -> str:
+    submitter = wf.submitter
+    return (submitter.first_name or submitter.username) if submitter else ""
+
+
+def _recorded(wf: Workflow | None, decision: str, what: str) -> str:
+    """What a decision did, in the words its button said: ``Sent Expense claim R-8 back
+    to Alice.`` (``wf`` as it was before the decision)."""
+    if wf is None:  # an approval reads the same at every step
+        return outcome_at(None, None, decision, requester="").done_words(what) + "."
+    found = outcome_at(_raw(wf.template), wf.current_step, decision, requester=_requester(wf))
+    return found.done_words(what) + "."
 
 
 def _detail_context(user: User, wf: Workflow) -> dict[str, Any]:
@@ -131,10 +149,9 @@ def _detail_context(user: User, wf: Workflow) -> dict[str, Any]:
         "handover_note_max": HANDOVER_NOTE_MAX,
         "sent_back": _awaits_changes_from(user, wf),
         "request_id": uuid.uuid4().hex,
-        "decisions": DECISION_LABELS,
         "reason_required": _reason_required(wf, wf.current_step),
         "reason_texts": REASON_TEXTS,
-        **_decision_words(wf, told.submitter_name),
+        **decision_words(wf, wf.current_step, _requester(wf)),
     }
 
 
@@ -190,8 +207,10 @@ def decide(request: HttpRequest, workflow_id: str) -> HttpResponse:
         return _answer(request, back, ok=False, message=DELEGATE_NUL, code=400)
     if on_behalf_of is not None and "\x00" in on_behalf_of:
         return _answer(request, back, ok=False, message=DECISION_UNREADABLE, code=400)
-    if decision in TURNING_BACK:
-        asked = _turning_back_asks(request, user, workflow_id, decision, comment, back)
+    turning_back = decision in TURNING_BACK
+    before = workflow_get(user=user, workflow_id=workflow_id) if turning_back else None
+    if decision in TURNING_BACK and before is not None:
+        asked = _turning_back_asks(request, before, decision, comment, back)
         if asked is not None:
             return asked
     try:
@@ -222,7 +241,7 @@ def decide(request: HttpRequest, workflow_id: str) -> HttpResponse:
         names = _names(user, [delegate_to])
         message = f"{what} was handed to {present.person(delegate_to, names)}."
     else:
-        message = f"{DONE_WORDS[decision]} {what}."
+        message = _recorded(before, decision, what)
         if wf is not None:
             step = present.step_title(_raw(wf.template), wf.current_step)
             then = present.next_phrase(status=wf.status, step_title=step, step=wf.current_step)
@@ -233,27 +252,27 @@ def decide(request: HttpRequest, workflow_id: str) -> HttpResponse:
 
 
 def _turning_back_asks(
-    request: HttpRequest, user: User, workflow_id: str, decision: str, comment: str, back: str
+    request: HttpRequest, wf: Workflow, decision: str, comment: str, back: str
 ) -> HttpResponse | None:
     """Before a rejection or a send-back is sent: refused at once without the reason its
-    step asks for (the engine refuses it too), and a rejection not yet confirmed asks
-    first, naming the request. None when the decision may go ahead."""
-    wf = workflow_get(user=user, workflow_id=workflow_id)
-    if wf is None:
-        return None  # the service answers as for any decision
+    step asks for (the engine refuses it too), and a rejection that ends the request,
+    not yet confirmed, asks first, naming the request. None when the decision may go
+    ahead."""
     if not comment.strip() and _reason_required(wf, wf.current_step):
         text = REASON_REQUIRED.format(decision=TURNING_BACK[decision])
         return _answer(request, back, ok=False, message=text, code=422)
     if decision != "reject" or request.POST.get("confirmed") == CONFIRMED:
         return None
-    submitter = wf.submitter
-    requester = (submitter.first_name or submitter.username) if submitter else ""
-    question = _decision_words(wf, requester)["question"]
+    words = decision_words(wf, wf.current_step, _requester(wf))
+    if not words["ask_first"]:
+        return None
+    question = words["question"]
     if _wants_json(request):
         return JsonResponse({"ok": False, "message": question, "confirm": True}, status=409)
     context = {
         "wf": wf,
         "question": question,
+        "label": next(o.label for o in words["outcomes"] if o.decision == "reject"),
         "comment": comment,
         "request_id": request.POST.get("request_id", ""),
         "back": back,

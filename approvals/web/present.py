@@ -160,15 +160,22 @@ def money_parts(currencies: Iterable[str]) -> dict[str, dict[str, Any]]:
     }
 
 
-def reject_question(subject: str, requester: str, figures: str) -> str:
-    """``Reject Expense claim R-8 from Alice, ₹45,000.00?``: the rejection's
-    confirmation names what is rejected."""
-    text = f"Reject {subject}"
+def request_words(subject: str, requester: str, figures: str) -> str:
+    """``Expense claim R-8 from Alice, ₹45,000.00``: the request as a question or a
+    decision's message names it."""
+    text = subject
     if requester:
         text += f" from {requester}"
     if figures:
         text += f", {figures}"
-    return text + "?"
+    return text
+
+
+def reject_question(subject: str, requester: str, figures: str, ends: Outcome) -> str:
+    """``Reject Expense claim R-8 from Alice, ₹45,000.00? This ends the request.``: a
+    rejection's confirmation names what is rejected, and what the rejection does
+    (``ends``, its outcome)."""
+    return ends.question_words(request_words(subject, requester, figures))
 
 
 _COMPARISON = re.compile(
@@ -640,12 +647,12 @@ def sentence(
             str(p.get("message") or ""),
         )
     if kind == "CompensationStarted":
-        outcome = str(p.get("outcome") or "")
-        by = cancelled_by(str(p.get("reason") or "")) if outcome == "CANCELLED" else None
-        if by is not None and by[0] and by[0] == ctx.submitter:
+        ending = str(p.get("outcome") or "")
+        canceller = cancelled_by(str(p.get("reason") or "")) if ending == "CANCELLED" else None
+        if canceller is not None and canceller[0] and canceller[0] == ctx.submitter:
             return "Undoing the steps already done, as the request was withdrawn"
         return "Undoing the steps already done, " + _UNDO_BECAUSE.get(
-            outcome, "as a step did not pass"
+            ending, "as a step did not pass"
         )
     if kind == "CompensationFailed":
         return undo_failure_sentence(ctx.raw_definition, str(p.get("step") or ""))

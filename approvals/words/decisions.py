@@ -129,11 +129,36 @@ def step_outcomes(
     return out
 
 
+# The submitter's own step, after a send-back: approving resubmits, rejecting
+# withdraws (``templates_engine.decider``).
+_SUBMITTERS = {
+    "approve": Outcome(
+        "approve",
+        ON,
+        "Resubmit",
+        "Resubmitted {what}",
+        "resubmitted the request",
+        "Resubmit {what}?",
+    ),
+    "reject": Outcome(
+        "reject",
+        END,
+        "Withdraw",
+        "Withdrew {what}",
+        "withdrew the request",
+        "Withdraw {what}? It stops for good and cannot be resubmitted.",
+    ),
+}
+
+
 def outcome_at(
     raw_definition: Mapping[str, Any] | None, step_id: str | None, decision: str, *, requester: str
 ) -> Outcome:
     """The words of ``decision`` at ``step_id``, offered or not (a rejection folded into
-    the send-back still reads as where it leads)."""
+    the send-back still reads as where it leads); at the submitter's own step, a
+    resubmission or a withdrawal."""
+    if step_id == SUBMITTER and decision in _SUBMITTERS:
+        return _SUBMITTERS[decision]
     steps = [s for s in (raw_definition or {}).get("steps") or [] if isinstance(s, Mapping)]
     step = next((s for s in steps if s.get("id") == step_id), None)
     target = target_of(step, decision)
@@ -144,16 +169,3 @@ def outcome_at(
         step_title=step_title(raw_definition, step_id),
         target_title=step_titles(raw_definition).get(target, ""),
     )
-
-
-# Labels without a step, where no workflow template is at hand (the inbox's key list).
-DECISION_LABELS: dict[str, str] = {
-    "approve": "Approve",
-    "reject": "Reject",
-    "send_back": "Send back",
-}
-DECISION_RECORDED: dict[str, str] = {
-    "approve": "Approved",
-    "reject": "Rejected",
-    "send_back": "Sent back",
-}
