@@ -56,23 +56,10 @@
      confirmed naming the request, and an implicit submission (Enter) decides nothing.
      The server holds every one of these rules too; this only says so sooner. */
 
-  var dialog = document.getElementById("confirm-decision");
-
+  /* static/confirm.js: the one dialog that asks first */
   function ask(question, yesLabel, yesClass) {
-    if (!dialog || typeof dialog.showModal !== "function") {
-      return Promise.resolve(window.confirm(question));
-    }
-    var yes = dialog.querySelector("#confirm-yes");
-    dialog.querySelector(".question").textContent = question;
-    yes.textContent = yesLabel;
-    yes.className = yesClass;
-    dialog.returnValue = "";
-    return new Promise(function (resolve) {
-      dialog.addEventListener("close", function () {
-        resolve(dialog.returnValue === "yes");
-      }, { once: true });
-      dialog.showModal();
-    });
+    return window.approvalsAsk ? window.approvalsAsk(question, yesLabel, yesClass)
+      : Promise.resolve(window.confirm(question));
   }
 
   function reasonMissing(form, decision) {

@@ -21,7 +21,7 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods
 
-from templates_engine import CommandRejected
+from templates_engine import SUBMITTER_STEP, CommandRejected
 from templates_engine import errors as engine_errors
 from templates_engine.steps.approval import HANDOVER_NOTE_MAX, REASON_REQUIRED, TURNING_BACK
 
@@ -72,6 +72,11 @@ DELEGATE_NUL = "A colleague's name has no NUL character in it; nothing was recor
 DECISION_UNREADABLE = "That decision could not be read; please try again."
 
 
+WITHDRAW_HERE = (
+    "To withdraw the request, say why under “Withdraw your request”; nothing was recorded."
+)
+
+
 DELEGATE_MISSING = "Choose the colleague to hand this task to."
 
 
@@ -99,6 +104,12 @@ def decision_words(wf: Workflow, step: str, requester: str) -> dict[str, Any]:
         "amount_minor": amount[0] if amount else "",
         "currency": amount[1] if amount else "",
     }
+
+
+def withdraw_question(wf: Workflow) -> str:
+    """``Withdraw Expense claim R-8? It stops for good and cannot be resubmitted.``"""
+    withdrawal = outcome_at(None, SUBMITTER_STEP, "reject", requester="")
+    return withdrawal.question_words(_subject(wf))
 
 
 def _requester(wf: Workflow) -> str:
@@ -137,6 +148,7 @@ def _detail_context(user: User, wf: Workflow) -> dict[str, Any]:
         "may_comment": access.may_comment(user, wf),
         "comment_request_id": uuid.uuid4().hex,
         "may_withdraw": access.may_withdraw(user, wf),
+        "withdraw_question": withdraw_question(wf),
         "withdraw_request_id": uuid.uuid4().hex,
         "restart": workflow_restart_links(history=history),
         "diagram": told.diagram,
@@ -294,23 +306,24 @@ def workflow_resubmit(request: HttpRequest, workflow_id: str) -> HttpResponse:
         messages.error(request, NOT_SENT_BACK)
         return render(request, "approvals/workflow_detail.html", context, status=409)
     request_id = request.POST.get("request_id", "")
-    withdraw = request.POST.get("decision") == "reject"
     form = SchemaForm(_schema(wf.template), request.POST, with_reference=False)
-    if not request_id_valid(request_id):
+    if request.POST.get("decision") == "reject":  # a withdrawal asks a reason, and first
+        form.add_error(None, WITHDRAW_HERE)
+    elif not request_id_valid(request_id):
         form.add_error(None, DECISION_UNREADABLE)
     comment_nul = "\x00" in request.POST.get("comment", "")
     if comment_nul:
         form.add_error(None, COMMENT_NUL)
-    if not comment_nul and (withdraw or form.is_valid()):
+    if not comment_nul and form.is_valid():
         try:
-            files = [] if withdraw else files_checked(request, workflow_id=workflow_id)
+            files = files_checked(request, workflow_id=workflow_id)
             workflow_decide(
                 user=user,
                 workflow_id=workflow_id,
-                decision="reject" if withdraw else "approve",
+                decision="approve",
                 request_id=request_id,
                 comment=request.POST.get("comment", "")[:4000],
-                data=None if withdraw else form.data_for_engine(),
+                data=form.data_for_engine(),
             )
         except WorkflowNotFound:
             raise Http404 from None
@@ -321,9 +334,7 @@ def workflow_resubmit(request: HttpRequest, workflow_id: str) -> HttpResponse:
         except Busy:
             form.add_error(None, BUSY)
         else:
-            messages.success(
-                request, f"{'Withdrew' if withdraw else 'Resubmitted'} {_subject(wf)}."
-            )
+            messages.success(request, f"Resubmitted {_subject(wf)}.")
             files_recorded(request, user, workflow_id, files, request_id)
             return HttpResponseRedirect(reverse("workflow", args=[workflow_id]))
     context = _detail_context(user, wf)

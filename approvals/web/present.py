@@ -39,6 +39,7 @@ STATUS_WORDS = {
     "ROLLED_BACK": "Could not be completed",
     "COMPENSATION_FAILED": "Could not be completed; being fixed",
     "CANCELLED": "Cancelled",
+    "WITHDRAWN": "Withdrawn",
 }
 DECISION_PAST = {
     "approve": "approved",
@@ -835,6 +836,26 @@ def _led_to(after: Any) -> str:
     if after is not None and after.type == "SentBack":
         return str(after.payload.get("to_step") or SUBMITTER)
     return END
+
+
+def cancelled_sentence(entries: Iterable[Any], ctx: Context) -> str:
+    """How a cancelled request ended, in the status's place: ``Withdrawn by Alice: no
+    longer needed`` or ``Cancelled by Olga: duplicate``; "" when it was not cancelled."""
+    entries = list(entries)
+    for i in range(len(entries) - 1, -1, -1):
+        e = entries[i]
+        if e.type != "WorkflowCancelled":
+            continue
+        p = (
+            e.payload
+            if e.payload.get("actor")
+            else {**e.payload, **_cancelled_after_undo(entries[:i])}
+        )
+        actor = p.get("actor") or None
+        how = "Withdrawn" if actor and actor == ctx.submitter else "Cancelled"
+        text = f"{how} by {ctx.who(actor)}" if actor else how
+        return text + (f": {p['reason']}" if p.get("reason") else "")
+    return ""
 
 
 @dataclass(frozen=True)
