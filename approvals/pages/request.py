@@ -160,6 +160,12 @@ def _detail_context(user: User, wf: Workflow) -> dict[str, Any]:
         "for_name": present.person(held_for, names) if held_for else "",
         "handover_note_max": HANDOVER_NOTE_MAX,
         "sent_back": _awaits_changes_from(user, wf),
+        # the form to resubmit, for a request that waits for ``user``'s changes
+        "form": (
+            SchemaForm(_schema(wf.template), initial=wf.data, with_reference=False)
+            if _awaits_changes_from(user, wf)
+            else None
+        ),
         "request_id": uuid.uuid4().hex,
         "reason_required": _reason_required(wf, wf.current_step),
         "reason_texts": REASON_TEXTS,
@@ -174,8 +180,6 @@ def workflow_detail(request: HttpRequest, workflow_id: str) -> HttpResponse:
     if wf is None:
         raise Http404
     context = _detail_context(user, wf)
-    if context["sent_back"]:
-        context["form"] = SchemaForm(_schema(wf.template), initial=wf.data, with_reference=False)
     return render(request, "approvals/workflow_detail.html", context)
 
 

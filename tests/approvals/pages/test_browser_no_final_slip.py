@@ -63,6 +63,8 @@ def test_withdrawing_asks_a_reason_and_first_then_reads_withdrawn_everywhere(
     alice.locator("#withdraw").get_by_role("button", name="Withdraw").click()
     expect(alice.locator("#withdraw-error")).to_contain_text("Say why you are withdrawing")
     expect(dialog).not_to_be_visible()
+    expect(alice.get_by_role("button", name="Resubmit")).to_be_visible()  # still her changes
+    expect(alice.get_by_role("button", name="Approve")).to_have_count(0)
 
     alice.get_by_label("Why are you withdrawing it?").fill("Booked twice by mistake")
     alice.locator("#withdraw").get_by_role("button", name="Withdraw").click()
