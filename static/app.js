@@ -56,23 +56,10 @@
      confirmed naming the request, and an implicit submission (Enter) decides nothing.
      The server holds every one of these rules too; this only says so sooner. */
 
-  var dialog = document.getElementById("confirm-decision");
-
+  /* static/confirm.js: the one dialog that asks first */
   function ask(question, yesLabel, yesClass) {
-    if (!dialog || typeof dialog.showModal !== "function") {
-      return Promise.resolve(window.confirm(question));
-    }
-    var yes = dialog.querySelector("#confirm-yes");
-    dialog.querySelector(".question").textContent = question;
-    yes.textContent = yesLabel;
-    yes.className = yesClass;
-    dialog.returnValue = "";
-    return new Promise(function (resolve) {
-      dialog.addEventListener("close", function () {
-        resolve(dialog.returnValue === "yes");
-      }, { once: true });
-      dialog.showModal();
-    });
+    return window.approvalsAsk ? window.approvalsAsk(question, yesLabel, yesClass)
+      : Promise.resolve(window.confirm(question));
   }
 
   function reasonMissing(form, decision) {
@@ -106,6 +93,27 @@
     if (box) { box.removeAttribute("aria-invalid"); box.removeAttribute("aria-describedby"); }
   }
 
+  /* What a decision's button says it does, and its words once recorded (the server's
+     words.decisions, on the button): "Send back to Alice", "Sent R-8 back to Alice". */
+  function button(form, decision) {
+    return form.querySelector("button[name=decision][value=" + decision + "]");
+  }
+
+  function label(form, decision) {
+    var b = button(form, decision);
+    return b ? b.textContent.trim() : decision;
+  }
+
+  function doneWords(form, decision) {
+    var b = button(form, decision);
+    var words = (b && b.dataset.done) || decision + " {what}";
+    return words.replace("{what}", form.dataset.subject);
+  }
+
+  function asksFirst(form, decision) {
+    return decision === "reject" && form.dataset.askFirst === "yes";
+  }
+
   function hidden(form, name, value) {
     var input = form.querySelector("input[type=hidden][name=" + name + "]");
     if (!input) {
@@ -125,9 +133,9 @@
       if (!decision) { event.preventDefault(); return; }
       if (reasonMissing(form, decision)) { event.preventDefault(); refuse(form, decision); return; }
       clearRefusal(form);
-      if (decision !== "reject" || form.dataset.confirmed) { return; }
+      if (!asksFirst(form, decision) || form.dataset.confirmed) { return; }
       event.preventDefault();
-      ask(form.dataset.question, "Reject", "reject").then(function (yes) {
+      ask(form.dataset.question, label(form, "reject"), "reject").then(function (yes) {
         if (!yes) { return; }
         form.dataset.confirmed = "1";
         hidden(form, "decision", "reject");
@@ -171,7 +179,6 @@
     try { return node ? JSON.parse(node.textContent) : {}; } catch (e) { return {}; }
   }
   var moneyParts = readJson("money-parts");
-  var doneWords = readJson("decision-words");
   var bulkForm = document.getElementById("bulk");
 
   function say(text, ok) {
@@ -290,7 +297,7 @@
     undo.type = "button";
     undo.className = "undo";
     undo.textContent = "Undo";
-    undo.setAttribute("aria-label", "Undo: " + (doneWords[decision] || decision) + " " + subject);
+    undo.setAttribute("aria-label", "Undo: " + words);
     bar.append(text, " ", undo);
     return bar;
   }
@@ -382,7 +389,7 @@
       }
       if (reasonMissing(form, decision)) { refuse(form, decision); return; }
       clearRefusal(form);
-      var go = decision === "reject" ? ask(form.dataset.question, "Reject", "reject")
+      var go = asksFirst(form, decision) ? ask(form.dataset.question, label(form, "reject"), "reject")
         : Promise.resolve(true);
       go.then(function (yes) { if (yes) { hold(form, decision); } });
     });

@@ -90,6 +90,11 @@
       return;
     }
     var button = current.querySelector("form.decide button[value=" + DECISIONS[key] + "]");
+    if (!button && current.querySelector("form.decide")) {
+      /* its step sends a rejection back, as its send-back does: one button for both */
+      say("This step has no separate rejection: press s to send it back.");
+      return;
+    }
     if (!button) {
       say("This request waits for your changes: press o to open it.");
       return;

@@ -89,7 +89,7 @@ class Builder:
                 "the workflow is already undoing its steps and will end on its own",
             )
         if self.state.compensations:
-            self.turn_back(CANCELLED, f"cancelled by {actor or 'the system'}: {reason}".strip())
+            self.turn_back(CANCELLED, ev.cancelled_by_reason(actor, reason))
         else:
             self.emit(ev.WorkflowCancelled(actor, reason))
 

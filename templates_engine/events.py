@@ -362,6 +362,28 @@ class StepFailed(Event):
     message: str = ""
 
 
+# The reason of a cancel that first undoes the steps done (CompensationStarted): the
+# ending it leads to names nobody, so the history reads who cancelled, and why, here.
+CANCELLED_BY = "cancelled by {actor}: {reason}"
+_NOBODY = "the system"
+
+
+def cancelled_by_reason(actor: str | None, reason: str) -> str:
+    return CANCELLED_BY.format(actor=actor or _NOBODY, reason=reason).strip()
+
+
+def cancelled_by(reason: str) -> tuple[str | None, str] | None:
+    """(who cancelled, their reason) from a ``cancelled_by_reason``; None for any other
+    reason."""
+    prefix = CANCELLED_BY.split("{", 1)[0]
+    if not reason.startswith(prefix):
+        return None
+    actor, colon, why = reason.removeprefix(prefix).partition(":")
+    if not colon:
+        return None
+    return (None if actor.strip() == _NOBODY else actor.strip()), why.strip()
+
+
 @_event
 @dataclass(frozen=True, slots=True)
 class CompensationStarted(Event):

@@ -16,8 +16,8 @@ from .state import HeartbeatLease, PendingActivity, State
 
 # 2: step_approvals; 3: rounds, compensations by round, heartbeat; 4: failed_step,
 # undone, failed_attempt (for the admin's operations); 5: restarted_as, settled;
-# 6: early_signals; 7: conversion
-SNAPSHOT_VERSION = 7
+# 6: early_signals; 7: conversion; 8: withdrawn
+SNAPSHOT_VERSION = 8
 
 
 def state_to_dict(state: State) -> dict[str, Any]:

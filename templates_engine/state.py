@@ -106,6 +106,8 @@ class State:
     # undo was settled (by hand, or by retried undos that succeeded).
     restarted_as: str | None = None
     settled: bool = False
+    # Whether the submitter cancelled it themselves: its public status reads WITHDRAWN.
+    withdrawn: bool = False
     # Signals that arrived before a step waited for them, (name, payload) in arrival
     # order, not yet taken: the next step that waits for a name takes its oldest.
     early_signals: tuple[tuple[str, Mapping[str, Any]], ...] = ()
@@ -412,7 +414,19 @@ def _compensation_settled(s: State, e: ev.CompensationSettled) -> State:
 
 
 def _compensating(s: State, e: ev.CompensationStarted) -> State:
-    return _leave_step(s, status=COMPENSATING, outcome=e.outcome, activity=None)
+    left = _leave_step(s, status=COMPENSATING, outcome=e.outcome, activity=None)
+    by = ev.cancelled_by(e.reason) if e.outcome == CANCELLED else None
+    if by is not None and by[0] is not None and by[0] == s.submitter:
+        return replace(left, withdrawn=True)
+    return left
+
+
+def _cancelled(s: State, e: ev.WorkflowCancelled) -> State:
+    """Cancelled: by its submitter, a withdrawal (here, or when the undo it started
+    began)."""
+    withdrawn = s.withdrawn or (e.actor is not None and e.actor == s.submitter)
+    left = _leave_step(s, status=CANCELLED, step=None, activity=None)
+    return replace(left, withdrawn=withdrawn)
 
 
 def _finish(status: str) -> Callable[[State, Any], State]:
@@ -453,7 +467,7 @@ _EVOLVERS: dict[type[ev.Event], Callable[[State, Any], State]] = {
     ev.WorkflowRejected: _finish(REJECTED),
     ev.WorkflowRolledBack: _finish(ROLLED_BACK),
     ev.CompensationFailed: _finish(COMPENSATION_FAILED),
-    ev.WorkflowCancelled: _finish(CANCELLED),
+    ev.WorkflowCancelled: _cancelled,
     ev.StepRetried: _step_retried,
     ev.CompensationRetried: _compensation_retried,
     ev.CompensationResolved: _compensation_resolved,
@@ -472,11 +486,19 @@ def evolve(state: State, event: ev.Event) -> State:
     return _EVOLVERS[type(event)](state, event)
 
 
+# The public status of a request its submitter cancelled (the engine status stays
+# CANCELLED).
+WITHDRAWN = "WITHDRAWN"
+
+
 def public_status(state: State) -> str:
     """The status as the API shows it: ``PENDING_<STEP>`` while an approval (or the
-    submitter) is awaited, ``APPROVED`` once completed, otherwise the engine status."""
+    submitter) is awaited, ``APPROVED`` once completed, ``WITHDRAWN`` once its
+    submitter cancelled it, otherwise the engine status."""
     if state.status == RUNNING and state.assignments and state.step:
         return f"PENDING_{state.step.upper()}"
     if state.status == COMPLETED:
         return "APPROVED"
+    if state.status == CANCELLED and state.withdrawn:
+        return WITHDRAWN
     return state.status

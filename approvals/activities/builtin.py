@@ -13,7 +13,8 @@ log = logging.getLogger(__name__)
 
 
 class BudgetExceeded(Exception):
-    """Not retryable in the demo templates: asking again will not make room."""
+    """Not retryable in the demo templates: asking again will not make room. Its
+    message is written for the requester (``words.steps.READABLE_ERRORS``)."""
 
 
 @activity("reserve_budget", queue="finance")

@@ -51,15 +51,25 @@ class _Operation(forms.Form):
         max_length=500, widget=forms.Textarea(attrs={"rows": 2}), help_text=REASON_HELP
     )
 
+    # What is asked before an operation that cannot be taken back ("" for none), with
+    # ``{what}`` for the request: the page's dialog asks it first (static/confirm.js).
+    confirm = ""
+    question = ""
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         if not self.is_bound:
             self.initial["request_id"] = f"admin-{uuid.uuid4()}"
 
+    def asking(self, what: str) -> _Operation:
+        self.question = self.confirm.format(what=what)
+        return self
+
 
 class CancelForm(_Operation):
     name, title = "cancel", "Cancel the request"
     help = "Completed steps are undone first; the submitter is told."
+    confirm = "Cancel {what}? Its completed steps are undone and it ends for good."
 
 
 class ReassignForm(_Operation):
@@ -97,6 +107,7 @@ class RetryStepForm(_Operation):
         "A new request starts with the same details, on the current version of its "
         "workflow template; this one stays rolled back, and each links to the other."
     )
+    confirm = "Start {what} again as a new request? This one stays rolled back for good."
 
 
 class RetryCompensationForm(_Operation):
@@ -114,6 +125,10 @@ class ResolveForm(_Operation):
         "Say what was done by hand. The request stays marked as a failed roll-back, "
         "settled by you, and leaves the attention list."
     )
+    confirm = (
+        "Mark the roll-back of {what} as done by hand? No undo is tried again, and it "
+        "leaves the attention list."
+    )
 
 
 class RearmForm(_Operation):
@@ -127,7 +142,7 @@ class RearmForm(_Operation):
 
 
 DONE = {
-    "cancel": "The request was cancelled.",
+    "cancel": "Cancelled by {who}: {reason}",
     "reassign": "The task was given to {to}.",
     "add_approver": "{person} was added as an approver on the {step} step.",
     "retry_step": "The request was started again as a new request.",
@@ -142,8 +157,6 @@ def _forms_for(wf: Workflow, data: Any = None) -> list[_Operation]:
     snapshot = wf.snapshot or {}
     out: list[_Operation] = []
     tasks = attention.workflow_open_tasks(workflow_id=wf.pk)
-    if wf.status == WorkflowStatus.RUNNING:
-        out.append(CancelForm(data, prefix="cancel"))
     if tasks:
         holders = [
             (t.assignee.username, present.person(t.assignee.username, _names(t.assignee)))
@@ -165,6 +178,8 @@ def _forms_for(wf: Workflow, data: Any = None) -> list[_Operation]:
     if timers:
         choices = [(t.pk, f"{present.humanise(t.kind)} of the {t.step} step") for t in timers]
         out.append(RearmForm(data, prefix="rearm", timers=choices))
+    if wf.status == WorkflowStatus.RUNNING:  # last: what ends the request for good
+        out.append(CancelForm(data, prefix="cancel"))
     return out
 
 
@@ -177,6 +192,7 @@ def _perform(form: _Operation, user: User, wf: Workflow) -> str:
     common = {"user": user, "workflow_id": wf.pk, "request_id": d["request_id"]}
     if isinstance(form, CancelForm):
         workflow_cancel(reason=d["reason"], **common)
+        return DONE["cancel"].format(who=user.get_full_name() or user.username, reason=d["reason"])
     elif isinstance(form, ReassignForm):
         workflow_reassign(
             from_user=d["from_user"], to_user=d["to_user"], comment=d["reason"], **common
@@ -269,7 +285,7 @@ class WorkflowOperationsAdmin(admin.ModelAdmin):
             "wf": wf,
             "status_words": present.status_label(wf.public_status, wf.template.definition),
             "went_wrong": _went_wrong(wf),
-            "forms": forms_shown,
+            "forms": [f.asking(_title(wf)) for f in forms_shown],
             "opts": self.model._meta,
         }
         return TemplateResponse(

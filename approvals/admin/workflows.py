@@ -93,8 +93,10 @@ class StatusFilter(admin.SimpleListFilter):
     parameter_name = "status"
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        words = present.STATUS_WORDS
-        return [(code, words[code]) for code in words if code not in {"NEW", "APPROVED"}]
+        # the status kept on the row: a withdrawal is a cancel by its submitter
+        words = {**present.STATUS_WORDS, "CANCELLED": "Withdrawn or cancelled"}
+        hidden = {"NEW", "APPROVED", "WITHDRAWN"}
+        return [(code, words[code]) for code in words if code not in hidden]
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
         return queryset.filter(status=self.value()) if self.value() else queryset

@@ -182,6 +182,19 @@ class DecisionResponse(serializers.Serializer):
     duplicate = serializers.BooleanField()
 
 
+class DecidedResponse(DecisionResponse):
+    """A decision's answer: the command's, and what the decision did in words."""
+
+    message = serializers.CharField(
+        default="",
+        help_text=(
+            "What the decision did, in the words the app's buttons use: "
+            "'Sent Expense claim R-8 back to Alice.', "
+            "'Rejected Expense claim R-8; the request ends.'"
+        ),
+    )
+
+
 class SignalRequest(RequestBody):
     requestId = RequestIdField()
     payload = JsonObjectField(default=dict)

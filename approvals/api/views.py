@@ -24,10 +24,12 @@ from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from .. import access
+from ..definitions import definition_for, raw_definition_for
 from ..http.lockout import lockout_response
 from ..http.request_ids import REQUEST_ID_PATTERN
 from ..models import ApiToken, HeldDecision, User, Workflow
 from ..runtime.commands import CommandResult
+from ..runtime.directory import TenantDirectory
 from ..selectors.attachments import attachment_get
 from ..selectors.drafts import draft_get, drafts_of
 from ..selectors.tasks import BAD_CURSOR, BadCursor, task_list_for_user
@@ -66,6 +68,7 @@ from ..services.workflows import (
 )
 from ..web.search import SearchFilterBackend, WorkflowSearch
 from ..web.uploads import attachment_response, stream_uploads
+from ..words.decisions import outcome_at
 from . import inbox_etag, start_files
 from . import serializers as s
 from .errors import NOT_FOUND, ApiError, json_error
@@ -161,6 +164,25 @@ def _query(request: Request) -> dict[str, str]:
 
 def _decision_body(result: CommandResult) -> Any:
     return compiled(s.DecisionResponse)(result)
+
+
+def _decision_message(result: CommandResult, decision: str, delegate_to: str) -> str:
+    """What a decision did, in the words of the app's buttons, from what the command
+    acted on (no read of the workflow; the requester's name from the directory the
+    command read): "Sent Expense claim R-8 back to Alice."."""
+    acted = result.acted_on
+    if acted is None:
+        return ""
+    raw = raw_definition_for(acted.template_id)
+    what = f"{definition_for(acted.template_id).title} {acted.subject_id}"
+    if decision == "delegate":
+        return f"Handed {what} to {delegate_to}."
+    requester = ""
+    if acted.submitter:
+        directory = TenantDirectory(acted.tenant_id, acted.directory_version)
+        person = directory.contacts({acted.submitter}).get(acted.submitter)
+        requester = (person.first_name if person else "") or acted.submitter
+    return outcome_at(raw, acted.step, decision, requester=requester).done_words(what) + "."
 
 
 def _command_body(
@@ -420,7 +442,7 @@ class DecisionView(APIView):
     @extend_schema(
         request=s.DecisionRequest,
         parameters=[WORKFLOW_ID],
-        responses={200: s.DecisionResponse, 202: s.HeldDecisionResponse},
+        responses={200: s.DecidedResponse, 202: s.HeldDecisionResponse},
         summary="Approve, reject, send back or delegate the current step",
         description=(
             "Recorded at once (200). With hold: true the decision is held for the undo "
@@ -446,7 +468,8 @@ class DecisionView(APIView):
             delegate_to=v.get("delegateTo"),
             data=v.get("data"),
         )
-        return Response(_decision_body(result))
+        message = _decision_message(result, v["decision"], v.get("delegateTo") or "")
+        return Response({**_decision_body(result), "message": message})
 
 
 class SignalView(APIView):

@@ -16,9 +16,10 @@ from django.db.models import Q
 from django.template.loader import get_template, render_to_string
 from django.urls import reverse
 
-from approvals.models import Tenant, WorkflowEvent
+from approvals.definitions import raw_definition_for
+from approvals.models import Tenant, Workflow, WorkflowEvent
 from approvals.words import zones
-from approvals.words.decisions import DECISION_LABELS
+from approvals.words.decisions import outcome_at
 
 from . import links
 
@@ -37,9 +38,10 @@ def mail_context(facts: dict[str, Any], org_zone: str = "") -> dict[str, Any]:
     ctx.setdefault("link_days", settings.APPROVALS_LINK_MAX_AGE_SECONDS // 86400)
     grant = ctx.get("link")
     if grant:
+        captions = _captions(ctx["workflow"], grant["step"])
         ctx["actions"] = [
             {
-                "caption": DECISION_LABELS[decision],
+                "caption": captions[decision],
                 "url": links.link_url(
                     links.link_token(
                         workflow_id=ctx["workflow"],
@@ -64,6 +66,16 @@ def mail_context(facts: dict[str, Any], org_zone: str = "") -> dict[str, Any]:
     ctx.setdefault("summary", ctx.get("title", ""))
     ctx.setdefault("comment_label", "Comment")
     return ctx
+
+
+def _captions(workflow_id: str, step: str) -> dict[str, str]:
+    """Each link's caption, named for what its decision does at ``step`` as the app's
+    buttons are: "Send back to Alice" where the step sends a rejection back."""
+    wf = Workflow.objects.select_related("submitter").filter(pk=workflow_id).first()
+    raw = raw_definition_for(wf.template_id) if wf is not None else None
+    submitter = wf.submitter if wf is not None else None
+    requester = (submitter.first_name or submitter.username) if submitter else ""
+    return {d: outcome_at(raw, step, d, requester=requester).label for d in links.DECISIONS}
 
 
 def _asked_at(workflow_id: str, step: str, before_seq: int) -> float | None:

@@ -100,7 +100,12 @@ def _why(notice: Notice, raw: Mapping[str, Any]) -> str:
         )
         if not notice.step:
             return f"A step did not pass. {undone}"
-        failure = failure_sentence(raw, notice.step, str(notice.extra.get("error") or ""))
+        failure = failure_sentence(
+            raw,
+            notice.step,
+            str(notice.extra.get("error") or ""),
+            str(notice.extra.get("message") or ""),
+        )
         return f"{failure}. {undone}"
     if notice.kind in (MailKind.ESCALATED, MailKind.ESCALATED_AWAY) and not notice.extra.get(
         "due_at"

@@ -181,7 +181,8 @@ def _outcome(
     if isinstance(e, ev.WorkflowRolledBack):
         step = failed.step if failed else (state.failed_step or "")
         error = failed.error if failed else (state.error or "")
-        return Notice(seq, submitter, kind, step, extra={"error": error})
+        message = failed.message if failed else ""
+        return Notice(seq, submitter, kind, step, extra={"error": error, "message": message})
     by = decision.actor if decision else ""
     return Notice(seq, submitter, kind, "", 0, by, decision.comment if decision else "")
 

@@ -22,6 +22,7 @@ from approvals.runtime.commands import Busy, WorkflowNotFound
 from approvals.services.people import SettingRefused, user_time_zone_set
 from approvals.web.refusals import refusal_text
 from approvals.words import zones
+from approvals.words.decisions import Outcome, outcome_at
 from approvals.words.steps import step_title
 from approvals.words.zones import ZONE_INVALID, zone_choices
 from templates_engine import CommandRejected
@@ -38,8 +39,7 @@ COMMENT_TOO_LONG = f"The comment may be at most {COMMENT_MAX} characters; nothin
 COMMENT_NUL = "The comment may not contain a NUL character; nothing was recorded."
 BUSY_TEXT = "The request is busy right now; nothing was recorded. Try again in a moment."
 REJECTED_TEXT = "This decision could not be recorded: {reason}"
-DONE_TEXT = {"approve": "You approved", "reject": "You rejected"}
-CAPTIONS = {"approve": "Approve", "reject": "Reject"}
+DONE_TEXT = {"approve": "You approved"}
 DIGEST_HOUR_INVALID = "Choose an hour of the day from the list."
 RECORDED_NOUN = {"approve": "approval", "reject": "rejection"}
 
@@ -75,6 +75,22 @@ def _request(wf: Workflow) -> dict[str, Any]:
     }
 
 
+def _outcome(target: LinkTarget) -> Outcome:
+    """What the link's decision does at its step, in the words the app's buttons use."""
+    wf = target.workflow
+    submitter = wf.submitter
+    requester = (submitter.first_name or submitter.username) if submitter else ""
+    raw = raw_definition_for(wf.template_id)
+    return outcome_at(raw, target.link.step, target.link.decision, requester=requester)
+
+
+def _done_line(target: LinkTarget, summary: str, requester: str) -> str:
+    decision = target.link.decision
+    if decision in DONE_TEXT:
+        return f"{DONE_TEXT[decision]} {summary} from {requester}."
+    return _outcome(target).done_words(summary) + "."
+
+
 def _person(target: LinkTarget) -> str:
     return target.user.get_full_name() or target.user.username
 
@@ -108,11 +124,13 @@ def mail_link(request: HttpRequest, token: str) -> HttpResponse:
         except LinkRefused as refusal:
             return _refused(request, refusal)
         decision = target.link.decision
+        outcome = _outcome(target)
         ctx = {
             **_summary(target),
             "person": _person(target),
             "decision": decision,
-            "caption": CAPTIONS[decision],
+            "caption": outcome.label,
+            "question": outcome.question_words("this request"),
         }
         return render(request, "approvals/link/confirm.html", ctx)
     comment = request.POST.get("comment", "").strip()
@@ -131,10 +149,11 @@ def mail_link(request: HttpRequest, token: str) -> HttpResponse:
         return _refused(request, LinkRefused(GONE))
     except Busy:
         return _refused(request, LinkRefused((503, BUSY_TEXT)))
+    summary = _summary(target)
     ctx = {
-        **_summary(target),
+        **summary,
         "person": _person(target),
-        "done": DONE_TEXT[target.link.decision],
+        "done": _done_line(target, summary["summary"], summary["requester"]),
         "status": result.status,
         "signed_in": viewer is not None,
     }

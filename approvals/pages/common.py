@@ -126,3 +126,9 @@ def _answer(
         return JsonResponse(body, status=code)
     (messages.success if ok else messages.error)(request, message)
     return HttpResponseRedirect(back)
+
+
+def _requester(wf: Any) -> str:
+    """The submitter's first name (or user name), as the decision buttons name them."""
+    submitter = wf.submitter
+    return (submitter.first_name or submitter.username) if submitter else ""

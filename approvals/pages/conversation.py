@@ -25,7 +25,7 @@ from ..services.workflows import workflow_cancel
 from ..web.uploads import uploads_streamed
 from .common import BUSY, _member, _subject
 from .files import files_checked, files_recorded
-from .request import DECISION_UNREADABLE, _detail_context
+from .request import CONFIRMED, DECISION_UNREADABLE, _detail_context, withdraw_question
 
 COMMENT_ADDED = "Your comment was added; the others on this request are told by e-mail."
 COMMENT_ALREADY_ADDED = "Your comment had already been added."
@@ -112,6 +112,17 @@ def workflow_withdraw_page(request: HttpRequest, workflow_id: str) -> HttpRespon
         return _again(request, user, wf, 409)
     if problem is not None:
         return _again(request, user, wf, 400, withdraw_reason=reason, withdraw_error=problem)
+    if request.POST.get("confirmed") != CONFIRMED:  # without the page's script: a page asks
+        return render(
+            request,
+            "approvals/withdraw_confirm.html",
+            {
+                "wf": wf,
+                "question": withdraw_question(wf),
+                "reason": reason,
+                "request_id": request_id,
+            },
+        )
     try:
         workflow_cancel(user=user, workflow_id=workflow_id, reason=reason, request_id=request_id)
     except WorkflowNotFound:

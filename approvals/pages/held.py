@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from .. import clock
-from ..models import HeldDecision, User
+from ..models import HeldDecision, User, Workflow
 from ..runtime.commands import WorkflowNotFound
 from ..selectors.workflows import workflow_get
 from ..services.held_decisions import (
@@ -23,28 +23,44 @@ from ..services.held_decisions import (
     held_state,
 )
 from ..web import present
-from ..words.decisions import DECISION_RECORDED
+from ..words.decisions import outcome_at
 from ..words.held import deciding_words
-from .common import _answer, _member, _names, _raw, _subject
+from .common import _answer, _member, _names, _raw, _requester, _subject
 
-DONE_WORDS = {**DECISION_RECORDED, "delegate": "Handed on"}
-HELD_WORDS = "{done} {subject}. It is recorded in {seconds} seconds."
+HELD_WORDS = "{done}. It is recorded in {seconds} seconds."
 UNDONE_WORDS = "Undone: nothing was recorded for {subject}."
 
 
-def done_message(user: User, workflow_id: Any, decision: str, delegate_to: str | None) -> str:
-    """What a page says once a decision is recorded, and what comes next."""
+def done_message(
+    user: User,
+    workflow_id: Any,
+    decision: str,
+    delegate_to: str | None,
+    *,
+    before: Workflow | None = None,
+    step: str | None = None,
+) -> str:
+    """What a page says once a decision is recorded, in the words its button said
+    (``before``: the workflow as it was, or ``step``: the step decided), and what comes
+    next."""
     wf = workflow_get(user=user, workflow_id=workflow_id)
     what = _subject(wf) if wf is not None else "the request"
     if decision == "delegate":
         names = _names(user, [delegate_to])
         return f"{what} was handed to {present.person(delegate_to, names)}."
-    message = f"{DONE_WORDS[decision]} {what}."
+    message = _done(before or wf, before.current_step if before else step, decision, what) + "."
     if wf is not None:
-        step = present.step_title(_raw(wf.template), wf.current_step)
-        then = present.next_phrase(status=wf.status, step_title=step, step=wf.current_step)
+        title = present.step_title(_raw(wf.template), wf.current_step)
+        then = present.next_phrase(status=wf.status, step_title=title, step=wf.current_step)
         message += " " + then
     return message
+
+
+def _done(wf: Workflow | None, step: str | None, decision: str, what: str) -> str:
+    """``Sent Expense claim R-8 back to Alice``: the decision's outcome at ``step``."""
+    if wf is None or step is None:  # an approval reads the same at every step
+        return outcome_at(None, None, decision, requester="").done_words(what)
+    return outcome_at(_raw(wf.template), step, decision, requester=_requester(wf)).done_words(what)
 
 
 def _seconds_left(hold: HeldDecision) -> int:
@@ -68,7 +84,8 @@ def held_context(user: User, hold: HeldDecision | None, subject: str) -> dict[st
         name = hold.actor.first_name or hold.actor.username
         return {"mine": False, "words": deciding_words(name, hold.decision)}
     seconds = _seconds_left(hold)
-    words = HELD_WORDS.format(done=DONE_WORDS[hold.decision], subject=subject, seconds=seconds)
+    done = _done(hold.workflow, hold.step, hold.decision, subject)
+    words = HELD_WORDS.format(done=done, seconds=seconds)
     return {
         "mine": True,
         "words": words,
@@ -137,7 +154,7 @@ def held_release(request: HttpRequest, workflow_id: uuid.UUID, request_id: str) 
         hold.refresh_from_db()
     state = held_state(hold)
     if state == "recorded":
-        message = done_message(user, workflow_id, hold.decision, None)
+        message = done_message(user, workflow_id, hold.decision, None, step=hold.step)
     elif state == "refused":
         message = f"{_subject(hold.workflow)} was not recorded: {hold.refused}"
     else:

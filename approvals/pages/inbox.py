@@ -30,7 +30,6 @@ from ..selectors.templates import workflow_templates_latest
 from ..web import inbox_lists as lists
 from ..web import inbox_page, present
 from ..web.hand_over import standing_in_marks
-from ..words.decisions import DECISION_LABELS, DECISION_RECORDED
 from .common import (
     REASON_TEXTS,
     UNDO_SECONDS,
@@ -45,6 +44,7 @@ from .common import (
     _subject,
 )
 from .held import held_context
+from .request import decision_words
 
 
 def _question_rows(user: User) -> list[dict[str, Any]]:
@@ -108,9 +108,8 @@ def inbox(request: HttpRequest) -> HttpResponse:
         wf = t.workflow
         submitter = wf.submitter
         subject, schema = _subject(wf), _schema(wf.template)
-        figures = present.key_figures(schema, wf.data)
-        amount = present.main_amount(schema, wf.data)
         requester = (submitter.first_name or submitter.username) if submitter else ""
+        words = decision_words(wf, t.step, requester)
         behalf = present.person(t.on_behalf_of, names) if t.on_behalf_of else ""
         url, decide_url = inbox_page.workflow_links(t.workflow_id)
         row = {
@@ -129,7 +128,7 @@ def inbox(request: HttpRequest) -> HttpResponse:
             "subject": subject,
             "summary": wf.summary if wf.summary != subject else "",
             "requester": requester,
-            "figures": figures,
+            "figures": present.key_figures(schema, wf.data),
             "facts": present.row_facts(schema, wf.data),
             "receipts": present.receipts_words(around[str(wf.pk)].receipts),
             "approved": present.approved_before(
@@ -142,10 +141,12 @@ def inbox(request: HttpRequest) -> HttpResponse:
             "overdue": t.due_at < now,
             "resubmit": submitter is not None and submitter.pk == user.pk,
             "reason_required": _reason_required(wf, t.step),
-            # what the decision forms ask before they record (as _decision_words)
-            "question": present.reject_question(subject, requester, figures),
-            "amount_minor": amount[0] if amount else "",
-            "currency": amount[1] if amount else "",
+            # what the decision forms offer and ask before they record
+            "question": words["question"],
+            "ask_first": "yes" if words["ask_first"] else "no",
+            "amount_minor": words["amount_minor"],
+            "currency": words["currency"],
+            **inbox_page.outcome_values(words["outcomes"]),
             "for_user": "",
             **away.get(t.pk, {}),
         }
@@ -165,10 +166,8 @@ def inbox(request: HttpRequest) -> HttpResponse:
             "sorts": lists.SORT_LABELS,
             "filtered": chosen != InboxFilter(sort=chosen.sort),
             "query": _query_without(request, "page", "cursor"),
-            "decisions": DECISION_LABELS,
             "money": present.money_parts({str(r["currency"]) for r in rows if r["currency"]}),
             "undo_seconds": UNDO_SECONDS,
-            "done_words": DECISION_RECORDED,
             **constants,
         },
     )

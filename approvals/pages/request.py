@@ -21,7 +21,7 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods
 
-from templates_engine import CommandRejected
+from templates_engine import SUBMITTER_STEP, CommandRejected
 from templates_engine import errors as engine_errors
 from templates_engine.steps.approval import HANDOVER_NOTE_MAX, REASON_REQUIRED, TURNING_BACK
 
@@ -47,7 +47,8 @@ from ..web.forms import SchemaForm
 from ..web.refusals import REJECTION_TEXT, refusal_text
 from ..web.story import workflow_story
 from ..web.uploads import uploads_streamed
-from ..words.decisions import DECISION_LABELS
+from ..words.decisions import DECISIONS as OUTCOME_DECISIONS
+from ..words.decisions import outcome_at, step_outcomes
 from .common import (
     BUSY,
     REASON_TEXTS,
@@ -55,7 +56,9 @@ from .common import (
     _awaits_changes_from,
     _member,
     _names,
+    _raw,
     _reason_required,
+    _requester,
     _schema,
     _subject,
     _wants_json,
@@ -68,7 +71,7 @@ from .files import (
 )
 from .held import done_message, held_answer, held_context
 
-DECISIONS = (*DECISION_LABELS, "delegate")
+DECISIONS = (*OUTCOME_DECISIONS, "delegate")
 
 
 COMMENT_NUL = "The comment may not contain a NUL character; nothing was recorded."
@@ -78,6 +81,11 @@ DELEGATE_NUL = "A colleague's name has no NUL character in it; nothing was recor
 
 
 DECISION_UNREADABLE = "That decision could not be read; please try again."
+
+
+WITHDRAW_HERE = (
+    "To withdraw the request, say why under “Withdraw your request”; nothing was recorded."
+)
 
 
 DELEGATE_MISSING = "Choose the colleague to hand this task to."
@@ -91,16 +99,28 @@ NOT_SENT_BACK = "This request is not waiting for your changes."
 CONFIRMED = "yes"
 
 
-def _decision_words(wf: Workflow, requester: str) -> dict[str, Any]:
-    """What the decision forms need to ask before they record: the rejection's
-    question naming the request, and the amount the bulk approval adds up."""
-    figures = present.key_figures(_schema(wf.template), wf.data)
-    amount = present.main_amount(_schema(wf.template), wf.data)
+def decision_words(wf: Workflow, step: str, requester: str) -> dict[str, Any]:
+    """What the decision forms of ``wf`` at ``step`` need: each decision offered, named
+    for what the workflow template will record; the rejection's question naming the
+    request and saying what the rejection does, whether it is asked at all (a
+    rejection that ends the request); and the amount the bulk approval adds up."""
+    raw, schema = _raw(wf.template), _schema(wf.template)
+    figures = present.key_figures(schema, wf.data)
+    amount = present.main_amount(schema, wf.data)
+    rejection = outcome_at(raw, step, "reject", requester=requester)
     return {
-        "question": present.reject_question(_subject(wf), requester, figures),
+        "outcomes": step_outcomes(raw, step, requester=requester),
+        "question": present.reject_question(_subject(wf), requester, figures, rejection),
+        "ask_first": rejection.ends,
         "amount_minor": amount[0] if amount else "",
         "currency": amount[1] if amount else "",
     }
+
+
+def withdraw_question(wf: Workflow) -> str:
+    """``Withdraw Expense claim R-8? It stops for good and cannot be resubmitted.``"""
+    withdrawal = outcome_at(None, SUBMITTER_STEP, "reject", requester="")
+    return withdrawal.question_words(_subject(wf))
 
 
 def _detail_context(user: User, wf: Workflow) -> dict[str, Any]:
@@ -126,6 +146,7 @@ def _detail_context(user: User, wf: Workflow) -> dict[str, Any]:
         "may_comment": access.may_comment(user, wf),
         "comment_request_id": uuid.uuid4().hex,
         "may_withdraw": access.may_withdraw(user, wf),
+        "withdraw_question": withdraw_question(wf),
         "withdraw_request_id": uuid.uuid4().hex,
         "restart": workflow_restart_links(history=history),
         "diagram": told.diagram,
@@ -137,11 +158,16 @@ def _detail_context(user: User, wf: Workflow) -> dict[str, Any]:
         "for_name": present.person(held_for, names) if held_for else "",
         "handover_note_max": HANDOVER_NOTE_MAX,
         "sent_back": _awaits_changes_from(user, wf),
+        # the form to resubmit, for a request that waits for ``user``'s changes
+        "form": (
+            SchemaForm(_schema(wf.template), initial=wf.data, with_reference=False)
+            if _awaits_changes_from(user, wf)
+            else None
+        ),
         "request_id": uuid.uuid4().hex,
-        "decisions": DECISION_LABELS,
         "reason_required": _reason_required(wf, wf.current_step),
         "reason_texts": REASON_TEXTS,
-        **_decision_words(wf, told.submitter_name),
+        **decision_words(wf, wf.current_step, _requester(wf)),
         # a decision held for its undo window: the holder's Undo, or who is deciding
         "held": held_context(user, _held_on(user, wf), _subject(wf)),
     }
@@ -158,8 +184,6 @@ def workflow_detail(request: HttpRequest, workflow_id: str) -> HttpResponse:
     if wf is None:
         raise Http404
     context = _detail_context(user, wf)
-    if context["sent_back"]:
-        context["form"] = SchemaForm(_schema(wf.template), initial=wf.data, with_reference=False)
     return render(request, "approvals/workflow_detail.html", context)
 
 
@@ -188,8 +212,10 @@ def decide(request: HttpRequest, workflow_id: str) -> HttpResponse:
         return _answer(request, back, ok=False, message=DELEGATE_NUL, code=400)
     if on_behalf_of is not None and "\x00" in on_behalf_of:
         return _answer(request, back, ok=False, message=DECISION_UNREADABLE, code=400)
-    if decision in TURNING_BACK:
-        asked = _turning_back_asks(request, user, workflow_id, decision, comment, back)
+    turning_back = decision in TURNING_BACK
+    before = workflow_get(user=user, workflow_id=workflow_id) if turning_back else None
+    if decision in TURNING_BACK and before is not None:
+        asked = _turning_back_asks(request, before, decision, comment, back)
         if asked is not None:
             return asked
     holding = request.POST.get("hold") == "yes" and decision in HOLDABLE
@@ -231,34 +257,34 @@ def decide(request: HttpRequest, workflow_id: str) -> HttpResponse:
         return _answer(request, back, ok=False, message=BUSY, code=503)
     if isinstance(result, HeldDecision):
         return held_answer(request, result, back)
-    message = done_message(user, workflow_id, decision, delegate_to)
+    message = done_message(user, workflow_id, decision, delegate_to, before=before)
     if result.duplicate:
         message += " (This decision had already been recorded.)"
     return _answer(request, back, ok=True, message=message, code=200, status=result.status)
 
 
 def _turning_back_asks(
-    request: HttpRequest, user: User, workflow_id: str, decision: str, comment: str, back: str
+    request: HttpRequest, wf: Workflow, decision: str, comment: str, back: str
 ) -> HttpResponse | None:
     """Before a rejection or a send-back is sent: refused at once without the reason its
-    step asks for (the engine refuses it too), and a rejection not yet confirmed asks
-    first, naming the request. None when the decision may go ahead."""
-    wf = workflow_get(user=user, workflow_id=workflow_id)
-    if wf is None:
-        return None  # the service answers as for any decision
+    step asks for (the engine refuses it too), and a rejection that ends the request,
+    not yet confirmed, asks first, naming the request. None when the decision may go
+    ahead."""
     if not comment.strip() and _reason_required(wf, wf.current_step):
         text = REASON_REQUIRED.format(decision=TURNING_BACK[decision])
         return _answer(request, back, ok=False, message=text, code=422)
     if decision != "reject" or request.POST.get("confirmed") == CONFIRMED:
         return None
-    submitter = wf.submitter
-    requester = (submitter.first_name or submitter.username) if submitter else ""
-    question = _decision_words(wf, requester)["question"]
+    words = decision_words(wf, wf.current_step, _requester(wf))
+    if not words["ask_first"]:
+        return None
+    question = words["question"]
     if _wants_json(request):
         return JsonResponse({"ok": False, "message": question, "confirm": True}, status=409)
     context = {
         "wf": wf,
         "question": question,
+        "label": next(o.label for o in words["outcomes"] if o.decision == "reject"),
         "comment": comment,
         "request_id": request.POST.get("request_id", ""),
         "back": back,
@@ -281,23 +307,24 @@ def workflow_resubmit(request: HttpRequest, workflow_id: str) -> HttpResponse:
         messages.error(request, NOT_SENT_BACK)
         return render(request, "approvals/workflow_detail.html", context, status=409)
     request_id = request.POST.get("request_id", "")
-    withdraw = request.POST.get("decision") == "reject"
     form = SchemaForm(_schema(wf.template), request.POST, with_reference=False)
-    if not request_id_valid(request_id):
+    if request.POST.get("decision") == "reject":  # a withdrawal asks a reason, and first
+        form.add_error(None, WITHDRAW_HERE)
+    elif not request_id_valid(request_id):
         form.add_error(None, DECISION_UNREADABLE)
     comment_nul = "\x00" in request.POST.get("comment", "")
     if comment_nul:
         form.add_error(None, COMMENT_NUL)
-    if not comment_nul and (withdraw or form.is_valid()):
+    if not comment_nul and form.is_valid():
         try:
-            files = [] if withdraw else files_checked(request, workflow_id=workflow_id)
+            files = files_checked(request, workflow_id=workflow_id)
             workflow_decide(
                 user=user,
                 workflow_id=workflow_id,
-                decision="reject" if withdraw else "approve",
+                decision="approve",
                 request_id=request_id,
                 comment=request.POST.get("comment", "")[:4000],
-                data=None if withdraw else form.data_for_engine(),
+                data=form.data_for_engine(),
             )
         except WorkflowNotFound:
             raise Http404 from None
@@ -308,9 +335,7 @@ def workflow_resubmit(request: HttpRequest, workflow_id: str) -> HttpResponse:
         except Busy:
             form.add_error(None, BUSY)
         else:
-            messages.success(
-                request, f"{'Withdrew' if withdraw else 'Resubmitted'} {_subject(wf)}."
-            )
+            messages.success(request, f"Resubmitted {_subject(wf)}.")
             files_recorded(request, user, workflow_id, files, request_id)
             return HttpResponseRedirect(reverse("workflow", args=[workflow_id]))
     context = _detail_context(user, wf)

@@ -100,6 +100,24 @@ class CommandResult:
     version: int
     duplicate: bool = False
     recorded: int = 0  # events this command appended (none: it changed nothing)
+    # What the command acted on, as it was before it, for an answer in words with no
+    # read of the workflow: absent from a duplicate's answer.
+    acted_on: ActedOn | None = None
+
+
+@dataclass(frozen=True)
+class ActedOn:
+    """The workflow a command acted on, before it: its workflow template version, the
+    step it was at, its subject, its submitter, and the directory version the command
+    read (``TenantDirectory(tenant_id, directory_version)`` answers from the process's
+    cache)."""
+
+    tenant_id: int
+    template_id: int
+    step: str
+    subject_id: str
+    submitter: str | None
+    directory_version: int | None
 
 
 @dataclass(frozen=True)
@@ -316,7 +334,17 @@ def _decide_and_write(
             wf, events, statuses, new_state, actor, request_id, fingerprint, now, directory, summary
         )
     project(wf, state, new_state, now, directory, events)
-    return CommandResult(wf.pk, wf.public_status, wf.version, recorded=len(events))
+    acted_on = ActedOn(
+        wf.tenant_id,
+        wf.template_id,
+        state.step or "",
+        wf.subject_id,
+        state.submitter,
+        directory.version,
+    )
+    return CommandResult(
+        wf.pk, wf.public_status, wf.version, recorded=len(events), acted_on=acted_on
+    )
 
 
 def command_start(

@@ -112,6 +112,7 @@ class TenantDirectory:
         with every command of this process that read the same version; without, they
         last for this instance only."""
         self.tenant_id = tenant_id
+        self.version = version
         if version is None:
             known = _Known()
         else:

@@ -20,7 +20,7 @@ from django.urls import reverse
 from django.utils.html import escape, format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
-from ..words.decisions import DECISION_LABELS
+from ..words.decisions import DECISIONS
 
 _ZERO = uuid.UUID(int=0)
 
@@ -40,12 +40,17 @@ def workflow_links(workflow_id: Any) -> tuple[str, str]:
 
 
 @cache
-def decision_buttons() -> SafeString:
-    """The row's decision buttons (one per decision, as the request page has them)."""
+def decision_buttons(offered: tuple[tuple[str, bool], ...]) -> SafeString:
+    """A row's decision buttons, as the request page has them: one for each decision
+    (decision, whether it sends back) the row's step offers, its label and its words
+    once recorded marked for the row's own (``RowForms``)."""
     return format_html_join(
         "\n",
-        '<button type="submit" name="decision" value="{}" class="{}">{}</button>',
-        ((value, value, label) for value, label in DECISION_LABELS.items()),
+        '<button type="submit" name="decision" value="{}" class="{}" data-done="{}">{}</button>',
+        (
+            (d, "send_back" if back else d, _marked(f"done_{d}"), _marked(f"label_{d}"))
+            for d, back in offered
+        ),
     )
 
 
@@ -62,7 +67,6 @@ def page_constants(request: HttpRequest) -> dict[str, Any]:
         "csrf_input": format_html(
             '<input type="hidden" name="csrfmiddlewaretoken" value="{}">', get_token(request)
         ),
-        "decision_buttons": decision_buttons(),
     }
 
 
@@ -72,8 +76,24 @@ _MARK = "\x1b"
 _MARKED = re.compile(_MARK + r"(\w+)" + _MARK)
 _VALUES = (
     *("url", "decide_url", "subject", "question", "amount_minor", "currency"),
-    *("request_id", "for_user", "pk"),
+    *("request_id", "for_user", "pk", "ask_first"),
+    *(f"{words}_{d}" for d in DECISIONS for words in ("label", "done")),
 )
+
+
+def _marked(name: str) -> str:
+    return _MARK + name + _MARK
+
+
+def outcome_values(outcomes: list[Any]) -> dict[str, Any]:
+    """A row's values for its decision buttons (``words.decisions.Outcome`` each): the
+    label and the words once recorded of each decision its step offers."""
+    values: dict[str, Any] = {f"{w}_{d}": "" for d in DECISIONS for w in ("label", "done")}
+    for o in outcomes:
+        values[f"label_{o.decision}"] = o.label
+        values[f"done_{o.decision}"] = o.done
+    values["offered"] = tuple((o.decision, o.sends_back) for o in outcomes)
+    return values
 
 
 class RowForms:
@@ -85,16 +105,26 @@ class RowForms:
 
     def __init__(self, context: Mapping[str, Any]) -> None:
         self.context = context
-        self.shapes: dict[tuple[bool, bool, bool], str] = {}
+        self.shapes: dict[tuple[Any, ...], str] = {}
 
     def __call__(self, row: Mapping[str, Any]) -> SafeString:
-        shape = (bool(row["resubmit"]), bool(row["reason_required"]), bool(row["for_user"]))
+        shape = (
+            bool(row["resubmit"]),
+            bool(row["reason_required"]),
+            bool(row["for_user"]),
+            row["offered"],
+        )
         stamp = self.shapes.get(shape)
         if stamp is None:
-            marked: dict[str, Any] = {name: _MARK + name + _MARK for name in _VALUES}
+            marked: dict[str, Any] = {name: _marked(name) for name in _VALUES}
             marked.update(resubmit=shape[0], reason_required=shape[1])
             marked["for_user"] = marked["for_user"] if shape[2] else ""
-            stamp = render_to_string("approvals/_inbox_act.html", {**self.context, "row": marked})
+            context = {
+                **self.context,
+                "row": marked,
+                "decision_buttons": decision_buttons(shape[3]),
+            }
+            stamp = render_to_string("approvals/_inbox_act.html", context)
             self.shapes[shape] = stamp
         values = {name: escape(str(row[name])) for name in _VALUES}
         return mark_safe(_MARKED.sub(lambda m: values[m.group(1)], stamp))  # noqa: S308

@@ -14,6 +14,7 @@ from typing import Any
 from django.utils import timezone
 
 from templates_engine import SUBMITTER_STEP
+from templates_engine.events import cancelled_by
 from templates_engine.money import convert
 
 from ..notifications.format import EXPONENTS, INDIAN_GROUPING, SYMBOLS, money_format
@@ -26,6 +27,7 @@ from ..words.data import (
     money_fields,
     row_fields,
 )
+from ..words.decisions import DECISIONS, END, ON, SUBMITTER, Outcome, outcome, outcome_at
 from ..words.steps import (
     NOTHING_UNDONE,
     failure_sentence,
@@ -46,6 +48,7 @@ STATUS_WORDS = {
     "ROLLED_BACK": "Could not be completed",
     "COMPENSATION_FAILED": "Could not be completed; being fixed",
     "CANCELLED": "Cancelled",
+    "WITHDRAWN": "Withdrawn",
 }
 DECISION_PAST = {
     "approve": "approved",
@@ -191,15 +194,22 @@ def money_parts(currencies: Iterable[str]) -> dict[str, dict[str, Any]]:
     }
 
 
-def reject_question(subject: str, requester: str, figures: str) -> str:
-    """``Reject Expense claim R-8 from Alice, ₹45,000.00?``: the rejection's
-    confirmation names what is rejected."""
-    text = f"Reject {subject}"
+def request_words(subject: str, requester: str, figures: str) -> str:
+    """``Expense claim R-8 from Alice, ₹45,000.00``: the request as a question or a
+    decision's message names it."""
+    text = subject
     if requester:
         text += f" from {requester}"
     if figures:
         text += f", {figures}"
-    return text + "?"
+    return text
+
+
+def reject_question(subject: str, requester: str, figures: str, ends: Outcome) -> str:
+    """``Reject Expense claim R-8 from Alice, ₹45,000.00? This ends the request.``: a
+    rejection's confirmation names what is rejected, and what the rejection does
+    (``ends``, its outcome)."""
+    return ends.question_words(request_words(subject, requester, figures))
 
 
 _COMPARISON = re.compile(
@@ -503,6 +513,20 @@ class Context:
     def who(self, username: str | None) -> str:
         return person(username, self.names)
 
+    def outcome(self, step: str, decision: str, leads_to: str | None = None) -> Outcome:
+        """The words of ``decision`` at ``step``: where the events say it led
+        (``leads_to``), else where the workflow template sends it."""
+        requester = self.who(self.submitter) if self.submitter else ""
+        if leads_to is None:
+            return outcome_at(self.raw_definition, step, decision, requester=requester)
+        return outcome(
+            decision,
+            leads_to,
+            requester=requester,
+            step_title=self.step(step),
+            target_title=self.step(leads_to) if leads_to not in (END, SUBMITTER, ON) else "",
+        )
+
     def when_of(self, step: str) -> str | None:
         for s in self.raw_definition.get("steps") or []:
             if isinstance(s, Mapping) and s.get("id") == step:
@@ -620,8 +644,11 @@ def sentence(
         return text
     if kind == "DecisionRecorded":
         decision = p.get("decision", "")
-        verb = DECISION_PAST.get(decision, humanise(decision).lower())
         who = ctx.who(p.get("actor") or actor)
+        if decision in DECISIONS:
+            done = ctx.outcome(str(p.get("step") or ""), decision, p.get("leads_to")).past
+            return f"{who} {done}" + (f" on behalf of {ctx.who(behalf)}" if behalf else "")
+        verb = DECISION_PAST.get(decision, humanise(decision).lower())
         if behalf:
             return f"{who} {verb} the {step} step on behalf of {ctx.who(behalf)}"
         return f"{who} {verb} the {step} step"
@@ -657,8 +684,8 @@ def sentence(
         how = "taken over by" if p.get("replace", True) else "also given to"
         return f"The {step} step was overdue and {how} {takers}"
     if kind == "StepCompleted":
-        if p.get("compensate"):
-            return f"The {step} step was undone"
+        # ``compensate`` says the step has an undo to run if the request turns back;
+        # an undo that ran is its own event (ActivitySucceeded with ``undo``).
         return f"The {step} step was completed"
     if kind == "SentBack":
         target = ctx.step(p.get("to_step")) if p.get("to_step") else ""
@@ -704,10 +731,19 @@ def sentence(
             f" by the {step} step" if p.get("step") else ""
         )
     if kind == "StepFailed":
-        return failure_sentence(ctx.raw_definition, str(p.get("step") or ""), p.get("error", ""))
+        return failure_sentence(
+            ctx.raw_definition,
+            str(p.get("step") or ""),
+            str(p.get("error") or ""),
+            str(p.get("message") or ""),
+        )
     if kind == "CompensationStarted":
+        ending = str(p.get("outcome") or "")
+        canceller = cancelled_by(str(p.get("reason") or "")) if ending == "CANCELLED" else None
+        if canceller is not None and canceller[0] and canceller[0] == ctx.submitter:
+            return "Undoing the steps already done, as the request was withdrawn"
         return "Undoing the steps already done, " + _UNDO_BECAUSE.get(
-            str(p.get("outcome") or ""), "as a step did not pass"
+            ending, "as a step did not pass"
         )
     if kind == "CompensationFailed":
         return undo_failure_sentence(ctx.raw_definition, str(p.get("step") or ""))
@@ -854,13 +890,62 @@ def timeline(entries: Iterable[Any], ctx: Context) -> list[Line]:
             continue
         if after is not None and nothing_undone(e.type, after.type):
             continue  # it undid nothing: the ending says so
+        if e.type == "SentBack" and i and _turned_back(entries[i - 1]):
+            continue  # the decision's line says where it went
         payload = e.payload
+        if e.type == "WorkflowCancelled" and not payload.get("actor"):
+            payload = {**payload, **_cancelled_after_undo(entries[:i])}
+        if _turned_back(e):
+            payload = {**payload, "leads_to": _led_to(after)}
         if i and nothing_undone(entries[i - 1].type, e.type):
             payload = {**payload, "nothing_undone": True}
         text = sentence(e.type, payload, actor=e.actor, on_behalf_of=e.on_behalf_of, ctx=ctx)
         sha = str(e.payload.get("sha256") or "") if e.type == "FileAttached" else ""
         lines.append(Line(e.type, text, e.at, when(e.at), e.comment or "", sha))
     return lines
+
+
+def _cancelled_after_undo(before: list[Any]) -> dict[str, Any]:
+    """Who cancelled a request that ended once its undo ran, and why: what the cancel
+    recorded when it started the undo (the ending itself names nobody)."""
+    for e in reversed(before):
+        if e.type == "CompensationStarted" and e.payload.get("outcome") == "CANCELLED":
+            by = cancelled_by(str(e.payload.get("reason") or ""))
+            if by is not None:
+                return {"actor": by[0], "reason": by[1]}
+    return {}
+
+
+def _turned_back(e: Any) -> bool:
+    return e.type == "DecisionRecorded" and e.payload.get("decision") in ("reject", "send_back")
+
+
+def _led_to(after: Any) -> str:
+    """Where a rejection or a send-back led, by the event after it: back (to a step, or
+    to the submitter), or else the request ended."""
+    if after is not None and after.type == "SentBack":
+        return str(after.payload.get("to_step") or SUBMITTER)
+    return END
+
+
+def cancelled_sentence(entries: Iterable[Any], ctx: Context) -> str:
+    """How a cancelled request ended, in the status's place: ``Withdrawn by Alice: no
+    longer needed`` or ``Cancelled by Olga: duplicate``; "" when it was not cancelled."""
+    entries = list(entries)
+    for i in range(len(entries) - 1, -1, -1):
+        e = entries[i]
+        if e.type != "WorkflowCancelled":
+            continue
+        p = (
+            e.payload
+            if e.payload.get("actor")
+            else {**e.payload, **_cancelled_after_undo(entries[:i])}
+        )
+        actor = p.get("actor") or None
+        how = "Withdrawn" if actor and actor == ctx.submitter else "Cancelled"
+        text = f"{how} by {ctx.who(actor)}" if actor else how
+        return text + (f": {p['reason']}" if p.get("reason") else "")
+    return ""
 
 
 @dataclass(frozen=True)
@@ -889,11 +974,10 @@ def sent_back_note(entries: Iterable[Any], ctx: Context) -> SentBackNote | None:
     who = ctx.who(decision.payload.get("actor") or decision.actor)
     step = ctx.step(sent.get("step"))
     target = f"the {ctx.step(sent['to_step'])} step" if sent.get("to_step") else "you"
+    asks = " with a question" if sent.get("to_step") else ""
     if decision.payload.get("decision") == "reject":
-        text = f"{who} rejected it at the {step} step and sent it back to {target}"
-    else:
-        asks = " with a question" if sent.get("to_step") else ""
-        text = f"{who} sent it back to {target} from the {step} step{asks}"
+        asks = ""
+    text = f"{who} sent it back to {target} from the {step} step{asks}"
     comment = decision.comment or decision.payload.get("comment") or ""
     return SentBackNote(text + ("" if comment else ", without a comment"), comment)
 

@@ -34,6 +34,7 @@ STATUSES = (
     "APPROVED",
     "REJECTED",
     "CANCELLED",
+    "WITHDRAWN",
     "COMPENSATING",
     "ROLLED_BACK",
     "COMPENSATION_FAILED",
@@ -112,7 +113,8 @@ class MomentFilter(django_filters.Filter):
     {
         "type": "string",
         "pattern": "^(" + "|".join(STATUSES) + "|PENDING_[A-Z0-9_]{1,64})$",
-        "description": "RUNNING, APPROVED, REJECTED, CANCELLED, COMPENSATING, ROLLED_BACK, "
+        "description": "RUNNING, APPROVED, REJECTED, CANCELLED, WITHDRAWN (cancelled by its "
+        "submitter), COMPENSATING, ROLLED_BACK, "
         "COMPENSATION_FAILED, or PENDING_<STEP> for a step of one of your organisation's "
         "workflow templates (PENDING_SUBMITTER: sent back for changes).",
     }

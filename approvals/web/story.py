@@ -79,7 +79,7 @@ def workflow_story(wf: Workflow) -> Story:
     since = next((h.at for h in reversed(history) if h.type in _WAITING_FROM), None)
     due_epoch = wf.snapshot.get("due_at")
     due = dt.datetime.fromtimestamp(due_epoch, tz=dt.UTC) if due_epoch else None
-    status = present.status_sentence(
+    status = present.cancelled_sentence(history, ctx) or present.status_sentence(
         status=wf.status,
         step=present.step_title(raw, wf.current_step),
         assignees=[(a["user"] or "", a["onBehalfOf"]) for a in assignees],

@@ -51,9 +51,39 @@ def step_title(raw_definition: Mapping[str, Any] | None, step: str | None) -> st
     return step_titles(raw_definition).get(step) or humanise(step)
 
 
-def failure_sentence(raw_definition: Mapping[str, Any] | None, step: str, error: str = "") -> str:
-    """Why a step failed for good, as its requester reads it: ``The budget check did
-    not pass`` (or the step's own ``failure_text``)."""
+# Errors whose message is written for the requester (``activities.builtin``): the
+# history and the mail give it as the reason.
+READABLE_ERRORS = frozenset({"BudgetExceeded"})
+# Why, in words, for the errors the engine and the shipped activities name; any other
+# error's name and message stay on the administrators' pages.
+_WHY = {
+    "ConditionError": "its condition could not be worked out from the request's details",
+    "Timeout": "it took longer than it is allowed to",
+    "HeartbeatTimeout": "it stopped reporting that it was still working",
+    "HttpTimeout": "the other system did not answer in time",
+    "HttpServerError": "the other system had a fault",
+    "HttpClientError": "the other system refused it",
+    "HttpAnswerUnusable": "the other system's answer could not be used",
+    "HttpRequestInvalid": "the step is set up wrongly; an administrator can correct it",
+    "OutboundRefused": "the address it calls is not allowed for this organisation",
+}
+WHY_UNKNOWN = "an error an administrator can see on the request's page"
+
+
+def failure_reason(error: str, message: str = "") -> str:
+    """Why a step failed, in words: the activity's own message when it is written for
+    people (``READABLE_ERRORS``), else what the error means."""
+    if error in READABLE_ERRORS and message.strip():
+        return message.strip().rstrip(".")
+    return _WHY.get(error, WHY_UNKNOWN)
+
+
+def failure_sentence(
+    raw_definition: Mapping[str, Any] | None, step: str, error: str = "", message: str = ""
+) -> str:
+    """Why a step failed for good, as its requester reads it: ``The Budget check step
+    did not pass: ₹15,00,00,000.00 is more than the department's budget allows`` (or the
+    step's own ``failure_text``); without an error, only that it did not pass."""
     for s in _steps(raw_definition):
         own = s.get("failure_text")
         if s["id"] == step and isinstance(own, str) and own.strip():
@@ -61,7 +91,9 @@ def failure_sentence(raw_definition: Mapping[str, Any] | None, step: str, error:
     title = step_title(raw_definition, step) or "A"
     if error == NO_APPROVERS:
         return f"Nobody could be found to decide the {title} step"
-    return f"The {title} step did not pass"
+    if not error:
+        return f"The {title} step did not pass"
+    return f"The {title} step did not pass: {failure_reason(error, message)}"
 
 
 def undo_failure_sentence(raw_definition: Mapping[str, Any] | None, step: str) -> str:

@@ -39,7 +39,9 @@ def test_expense_routes_manager_then_finance(acme, api):
         "status": "PENDING_FINANCE",
         "version": after_bob.json()["version"],
         "duplicate": False,
+        "message": after_bob.json()["message"],
     }
+    assert after_bob.json()["message"].startswith("Approved Expense claim ")
     tasks = api("fiona").get("/api/me/tasks").json()["items"]
     assert [(t["workflowId"], t["step"]) for t in tasks] == [(wid, "finance")]
     assert api("bob").get("/api/me/tasks").json()["items"] == []
@@ -175,8 +177,9 @@ def test_the_specifications_flow_rejection_back_to_alice_and_a_question_back_to_
     # when bob rejects it with a reason, it goes back to alice with the reason
     rejected = decide(api("bob"), wid, "reject", "bob-1", comment="The receipt is missing")
     assert rejected.json()["status"] == "PENDING_SUBMITTER"
+    assert rejected.json()["message"] == "Sent Expense claim E-SPEC back to Alice."
     alices = page("alice")
-    assert "Bob rejected it at the Manager step and sent it back to you:" in alices
+    assert "Bob sent it back to you from the Manager step:" in alices
     assert "“The receipt is missing”" in alices
     assert 'id="resubmit"' in alices
     history = api("alice").get(f"/api/workflows/{wid}").json()["history"]

@@ -81,6 +81,7 @@ def test_one_of_two_simultaneous_deciders_wins(acme, pair, http, sign_off, refus
             "status": winner_status,
             "version": by_name[winner].body["version"],
             "duplicate": False,
+            "message": f"Approved Either of two approvers M-{n}.",
         }
         refused = by_name[loser]
         assert refused.status == 409, refused

@@ -45,7 +45,8 @@ def test_the_confirmation_page_leads_with_the_summary_and_links_to_the_request(
         },
     ).workflow_id
     row = MailMessage.objects.get(workflow_id=wid, kind="task_assigned")
-    reject = re.search(r"^Reject: (\S+)$", mail_bodies(row)[0], re.M)
+    # the Manager step sends a rejection back to Alice: its link says so
+    reject = re.search(r"^Send back to Alice: (\S+)$", mail_bodies(row)[0], re.M)
     assert reject is not None
 
     # when bob opens it, without a session
@@ -54,7 +55,7 @@ def test_the_confirmation_page_leads_with_the_summary_and_links_to_the_request(
     page.goto(reject.group(1))
 
     # then the page leads with what the money is for, and links to the whole request
-    expect(page.get_by_role("heading", name="Reject this request?")).to_be_visible()
+    expect(page.get_by_role("heading", name="Send this request back to Alice?")).to_be_visible()
     lead = page.locator("h1 + p")
     expect(lead).to_have_text("Hotel for the Pune offsite, ₹45,000.00")
     full = page.get_by_role("link", name="See the full request")

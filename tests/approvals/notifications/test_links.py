@@ -19,12 +19,23 @@ from approvals.notifications.views import COMMENT_NUL
 
 from ..helpers import decide, start_expense
 
-LINK = re.compile(r"^(Approve|Reject): http://127\.0\.0\.1:8000(/mail/links/\S+)$", re.M)
+LINK = re.compile(
+    r"^(Approve|Reject \(ends the request\)|Send back to \w+): http://127\.0\.0\.1:8000(/mail/links/\S+)$",
+    re.M,
+)
 
 
 def links_for(wid: str, username: str) -> dict[str, str]:
+    """The mail's two links by decision; their captions name what they do."""
     row = MailMessage.objects.filter(workflow_id=wid, recipient__username=username).latest("pk")
-    return {caption.lower(): path for caption, path in LINK.findall(mail_bodies(row)[0])}
+    found = dict(LINK.findall(mail_bodies(row)[0]))
+    rejection = found.get("Reject (ends the request)") or found["Send back to Alice"]
+    return {"approve": found["Approve"], "reject": rejection}
+
+
+def captions_for(wid: str, username: str) -> list[str]:
+    row = MailMessage.objects.filter(workflow_id=wid, recipient__username=username).latest("pk")
+    return [caption for caption, _ in LINK.findall(mail_bodies(row)[0])]
 
 
 def version(wid: str) -> int:
@@ -94,6 +105,19 @@ class TestLinks:
         assert decisions(wid) == [("bob", "reject")]
         # the demo's manager rejection goes back to the submitter
         assert Workflow.objects.get(pk=wid).public_status == "PENDING_SUBMITTER"
+
+    def test_a_rejection_that_goes_back_is_named_so_in_the_mail_and_its_pages(
+        self, waiting, client
+    ):
+        wid, links = waiting
+
+        asked = client.get(links["reject"]).content.decode()
+        done = client.post(links["reject"], {"comment": "no receipt"}).content.decode()
+
+        assert captions_for(wid, "bob") == ["Approve", "Send back to Alice"]
+        assert "Send this request back to Alice?" in asked
+        assert "Confirm: Send back to Alice" in asked
+        assert "back to Alice." in done and "rejected" not in done.lower()
 
     def test_a_post_without_the_csrf_token_is_refused(self, waiting):
         wid, links = waiting

@@ -272,7 +272,10 @@ def test_a_failure_without_failure_text_names_the_step_in_words(acme):
     run_activities(wid)
 
     text = text_of(only(wid, "outcome_failed"))
-    assert "Why: The Budget check step did not pass." in text
+    assert (
+        "Why: The Budget check step did not pass: "
+        "₹1,50,00,000.00 is more than the department's budget allows." in text
+    )
 
 
 def test_an_approval_mail_and_a_withdrawal_lead_with_the_summary(acme, api):

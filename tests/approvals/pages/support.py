@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.test import Client, RequestFactory
 
 from approvals.models import User
-from approvals.services.workflows import workflow_start
+from approvals.services.workflows import workflow_decide, workflow_start
 from approvals.web.search import WorkflowSearch
 
 
@@ -30,6 +30,19 @@ def expense_started(subject: str, who: str = "alice", amount: int = 4_500_000) -
         data={"amountPaise": amount, "currency": "INR", "department": "eng"},
     )
     return str(started.workflow_id)
+
+
+def at_finance(subject: str) -> str:
+    """An expense of Alice's that Bob approved: it waits at the Finance step, where a
+    rejection ends the request."""
+    wid = expense_started(subject)
+    workflow_decide(
+        user=User.objects.get(username="bob"),
+        workflow_id=wid,
+        decision="approve",
+        request_id=f"bob-{subject}",
+    )
+    return wid
 
 
 def searched(username: str, text: str) -> WorkflowSearch:

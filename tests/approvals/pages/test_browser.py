@@ -164,7 +164,7 @@ def test_bob_sends_back_and_alice_edits_and_resubmits(
     row.locator('textarea[id^="comment-"]').fill("Attach the receipt total")
     row.get_by_role("button", name="Send back").click()
     bob.clock.run_for(UNDO_PASSED)
-    expect(bob.locator("#inbox-status")).to_contain_text("Sent back")
+    expect(bob.locator("#inbox-status")).to_contain_text("Sent Expense claim E-back back to Alice")
 
     alice = sign_in(browser, base, "alice")
     alice.get_by_role("link", name="My requests").click()
@@ -177,7 +177,9 @@ def test_bob_sends_back_and_alice_edits_and_resubmits(
     expect(alice.locator(".flash.success")).to_contain_text("Resubmitted")
     assert Workflow.objects.get(pk=wid).data["amountPaise"] == 4_450_050
     history = alice.locator(".timeline")
-    expect(history).to_contain_text("Bob sent back the Manager step: “Attach the receipt total”")
+    expect(history).to_contain_text(
+        "Bob sent the request back to Alice from the Manager step: “Attach the receipt total”"
+    )
     expect(history).to_contain_text("Alice changed the request and resubmitted it")
     expect(history.locator('li[data-kind="ApprovalRequested"]')).to_have_count(2)
     expect(alice.locator("dl.data")).to_contain_text("₹44,500.50")

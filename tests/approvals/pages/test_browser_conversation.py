@@ -72,6 +72,7 @@ def test_the_submitter_withdraws_a_waiting_request_from_its_page(
 
     alice.get_by_label("Why are you withdrawing it?").fill("Booked twice by mistake")
     alice.get_by_role("button", name="Withdraw").click()
+    alice.locator("#confirm-decision").get_by_role("button", name="Withdraw").click()
     expect(alice.locator(".flash.success")).to_contain_text("You withdrew")
     expect(alice.locator("ol.timeline li").last).to_contain_text(
         "Alice withdrew the request: Booked twice by mistake"

@@ -72,7 +72,7 @@ def test_a_draft_is_saved_listed_first_edited_submitted_and_another_deleted(
     )
     alice.goto(f"{base}/workflows/{wf.pk}")
     note = alice.locator("#resubmit .sent-back-note")
-    expect(note).to_contain_text("Bob rejected it at the Manager step and sent it back to you")
+    expect(note).to_contain_text("Bob sent it back to you from the Manager step")
     expect(note).to_contain_text("“Please attach the hotel invoice”")
     shot(alice, "sent-back-with-reason")
 

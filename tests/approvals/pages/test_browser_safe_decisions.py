@@ -16,7 +16,7 @@ from approvals.models import HeldDecision, WorkflowEvent
 from approvals.pages.common import REASON_TEXTS, UNDO_SECONDS
 from approvals.services.held_decisions import held_release_due as release_held_decisions
 
-from .support import expense_started
+from .support import at_finance, expense_started
 from .test_browser import shot, sign_in
 
 pytestmark = [
@@ -80,92 +80,124 @@ def test_a_rejection_without_a_reason_is_refused(
     acme: Any, live_server: Any, browser: Browser
 ) -> None:
     base = live_server.url
-    wid = expense_started("E-noreason")
-    bob = _inbox(browser, base)
-    row = bob.locator(f'li[data-workflow="{wid}"]')
+    wid = at_finance("E-noreason")
+    fiona = _inbox(browser, base, "fiona")
+    row = fiona.locator(f'li[data-workflow="{wid}"]')
 
-    row.get_by_role("button", name="Reject").click()
+    row.get_by_role("button", name="Reject (ends the request)").click()
 
     expect(row.get_by_role("alert")).to_have_text(REASON_TEXTS["reject"])
     expect(row.locator('textarea[id^="comment-"]')).to_be_focused()
     expect(row.locator('textarea[id^="comment-"]')).to_have_attribute("aria-invalid", "true")
-    expect(bob.locator("#confirm-decision")).not_to_be_visible()
-    shot(bob, "inbox-reason-needed")
-    row.get_by_role("button", name="Send back").click()
+    expect(fiona.locator("#confirm-decision")).not_to_be_visible()
+    shot(fiona, "inbox-reason-needed")
+    row.get_by_role("button", name="Send back to the Manager step").click()
     expect(row.get_by_role("alert")).to_have_text(REASON_TEXTS["send_back"])
-    bob.clock.run_for(PAST_THE_WINDOW)
-    _settled(bob)
-    assert _decisions(wid) == []
+    fiona.clock.run_for(PAST_THE_WINDOW)
+    _settled(fiona)
+    assert _decisions(wid) == [(wid, "approve")]
 
     # the workflow page refuses the same way, and so does the server without the script
-    bob.goto(f"{base}/workflows/{wid}")
-    bob.get_by_role("button", name="Reject").click()
-    expect(bob.get_by_role("alert")).to_have_text(REASON_TEXTS["reject"])
+    fiona.goto(f"{base}/workflows/{wid}")
+    fiona.get_by_role("button", name="Reject (ends the request)").click()
+    expect(fiona.get_by_role("alert")).to_have_text(REASON_TEXTS["reject"])
     plain = browser.new_context(java_script_enabled=False).new_page()
     plain.goto(f"{base}/accounts/login/?next=/workflows/{wid}")
-    plain.get_by_label("Username").fill("bob")
+    plain.get_by_label("Username").fill("fiona")
     plain.get_by_label("Password").fill("demo")
     plain.get_by_role("button", name="Sign in").click()
-    plain.get_by_role("button", name="Reject").click()
+    plain.get_by_role("button", name="Reject (ends the request)").click()
     expect(plain.locator(".flash.error")).to_have_text(REASON_TEXTS["reject"])
-    assert _decisions(wid) == []
+    assert _decisions(wid) == [(wid, "approve")]
 
 
 @pytest.mark.usefixtures("undo_window_closed")
-def test_reject_asks_first_naming_the_request(
+def test_reject_asks_first_naming_the_request_and_what_it_does(
     acme: Any, live_server: Any, browser: Browser
 ) -> None:
     base = live_server.url
-    wid = expense_started("R-8")
-    bob = _inbox(browser, base)
-    row = bob.locator(f'li[data-workflow="{wid}"]')
+    wid = at_finance("R-8")
+    fiona = _inbox(browser, base, "fiona")
+    row = fiona.locator(f'li[data-workflow="{wid}"]')
     row.locator('textarea[id^="comment-"]').fill("No receipt attached")
-    dialog = bob.locator("#confirm-decision")
+    dialog = fiona.locator("#confirm-decision")
 
-    row.get_by_role("button", name="Reject").click()
+    row.get_by_role("button", name="Reject (ends the request)").click()
 
     expect(dialog).to_be_visible()
-    expect(dialog).to_contain_text("Reject Expense claim R-8 from Alice, ₹45,000.00?")
-    shot(bob, "inbox-confirm-reject")
+    expect(dialog).to_contain_text(
+        "Reject Expense claim R-8 from Alice, ₹45,000.00? This ends the request."
+    )
+    expect(dialog.get_by_role("button", name="Keep it")).to_be_focused()  # the safe choice
+    shot(fiona, "inbox-confirm-reject")
     dialog.get_by_role("button", name="Keep it").click()
     expect(dialog).not_to_be_visible()
     expect(row).to_be_visible()
-    row.get_by_role("button", name="Reject").click()
-    dialog.get_by_role("button", name="Reject").click()
-    expect(bob.locator(".held")).to_contain_text("Rejected Expense claim R-8")
-    bob.clock.run_for(PAST_THE_WINDOW)
-    expect(bob.locator("#inbox-status")).to_contain_text("Rejected Expense claim R-8")
-    assert _decisions(wid) == [(wid, "reject")]
+    row.get_by_role("button", name="Reject (ends the request)").click()
+    dialog.get_by_role("button", name="Reject (ends the request)").click()
+    expect(fiona.locator(".held")).to_contain_text("Rejected Expense claim R-8; the request ends")
+    fiona.clock.run_for(PAST_THE_WINDOW)
+    expect(fiona.locator("#inbox-status")).to_contain_text(
+        "Rejected Expense claim R-8; the request ends."
+    )
+    assert _decisions(wid) == [(wid, "approve"), (wid, "reject")]
 
     # the workflow page asks the same; without the script, a page asks
-    other = expense_started("R-9")
-    bob.goto(f"{base}/workflows/{other}")
-    bob.locator("#decision-comment").fill("Duplicate of R-8")
-    bob.get_by_role("button", name="Reject").click()
+    other = at_finance("R-9")
+    fiona.goto(f"{base}/workflows/{other}")
+    fiona.locator("#decision-comment").fill("Duplicate of R-8")
+    fiona.get_by_role("button", name="Reject (ends the request)").click()
     expect(dialog).to_contain_text("Reject Expense claim R-9 from Alice, ₹45,000.00?")
-    shot(bob, "workflow-confirm-reject")
-    dialog.get_by_role("button", name="Reject").click()
-    expect(bob.locator(".status")).to_have_attribute("data-status", "PENDING_SUBMITTER")
-    assert _decisions(other) == [(other, "reject")]
+    shot(fiona, "workflow-confirm-reject")
+    dialog.get_by_role("button", name="Reject (ends the request)").click()
+    expect(fiona.locator(".status")).to_have_attribute("data-status", "REJECTED")
+    assert _decisions(other) == [(other, "approve"), (other, "reject")]
 
-    third = expense_started("R-10")
+    third = at_finance("R-10")
     plain = browser.new_context(java_script_enabled=False).new_page()
     plain.goto(f"{base}/accounts/login/?next=/workflows/{third}")
-    plain.get_by_label("Username").fill("bob")
+    plain.get_by_label("Username").fill("fiona")
     plain.get_by_label("Password").fill("demo")
     plain.get_by_role("button", name="Sign in").click()
     plain.locator("#decision-comment").fill("Wrong department")
-    plain.get_by_role("button", name="Reject").click()
+    plain.get_by_role("button", name="Reject (ends the request)").click()
     expect(plain.get_by_role("heading", level=1)).to_have_text(
-        "Reject Expense claim R-10 from Alice, ₹45,000.00?"
+        "Reject Expense claim R-10 from Alice, ₹45,000.00? This ends the request."
     )
     expect(plain.get_by_label("Reason")).to_have_value("Wrong department")
     shot(plain, "confirm-reject-page")
-    assert _decisions(third) == []
-    plain.get_by_role("button", name="Reject").click()
+    assert _decisions(third) == [(third, "approve")]
+    plain.get_by_role("button", name="Reject (ends the request)").click()
     expect(plain.locator(".held")).to_contain_text("Rejected Expense claim R-10")
     assert release_held_decisions() == 1  # held by the server, without the script too
-    assert _decisions(third) == [(third, "reject")]
+    assert _decisions(third) == [(third, "approve"), (third, "reject")]
+
+
+@pytest.mark.usefixtures("undo_window_closed")
+def test_a_rejection_that_goes_back_reads_as_a_send_back_everywhere(
+    acme: Any, live_server: Any, browser: Browser
+) -> None:
+    base = live_server.url
+    wid = expense_started("R-11")
+    bob = _inbox(browser, base)
+    row = bob.locator(f'li[data-workflow="{wid}"]')
+    row.locator('textarea[id^="comment-"]').fill("Attach the receipt")
+
+    expect(row.get_by_role("button", name="Reject", exact=True)).to_have_count(0)
+    row.get_by_role("button", name="Send back to Alice").click()
+
+    expect(bob.locator("#confirm-decision")).not_to_be_visible()  # Alice can resubmit
+    expect(bob.locator(".held")).to_contain_text("Sent Expense claim R-11 back to Alice")
+    expect(
+        bob.get_by_role("button", name="Undo: Sent Expense claim R-11 back to Alice")
+    ).to_be_visible()
+    bob.clock.run_for(PAST_THE_WINDOW)
+    expect(bob.locator("#inbox-status")).to_contain_text("Sent Expense claim R-11 back to Alice.")
+    bob.goto(f"{base}/workflows/{wid}")
+    expect(bob.locator(".timeline")).to_contain_text(
+        "Bob sent the request back to Alice from the Manager step"
+    )
+    expect(bob.locator(".timeline")).not_to_contain_text("rejected")
 
 
 def test_undo_within_the_window_records_nothing_and_after_it_records_once(

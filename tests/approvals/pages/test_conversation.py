@@ -114,16 +114,39 @@ def test_the_submitter_withdraws_a_waiting_request_with_a_reason(acme):
     page = alice.get(reverse("workflow", args=[wid])).content.decode()
     assert "Withdraw your request" in page
 
+    posted = {"reason": "Booked twice by mistake", "request_id": uuid.uuid4().hex}
+
+    asked = alice.post(reverse("workflow-withdraw", args=[wid]), posted)
+
+    assert Workflow.objects.get(pk=wid).status == "RUNNING"  # it asks first
+    assert "Withdraw Expense claim E-W1? It stops for good" in asked.content.decode()
+
     response = alice.post(
-        reverse("workflow-withdraw", args=[wid]),
-        {"reason": "Booked twice by mistake", "request_id": uuid.uuid4().hex},
-        follow=True,
+        reverse("workflow-withdraw", args=[wid]), {**posted, "confirmed": "yes"}, follow=True
     )
 
     assert Workflow.objects.get(pk=wid).status == "CANCELLED"
+    assert Workflow.objects.get(pk=wid).public_status == "WITHDRAWN"
     text = response.content.decode()
     assert "Alice withdrew the request: Booked twice by mistake" in text
+    assert "Withdrawn by Alice: Booked twice by mistake" in text
     assert "Withdraw your request" not in text
+
+
+def test_a_one_click_withdrawal_from_the_resubmit_form_records_nothing(acme):
+    wid = expense_started("E-W3")
+    signed_in("bob").post(
+        reverse("workflow-decide", args=[wid]),
+        {"decision": "send_back", "request_id": "b", "comment": "Receipt?"},
+    )
+
+    answer = signed_in("alice").post(
+        reverse("workflow-resubmit", args=[wid]), {"decision": "reject", "request_id": "a"}
+    )
+
+    assert answer.status_code == 400
+    assert "say why under “Withdraw your request”; nothing was recorded" in answer.content.decode()
+    assert Workflow.objects.get(pk=wid).public_status == "PENDING_SUBMITTER"
 
 
 def test_a_withdrawal_without_a_reason_is_refused_and_changes_nothing(acme):

@@ -228,7 +228,8 @@ def test_each_rows_forms_carry_its_own_values_escaped(acme: Any) -> None:
     assert "\x1b" not in body
     for wid in (first, second):
         assert f'action="/workflows/{wid}/decide"' in body
-    assert "Reject Expense claim RF-1 from Al&quot;&lt;i&gt;ce" in body
+    assert ">Send back to Al&quot;&lt;i&gt;ce</button>" in body
+    assert 'data-done="Sent {what} back to Al&quot;&lt;i&gt;ce"' in body
     assert 'Al"<i>ce' not in body
     ids = [t.pk for t in PendingTask.objects.filter(assignee__username="bob")]
     for pk in ids:

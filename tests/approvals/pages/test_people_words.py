@@ -107,7 +107,10 @@ def test_a_failed_request_reads_in_words(acme: Any) -> None:
 
     text = visible_text(signed_in("alice").get(f"/workflows/{wid}").content.decode())
 
-    assert "The Reserve budget step did not pass" in text
+    assert (
+        "The Reserve budget step did not pass: "
+        "₹1,50,00,000.00 is more than the department's budget allows" in text
+    )
     assert "Could not be completed" in text
     assert "₹1,50,00,000.00" in text
     assert_people_words(text)

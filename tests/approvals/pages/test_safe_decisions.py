@@ -55,21 +55,41 @@ def test_the_inbox_script_is_told_422_without_a_reason(acme: Any) -> None:
 
 def test_a_rejection_asks_on_a_page_naming_the_request_before_it_records(acme: Any) -> None:
     wid = expense_started("R-8")
-    bob = signed_in("bob")
+    signed_in("bob").post(f"/workflows/{wid}/decide", {"decision": "approve", "request_id": "b"})
+    fiona = signed_in("fiona")  # the Finance step: a rejection there ends the request
     posted = {"decision": "reject", "request_id": "r-8", "comment": "No receipt", "next": "/"}
 
-    asked = bob.post(f"/workflows/{wid}/decide", posted)
+    asked = fiona.post(f"/workflows/{wid}/decide", posted)
 
     assert asked.status_code == 200
     page = asked.content.decode()
-    assert "Reject Expense claim R-8 from Alice, ₹45,000.00?" in page
+    assert "Reject Expense claim R-8 from Alice, ₹45,000.00? This ends the request." in page
     assert 'name="confirmed" value="yes"' in page and "No receipt" in page
-    assert _decisions(wid) == []
+    assert ">Reject (ends the request)</button>" in page
+    assert _decisions(wid) == ["approve"]
 
-    done = bob.post(f"/workflows/{wid}/decide", {**posted, "confirmed": "yes"})
+    done = fiona.post(f"/workflows/{wid}/decide", {**posted, "confirmed": "yes"}, follow=True)
 
-    assert done.status_code == 302
-    assert _decisions(wid) == ["reject"]
+    assert _decisions(wid) == ["approve", "reject"]
+    assert "Rejected Expense claim R-8; the request ends." in done.content.decode()
+
+
+def test_a_rejection_that_goes_back_is_offered_and_recorded_as_a_send_back(acme: Any) -> None:
+    wid = expense_started("R-7")
+    bob = signed_in("bob")  # the Manager step sends a rejection back to Alice
+
+    page = bob.get(f"/workflows/{wid}").content.decode()
+    done = bob.post(
+        f"/workflows/{wid}/decide",
+        {"decision": "reject", "request_id": "r-7", "comment": "No receipt"},
+        follow=True,
+    )
+
+    assert ">Send back to Alice</button>" in page and ">Reject" not in page
+    assert _decisions(wid) == ["reject"]  # nothing to confirm: Alice can resubmit
+    text = done.content.decode()
+    assert "Sent Expense claim R-7 back to Alice." in text
+    assert "Bob sent the request back to Alice from the Manager step" in text
 
 
 def test_the_comment_box_is_a_textarea_so_enter_adds_a_line(acme: Any) -> None:

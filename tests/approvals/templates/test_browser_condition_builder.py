@@ -79,8 +79,9 @@ def test_fiona_moves_the_vp_threshold_in_rupees(
     SHOTS.mkdir(exist_ok=True)
     page.screenshot(path=str(SHOTS / "template-editor-preview.png"), full_page=True)
 
-    # when she publishes
+    # when she publishes (it asks first)
     page.click("input[name=_save]")
+    page.locator("#confirm-decision #confirm-yes").click()
     expect(page.locator(".messagelist")).to_contain_text("Published expense-approval version 2")
     v2 = WorkflowTemplate.objects.get(tenant=acme, key=EXPENSE, version=2)
     assert v2.definition["steps"][1]["when"] == "data.amountPaise > 5000000"
@@ -103,6 +104,7 @@ def test_fiona_moves_the_vp_threshold_in_rupees(
 
     # saving with no change publishes nothing, and says so
     page.click("input[name=_save]")
+    page.locator("#confirm-decision #confirm-yes").click()
     expect(page.locator(".messagelist")).to_contain_text(
         "Nothing changed from version 2, so nothing was published."
     )

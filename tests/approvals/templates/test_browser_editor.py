@@ -62,8 +62,12 @@ def test_a_finance_admin_changes_a_deadline_and_a_threshold(
     expect(trial.locator("tr", has_text="VP").first).not_to_contain_text("Skipped")
     assert WorkflowTemplate.objects.filter(key=EXPENSE).count() == 1
 
-    # when she publishes
+    # when she publishes: it asks first, saying what publishing does
     page.click("input[name=_save]")
+    dialog = page.locator("#confirm-decision")
+    expect(dialog).to_contain_text("New requests follow it at once")
+    expect(dialog.get_by_role("button", name="Keep it")).to_be_focused()
+    dialog.locator("#confirm-yes").click()
     expect(page.locator(".messagelist")).to_contain_text("Published expense-approval version 2")
     expect(page.locator("#versions")).to_contain_text("version 2")
 
