@@ -13,6 +13,7 @@ from .workflows import (
     WorkflowEvent,
     WorkflowStatus,
     WorkflowTemplate,
+    WorkflowTemplateDraft,
     history_month,
 )
 
@@ -39,4 +40,5 @@ __all__ = [
     "WorkflowParticipant",
     "WorkflowStatus",
     "WorkflowTemplate",
+    "WorkflowTemplateDraft",
 ]

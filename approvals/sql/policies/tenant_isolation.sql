@@ -231,6 +231,15 @@ CREATE POLICY tenant_isolation ON approvals_workflowtemplate TO approvals_app
 DROP POLICY IF EXISTS cross_tenant ON approvals_workflowtemplate;
 CREATE POLICY cross_tenant ON approvals_workflowtemplate TO approvals_system USING (true) WITH CHECK (true);
 
+ALTER TABLE approvals_workflowtemplatedraft ENABLE ROW LEVEL SECURITY;
+ALTER TABLE approvals_workflowtemplatedraft FORCE ROW LEVEL SECURITY;
+DROP POLICY IF EXISTS tenant_isolation ON approvals_workflowtemplatedraft;
+CREATE POLICY tenant_isolation ON approvals_workflowtemplatedraft TO approvals_app
+    USING (tenant_id = NULLIF(current_setting('approvals.tenant', true), '')::bigint)
+    WITH CHECK (tenant_id = NULLIF(current_setting('approvals.tenant', true), '')::bigint);
+DROP POLICY IF EXISTS cross_tenant ON approvals_workflowtemplatedraft;
+CREATE POLICY cross_tenant ON approvals_workflowtemplatedraft TO approvals_system USING (true) WITH CHECK (true);
+
 ALTER TABLE notifications_linkuse ENABLE ROW LEVEL SECURITY;
 ALTER TABLE notifications_linkuse FORCE ROW LEVEL SECURITY;
 DROP POLICY IF EXISTS tenant_isolation ON notifications_linkuse;

@@ -73,11 +73,19 @@ def test_the_change_page_shows_editor_versions_and_diagram(acme: Tenant) -> None
     assert "Save and add another" not in page and "Save and continue editing" not in page
 
 
-def test_saving_the_editor_publishes_the_next_version(acme: Tenant) -> None:
+def _alone(acme: Tenant) -> dict[str, str]:
+    """Four eyes on rules turned off: Save publishes, once confirmed."""
+    Tenant.objects.filter(pk=acme.pk).update(template_four_eyes=False)
+    return {"_save": "Save", "publish_confirmed": "yes"}
+
+
+def test_saving_the_editor_publishes_the_next_version_when_four_eyes_are_off(
+    acme: Tenant,
+) -> None:
     doc = _editor_doc(_v(acme, 1))
     doc["steps"][0]["deadline"] = {"number": 3, "unit": "days"}
 
-    response = _post(_as("fiona"), _v(acme, 1), doc, _save="Save")
+    response = _post(_as("fiona"), _v(acme, 1), doc, **_alone(acme))
 
     v2 = _v(acme, 2)
     assert response.status_code == 302
@@ -232,7 +240,7 @@ def test_retire_asks_first_naming_the_effect(acme: Tenant, api: Any) -> None:
 
 
 def test_roll_back_asks_first_naming_the_effect(acme: Tenant, api: Any) -> None:
-    _post(_as("fiona"), _v(acme, 1), _deadline(_editor_doc(_v(acme, 1)), 3), _save="Save")
+    _post(_as("fiona"), _v(acme, 1), _deadline(_editor_doc(_v(acme, 1)), 3), **_alone(acme))
     start_expense(api("alice"), 4_500_000, subject="E-running")
 
     response = _as("fiona").get(f"{BASE}/{_v(acme, 1).pk}/rollback/")
