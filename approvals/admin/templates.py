@@ -48,7 +48,7 @@ from ..services.templates import (
     workflow_template_retire,
     workflow_template_rollback,
 )
-from ..web import condition_form
+from ..web import condition_form, step_cards
 from ..web.definition_changes import definition_changes
 from ..web.definition_diff import DiffLine, definition_diff, pretty
 from ..web.definition_editor import (
@@ -63,7 +63,13 @@ from ..web.definition_editor import (
 )
 from ..web.definition_problems import Problem, problems_in_words
 from ..web.diagram import workflow_svg
-from ..web.editor_page import editor_context, first_names, retire_effect, rollback_effect
+from ..web.editor_page import (
+    approver_picker,
+    editor_context,
+    first_names,
+    retire_effect,
+    rollback_effect,
+)
 from ..web.forms import SchemaForm
 from ..web.story import names_in
 from ..web.template_trial_words import trial_rows, trial_usernames
@@ -93,6 +99,7 @@ DRAFT_PUBLISHED_LOG = (
     "Published version {version}, drafted by {drafter} and published by {publisher}."
 )
 DRAFT_DISCARDED = "The draft was discarded; nothing was published."
+STEPS_RESHAPED = "The steps changed on this page only: nothing is saved until you press Save."
 CONFIRMED = "publish_confirmed"
 NOTHING_CHANGED = "Nothing changed from version {version}, so nothing was published."
 TRY_FORM_INVALID = "The sample request has a mistake; see the fields under Try it."
@@ -169,6 +176,8 @@ class WorkflowTemplateForm(forms.ModelForm):
     )
 
     tenant_id: int = 0  # set by get_form
+    picker: step_cards.Picker | None = None  # whom the step cards offer (not as JSON)
+    activities: list[str] = []
     four_eyes = True  # set by get_form: the organisation's four eyes on rules
     viewer = ""
     previous: dict[str, Any] | None = None
@@ -196,15 +205,21 @@ class WorkflowTemplateForm(forms.ModelForm):
                 .order_by("key")
                 .values_list("key", flat=True)
             )
-            schema = editor_schema(groups=groups, users=users, activities=activity_names())
+            self.activities = list(activity_names())
+            schema = editor_schema(groups=groups, users=users, activities=self.activities)
+            del schema["properties"]["steps"]  # the steps are cards (web/step_cards.py)
             self.fields["definition"].widget = JSONFormWidget(schema=schema)
             self.initial["definition"] = complete(to_editor(base), schema)
+            self.picker = approver_picker(
+                self.tenant_id, step_cards.kept_values(base.get("steps") or [])
+            )
         self.fields["definition"].help_text = SAVING_DRAFTS if self.four_eyes else SAVING_PUBLISHES
         choice: Any = self.fields["try_submitter"]
         choice.choices = submitter_choices(self.tenant_id)
         self.initial.setdefault("try_data", json.dumps(sample_data(base)))
         self.initial.setdefault("try_submitter", self.viewer)
         self.edited: dict[str, Any] | None = None  # the definition posted, once read
+        self.reshaped = False  # a step card was added or removed
         self.condition_errors: dict[str, str] = {}
         self.problems: list[Any] = []
         self.try_form = self._try_form(base)
@@ -234,6 +249,8 @@ class WorkflowTemplateForm(forms.ModelForm):
         if not self.as_json:
             definition, self.condition_errors = condition_form.apply(definition, self.data)
             self.edited = definition
+            if step_cards.reshaping(self.data):
+                return definition  # checked when previewed or saved, not half-made
             if self.condition_errors:
                 raise forms.ValidationError(list(self.condition_errors.values()))
         problems = workflow_template_problems(tenant_id=self._tenant_id(), doc=definition)
@@ -245,10 +262,19 @@ class WorkflowTemplateForm(forms.ModelForm):
             raise forms.ValidationError([p.text for p in self.problems])
         return definition
 
+    def cards(self) -> list[step_cards.Card]:
+        """The step cards: of the steps as edited (posted, a card added or removed),
+        else of the version edited."""
+        base = self.edited or self.previous or STARTER
+        return step_cards.cards(to_editor(base).get("steps") or [])
+
     def _from_editor(self, doc: dict[str, Any]) -> dict[str, Any]:
         """The definition the structured editor's document stands for. The page's script
         sends it in one shape; anything else posted is a form error, never a 500."""
         try:
+            if step_cards.posted(self.data):
+                assert self.picker is not None
+                doc = {**doc, "steps": step_cards.steps_from_post(self.data, self.picker)}
             return from_editor(doc, self.previous)
         except EditorShapeError as exc:
             self.problems = [Problem(str(exc), "steps")]
@@ -258,6 +284,10 @@ class WorkflowTemplateForm(forms.ModelForm):
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
+        if step_cards.reshaping(self.data) and not self.errors:
+            self.reshaped = True
+            self.add_error(None, STEPS_RESHAPED)  # invalid on purpose: nothing is saved
+            return cleaned
         saving = "_preview" not in self.data and not self.errors
         if saving and not self.four_eyes and self.data.get(CONFIRMED) != "yes":
             self.add_error(None, PUBLISH_ASKS_FIRST)  # the page's dialog asks first
@@ -434,6 +464,8 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
         obj: Any = None,
     ) -> Any:
         form = context["adminform"].form
+        if form.reshaped:
+            context["errors"] = None  # the note that keeps it unsaved is not an error
         if form.preview is not None:
             context["errors"] = None  # the note that keeps it unsaved is not an error
             context["preview"] = form.preview

@@ -319,9 +319,11 @@ def _one_step(
         if fresh:
             if names == ("when",) or any(n in after for n in names):
                 now = words(new, after)
-                out.append(f"{title}: {now}" if now else SETTING_CHANGED.format(
-                    title=title, setting=_setting(names[0])
-                ))
+                out.append(
+                    f"{title}: {now}"
+                    if now
+                    else SETTING_CHANGED.format(title=title, setting=_setting(names[0]))
+                )
             return
         if all(before.get(n) == after.get(n) for n in names):
             return
