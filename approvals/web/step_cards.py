@@ -92,6 +92,11 @@ class Card:
         return KINDS.get(self.kind, self.kind)
 
     @property
+    def where(self) -> str:
+        """The card as a screen reader names its fields: ``Step 1``."""
+        return f"Step {self.n + 1}"
+
+    @property
     def p(self) -> str:
         """The prefix of the card's fields."""
         return f"step-{self.n}"
