@@ -7,7 +7,6 @@ effect; saving with no change publishes nothing. axe-core finds nothing on the e
 from __future__ import annotations
 
 import re
-
 from pathlib import Path
 from typing import Any
 
