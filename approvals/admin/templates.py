@@ -48,7 +48,7 @@ from ..services.templates import (
     workflow_template_retire,
     workflow_template_rollback,
 )
-from ..web import condition_form, step_cards
+from ..web import condition_form, present, step_cards
 from ..web.definition_changes import definition_changes
 from ..web.definition_diff import DiffLine, definition_diff, pretty
 from ..web.definition_editor import (
@@ -72,7 +72,7 @@ from ..web.editor_page import (
 )
 from ..web.forms import SchemaForm
 from ..web.story import names_in
-from ..web.template_trial_words import trial_rows, trial_usernames
+from ..web.template_trial_words import trial_end, trial_rows, trial_usernames
 
 PREVIEW_NOTE = "Preview only: nothing is published until you press Save."
 NOT_AN_OBJECT = "The definition must be a JSON object."
@@ -168,6 +168,14 @@ class WorkflowTemplateForm(forms.ModelForm):
     try_submitter = forms.ChoiceField(
         required=False, label="Try it as", help_text="Who submits, in the preview."
     )
+    try_late = forms.BooleanField(
+        required=False,
+        label="Someone is late",
+        help_text=(
+            "Off: everyone acts as soon as they are asked. On: no one acts until the "
+            "reminders, deadline and escalation of their step have passed."
+        ),
+    )
     try_data = forms.CharField(
         required=False,
         label="with data",
@@ -220,6 +228,7 @@ class WorkflowTemplateForm(forms.ModelForm):
         self.initial.setdefault("try_submitter", self.viewer)
         self.edited: dict[str, Any] | None = None  # the definition posted, once read
         self.reshaped = False  # a step card was added or removed
+        self.sample: dict[str, Any] = {}  # the data and submitter "try it" ran with
         self.condition_errors: dict[str, str] = {}
         self.problems: list[Any] = []
         self.try_form = self._try_form(base)
@@ -337,7 +346,9 @@ class WorkflowTemplateForm(forms.ModelForm):
             definition=definition,
             data=data,
             submitter=submitter,
+            prompt=not self.cleaned_data.get("try_late"),
         )
+        self.sample = {"data": data, "submitter": submitter}
         return trial, "", ""
 
 
@@ -366,17 +377,29 @@ def draft_diagram(tenant_id: int, definition: dict[str, Any]) -> Any:
 
 
 def trial_context(
-    trial: Trial | None, definition: dict[str, Any], tenant_id: int
+    trial: Trial | None,
+    definition: dict[str, Any],
+    tenant_id: int,
+    sample: dict[str, Any] | None = None,
+    late: bool = False,
 ) -> dict[str, Any]:
+    """The run in words, and the sample it ran with (who submitted, the data by label)."""
     if trial is None:
         return {}
     names = {
         **first_names(tenant_id, definition),
         **names_in(tenant_id, trial_usernames(trial)),
     }
+    sample = sample or {}
+    schema = definition.get("schema") if isinstance(definition.get("schema"), dict) else None
+    submitter = sample.get("submitter")
     return {
         "trial": trial,
         "trial_rows": trial_rows(trial, definition, clock.now(), names),
+        "trial_end": trial_end(trial.status),
+        "trial_late": late,
+        "trial_submitter": (submitter.get_full_name() or submitter.username) if submitter else "",
+        "trial_sample": present.data_rows(schema, sample.get("data") or {}),
     }
 
 
@@ -451,7 +474,7 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
             return [(None, {"fields": main})]  # the page draws "try it" with the form
         return [
             (None, {"fields": main}),
-            ("Try it", {"fields": ["try_submitter", "try_data"]}),
+            ("Try it", {"fields": ["try_submitter", "try_late", "try_data"]}),
         ]
 
     def render_change_form(
@@ -471,7 +494,13 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
             context["preview"] = form.preview
             context.update(diff_context(form.preview["diff"], form.preview["changes"]))
             context.update(
-                trial_context(form.preview["trial"], form.preview["definition"], form._tenant_id())
+                trial_context(
+                    form.preview["trial"],
+                    form.preview["definition"],
+                    form._tenant_id(),
+                    form.sample,
+                    bool(form.cleaned_data.get("try_late")),
+                )
             )
             context["preview_diagram"] = draft_diagram(
                 form._tenant_id(), form.preview["definition"]
@@ -629,12 +658,16 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
         )
         extra: dict[str, Any] = {}
         if data is not None:
+            late = data.get("try_late") == "on"
             form.cleaned_data = {
                 "try_data": data.get("try_data", ""),
                 "try_submitter": data.get("try_submitter", ""),
+                "try_late": late,
             }
             trial, _, problem = form.trial(template.definition)
-            trial_words = trial_context(trial, template.definition, template.tenant_id)
+            trial_words = trial_context(
+                trial, template.definition, template.tenant_id, form.sample, late
+            )
             extra = {"problem": problem, **trial_words}
         context = self._page(
             request,

@@ -69,6 +69,7 @@ def editor_context(form: Any, obj: WorkflowTemplate | None, part: str = "") -> d
             ),
             "try_form": form.try_form,
             "try_submitter": form["try_submitter"],
+            "try_late": form["try_late"],
             "cards": form.cards(),
             "picker": form.picker,
             "picker_words": form.picker.words(),

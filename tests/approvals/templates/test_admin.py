@@ -138,7 +138,7 @@ def test_preview_shows_the_diff_and_the_try_it_run_and_saves_nothing(acme: Tenan
     client = _as("fiona")
     before = _row_counts()
 
-    response = _post(client, _v(acme, 1), doc, _preview="Preview")
+    response = _post(client, _v(acme, 1), doc, _preview="Preview", try_late="on")
 
     assert response.status_code == 200
     page = response.content.decode()
@@ -175,7 +175,7 @@ def test_the_try_it_page_runs_a_version_and_writes_nothing(acme: Tenant, reader:
 
     response = client.post(
         f"{BASE}/{_v(acme, 1).pk}/try/",
-        {"try_submitter": "alice", "try_data": json.dumps(data)},
+        {"try_submitter": "alice", "try_data": json.dumps(data), "try_late": "on"},
     )
 
     page = response.content.decode()
@@ -189,6 +189,23 @@ def test_the_try_it_page_runs_a_version_and_writes_nothing(acme: Tenant, reader:
     assert "Deadline passed: escalated to Victor" in page
     assert "Finished: approved" in page
     assert _row_counts() == before
+
+
+def test_try_it_assumes_everyone_prompt_shows_the_sample_and_never_a_raw_status(
+    acme: Tenant,
+) -> None:
+    data = {"amountPaise": 4_500_000, "currency": "INR", "department": "eng"}
+
+    response = _as("fiona").post(
+        f"{BASE}/{_v(acme, 1).pk}/try/", {"try_submitter": "alice", "try_data": json.dumps(data)}
+    )
+
+    page = response.content.decode()
+    assert "Everyone acts promptly" in page
+    assert "Asks Bob" in page and "Reminds" not in page and "escalated" not in page
+    assert "ends approved" in page
+    assert "Submitted by Alice; Amount: ₹45,000.00; Department: eng." in page
+    assert not re.search(r"ends [a-z]+_[a-z]+|COMPLETED|ROLLED_BACK", page)
 
 
 def test_the_try_it_page_refuses_bad_data_clearly(acme: Tenant) -> None:
