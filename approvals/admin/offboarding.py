@@ -221,15 +221,20 @@ class OffboardingAdmin:
         return [page, people, *super().get_urls()]  # type: ignore[misc]
 
     def offboard_people(self, request: HttpRequest) -> HttpResponse:
-        """Suggestions for the page's name boxes (``?q=``): who may leave, or with
-        ``?taking=<leaver>`` who may take their tasks; at most ten, never the list."""
+        """Suggestions for the admin's name boxes (``?q=``): who may leave; with
+        ``?taking=<leaver>`` who may take their tasks; with ``?takers=1`` who can take a
+        task at all (reassign, add an approver). At most ten, never the list."""
         admin_user: Any = request.user
         text = request.GET.get("q", "").strip()
         if not 1 <= len(text) <= 100 or "\x00" in text:
             return JsonResponse({"error": QUERY_INVALID}, status=400)
         people = _people(admin_user)
         leaver = people.filter(username=request.GET.get("taking", "")).first()
-        found = people_matching(_takers(admin_user, leaver) if leaver else people, text)
+        if leaver is not None:
+            people = _takers(admin_user, leaver)
+        elif request.GET.get("takers"):  # reassign, add an approver: who can take a task
+            people = access.approver_candidates(admin_user.member_tenant_id or 0)
+        found = people_matching(people, text)
         return JsonResponse(
             {"people": [{"username": c.username, "name": c.name, "label": c.label} for c in found]}
         )
