@@ -562,6 +562,19 @@ def task_holder_refusal(person: User) -> str | None:
     return None
 
 
+def approver_candidates(tenant_id: int) -> Any:
+    """The people of the organisation a picker offers as an approver, a stand-in or a
+    reassignee: those ``task_holder_refusal`` lets hold a task, without the
+    deployment's operators (superusers), who run the system rather than approve in it.
+    A queryset, so a picker can search it by name."""
+    cannot = [Role.INTEGRATION.value, Role.AUDITOR.value]
+    return (
+        User.objects.filter(tenant_id=tenant_id, is_active=True, is_superuser=False)
+        .exclude(groups__name__in=cannot)
+        .distinct()
+    )
+
+
 def check_may_hold_tasks(person: User) -> None:
     """Raise CannotHoldTasks with ``task_holder_refusal``'s sentence."""
     reason = task_holder_refusal(person)

@@ -201,3 +201,38 @@
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
   else start();
 })();
+
+// Four eyes on rules turned off: Save publishes at once, so it asks first in the
+// dialog the decisions use, naming the consequence, with "Keep editing" focused.
+// Without script the tick box beside Save asks the same.
+(function () {
+  "use strict";
+
+  function start() {
+    var box = document.querySelector("[data-publish-asks]");
+    var dialog = document.getElementById("confirm-decision");
+    if (!box || !dialog || typeof dialog.showModal !== "function") return;
+    var form = box.closest("form"), tick = box.querySelector("input[type=checkbox]");
+    box.hidden = true;
+    form.addEventListener("submit", function (event) {
+      var by = event.submitter;
+      if (!by || by.name === "_preview" || tick.checked) return;
+      event.preventDefault();
+      dialog.querySelector(".question").textContent = box.getAttribute("data-publish-asks");
+      dialog.querySelector("#confirm-yes").textContent = "Publish now";
+      var no = dialog.querySelector("#confirm-no");
+      no.textContent = "Keep editing";
+      dialog.returnValue = "";
+      dialog.addEventListener("close", function () {
+        if (dialog.returnValue !== "yes") return;
+        tick.checked = true;
+        form.requestSubmit(by);
+      }, { once: true });
+      dialog.showModal();
+      no.focus();
+    });
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();

@@ -25,6 +25,7 @@ from .. import access
 from ..models import User, Workflow, WorkflowStatus
 from ..runtime.commands import RequestIdReused, WorkflowNotFound
 from ..selectors import attention, stuck
+from ..selectors.people import person_named
 from ..services.operations import (
     ReasonRequired,
     timer_rearm,
@@ -72,25 +73,76 @@ class CancelForm(_Operation):
     confirm = "Cancel {what}? Its completed steps are undone and it ends for good."
 
 
-class ReassignForm(_Operation):
+def person_field(label: str) -> forms.CharField:
+    """A person named by typing part of their name; suggestions (at most ten, of those
+    who can take tasks) come from the admin's people search (static/admin_people.js)."""
+    return forms.CharField(
+        label=label,
+        max_length=100,
+        widget=forms.TextInput(
+            attrs={
+                "list": "people-taking",
+                "autocomplete": "off",
+                "placeholder": "Type part of their name",
+            }
+        ),
+    )
+
+
+class _NamesPerson(_Operation):
+    """An operation naming a person: found by name among those who can take tasks in
+    the workflow's organisation (``tenant_id``), answered as their user name."""
+
+    tenant_id = 0
+
+    def _suggest(self, field: str) -> None:
+        url = reverse("admin:approvals_user_offboard_people") + "?takers=1"
+        self.fields[field].widget.attrs["data-people"] = url
+
+    def _person(self, field: str) -> str:
+        typed = self.cleaned_data.get(field) or ""
+        found, why = person_named(access.approver_candidates(self.tenant_id), typed)
+        if found is None:
+            everyone = User.objects.filter(tenant_id=self.tenant_id, is_active=True)
+            someone, _ = person_named(everyone, typed)
+            refusal = access.task_holder_refusal(someone) if someone is not None else None
+            raise forms.ValidationError(refusal or why or PERSON_MISSING)
+        self.named = found
+        return found.username
+
+
+PERSON_MISSING = "Type part of the person's name."
+
+
+class ReassignForm(_NamesPerson):
     name, title = "reassign", "Give a task to someone else"
     help = "The task leaves its holder at once and goes to the person you name."
     from_user = forms.ChoiceField(label="Task of")
-    to_user = forms.CharField(label="Give it to (user name)", max_length=150)
+    to_user = person_field("Give it to")
 
     def __init__(self, *args: Any, holders: list[tuple[str, str]], **kwargs: Any) -> None:
+        self.tenant_id = kwargs.pop("tenant_id", 0)
         super().__init__(*args, **kwargs)
         self.fields["from_user"].choices = holders  # type: ignore[attr-defined]
+        self._suggest("to_user")
+
+    def clean_to_user(self) -> str:
+        return self._person("to_user")
 
 
-class AddApproverForm(_Operation):
+class AddApproverForm(_NamesPerson):
     name, title = "add_approver", "Add an approver"
-    person = forms.CharField(label="Person to add (user name)", max_length=150)
+    person = person_field("Person to add")
     step = forms.CharField(widget=forms.HiddenInput, max_length=64)
     field_order = ("person", "reason")
 
+    def clean_person(self) -> str:
+        return self._person("person")
+
     def __init__(self, *args: Any, step: str, step_words: str, **kwargs: Any) -> None:
+        self.tenant_id = kwargs.pop("tenant_id", 0)
         super().__init__(*args, **kwargs)
+        self._suggest("person")
         self.step_words = step_words
         self.help = (
             f"They get a task on the {step_words} step beside whoever holds one, and "
@@ -162,11 +214,15 @@ def _forms_for(wf: Workflow, data: Any = None) -> list[_Operation]:
             (t.assignee.username, present.person(t.assignee.username, _names(t.assignee)))
             for t in tasks
         ]
-        out.append(ReassignForm(data, prefix="reassign", holders=holders))
+        out.append(ReassignForm(data, prefix="reassign", holders=holders, tenant_id=wf.tenant_id))
     step = wf.current_step
     if wf.status == WorkflowStatus.RUNNING and snapshot.get("assignments") and step != "submitter":
         words = present.step_title(wf.template.definition, step)
-        out.append(AddApproverForm(data, prefix="add_approver", step=step, step_words=words))
+        out.append(
+            AddApproverForm(
+                data, prefix="add_approver", step=step, step_words=words, tenant_id=wf.tenant_id
+            )
+        )
     restarted = snapshot.get("restarted_as")
     if wf.status == WorkflowStatus.ROLLED_BACK and snapshot.get("failed_step") and not restarted:
         out.append(RetryStepForm(data, prefix="retry_step"))
@@ -197,7 +253,7 @@ def _perform(form: _Operation, user: User, wf: Workflow) -> str:
         workflow_reassign(
             from_user=d["from_user"], to_user=d["to_user"], comment=d["reason"], **common
         )
-        return DONE["reassign"].format(to=d["to_user"])
+        return DONE["reassign"].format(to=form.named.get_full_name() or d["to_user"])
     elif isinstance(form, AddApproverForm):
         workflow_add_approver(person=d["person"], step=d["step"], reason=d["reason"], **common)
         added = User.objects.filter(tenant_id=wf.tenant_id, username=d["person"]).first()
@@ -366,13 +422,15 @@ def _is_uuid(value: str) -> bool:
 
 def _extra(form: _Operation) -> dict[str, Any]:
     if isinstance(form, ReassignForm):
-        return {"holders": form.fields["from_user"].choices}  # type: ignore[attr-defined]
+        holders = form.fields["from_user"].choices  # type: ignore[attr-defined]
+        return {"holders": holders, "tenant_id": form.tenant_id}
     if isinstance(form, RearmForm):
         return {"timers": form.fields["timer"].choices}  # type: ignore[attr-defined]
     if isinstance(form, AddApproverForm):
         return {
             "step": form.initial.get("step") or form.data.get(form.add_prefix("step"), ""),
             "step_words": form.step_words,
+            "tenant_id": form.tenant_id,
         }
     return {}
 

@@ -206,7 +206,7 @@ class TenantAdmin(SuperuserOnly):
         user: Any = request.user
         if user.is_superuser:
             return super().get_fields(request, obj)
-        return ["name", "time_zone", "outbound_hosts"]
+        return ["name", "time_zone", "template_four_eyes", "outbound_hosts"]
 
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
         with as_member(request):  # an organisation admin's time zone or hosts

@@ -29,17 +29,26 @@ from templates_engine import TERMINAL
 
 from .. import clock, json_input
 from ..activities import activity_names
-from ..models import OrgGroup, User, WorkflowTemplate
+from ..models import OrgGroup, User, WorkflowTemplate, WorkflowTemplateDraft
 from ..selectors.template_trial import Trial, workflow_template_try
-from ..selectors.templates import workflow_template_problems, workflow_template_versions
+from ..selectors.templates import (
+    workflow_template_drafts_open,
+    workflow_template_four_eyes,
+    workflow_template_problems,
+    workflow_template_versions,
+)
 from ..services.templates import (
     AlreadyRetired,
     DefinitionRefused,
+    DraftRefused,
+    workflow_template_draft_discard,
+    workflow_template_draft_publish,
+    workflow_template_draft_save,
     workflow_template_publish,
     workflow_template_retire,
     workflow_template_rollback,
 )
-from ..web import condition_form
+from ..web import condition_form, present, step_cards
 from ..web.definition_changes import definition_changes
 from ..web.definition_diff import DiffLine, definition_diff, pretty
 from ..web.definition_editor import (
@@ -55,6 +64,7 @@ from ..web.definition_editor import (
 from ..web.definition_problems import Problem, problems_in_words
 from ..web.diagram import workflow_svg
 from ..web.editor_page import (
+    approver_picker,
     base_currency,
     editor_context,
     first_names,
@@ -63,7 +73,7 @@ from ..web.editor_page import (
 )
 from ..web.forms import SchemaForm
 from ..web.story import names_in
-from ..web.template_trial_words import trial_rows, trial_usernames
+from ..web.template_trial_words import trial_end, trial_rows, trial_usernames
 
 PREVIEW_NOTE = "Preview only: nothing is published until you press Save."
 NOT_AN_OBJECT = "The definition must be a JSON object."
@@ -72,6 +82,26 @@ UNKNOWN_SUBMITTER = "Pick a submitter of this organisation."
 SAME_AS_NEWEST = "Version {version} reads as the newest version does: nothing to publish."
 DIFF_VERSION_UNKNOWN = "Choose the versions to compare by their numbers, from 1 to {last}."
 SAVING_PUBLISHES = "Saving publishes the next version; workflows already running keep theirs."
+SAVING_DRAFTS = "Saving keeps a draft: another finance admin reads what changes and publishes it."
+PUBLISH_ASKS_FIRST = (
+    "Saving publishes at once, with no second person reviewing it: confirm that you "
+    "want to publish it now."
+)
+PUBLISH_CONSEQUENCE = (
+    "Publish this change now? New requests follow it at once, and no second person reviews"
+    " it first (four eyes on rules are off for your organisation). Requests already"
+    " running keep their version."
+)
+DRAFT_SAVED = (
+    "Saved as a draft: nothing is published until another finance admin reads what "
+    "changes and publishes it."
+)
+DRAFT_PUBLISHED_LOG = (
+    "Published version {version}, drafted by {drafter} and published by {publisher}."
+)
+DRAFT_DISCARDED = "The draft was discarded; nothing was published."
+STEPS_RESHAPED = "The steps changed on this page only: nothing is saved until you press Save."
+CONFIRMED = "publish_confirmed"
 NOTHING_CHANGED = "Nothing changed from version {version}, so nothing was published."
 TRY_FORM_INVALID = "The sample request has a mistake; see the fields under Try it."
 TRY_PREFIX = "try"
@@ -139,6 +169,14 @@ class WorkflowTemplateForm(forms.ModelForm):
     try_submitter = forms.ChoiceField(
         required=False, label="Try it as", help_text="Who submits, in the preview."
     )
+    try_late = forms.BooleanField(
+        required=False,
+        label="Someone is late",
+        help_text=(
+            "Off: everyone acts as soon as they are asked. On: no one acts until the "
+            "reminders, deadline and escalation of their step have passed."
+        ),
+    )
     try_data = forms.CharField(
         required=False,
         label="with data",
@@ -147,6 +185,9 @@ class WorkflowTemplateForm(forms.ModelForm):
     )
 
     tenant_id: int = 0  # set by get_form
+    picker: step_cards.Picker | None = None  # whom the step cards offer (not as JSON)
+    activities: list[str] = []
+    four_eyes = True  # set by get_form: the organisation's four eyes on rules
     viewer = ""
     previous: dict[str, Any] | None = None
     as_json = False
@@ -173,15 +214,22 @@ class WorkflowTemplateForm(forms.ModelForm):
                 .order_by("key")
                 .values_list("key", flat=True)
             )
-            schema = editor_schema(groups=groups, users=users, activities=activity_names())
+            self.activities = list(activity_names())
+            schema = editor_schema(groups=groups, users=users, activities=self.activities)
+            del schema["properties"]["steps"]  # the steps are cards (web/step_cards.py)
             self.fields["definition"].widget = JSONFormWidget(schema=schema)
             self.initial["definition"] = complete(to_editor(base), schema)
-        self.fields["definition"].help_text = SAVING_PUBLISHES
+            self.picker = approver_picker(
+                self.tenant_id, step_cards.kept_values(base.get("steps") or [])
+            )
+        self.fields["definition"].help_text = SAVING_DRAFTS if self.four_eyes else SAVING_PUBLISHES
         choice: Any = self.fields["try_submitter"]
         choice.choices = submitter_choices(self.tenant_id)
         self.initial.setdefault("try_data", json.dumps(sample_data(base)))
         self.initial.setdefault("try_submitter", self.viewer)
         self.edited: dict[str, Any] | None = None  # the definition posted, once read
+        self.reshaped = False  # a step card was added or removed
+        self.sample: dict[str, Any] = {}  # the data and submitter "try it" ran with
         self.condition_errors: dict[str, str] = {}
         self.problems: list[Any] = []
         self.try_form = self._try_form(base)
@@ -211,6 +259,8 @@ class WorkflowTemplateForm(forms.ModelForm):
         if not self.as_json:
             definition, self.condition_errors = condition_form.apply(definition, self.data)
             self.edited = definition
+            if step_cards.reshaping(self.data):
+                return definition  # checked when previewed or saved, not half-made
             if self.condition_errors:
                 raise forms.ValidationError(list(self.condition_errors.values()))
         problems = workflow_template_problems(tenant_id=self._tenant_id(), doc=definition)
@@ -222,10 +272,19 @@ class WorkflowTemplateForm(forms.ModelForm):
             raise forms.ValidationError([p.text for p in self.problems])
         return definition
 
+    def cards(self) -> list[step_cards.Card]:
+        """The step cards: of the steps as edited (posted, a card added or removed),
+        else of the version edited."""
+        base = self.edited or self.previous or STARTER
+        return step_cards.cards(to_editor(base).get("steps") or [])
+
     def _from_editor(self, doc: dict[str, Any]) -> dict[str, Any]:
         """The definition the structured editor's document stands for. The page's script
         sends it in one shape; anything else posted is a form error, never a 500."""
         try:
+            if step_cards.posted(self.data):
+                assert self.picker is not None
+                doc = {**doc, "steps": step_cards.steps_from_post(self.data, self.picker)}
             return from_editor(doc, self.previous)
         except EditorShapeError as exc:
             self.problems = [Problem(str(exc), "steps")]
@@ -235,6 +294,13 @@ class WorkflowTemplateForm(forms.ModelForm):
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
+        if step_cards.reshaping(self.data) and not self.errors:
+            self.reshaped = True
+            self.add_error(None, STEPS_RESHAPED)  # invalid on purpose: nothing is saved
+            return cleaned
+        saving = "_preview" not in self.data and not self.errors
+        if saving and not self.four_eyes and self.data.get(CONFIRMED) != "yes":
+            self.add_error(None, PUBLISH_ASKS_FIRST)  # the page's dialog asks first
         if "_preview" in self.data and "definition" in cleaned and not self.errors:
             self.preview = self._preview(cleaned["definition"])
             if self.preview is not None:
@@ -281,7 +347,9 @@ class WorkflowTemplateForm(forms.ModelForm):
             definition=definition,
             data=data,
             submitter=submitter,
+            prompt=not self.cleaned_data.get("try_late"),
         )
+        self.sample = {"data": data, "submitter": submitter}
         return trial, "", ""
 
 
@@ -317,17 +385,29 @@ def draft_diagram(tenant_id: int, definition: dict[str, Any]) -> Any:
 
 
 def trial_context(
-    trial: Trial | None, definition: dict[str, Any], tenant_id: int
+    trial: Trial | None,
+    definition: dict[str, Any],
+    tenant_id: int,
+    sample: dict[str, Any] | None = None,
+    late: bool = False,
 ) -> dict[str, Any]:
+    """The run in words, and the sample it ran with (who submitted, the data by label)."""
     if trial is None:
         return {}
     names = {
         **first_names(tenant_id, definition),
         **names_in(tenant_id, trial_usernames(trial)),
     }
+    sample = sample or {}
+    schema = definition.get("schema") if isinstance(definition.get("schema"), dict) else None
+    submitter = sample.get("submitter")
     return {
         "trial": trial,
         "trial_rows": trial_rows(trial, definition, clock.now(), names),
+        "trial_end": trial_end(trial.status),
+        "trial_late": late,
+        "trial_submitter": (submitter.get_full_name() or submitter.username) if submitter else "",
+        "trial_sample": present.data_rows(schema, sample.get("data") or {}),
     }
 
 
@@ -374,8 +454,10 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
     ) -> Any:
         user: Any = request.user
         form = super().get_form(request, obj, change=change, **kw)
+        tenant_id = obj.tenant_id if obj is not None else user.tenant_id
         attrs = {
-            "tenant_id": obj.tenant_id if obj is not None else user.tenant_id,
+            "tenant_id": tenant_id,
+            "four_eyes": workflow_template_four_eyes(tenant_id=tenant_id),
             "previous": obj.definition if obj is not None else None,
             "as_json": request.GET.get(AS_JSON) == "json",
             "viewer": user.get_username(),
@@ -400,7 +482,7 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
             return [(None, {"fields": main})]  # the page draws "try it" with the form
         return [
             (None, {"fields": main}),
-            ("Try it", {"fields": ["try_submitter", "try_data"]}),
+            ("Try it", {"fields": ["try_submitter", "try_late", "try_data"]}),
         ]
 
     def render_change_form(
@@ -413,12 +495,20 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
         obj: Any = None,
     ) -> Any:
         form = context["adminform"].form
+        if form.reshaped:
+            context["errors"] = None  # the note that keeps it unsaved is not an error
         if form.preview is not None:
             context["errors"] = None  # the note that keeps it unsaved is not an error
             context["preview"] = form.preview
             context.update(diff_context(form.preview["diff"], form.preview["changes"]))
             context.update(
-                trial_context(form.preview["trial"], form.preview["definition"], form._tenant_id())
+                trial_context(
+                    form.preview["trial"],
+                    form.preview["definition"],
+                    form._tenant_id(),
+                    form.sample,
+                    bool(form.cleaned_data.get("try_late")),
+                )
             )
             context["preview_diagram"] = draft_diagram(
                 form._tenant_id(), form.preview["definition"]
@@ -428,6 +518,10 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
             context["diagram"] = _diagram(obj)
             context["newest"] = context["versions"][0].pk == obj.pk
         context["as_json"] = form.as_json
+        context["four_eyes"] = form.four_eyes
+        context["publish_consequence"] = PUBLISH_CONSEQUENCE
+        if obj is not None:
+            context["drafts"] = workflow_template_drafts_open(tenant_id=obj.tenant_id, key=obj.key)
         context.update(editor_context(form, obj, request.GET.get("part", "")))
         return super().render_change_form(request, context, add, change, form_url, obj)
 
@@ -439,10 +533,18 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
         if change and form.cleaned_data["definition"] == form.previous:
             messages.info(request, NOTHING_CHANGED.format(version=obj.version))
             return  # the page opens again on the version edited
+        person = request.user if isinstance(request.user, User) else None
+        if form.four_eyes:
+            obj._draft = workflow_template_draft_save(  # type: ignore[attr-defined]
+                tenant=tenant,
+                definition=form.cleaned_data["definition"],
+                drafted_by=person,
+                based_on=obj if change else None,
+            )
+            messages.info(request, DRAFT_SAVED)
+            return
         published = workflow_template_publish(
-            tenant=tenant,
-            definition=form.cleaned_data["definition"],
-            published_by=request.user if isinstance(request.user, User) else None,
+            tenant=tenant, definition=form.cleaned_data["definition"], published_by=person
         )
         obj.pk = published.pk
         obj.refresh_from_db()
@@ -452,10 +554,28 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
             "running workflows keep the version they started with.",
         )
 
+    def log_addition(self, request: HttpRequest, obj: Any, message: Any) -> Any:
+        if getattr(obj, "_draft", None) is None:  # a draft is logged when published
+            return super().log_addition(request, obj, message)
+        return None
+
+    def log_change(self, request: HttpRequest, obj: Any, message: Any) -> Any:
+        if getattr(obj, "_draft", None) is None:
+            return super().log_change(request, obj, message)
+        return None
+
     def response_change(self, request: HttpRequest, obj: WorkflowTemplate) -> HttpResponse:
-        return self._to(obj)
+        return self._after_save(obj)
 
     def response_add(self, request: HttpRequest, obj: Any, post_url_continue: Any = None) -> Any:
+        return self._after_save(obj)
+
+    def _after_save(self, obj: WorkflowTemplate) -> HttpResponseRedirect:
+        draft = getattr(obj, "_draft", None)
+        if draft is not None:
+            return HttpResponseRedirect(
+                reverse("admin:approvals_workflowtemplate_draft", args=[draft.pk])
+            )
         return self._to(obj)
 
     def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
@@ -472,6 +592,8 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
         own = [
             path("<int:pk>/diff/", view(self.diff_view), name=f"{name}_diff"),
             path("<int:pk>/try/", view(self.try_view), name=f"{name}_try"),
+            # a draft read in words, then published by a second finance admin
+            path("drafts/<int:draft_id>/", view(self.draft_view), name=f"{name}_draft"),
             # GET asks first, naming the effect; POST acts
             path("<int:pk>/retire/", view(self.retire_view), name=f"{name}_retire"),
             path("<int:pk>/rollback/", view(self.rollback_view), name=f"{name}_rollback"),
@@ -544,12 +666,16 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
         )
         extra: dict[str, Any] = {}
         if data is not None:
+            late = data.get("try_late") == "on"
             form.cleaned_data = {
                 "try_data": data.get("try_data", ""),
                 "try_submitter": data.get("try_submitter", ""),
+                "try_late": late,
             }
             trial, _, problem = form.trial(template.definition)
-            trial_words = trial_context(trial, template.definition, template.tenant_id)
+            trial_words = trial_context(
+                trial, template.definition, template.tenant_id, form.sample, late
+            )
             extra = {"problem": problem, **trial_words}
         context = self._page(
             request,
@@ -560,6 +686,70 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
             **extra,
         )
         return TemplateResponse(request, "admin/approvals/workflowtemplate/try.html", context)
+
+    def _draft(self, request: HttpRequest, draft_id: int) -> WorkflowTemplateDraft:
+        user: Any = request.user
+        if not self.has_change_permission(request):
+            raise PermissionDenied
+        drafts = WorkflowTemplateDraft.objects.select_related("drafted_by", "based_on", "tenant")
+        if not user.is_superuser:
+            drafts = drafts.filter(tenant_id=user.tenant_id)
+        draft = drafts.filter(pk=draft_id).first()
+        if draft is None:
+            raise Http404("No such draft.")
+        return draft
+
+    def draft_view(self, request: HttpRequest, draft_id: int) -> HttpResponse:
+        draft = self._draft(request, draft_id)
+        if request.method == "POST":
+            return self._close_draft(request, draft)
+        newest = workflow_template_versions(tenant_id=draft.tenant_id, key=draft.key)
+        base = draft.based_on.definition if draft.based_on else {}
+        lines = definition_diff(base, draft.definition)
+        viewer: Any = request.user
+        own = draft.drafted_by_id == viewer.pk and workflow_template_four_eyes(
+            tenant_id=draft.tenant_id
+        )
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": f"Review the change to {draft.definition.get('title') or draft.key}",
+            "draft": draft,
+            "newest": newest[0] if newest else None,
+            "next_version": (newest[0].version + 1) if newest else 1,
+            "own": own,
+            "open": draft.closed_at is None,
+            **diff_context(lines, changes_in_words(draft.tenant_id, base, draft.definition)),
+        }
+        return TemplateResponse(request, "admin/approvals/workflowtemplate/draft.html", context)
+
+    def _close_draft(self, request: HttpRequest, draft: WorkflowTemplateDraft) -> HttpResponse:
+        person: Any = request.user
+        back = HttpResponseRedirect(
+            reverse("admin:approvals_workflowtemplate_draft", args=[draft.pk])
+        )
+        try:
+            if "_discard" in request.POST:
+                workflow_template_draft_discard(
+                    tenant=draft.tenant, draft_id=draft.pk, discarded_by=person
+                )
+                messages.info(request, DRAFT_DISCARDED)
+                return back
+            published = workflow_template_draft_publish(
+                tenant=draft.tenant, draft_id=draft.pk, published_by=person
+            )
+        except (DraftRefused, DefinitionRefused) as exc:
+            messages.error(request, str(exc))
+            return back
+        drafter = draft.drafted_by.get_full_name() if draft.drafted_by else "someone since gone"
+        note = DRAFT_PUBLISHED_LOG.format(
+            version=published.version,
+            drafter=drafter or getattr(draft.drafted_by, "username", ""),
+            publisher=person.get_full_name() or person.username,
+        )
+        super().log_change(request, published, note)
+        messages.info(request, note)
+        return self._to(published)
 
     def _confirm(self, request: HttpRequest, template: WorkflowTemplate, **extra: Any) -> Any:
         context = self._page(request, template, **extra)

@@ -15,6 +15,7 @@ from .workflows import (
     WorkflowEvent,
     WorkflowStatus,
     WorkflowTemplate,
+    WorkflowTemplateDraft,
     history_month,
 )
 
@@ -43,4 +44,5 @@ __all__ = [
     "WorkflowParticipant",
     "WorkflowStatus",
     "WorkflowTemplate",
+    "WorkflowTemplateDraft",
 ]

@@ -46,6 +46,17 @@ class Tenant(models.Model):
         db_default="",
         help_text="Rules compare amounts in this currency (INR); others convert at the rates.",
     )
+    # Four eyes on rules: a change to a workflow template is saved as a draft, and a
+    # second finance admin publishes it (approvals.services.templates).
+    template_four_eyes = models.BooleanField(
+        default=True,
+        db_default=True,
+        verbose_name="Four eyes on workflow templates",
+        help_text=(
+            "A change to a workflow template is saved as a draft and published by a second"
+            " finance admin. Untick it and Save publishes at once, after asking first."
+        ),
+    )
 
     def __str__(self) -> str:
         return self.name

@@ -42,6 +42,11 @@ class WorkflowTemplate(models.Model):
     retired_by = models.ForeignKey(
         User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # Who saved the draft this version was published from, when a second person
+    # published it (four eyes on rules); None when its publisher saved it too.
+    drafted_by = models.ForeignKey(
+        User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     class Meta:
         constraints = [
@@ -51,6 +56,36 @@ class WorkflowTemplate(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key} v{self.version}"
+
+
+class WorkflowTemplateDraft(models.Model):
+    """A change to a workflow template saved for review: a second finance admin reads
+    it in words and publishes it (``workflow_template_draft_publish``), or it is
+    discarded. Never edited: saving again saves another draft."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
+    key = models.SlugField(max_length=64)
+    definition = models.JSONField()
+    # The version the change was made to (None: a new workflow template).
+    based_on = models.ForeignKey(
+        WorkflowTemplate, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    drafted_by = models.ForeignKey(User, null=True, on_delete=models.SET_NULL, related_name="+")
+    drafted_at = models.DateTimeField(auto_now_add=True)
+    published = models.ForeignKey(
+        WorkflowTemplate, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    closed_by = models.ForeignKey(
+        User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    closed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["tenant", "key", "-drafted_at"]
+        indexes = [models.Index(fields=["tenant", "key", "closed_at"], name="template_draft_open")]
+
+    def __str__(self) -> str:
+        return f"{self.key} draft {self.pk}"
 
 
 # The engine's statuses, one source: the labels ("Rolled Back") come from the names.

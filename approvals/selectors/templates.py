@@ -25,7 +25,7 @@ from .. import access
 from ..activities import get_activity
 from ..activities.http import http_params_problems
 from ..activities.outbound import allow_list
-from ..models import OrgGroup, Tenant, User, WorkflowTemplate
+from ..models import OrgGroup, Tenant, User, WorkflowTemplate, WorkflowTemplateDraft
 
 HTTP_REQUEST = "http_request"
 UNKNOWN_GROUP = "there is no group {name!r} in this organisation"
@@ -61,9 +61,28 @@ def workflow_template_versions(*, tenant_id: int, key: str) -> list[WorkflowTemp
     return list(
         _newest_first(tenant_id)
         .filter(key=key)
-        .select_related("published_by", "retired_by")
+        .select_related("published_by", "retired_by", "drafted_by")
         .annotate(running=running, started=Count("workflow"))
     )
+
+
+def workflow_template_four_eyes(*, tenant_id: int | None) -> bool:
+    """Does the organisation keep four eyes on rules (a second finance admin publishes
+    each change)? On unless it turned them off; on where no organisation is known yet."""
+    if tenant_id is None:
+        return True
+    return not Tenant.objects.filter(pk=tenant_id, template_four_eyes=False).exists()
+
+
+def workflow_template_drafts_open(
+    *, tenant_id: int, key: str | None = None
+) -> list[WorkflowTemplateDraft]:
+    """The drafts waiting for a second finance admin, newest first (of ``key`` only,
+    when given)."""
+    drafts = WorkflowTemplateDraft.objects.filter(tenant_id=tenant_id, closed_at__isnull=True)
+    if key is not None:
+        drafts = drafts.filter(key=key)
+    return list(drafts.select_related("drafted_by", "based_on").order_by("-drafted_at"))
 
 
 def workflow_template_problems(*, tenant_id: int, doc: Mapping[str, Any]) -> list[DefinitionError]:

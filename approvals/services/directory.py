@@ -40,7 +40,7 @@ from django.db.models import Q
 from templates_engine import CommandRejected
 from templates_engine import commands as cmd
 from templates_engine import errors as engine_errors
-from templates_engine.segregation import exclusion
+from templates_engine.segregation import SUBMITTER, exclusion
 from templates_engine.steps.approval import ApprovalStep
 
 from .. import access, clock, json_input
@@ -48,6 +48,7 @@ from ..definitions import definition_for
 from ..models import Delegation, OrgGroup, PendingTask, Tenant, User, Workflow
 from ..runtime import tenant_scope
 from ..runtime.commands import SYSTEM, Actor, command_execute, load_state
+from ..words.steps import step_title
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +69,17 @@ _MAX_PASSES = 5
 
 class DeactivationRefused(Exception):
     pass
+
+
+CHOICE_IS_LEAVER = "{name} is the person leaving: choose someone else."
+CHOICE_IS_SUBMITTER = (
+    "{name} submitted this request, and nobody decides a step of their own request: "
+    "choose someone else."
+)
+CHOICE_APPROVED_BEFORE = (
+    "{name} already approved its {step} step, and one person may not approve two steps "
+    "of it: choose someone else."
+)
 
 
 # Why a task went where it went (Handover.kind, PlannedMove.kind).
@@ -226,6 +238,35 @@ def offboarding_plan(*, person: User) -> list[PlannedMove]:
     the module doc (group, principal, manager). Reads only: a preview changes nothing."""
     takers = takers_for(person)
     return [_plan_task(person, wid, step, takers) for wid, step in _open_tasks_of(person, set())]
+
+
+def offboarding_choice_refusal(
+    *, person: User, workflow_id: uuid.UUID, step: str, chosen: User
+) -> str | None:
+    """Why ``chosen`` may not take ``person``'s task on ``step`` of the workflow, in
+    words the admin reads before confirming (the rules the engine applies on confirm:
+    who may hold tasks at all, then segregation of duties), or None when they may."""
+    name = chosen.get_full_name() or chosen.username
+    if chosen.pk == person.pk:
+        return CHOICE_IS_LEAVER.format(name=name)
+    refusal = access.task_holder_refusal(chosen)
+    if refusal is not None:
+        return refusal
+    wf = Workflow.objects.filter(pk=workflow_id).select_related("template").first()
+    if wf is None:
+        return None
+    definition = definition_for(wf.template_id)
+    reason = exclusion(
+        load_state(wf, definition), chosen.username, step, distinct=definition.distinct_approvers
+    )
+    if reason is None:
+        return None
+    if reason == SUBMITTER:
+        return CHOICE_IS_SUBMITTER.format(name=name)
+    other = reason.removeprefix("already approved ")
+    return CHOICE_APPROVED_BEFORE.format(
+        name=name, step=step_title(wf.template.definition or {}, other)
+    )
 
 
 def _plan_task(person: User, workflow_id: uuid.UUID, step: str, takers: list[User]) -> PlannedMove:

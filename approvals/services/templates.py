@@ -1,4 +1,5 @@
-"""Publishing, retiring and rolling back workflow template definitions."""
+"""Publishing, retiring and rolling back workflow template definitions; and the drafts
+of four eyes on rules: a change saved by one finance admin is published by another."""
 
 from __future__ import annotations
 
@@ -7,11 +8,17 @@ from typing import Any
 from templates_engine import Definition, DefinitionError
 
 from .. import clock
-from ..models import Tenant, User, WorkflowTemplate
+from ..models import Tenant, User, WorkflowTemplate, WorkflowTemplateDraft
 from ..runtime import tenant_scope
-from ..selectors.templates import workflow_template_problems
+from ..selectors.templates import workflow_template_four_eyes, workflow_template_problems
 
 ALREADY_RETIRED = "{key} is already retired."
+OWN_DRAFT = (
+    "You saved this draft, so another finance admin publishes it: four eyes on rules "
+    "are on for your organisation."
+)
+DRAFT_CLOSED = "This draft was already {what}: nothing changed."
+DRAFT_UNKNOWN = "There is no such draft in your organisation."
 
 
 class DefinitionRefused(DefinitionError):
@@ -26,7 +33,11 @@ class DefinitionRefused(DefinitionError):
 
 
 def workflow_template_publish(
-    *, tenant: Tenant, definition: dict[str, Any], published_by: User | None = None
+    *,
+    tenant: Tenant,
+    definition: dict[str, Any],
+    published_by: User | None = None,
+    drafted_by: User | None = None,
 ) -> WorkflowTemplate:
     """Validate ``definition`` and publish it as the next version of its key.
 
@@ -57,6 +68,7 @@ def workflow_template_publish(
             title=parsed.title,
             definition=definition,
             published_by=published_by,
+            drafted_by=drafted_by,
         )
 
 
@@ -92,3 +104,80 @@ def workflow_template_retire(*, tenant: Tenant, key: str, retired_by: User | Non
         latest.retired_at = clock.now()
         latest.retired_by = retired_by
         latest.save(update_fields=["retired_at", "retired_by"])
+
+
+class DraftRefused(Exception):
+    """A draft that may not be published (or discarded) now; the message says why."""
+
+
+def workflow_template_draft_save(
+    *,
+    tenant: Tenant,
+    definition: dict[str, Any],
+    drafted_by: User | None,
+    based_on: WorkflowTemplate | None = None,
+) -> WorkflowTemplateDraft:
+    """Keep ``definition`` as a draft for a second finance admin to publish. Refused as
+    publishing would be (DefinitionRefused): a draft is always one that could publish."""
+    problems = workflow_template_problems(tenant_id=tenant.pk, doc=definition)
+    if problems:
+        raise DefinitionRefused(problems)
+    parsed = Definition.parse(definition)
+    with tenant_scope.atomic_for(tenant):
+        return WorkflowTemplateDraft.objects.create(
+            tenant=tenant,
+            key=parsed.key,
+            definition=definition,
+            based_on=based_on,
+            drafted_by=drafted_by,
+        )
+
+
+def _open_draft(tenant: Tenant, draft_id: int) -> WorkflowTemplateDraft:
+    draft = (
+        WorkflowTemplateDraft.objects.select_for_update().filter(tenant=tenant, pk=draft_id).first()
+    )
+    if draft is None:
+        raise DraftRefused(DRAFT_UNKNOWN)
+    if draft.closed_at is not None:
+        what = "published" if draft.published_id else "discarded"
+        raise DraftRefused(DRAFT_CLOSED.format(what=what))
+    return draft
+
+
+def workflow_template_draft_publish(
+    *, tenant: Tenant, draft_id: int, published_by: User
+) -> WorkflowTemplate:
+    """Publish the draft as the next version, recording who drafted it and who
+    published it. While the organisation keeps four eyes on rules, the person who saved
+    a draft may not publish it (DraftRefused, nothing changes)."""
+    with tenant_scope.atomic_for(tenant):
+        draft = _open_draft(tenant, draft_id)
+        if (
+            workflow_template_four_eyes(tenant_id=tenant.pk)
+            and draft.drafted_by_id == published_by.pk
+        ):
+            raise DraftRefused(OWN_DRAFT)
+        published = workflow_template_publish(
+            tenant=tenant,
+            definition=draft.definition,
+            published_by=published_by,
+            drafted_by=draft.drafted_by,
+        )
+        draft.published = published
+        draft.closed_by = published_by
+        draft.closed_at = clock.now()
+        draft.save(update_fields=["published", "closed_by", "closed_at"])
+        return published
+
+
+def workflow_template_draft_discard(
+    *, tenant: Tenant, draft_id: int, discarded_by: User
+) -> WorkflowTemplateDraft:
+    """Close the draft unpublished; its author or another finance admin may."""
+    with tenant_scope.atomic_for(tenant):
+        draft = _open_draft(tenant, draft_id)
+        draft.closed_by = discarded_by
+        draft.closed_at = clock.now()
+        draft.save(update_fields=["closed_by", "closed_at"])
+        return draft

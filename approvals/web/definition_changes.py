@@ -26,6 +26,7 @@ STEP_REMOVED = "Step removed: {title}"
 STEP_RENAMED = "Step {old} is now called {new}"
 STEP_ORDER = "Steps now run in this order: {order}"
 SETTING_CHANGED = "{title}: its {setting} changed"
+SETTING_SET = "{title}: its {setting} is set"
 TEMPLATE_SETTING_CHANGED = "The template's {setting} changed"
 FIELD_ADDED = "New field: {label}"
 FIELD_REMOVED = "Field removed: {label}"
@@ -122,6 +123,16 @@ class _Reader:
             return None
         lines = present.approver_lines({"approvers": value}, self.names, self.schema, {}, self.base)
         return "; ".join(lines) if lines else None
+
+    def escalation(self, value: object) -> str | None:
+        if value is None:
+            return "no escalation"
+        if not isinstance(value, Mapping):
+            return None
+        if value.get("manager") == "assignee":
+            return "escalates to the manager of whoever holds the step"
+        words = self.rules([value])
+        return None if words is None else "escalates to " + words
 
     def approvers(self, step: Mapping[str, Any]) -> str | None:
         if not isinstance(step.get("approvers"), list):
@@ -263,6 +274,7 @@ def _step_changes(
             continue
         where = f"after {new.titles[order[index - 1]]}" if index else "first"
         out.append(NEW_STEP.format(title=new.titles[step_id], where=where))
+        out += _one_step(_blank(after[step_id]), after[step_id], new, new, fresh=True)
     for step_id in before:
         if step_id not in after:
             out.append(STEP_REMOVED.format(title=old.titles[step_id]))
@@ -275,12 +287,24 @@ def _step_changes(
     return out
 
 
+def _blank(step: Mapping[str, Any]) -> dict[str, Any]:
+    """A step of ``step``'s kind with nothing set: what a new step is compared with."""
+    return {k: step[k] for k in ("id", "title", "kind") if k in step}
+
+
 def _one_step(
-    before: Mapping[str, Any], after: Mapping[str, Any], old: _Reader, new: _Reader
+    before: Mapping[str, Any],
+    after: Mapping[str, Any],
+    old: _Reader,
+    new: _Reader,
+    *,
+    fresh: bool = False,
 ) -> list[str]:
+    """A sentence for each setting of the step that changed; for a ``fresh`` (new)
+    step, one for each setting it has, and always when it runs."""
     title = new.titles[after["id"]]
     out: list[str] = []
-    was_title = old.titles[before["id"]]
+    was_title = old.titles.get(before["id"], title)
     if was_title != title:
         out.append(STEP_RENAMED.format(old=was_title, new=title))
     kind, was_kind = str(after.get("kind", "")), str(before.get("kind", ""))
@@ -295,6 +319,15 @@ def _one_step(
         names: tuple[str, ...], words: Callable[[_Reader, Mapping[str, Any]], str | None]
     ) -> None:
         said.update(names)
+        if fresh:
+            if names == ("when",) or any(n in after for n in names):
+                now = words(new, after)
+                out.append(
+                    f"{title}: {now}"
+                    if now
+                    else SETTING_CHANGED.format(title=title, setting=_setting(names[0]))
+                )
+            return
         if all(before.get(n) == after.get(n) for n in names):
             return
         now, then = words(new, after), words(old, before)
@@ -311,6 +344,7 @@ def _one_step(
             ("deadline",), lambda r, s: _prefixed("deadline", r.duration(s.get("deadline"), "none"))
         )
         say(("reminders",), lambda r, s: r.reminders(s.get("reminders")))
+        say(("escalate_to",), lambda r, s: r.escalation(s.get("escalate_to")))
         say(("fallback",), lambda r, s: _prefixed("fallback:", r.rules(s.get("fallback"))))
         say(("on_reject",), lambda r, s: "on reject, " + r.target(s.get("on_reject", "end")))
         say(
@@ -335,7 +369,9 @@ def _one_step(
         say(("signal",), lambda r, s: _prefixed("waits for", _code(s.get("signal"))))
     for name in sorted((set(before) | set(after)) - said):
         if before.get(name) != after.get(name):
-            out.append(SETTING_CHANGED.format(title=title, setting=_setting(name)))
+            setting = _setting(name)
+            template = SETTING_SET if fresh else SETTING_CHANGED
+            out.append(template.format(title=title, setting=setting))
     return out
 
 

@@ -392,6 +392,8 @@ def _step_from_editor(step: Any, old_steps: Mapping[Any, Any]) -> Any:
     if step.get("mode") == "any":
         step.pop("mode")
     old = old_steps.get(step.get("id"))
+    if step.get("on_reject") == "end" and not (isinstance(old, Mapping) and "on_reject" in old):
+        step.pop("on_reject")  # the default, said only where the version said it
     if isinstance(old, Mapping) and old.get("kind") == step.get("kind"):
         shown = _SHOWN.get(str(step.get("kind")), set())
         for key, value in old.items():
@@ -419,8 +421,7 @@ def _keep_approver_conditions(step: dict[str, Any], old: Mapping[str, Any]) -> N
 _COMMON = {"kind", "id", "title"}  # the condition: kept, then set by its builder
 _SHOWN = {
     "approval": _COMMON
-    | {"approvers", "mode", "quorum", "deadline", "reminders", "escalate_to", "fallback"}
-    | {"on_reject"},
+    | {"approvers", "mode", "quorum", "deadline", "reminders", "escalate_to", "on_reject"},
     "action": _COMMON | {"activity", "compensate", "timeout"},
     "wait": _COMMON | {"duration"},
     "signal": _COMMON | {"signal", "timeout"},

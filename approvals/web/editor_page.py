@@ -4,11 +4,13 @@ form, the section links; and the confirmations retire and roll back ask first.""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
-from ..models import Tenant, User, WorkflowTemplate
+from .. import access
+from ..models import OrgGroup, Tenant, User, WorkflowTemplate
 from ..selectors.template_effects import workflow_template_reach
-from . import condition_form, present
+from . import condition_form, present, step_cards
 from .definition_problems import Problem
 from .story import group_names_in
 
@@ -68,6 +70,14 @@ def editor_context(form: Any, obj: WorkflowTemplate | None, part: str = "") -> d
             ),
             "try_form": form.try_form,
             "try_submitter": form["try_submitter"],
+            "try_late": form["try_late"],
+            "cards": form.cards(),
+            "picker": form.picker,
+            "picker_words": form.picker.words(),
+            "step_kinds": step_cards.KINDS,
+            "step_modes": step_cards.MODES,
+            "units": ("days", "hours", "minutes"),
+            "activities": form.activities,
         }
     )
     return out
@@ -79,6 +89,33 @@ def base_currency(tenant_id: int | None) -> str:
         return ""
     found = Tenant.objects.filter(pk=tenant_id).values_list("base_currency", flat=True)
     return next(iter(found), "")
+
+
+def approver_picker(tenant_id: int, kept: list[str] | None = None) -> step_cards.Picker:
+    """Whom the step cards offer: the manager, the organisation's groups by name, and
+    the people who can approve (``access.approver_candidates``) by name; two people of
+    one name are told apart by their e-mail addresses."""
+    groups = OrgGroup.objects.filter(tenant_id=tenant_id).order_by("name")
+    people = list(
+        access.approver_candidates(tenant_id).only("username", "first_name", "last_name", "email")
+    )
+    named = [(p, p.get_full_name() or p.username) for p in people]
+    counts = Counter(name for _, name in named)
+    return step_cards.Picker(
+        managers=[
+            (step_cards.MANAGER_OF_SUBMITTER, "The submitter's manager"),
+            (step_cards.MANAGER_OF_HOLDER, "The manager of whoever holds the step"),
+        ],
+        groups=[(f"group:{g.key}", f"{g.name} (group)") for g in groups],
+        people=sorted(
+            (
+                (f"user:{p.username}", f"{name} ({p.email})" if counts[name] > 1 else name)
+                for p, name in named
+            ),
+            key=lambda c: c[1].casefold(),
+        ),
+        kept=list(kept or []),
+    )
 
 
 def first_names(tenant_id: int, *definitions: dict[str, Any]) -> dict[str, str]:

@@ -14,8 +14,22 @@ from .present import approver_reason, approver_rule_words, person, step_title, w
 _OUTCOMES = {
     "WorkflowCompleted": "Finished: approved",
     "WorkflowRejected": "Finished: rejected",
-    "WorkflowRolledBack": "Finished: failed and rolled back",
+    "WorkflowRolledBack": "Finished: a step failed and the steps before it were undone",
 }
+# How a run ends, in the heading: never the engine's status name.
+TRIAL_ENDS = {
+    "COMPLETED": "approved",
+    "REJECTED": "rejected",
+    "ROLLED_BACK": "not completed: a step failed and the steps before it were undone",
+    "COMPENSATION_FAILED": "not completed: a step failed and an undo failed too",
+    "CANCELLED": "cancelled",
+}
+UNFINISHED = "unfinished: it stops on the way"
+
+
+def trial_end(status: str) -> str:
+    """``"ROLLED_BACK"`` -> ``not completed: a step failed and ...``."""
+    return TRIAL_ENDS.get(status, UNFINISHED)
 
 
 @dataclass(frozen=True)
@@ -140,7 +154,7 @@ def _what(entry: TrialEntry, names: Mapping[str, str]) -> str:  # noqa: PLR0911
         case "failed":
             return f"Fails: {entry.note}"
         case "finished":
-            return _OUTCOMES.get(entry.note, entry.note)
+            return _OUTCOMES.get(entry.note, "Finished")
     return entry.kind
 
 

@@ -279,6 +279,15 @@ CREATE POLICY tenant_isolation ON approvals_workflowtemplate TO approvals_app
 DROP POLICY IF EXISTS cross_tenant ON approvals_workflowtemplate;
 CREATE POLICY cross_tenant ON approvals_workflowtemplate TO approvals_system USING (true) WITH CHECK (true);
 
+ALTER TABLE approvals_workflowtemplatedraft ENABLE ROW LEVEL SECURITY;
+ALTER TABLE approvals_workflowtemplatedraft FORCE ROW LEVEL SECURITY;
+DROP POLICY IF EXISTS tenant_isolation ON approvals_workflowtemplatedraft;
+CREATE POLICY tenant_isolation ON approvals_workflowtemplatedraft TO approvals_app
+    USING (tenant_id = (SELECT approvals_acting_tenant()))
+    WITH CHECK (tenant_id = (SELECT approvals_acting_tenant()));
+DROP POLICY IF EXISTS cross_tenant ON approvals_workflowtemplatedraft;
+CREATE POLICY cross_tenant ON approvals_workflowtemplatedraft TO approvals_system USING (true) WITH CHECK (true);
+
 ALTER TABLE django_admin_log ENABLE ROW LEVEL SECURITY;
 ALTER TABLE django_admin_log FORCE ROW LEVEL SECURITY;
 DROP POLICY IF EXISTS tenant_isolation ON django_admin_log;

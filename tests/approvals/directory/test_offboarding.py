@@ -16,10 +16,13 @@ from django.test import Client
 from django.utils import timezone
 
 from approvals.admin.login import ACCOUNT_INACTIVE
+from approvals.admin.offboarding import NOT_A_CHOICE
 from approvals.models import Delegation, OrgGroup, PendingTask, User, WorkflowEvent
 from approvals.runtime.rebuild import read_models_check, read_models_rebuild
+from approvals.selectors.people import PERSON_UNKNOWN
 from approvals.services.delegations import delegation_set
 from approvals.services.directory import (
+    CHOICE_IS_SUBMITTER,
     CHOSEN,
     GROUP,
     NAMED,
@@ -177,9 +180,44 @@ def test_the_plan_names_each_rule_and_a_refused_choice_changes_nothing(ivans_tas
     )
 
     assert reply.status_code == 409
-    assert "ivan cannot be deactivated" in reply.content.decode()
+    assert CHOICE_IS_SUBMITTER.format(name="Alice") in reply.content.decode().replace("&#x27;", "'")
     assert user("ivan").is_active
     assert holders(ivans_tasks["chosen"]) == {"ivan": ""}
+
+
+def test_the_preview_says_why_a_choice_is_refused_before_confirm(ivans_tasks):
+    olga = signed_in("olga")
+    chosen = f"to-{ivans_tasks['chosen']}"
+
+    preview = olga.post(PAGE, {"person": "ivan", chosen: "Alice", "preview": "1"})
+    auditor = olga.post(PAGE, {"person": "ivan", chosen: "audrey", "preview": "1"})
+    unknown = olga.post(PAGE, {"person": "ivan", chosen: "Zed", "preview": "1"})
+
+    page = preview.content.decode().replace("&#x27;", "'")
+    assert preview.status_code == 200
+    assert CHOICE_IS_SUBMITTER.format(name="Alice") in page
+    assert NOT_A_CHOICE in page
+    assert "an auditor" in auditor.content.decode().lower()
+    assert PERSON_UNKNOWN.format(text="Zed") in unknown.content.decode().replace("&#x27;", "'")
+    assert user("ivan").is_active and holders(ivans_tasks["chosen"]) == {"ivan": ""}
+
+
+def test_people_are_found_by_name_never_listed_whole(ivans_tasks):
+    olga = signed_in("olga")
+
+    by_name = olga.get(PAGE, {"who": "Iva"})
+    several = olga.get(PAGE, {"who": "F"})
+    suggestions = olga.get(f"{PAGE}people/", {"q": "a", "taking": "ivan"}).json()["people"]
+    page = olga.get(PAGE).content.decode()
+
+    assert by_name.context["leaver"].username == "ivan"
+    assert "Several people match “F”: Farah (farah), Fiona (fiona)." in (
+        several.content.decode().replace("&#x27;", "'")
+    )
+    offered = {p["username"] for p in suggestions}
+    assert "alice" in offered and not offered & {"audrey", "erp", "admin", "ivan"}
+    assert "<option" not in page  # no list of everyone to choose from
+    assert olga.get(f"{PAGE}people/", {"q": ""}).status_code == 400
 
 
 def test_a_group_task_ivan_alone_held_goes_to_his_manager(ivans_tasks):

@@ -149,6 +149,23 @@ class TestOperations:
             PendingTask.objects.filter(workflow_id=wid).values_list("assignee__username", flat=True)
         ) == {"victor"}
 
+    def test_reassign_finds_the_person_by_name_and_refuses_an_auditor_in_words(self, acme):
+        wid = start(acme)
+        run_attempts(wid)
+        olga = signed_in("olga")
+
+        auditor = operate(olga, wid, "reassign", from_user="bob", to_user="Audrey", reason="x")
+        several = operate(olga, wid, "reassign", from_user="bob", to_user="F", reason="x")
+        page = olga.get(f"/admin/approvals/workflow/{wid}/operations/").content.decode()
+        by_name = operate(olga, wid, "reassign", from_user="bob", to_user="Vic", reason="x")
+
+        assert auditor.status_code == 400 and "Audrey is an auditor" in auditor.content.decode()
+        assert "Several people match" in several.content.decode()
+        assert "Give it to (user name)" not in page and 'list="people-taking"' in page
+        assert by_name.status_code == 302
+        (moved,) = events_of(wid, "TaskReassigned")
+        assert moved.payload["to_user"] == "victor"
+
     def test_a_rolled_back_request_starts_again_as_a_new_one_linked_both_ways(self, acme):
         DOWN.add("ops_book")
         wid = start(acme)
@@ -316,7 +333,12 @@ class TestOperations:
         [
             ("cancel", {"reason": ""}, 400, "This field is required"),
             ("reassign", {"from_user": "bob", "to_user": "alice", "reason": "x"}, 409, "submit"),
-            ("reassign", {"from_user": "bob", "to_user": "nobody", "reason": "x"}, 409, "nobody"),
+            (
+                "reassign",
+                {"from_user": "bob", "to_user": "nobody", "reason": "x"},
+                400,
+                "Nobody here",
+            ),
             ("retry_step", {"reason": "x"}, 409, "cannot be done"),
             ("resolve", {"reason": "x"}, 409, "cannot be done"),
         ],

@@ -44,7 +44,7 @@ def test_olga_adds_an_approver_to_a_request_nobody_can_finish(
     expect(olga.get_by_role("heading", name="Add an approver")).to_be_visible()
     assert_accessible(olga, "the operations page of a stuck request")
     form = olga.locator("#op-add_approver")
-    form.get_by_label("Person to add (user name)").fill("victor")
+    form.get_by_label("Person to add").fill("Victor")
     form.get_by_label("Reason").fill("Bob left; Victor approves for his team")
     shot(olga, "admin-operations-add-approver")
     form.get_by_role("button", name="Add an approver").click()

@@ -73,11 +73,19 @@ def test_the_change_page_shows_editor_versions_and_diagram(acme: Tenant) -> None
     assert "Save and add another" not in page and "Save and continue editing" not in page
 
 
-def test_saving_the_editor_publishes_the_next_version(acme: Tenant) -> None:
+def _alone(acme: Tenant) -> dict[str, str]:
+    """Four eyes on rules turned off: Save publishes, once confirmed."""
+    Tenant.objects.filter(pk=acme.pk).update(template_four_eyes=False)
+    return {"_save": "Save", "publish_confirmed": "yes"}
+
+
+def test_saving_the_editor_publishes_the_next_version_when_four_eyes_are_off(
+    acme: Tenant,
+) -> None:
     doc = _editor_doc(_v(acme, 1))
     doc["steps"][0]["deadline"] = {"number": 3, "unit": "days"}
 
-    response = _post(_as("fiona"), _v(acme, 1), doc, _save="Save")
+    response = _post(_as("fiona"), _v(acme, 1), doc, **_alone(acme))
 
     v2 = _v(acme, 2)
     assert response.status_code == 302
@@ -130,7 +138,7 @@ def test_preview_shows_the_diff_and_the_try_it_run_and_saves_nothing(acme: Tenan
     client = _as("fiona")
     before = _row_counts()
 
-    response = _post(client, _v(acme, 1), doc, _preview="Preview")
+    response = _post(client, _v(acme, 1), doc, _preview="Preview", try_late="on")
 
     assert response.status_code == 200
     page = response.content.decode()
@@ -167,7 +175,7 @@ def test_the_try_it_page_runs_a_version_and_writes_nothing(acme: Tenant, reader:
 
     response = client.post(
         f"{BASE}/{_v(acme, 1).pk}/try/",
-        {"try_submitter": "alice", "try_data": json.dumps(data)},
+        {"try_submitter": "alice", "try_data": json.dumps(data), "try_late": "on"},
     )
 
     page = response.content.decode()
@@ -181,6 +189,23 @@ def test_the_try_it_page_runs_a_version_and_writes_nothing(acme: Tenant, reader:
     assert "Deadline passed: escalated to Victor" in page
     assert "Finished: approved" in page
     assert _row_counts() == before
+
+
+def test_try_it_assumes_everyone_prompt_shows_the_sample_and_never_a_raw_status(
+    acme: Tenant,
+) -> None:
+    data = {"amountPaise": 4_500_000, "currency": "INR", "department": "eng"}
+
+    response = _as("fiona").post(
+        f"{BASE}/{_v(acme, 1).pk}/try/", {"try_submitter": "alice", "try_data": json.dumps(data)}
+    )
+
+    page = response.content.decode()
+    assert "Everyone acts promptly" in page
+    assert "Asks Bob" in page and "Reminds" not in page and "escalated" not in page
+    assert "ends approved" in page
+    assert "Submitted by Alice; Amount: ₹45,000.00; Department: eng." in page
+    assert not re.search(r"ends [a-z]+_[a-z]+|COMPLETED|ROLLED_BACK", page)
 
 
 def test_the_try_it_page_refuses_bad_data_clearly(acme: Tenant) -> None:
@@ -232,7 +257,7 @@ def test_retire_asks_first_naming_the_effect(acme: Tenant, api: Any) -> None:
 
 
 def test_roll_back_asks_first_naming_the_effect(acme: Tenant, api: Any) -> None:
-    _post(_as("fiona"), _v(acme, 1), _deadline(_editor_doc(_v(acme, 1)), 3), _save="Save")
+    _post(_as("fiona"), _v(acme, 1), _deadline(_editor_doc(_v(acme, 1)), 3), **_alone(acme))
     start_expense(api("alice"), 4_500_000, subject="E-running")
 
     response = _as("fiona").get(f"{BASE}/{_v(acme, 1).pk}/rollback/")

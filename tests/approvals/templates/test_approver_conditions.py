@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from approvals.models import OrgGroup, Tenant, User, WorkflowTemplate
+from approvals.models import OrgGroup, Tenant, User, WorkflowTemplate, WorkflowTemplateDraft
 from approvals.services.templates import workflow_template_publish
 from approvals.web.definition_editor import complete, editor_schema, from_editor, to_editor
 
@@ -112,9 +112,9 @@ def test_saving_the_editor_keeps_the_approver_s_condition(acme: Tenant) -> None:
         },
     )
 
-    # then
+    # then: saved as a draft for a second finance admin (four eyes on rules)
     assert response.status_code == 302, response.content.decode()[:2000]
-    saved = WorkflowTemplate.objects.get(tenant=acme, key=KEY, version=2).definition
+    saved = WorkflowTemplateDraft.objects.get(tenant=acme, key=KEY).definition
     assert saved["steps"][0]["deadline"] == "P3D"
     assert saved["steps"][0]["approvers"] == DEFINITION["steps"][0]["approvers"]
 

@@ -6,6 +6,7 @@ effect; saving with no change publishes nothing. axe-core finds nothing on the e
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,18 @@ def _admin(browser: Any, base: str) -> Page:
     page.fill("#id_username", "fiona")
     page.fill("#id_password", "demo")
     page.click("input[type=submit]")
+    return page
+
+
+def second_admin_publishes(browser: Any, base: str, draft_url: str) -> Page:
+    """Farah, the second finance admin, opens the draft fiona saved and publishes it."""
+    page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    page.goto(f"{base}/admin/login/")
+    page.fill("#id_username", "farah")
+    page.fill("#id_password", "demo")
+    page.click("input[type=submit]")
+    page.goto(draft_url)
+    page.get_by_role("button", name=re.compile(r"^Publish as version \d+$")).click()
     return page
 
 
@@ -79,11 +92,15 @@ def test_fiona_moves_the_vp_threshold_in_rupees(
     SHOTS.mkdir(exist_ok=True)
     page.screenshot(path=str(SHOTS / "template-editor-preview.png"), full_page=True)
 
-    # when she publishes (it asks first)
+    # when she saves it and farah, the second finance admin, publishes it
     page.click("input[name=_save]")
-    page.locator("#confirm-decision #confirm-yes").click()
-    expect(page.locator(".messagelist")).to_contain_text("Published expense-approval version 2")
+    expect(page.locator(".messagelist")).to_contain_text("Saved as a draft")
+    farah = second_admin_publishes(browser, live_server.url, page.url)
+    expect(farah.locator(".messagelist")).to_contain_text(
+        "Published version 2, drafted by Fiona and published by Farah."
+    )
     v2 = WorkflowTemplate.objects.get(tenant=acme, key=EXPENSE, version=2)
+    page.goto(f"{live_server.url}/admin/approvals/workflowtemplate/{v2.pk}/change/")
     assert v2.definition["steps"][1]["when"] == "data.amountPaise > 5000000"
 
     # then a new ₹60,000 claim goes to the VP after the manager

@@ -48,6 +48,8 @@ def test_a_finance_admin_reads_what_changes_between_versions_in_words(
     expect(changes).to_have_text(
         [
             "New step: CEO, after VP",
+            "CEO: approves always",
+            "CEO: approvers: Victor",
             "VP: approves when Amount is above ₹50,000.00 (was ₹1,00,000.00)",
             "Finance: deadline 3 days (was 2 days)",
         ]

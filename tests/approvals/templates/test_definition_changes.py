@@ -78,7 +78,11 @@ CASES: list[tuple[str, Callable[[dict[str, Any]], None], list[str]]] = [
         _threshold,
         ["VP: approves when Amount is above ₹50,000.00 (was ₹1,00,000.00)"],
     ),
-    ("new-step-with-its-place", _new_ceo, ["New step: CEO, after VP"]),
+    (
+        "new-step-with-its-place-and-every-setting",
+        _new_ceo,
+        ["New step: CEO, after VP", "CEO: approves always", "CEO: approvers: victor"],
+    ),
     ("removed-step", _no_legal, ["Step removed: Manager"]),
     ("deadline-in-days", _deadline, ["Finance: deadline 3 days (was 2 days)"]),
     ("approvers", _approvers, ["Finance: approvers: the It group (was Finance group)"]),
@@ -96,7 +100,7 @@ CASES: list[tuple[str, Callable[[dict[str, Any]], None], list[str]]] = [
         ["Manager: reminders after 1 day and 1 day 12 hours (was after 1 day)"],
     ),
     ("field-relabelled", _relabel, ["Field Department is now called Cost centre"]),
-    ("unknown-setting-falls-back", _escalation, ["Finance: its escalation changed"]),
+    ("escalation", _escalation, ["Finance: escalates to cora (was no escalation)"]),
     ("identical", _nothing, [NO_CHANGES]),
 ]
 
@@ -169,3 +173,38 @@ def test_the_preview_before_publishing_lists_the_changes_in_words(acme: Tenant) 
     assert "Preview only: nothing is published" in page
     assert "<li>Finance: deadline 3 days (was 2 days)</li>" in page
     assert not WorkflowTemplate.objects.filter(tenant=acme, key=EXPENSE, version=2).exists()
+
+
+def test_a_new_step_reads_with_each_of_its_settings() -> None:
+    new = copy.deepcopy(DEMO)
+    new["steps"].append(
+        {
+            "id": "cfo",
+            "title": "CFO",
+            "kind": "approval",
+            "approvers": [{"user": "cora"}],
+            "deadline": "P2D",
+            "reminders": ["P1D"],
+            "escalate_to": {"manager": "assignee"},
+            "on_reject": "manager",
+        }
+    )
+
+    changes = definition_changes(DEMO, new, names={"cora": "Cora"})
+
+    assert changes[-7:] == [
+        "New step: CFO, after Finance",
+        "CFO: approves always",
+        "CFO: approvers: Cora",
+        "CFO: deadline 2 days",
+        "CFO: reminders after 1 day",
+        "CFO: escalates to the manager of whoever holds the step",
+        "CFO: on reject, it goes back to Manager",
+    ]
+
+
+def test_a_setting_without_words_falls_back_to_naming_it() -> None:
+    new = copy.deepcopy(DEMO)
+    _step(new, "finance")["x_note"] = "something new"
+
+    assert definition_changes(DEMO, new) == ["Finance: its x note changed"]

@@ -13,6 +13,7 @@ from django.apps import apps
 from approvals import clock
 from approvals.models import Delegation, Tenant, User, WorkflowTemplate
 from approvals.selectors.template_trial import workflow_template_try
+from templates_engine.state import STATUSES
 
 from ..helpers import EXPENSE
 
@@ -81,3 +82,12 @@ def test_nothing_is_written(acme: Tenant) -> None:
     _try(acme, "alice")
 
     assert _row_counts() == before
+
+
+@pytest.mark.parametrize("status", sorted(STATUSES))
+def test_a_run_ends_in_words_never_in_a_status_name(status: str) -> None:
+    from approvals.web.template_trial_words import trial_end
+
+    words = trial_end(status)
+
+    assert "_" not in words and status not in words  # "rolled_back", "ROLLED_BACK"
