@@ -166,10 +166,25 @@ def command_execute(
                     tenant_id, pk, command, actor, request_id, authorize, lock_reads
                 )
         except IntegrityError as exc:
-            if "event_seq" not in str(exc) and "event_request_id" not in str(exc):
+            if not _lost_the_race(exc):
                 raise
             metrics.VERSION_CONFLICTS.inc()
     raise Busy(BUSY)
+
+
+_EVENTS = WorkflowEvent._meta.db_table
+_UNIQUE_VIOLATION = "23505"
+
+
+def _lost_the_race(exc: IntegrityError) -> bool:
+    """Another command appended the same seq (or recorded the same request id) first:
+    a unique key of the events, in any month's partition (a partition's copy of the key
+    has a name of its own), read from the error's diagnostics, not its text."""
+    cause = exc.__cause__
+    diag = getattr(cause, "diag", None)
+    if getattr(cause, "sqlstate", None) != _UNIQUE_VIOLATION or diag is None:
+        return False
+    return str(diag.table_name or "").startswith(_EVENTS)
 
 
 def command_execute_many(

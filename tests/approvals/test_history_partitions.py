@@ -12,7 +12,7 @@ import pytest
 from django.db import IntegrityError, ProgrammingError, connection, transaction
 
 from approvals import clock
-from approvals.models import User, Workflow, WorkflowEvent, history_month
+from approvals.models import Tenant, User, Workflow, WorkflowEvent, history_month
 from approvals.runtime.commands import _RECORDED_SQL
 from approvals.runtime.partitions import (
     TENANT_STATISTICS,
@@ -176,3 +176,28 @@ def test_the_tables_read_by_key_under_a_policy_are_analyzed_often(acme: Any) -> 
     for table, given in options.items():
         assert "autovacuum_analyze_scale_factor=0.002" in (given or []), table
         assert "autovacuum_analyze_threshold=20000" in (given or []), table
+
+
+def test_a_repeated_seq_in_a_month_made_later_is_a_race_the_command_path_retries(
+    acme: Any,
+) -> None:
+    """A partition the periodic job makes gets the events' unique keys under names of
+    its own; the command path still reads a repeated seq there as a lost race (tried
+    again), not as an error, and anything else as an error."""
+    from approvals.runtime.commands import _lost_the_race
+
+    later = dt.timedelta(days=400)
+    with clock.shifted(later):
+        history_partitions_ensure(months_ahead=1)
+        wf = _expense("R-race")
+    first = WorkflowEvent.objects.filter(workflow_id=wf.pk).order_by("seq").first()
+    assert first is not None
+    copy = {f.attname: getattr(first, f.attname) for f in WorkflowEvent._meta.concrete_fields}
+    copy.pop("id")
+    with pytest.raises(IntegrityError) as repeated, transaction.atomic():
+        WorkflowEvent.objects.create(**copy)
+    assert "event_seq" not in str(repeated.value)  # the partition's own name for the key
+    assert _lost_the_race(repeated.value)
+    with pytest.raises(IntegrityError) as other, transaction.atomic():
+        Tenant.objects.create(slug=acme.slug, name="Acme again")
+    assert not _lost_the_race(other.value)  # a repeated key of another table: an error
