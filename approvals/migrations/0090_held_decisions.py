@@ -49,7 +49,7 @@ def forwards(apps: Any, schema_editor: Any) -> None:
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("approvals", "0071_exchange_rate_policies"),
+        ("approvals", "0070_exchange_rates"),
     ]
 
     operations = [

@@ -89,7 +89,7 @@ def forwards(apps: Any, schema_editor: Any) -> None:
 class Migration(migrations.Migration):
     atomic = False
 
-    dependencies = [("approvals", "0091_policies_of_rates_and_held_decisions")]
+    dependencies = [("approvals", "0090_held_decisions")]
 
     operations = [
         migrations.SeparateDatabaseAndState(

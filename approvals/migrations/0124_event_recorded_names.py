@@ -9,7 +9,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("approvals", "0123_policies_sealed_for_every_table"),
+        ("approvals", "0123_grants_after_the_sealed_tenant"),
     ]
 
     operations = [

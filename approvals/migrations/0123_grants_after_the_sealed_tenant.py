@@ -1,7 +1,8 @@
-"""Row-level security on the exchange rates (migration 0070): the policies file again,
-now with the table's two policies, applied as migration 0046 applies its files: only
-while the file's statements are the ones this migration knew, and only where the roles
-of migration 0035 exist."""
+"""The app role's grants again, as migration 0121 left them (the file's words changed,
+not its grants), applied as migration 0046 applies its files: only while the file's
+statements are the ones this migration knew, and only where the roles of migration 0035
+exist. The policies of the tables added since 0046 are applied by 0126 with the file's
+last version (and by ``row_level_security_ensure`` after every migrate)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
 ROLES = ("approvals_app", "approvals_system")
 
 SQL_FILES = {
-    "policies/tenant_isolation.sql": "abe43bbfb4e489dd11af708d7c43bbbc48bb5edaea59692a5d0a8e6534264f59",
+    "policies/grants.sql": "2663dd337389ffe80e606e81a69e613dd1953e56c6393097ff28ee8b033d897d",
 }
 
 
@@ -35,7 +36,7 @@ def forwards(apps: Any, schema_editor: Any) -> None:
         roles = cursor.fetchone()[0]
     if roles != len(ROLES):
         sys.stderr.write(
-            "Migration 0071: row-level security's policies not applied: the roles"
+            "Migration 0123: row-level security's policies not applied: the roles"
             " approvals_app and approvals_system do not exist (see migration 0035).\n"
         )
         return
@@ -49,5 +50,5 @@ def forwards(apps: Any, schema_editor: Any) -> None:
 
 
 class Migration(migrations.Migration):
-    dependencies = [("approvals", "0070_exchange_rates")]
+    dependencies = [("approvals", "0122_delegation_created_by")]
     operations = [migrations.RunPython(forwards, migrations.RunPython.noop)]
