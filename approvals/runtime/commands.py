@@ -309,7 +309,17 @@ def _execute_locked(
         if recorded.get("command", fingerprint) != fingerprint:
             raise RequestIdReused(REQUEST_ID_REUSED)
         metrics.DUPLICATES.labels(command.type).inc()
-        return CommandResult(wf.pk, recorded["status"], recorded["version"], duplicate=True)
+        # What the first one acted on, so a repeat answers in the same words: the step
+        # its first event names, and the submitter the snapshot keeps.
+        kept = state_from_dict(wf.snapshot) if wf.snapshot else None
+        submitter = kept.submitter if kept is not None else None
+        step = recorded_rows[0][0][1] or ""
+        acted_on = ActedOn(
+            wf.tenant_id, wf.template_id, step, wf.subject_id, submitter, directory_version
+        )
+        return CommandResult(
+            wf.pk, recorded["status"], recorded["version"], duplicate=True, acted_on=acted_on
+        )
     definition = definition_for(wf.template_id)
     directory = TenantDirectory(tenant_id, directory_version)
     state = load_state(wf, definition)
@@ -448,7 +458,8 @@ def _lock_many_sql(count: int) -> str:
 
 # The month names the one partition to read (pruned when the plan runs).
 _RECORDED_SQL = (
-    f"SELECT result FROM {WorkflowEvent._meta.db_table} WHERE workflow_id = %s AND request_id = %s"
+    f"SELECT result, payload->>'step' FROM {WorkflowEvent._meta.db_table}"
+    " WHERE workflow_id = %s AND request_id = %s"
     " AND history_month = (SELECT date_trunc('month', created_at AT TIME ZONE 'UTC')::date"
     f" FROM {Workflow._meta.db_table} WHERE id = %s)"
 )

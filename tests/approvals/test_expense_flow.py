@@ -229,4 +229,4 @@ def test_the_submitter_may_withdraw_after_the_managers_rejection(acme, api):
 
     withdrawn = decide(api("alice"), wid, "reject", "alice-1", comment="Fair enough")
 
-    assert withdrawn.json()["status"] == "CANCELLED"
+    assert withdrawn.json()["status"] == "WITHDRAWN"

@@ -81,6 +81,8 @@ def _caught_up(replica_url: str, workflow_id: str, status: str) -> None:
 def _policy_counts(replica_url: str, tenant_id: int) -> dict[str, int]:
     """Workflows the app's role sees on the replica, acting for its tenant, for
     another, and for none: the replica holds the primary's roles and policies."""
+    from approvals.runtime import tenant_scope
+
     out = {}
     with psycopg.connect(replica_url, application_name="observer") as conn:
         for name, tenant in (
@@ -89,11 +91,9 @@ def _policy_counts(replica_url: str, tenant_id: int) -> dict[str, int]:
             ("none", ""),
         ):
             with conn.transaction():
-                conn.execute(
-                    "SELECT set_config('role', 'approvals_app', true),"
-                    " set_config('approvals.tenant', %s, true)",
-                    [tenant],
-                )
+                # as the app acts for a tenant: sealed by approvals_act_for (the policies
+                # refuse a tenant set by hand), then on the app's role
+                conn.execute(tenant_scope.ACT_SQL, [int(tenant) if tenant else None])
                 out[name] = conn.execute("SELECT count(*) FROM approvals_workflow").fetchone()[0]
     return out
 
