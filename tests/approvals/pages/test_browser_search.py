@@ -59,7 +59,7 @@ def test_choosing_a_time_zone_by_keyboard_changes_the_times_shown(
     wid = expense_started("TZ-1")
     alice = sign_in(browser, live_server.url, "alice")
     alice.goto(f"{live_server.url}/workflows/{wid}")
-    # the demo organisation keeps India's time: the zone she chooses must change the page
+    # before she chooses, pages follow her browser's zone: the one she chooses must show
     expect(alice.locator(".status-sentence")).not_to_contain_text("JST")
 
     alice.get_by_role("link", name="Settings").click()
