@@ -1,8 +1,8 @@
 """olga offboards ivan in a real headless Chromium: from the admin home to the page,
-where each task would go, one given to farah, confirmed with a reason; irene, an IT
-admin beside ivan, finds the group task still hers, marked as handed on from him, and
-bob, victor and farah each find the mark on the task that came to them. axe-core checks
-the offboarding page."""
+where each task would go, one given to farah, confirmed with a reason in the dialog
+that asks first; irene, an IT admin beside ivan, finds the group task still hers,
+marked as handed on from him, and bob, victor and farah each find the mark on the
+task that came to them. axe-core checks the offboarding page."""
 
 from __future__ import annotations
 
@@ -60,6 +60,14 @@ def test_olga_offboards_ivan_and_irene_sees_the_mark(
     shot(olga, "offboarding-390")
     olga.set_viewport_size({"width": 1280, "height": 900})
     olga.get_by_role("button", name="Deactivate Ivan and hand on these tasks").click()
+    # deactivating cannot be taken back: the page's dialog asks first, "Keep it" focused
+    dialog = olga.locator("#confirm-decision")
+    expect(dialog).to_contain_text(
+        "Deactivate Ivan and hand on their tasks as shown? They can no longer sign in"
+    )
+    expect(dialog.get_by_role("button", name="Keep it")).to_be_focused()
+    assert User.objects.get(username="ivan").is_active  # nothing changes while it asks
+    dialog.get_by_role("button", name="Deactivate Ivan and hand on these tasks").click()
     expect(olga.get_by_text("Ivan is deactivated. 4 open tasks handed on.")).to_be_visible()
     assert holders(ivans_tasks["chosen"]) == {"farah": "ivan"}
 
