@@ -97,6 +97,12 @@ def test_olga_settles_a_failed_roll_back_from_the_attention_page(
         form = olga.locator("#op-resolve")
         form.get_by_label("Reason").fill("Released the budget in the ERP by hand")
         form.get_by_role("button", name="Mark the roll-back as done by hand").click()
+        # it cannot be taken back, so the page asks first
+        dialog = olga.get_by_role("dialog")
+        expect(dialog).to_contain_text(
+            "Mark the roll-back of Vendor booking B-1 as done by hand? No undo is tried again"
+        )
+        dialog.get_by_role("button", name="Mark the roll-back as done by hand").click()
 
         # then
         expect(olga.get_by_text("The roll-back was marked as done by hand.")).to_be_visible()
@@ -147,6 +153,12 @@ def test_olga_starts_a_rolled_back_request_again_and_each_page_links_the_other(
     form = olga.locator("#op-retry_step")
     form.get_by_label("Reason").fill("The booking system is back")
     form.get_by_role("button", name="Start it again as a new request").click()
+    # it cannot be taken back, so the page asks first
+    dialog = olga.get_by_role("dialog")
+    expect(dialog).to_contain_text(
+        "Start Vendor booking B-1 again as a new request? This one stays rolled back for good."
+    )
+    dialog.get_by_role("button", name="Start it again as a new request").click()
     expect(olga.get_by_text("The request was started again as a new request.")).to_be_visible()
     expect(olga.get_by_text("It has since been started again as a new request")).to_be_visible()
     shot(olga, "admin-operations-restarted")

@@ -1,7 +1,8 @@
 """The inbox's sort, filters and keyboard shortcuts in a real headless Chromium: the
 form sorts and filters by query parameters; j/k move the selection, o opens, a approves
-behind the same Undo as the button, r needs a reason as the button does, ? lists the
-shortcuts, and typing in a box types. axe-core on the inbox and My requests."""
+behind the same Undo as the button, s needs a reason as the button does, r on a step
+with no separate rejection says to press s, ? lists the shortcuts, and typing in a box
+types. axe-core on the inbox and My requests."""
 
 from __future__ import annotations
 
@@ -66,7 +67,9 @@ def test_the_inbox_sorts_filters_and_answers_the_keyboard(
     bob.keyboard.press("?")
     keys = bob.get_by_role("dialog", name="Keyboard shortcuts")
     expect(keys).to_be_visible()
-    expect(keys).to_contain_text("Send back for changes")
+    # s and r name where each leads, as the row's buttons do
+    expect(keys).to_contain_text("Send back, to where the row's button says")
+    expect(keys).to_contain_text("Reject, where the step has a rejection that ends the request")
     assert_accessible(bob, "the inbox's shortcuts")
     shot(bob, "inbox-shortcuts")
     bob.keyboard.press("Escape")
@@ -88,10 +91,18 @@ def test_the_inbox_sorts_filters_and_answers_the_keyboard(
     expect(rows[mid]).to_have_attribute("aria-current", "true")
     box.fill("")
 
-    # r on the selected row asks for the reason, as the button does, and records nothing
+    # this step sends a rejection back: r says to press s, and records nothing
     rows[mid].focus()
     bob.keyboard.press("r")
-    expect(rows[mid].get_by_role("alert")).to_have_text(REASON_TEXTS["reject"])
+    expect(bob.locator("#inbox-status")).to_have_text(
+        "This step has no separate rejection: press s to send it back."
+    )
+    assert _decisions(mid) == []
+
+    # s on the selected row asks for the reason, as the button does, and records nothing
+    rows[mid].focus()
+    bob.keyboard.press("s")
+    expect(rows[mid].get_by_role("alert")).to_have_text(REASON_TEXTS["send_back"])
     expect(box).to_be_focused()
     expect(bob.locator("#confirm-decision")).not_to_be_visible()
 
