@@ -143,7 +143,7 @@ def test_send_back_reject_and_cancel_tell_the_submitter(acme, api):
 
     by_herself = start_expense(api("alice"), 4_500_000, subject="E-c2").json()["workflowId"]
     api("alice").post(f"/api/workflows/{by_herself}/cancel", {"requestId": "c2"}, format="json")
-    assert Workflow.objects.get(pk=by_herself).public_status == "CANCELLED"
+    assert Workflow.objects.get(pk=by_herself).public_status == "WITHDRAWN"
     assert not MailMessage.objects.filter(workflow_id=by_herself, kind="outcome_cancelled")
 
 
