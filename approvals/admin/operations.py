@@ -103,8 +103,8 @@ class _NamesPerson(_Operation):
         typed = self.cleaned_data.get(field) or ""
         found, why = person_named(access.approver_candidates(self.tenant_id), typed)
         if found is None:
-            everyone = User.objects.filter(tenant_id=self.tenant_id, is_active=True)
-            someone, _ = person_named(everyone, typed)
+            # anyone of the organisation, deactivated ones too, to say why not
+            someone, _ = person_named(User.objects.filter(tenant_id=self.tenant_id), typed)
             refusal = access.task_holder_refusal(someone) if someone is not None else None
             raise forms.ValidationError(refusal or why or PERSON_MISSING)
         self.named = found

@@ -38,7 +38,7 @@ def mail_context(facts: dict[str, Any], org_zone: str = "") -> dict[str, Any]:
     ctx.setdefault("link_days", settings.APPROVALS_LINK_MAX_AGE_SECONDS // 86400)
     grant = ctx.get("link")
     if grant:
-        captions = _captions(ctx["workflow"], grant["step"])
+        captions = ctx.get("link_captions") or _captions(ctx["workflow"], grant["step"])
         ctx["actions"] = [
             {
                 "caption": captions[decision],
@@ -68,14 +68,19 @@ def mail_context(facts: dict[str, Any], org_zone: str = "") -> dict[str, Any]:
     return ctx
 
 
-def _captions(workflow_id: str, step: str) -> dict[str, str]:
+def link_captions(raw: Any, step: str, submitter: Any) -> dict[str, str]:
     """Each link's caption, named for what its decision does at ``step`` as the app's
-    buttons are: "Send back to Alice" where the step sends a rejection back."""
-    wf = Workflow.objects.select_related("submitter").filter(pk=workflow_id).first()
-    raw = raw_definition_for(wf.template_id) if wf is not None else None
-    submitter = wf.submitter if wf is not None else None
+    buttons are: "Send back to Alice" where the step sends a rejection back. Kept in the
+    mail's facts when it is written, so rendering a batch reads nothing per mail."""
     requester = (submitter.first_name or submitter.username) if submitter else ""
     return {d: outcome_at(raw, step, d, requester=requester).label for d in links.DECISIONS}
+
+
+def _captions(workflow_id: str, step: str) -> dict[str, str]:
+    """``link_captions`` for a mail whose facts were kept without them: read now."""
+    wf = Workflow.objects.select_related("submitter").filter(pk=workflow_id).first()
+    raw = raw_definition_for(wf.template_id) if wf is not None else None
+    return link_captions(raw, step, wf.submitter if wf is not None else None)
 
 
 def _asked_at(workflow_id: str, step: str, before_seq: int) -> float | None:

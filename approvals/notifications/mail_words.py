@@ -18,6 +18,7 @@ from approvals.words.steps import (
     undo_failure_sentence,
 )
 
+from .bodies import link_captions
 from .format import amount_of, one_line
 from .models import TASK_KINDS, MailKind
 
@@ -164,9 +165,10 @@ def facts(
         subject = f"{label}: {what} from {requester}"
     # The links themselves are minted when the mail is rendered (bodies.py): the
     # row keeps what they grant, so a link's age counts from the mail that carries it.
-    link = None
+    link = captions = None
     if notice.kind in TASK_KINDS and notice.round:
         link = {"step": notice.step, "round": notice.round, "user": recipient.pk}
+        captions = link_captions(raw, notice.step, submitter)
     words_label = _WORDS_LABEL.get(notice.kind, "Comment")
     if notice.comment and notice.kind in (MailKind.SENT_BACK, *_BY_SUBJECTS, MailKind.WITHDRAWN):
         words_label = f"{words_label} ({other})"
@@ -197,5 +199,6 @@ def facts(
         "zone": recipient.time_zone,
         "workflow": str(wf.pk),
         "link": link,
+        "link_captions": captions,  # the links' words, so rendering reads nothing
     }
     return one_line(subject)[:300], ctx

@@ -70,7 +70,9 @@ def test_a_new_task_mails_the_assignee_with_amount_requester_and_links(acme, api
     assert "₹45,000.00" in first_line and "Alice" in first_line
     assert "₹45,000.00" in html and "Alice" in html
     assert text.count("/mail/links/") == 2
-    assert "Approve: http" in text and "Reject: http" in text
+    # the manager's rejection sends the claim back to Alice, and its link says so
+    assert "Approve: http" in text and "Send back to Alice: http" in text
+    assert "Reject: http" not in text
     assert row.message_id == f"<wf-{wid}-{row.event_seq}-{row.recipient_id}@approvals.127.0.0.1>"
 
 
