@@ -7,8 +7,10 @@ import json
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import Group
 from django.test import Client
 
+from approvals.access import Role
 from approvals.models import (
     Delegation,
     Tenant,
@@ -16,6 +18,7 @@ from approvals.models import (
     Workflow,
     WorkflowEvent,
     WorkflowTemplate,
+    WorkflowTemplateDraft,
 )
 from approvals.runtime.commands import REQUEST_ID_REUSED
 from approvals.services.templates import workflow_template_publish
@@ -24,6 +27,7 @@ from ..helpers import decide, start_expense
 
 pytestmark = pytest.mark.django_db
 
+DRAFTS = "/admin/approvals/workflowtemplate/drafts"
 PENDING = 4_500_000  # waits for the manager (bob)
 
 
@@ -304,9 +308,22 @@ def test_a_finance_admin_publishes_only_into_her_own_organisation(acme, globex):
         {"tenant": globex.pk, "definition": json.dumps(doc)},
     )
 
+    # with four eyes on, saving keeps a draft, in her own organisation whatever was posted
     assert response.status_code == 302, response.content
+    draft = WorkflowTemplateDraft.objects.get(key="travel")
+    assert draft.tenant == acme
+    assert not WorkflowTemplate.objects.filter(key="travel").exists()
+    # a finance admin of the other organisation cannot even open it
+    gina = User.objects.get(username="gina")
+    gina.groups.add(Group.objects.get(name=Role.FINANCE_ADMIN.value))
+    assert _admin("gina").post(f"{DRAFTS}/{draft.pk}/", {"_publish": "Publish"}).status_code == 404
+    assert not WorkflowTemplate.objects.filter(key="travel").exists()
+
+    # a second finance admin of her organisation publishes it there
+    _admin("farah").post(f"{DRAFTS}/{draft.pk}/", {"_publish": "Publish"})
     published = WorkflowTemplate.objects.get(key="travel")
     assert published.tenant == acme
+    assert (published.drafted_by.username, published.published_by.username) == ("fiona", "farah")
     assert not WorkflowTemplate.objects.filter(tenant=globex).exists()
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from approvals.models import Workflow, WorkflowTemplate
+from approvals.models import Workflow, WorkflowTemplate, WorkflowTemplateDraft
 
 from ..a11y import assert_accessible
 from ..helpers import EXPENSE, decide, start_expense
@@ -119,13 +119,15 @@ def test_fiona_moves_the_vp_threshold_in_rupees(
     page.get_by_role("link", name="Cancel: change nothing").click()
     assert WorkflowTemplate.objects.get(pk=v2.pk).retired_at is None
 
-    # saving with no change publishes nothing, and says so
+    # with four eyes on, Save only keeps a draft, so it asks nothing first; saving with
+    # no change keeps no draft and publishes nothing, and says so
+    expect(page.locator("[data-publish-asks]")).to_have_count(0)
     page.click("input[name=_save]")
-    page.locator("#confirm-decision #confirm-yes").click()
     expect(page.locator(".messagelist")).to_contain_text(
         "Nothing changed from version 2, so nothing was published."
     )
     assert WorkflowTemplate.objects.filter(key=EXPENSE).count() == 2
+    assert not WorkflowTemplateDraft.objects.filter(tenant=acme, closed_at__isnull=True).exists()
     assert errors == []
 
 

@@ -49,6 +49,8 @@ def test_a_finance_admin_changes_a_deadline_and_a_threshold(
     page.select_option("#id_try_submitter", "alice")
     page.fill("#id_try-amountPaise", "45,000")
     page.fill("#id_try-department", "x")
+    # Try it assumes everyone acts promptly; the new deadline shows only when someone is late
+    page.get_by_label("Someone is late").check()
     page.click("input[name=_preview]")
 
     # then she sees what changes and what a ₹45,000.00 claim would do, unpublished
@@ -57,6 +59,7 @@ def test_a_finance_admin_changes_a_deadline_and_a_threshold(
     expect(diff.locator(".del")).to_contain_text(['"P2D"', '"data.amountPaise > 10000000"'])
     expect(diff.locator(".add")).to_contain_text(['"P1D"', '"data.amountPaise > 4000000"'])
     trial = page.locator("#trial")
+    expect(trial).to_contain_text("Someone is late")
     expect(trial.locator("tr", has_text="Manager").first).to_contain_text("Asks Bob")
     expect(trial.locator("tr", has_text="Deadline passed").first).to_contain_text("1 day")
     expect(trial.locator("tr", has_text="VP").first).not_to_contain_text("Skipped")

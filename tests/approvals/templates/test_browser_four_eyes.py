@@ -50,6 +50,7 @@ def test_with_four_eyes_off_save_asks_first_naming_the_consequence(
     v1 = WorkflowTemplate.objects.get(tenant=acme, key=EXPENSE, version=1)
     page = _admin(browser, live_server.url)
     page.goto(f"{live_server.url}/admin/approvals/workflowtemplate/{v1.pk}/change/")
+    expect(page.locator("[id=confirm-decision]")).to_have_count(1)  # one dialog, one id
     page.get_by_label("Step 3: Deadline: how many").fill("4")
 
     # Save asks first; the safe choice has the focus; keeping on editing publishes nothing
