@@ -101,7 +101,7 @@ class CommandResult:
     duplicate: bool = False
     recorded: int = 0  # events this command appended (none: it changed nothing)
     # What the command acted on, as it was before it, for an answer in words with no
-    # read of the workflow: absent from a duplicate's answer.
+    # read of the workflow (a duplicate's: what the first one acted on).
     acted_on: ActedOn | None = None
 
 
