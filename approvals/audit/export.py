@@ -24,6 +24,7 @@ from .daily_proof import inclusion_proof, seal_fields
 from .keys import SealKeyMissing, seal_key
 from .models import ChainSeal, DailySeal
 from .offline_verify import (
+    HASHED_COLUMNS,
     STATEMENT_FORMAT,
     events_line,
     key_id,
@@ -61,16 +62,7 @@ COLUMNS: tuple[str, ...] = (
 # (approvals.audit.offline_verify). The head is null when a filter (since, until,
 # person) leaves out part of a history, since the export cannot then show its tail.
 CHAIN_FIELDS: tuple[str, ...] = (
-    "tenant_id",
-    "created_at",
-    "payload",
-    "request_id",
-    "actor_id",
-    "on_behalf_of_id",
-    "schema_version",
-    "result",
-    "recorded",
-    "hash_format",
+    *(c for c in HASHED_COLUMNS if c not in COLUMNS),
     "workflow_version",
     "workflow_last_hash",
 )
