@@ -244,6 +244,8 @@ def _settings_changed(*, setting: str, **kwargs: Any) -> None:
         _csp_headers.cache_clear()
     if setting == "REST_FRAMEWORK":
         _renderer.cache_clear()
+    if setting == "SESSION_ENGINE":
+        _session_engine.cache_clear()
 
 
 class InboxRevalidateMiddleware:
