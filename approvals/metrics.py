@@ -30,6 +30,6 @@ REPLICA_FALLBACKS = Counter(
     "approvals_replica_fallbacks_total",
     "Reads meant for the streaming replica that went to the primary: 'unfit' (behind by"
     " more than APPROVALS_REPLICA_MAX_LAG_SECONDS, or not answering), 'failed' (it failed"
-    " under the read).",
+    " under the read), 'resumed' (it failed under a stream, which went on from the primary).",
     ["reason"],
 )

@@ -17,8 +17,9 @@ A replica further behind than ``APPROVALS_REPLICA_MAX_LAG_SECONDS`` (measured fr
 ``pg_last_xact_replay_timestamp``, checked at most every
 ``APPROVALS_REPLICA_CHECK_SECONDS`` per process), or one that does not answer, is left
 alone: the reads go to the primary until a later check finds it fit. A read that fails
-on the replica part way is read again from the primary; rows already streamed to a
-client cannot be taken back, so a stream cut after its first rows ends with an error.
+on the replica part way is read again from the primary; a stream cut after its first
+rows goes on from the primary where it stopped, when the primary's first rows are the
+ones already sent (``streamed_from_replica``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
+import hashlib
 import math
 import time
 from collections.abc import Callable, Iterator
@@ -168,23 +170,49 @@ def replica_read(read: Callable[P, T]) -> Callable[P, T]:
 
 
 def streamed_from_replica(rows: Callable[[], Iterator[T]]) -> Iterator[T]:
-    """The rows of ``rows()`` read on the replica when it is fit, else on the primary;
-    a replica failing before the first row is read again from the primary."""
+    """The rows of ``rows()`` read on the replica when it is fit, else on the primary.
+    A replica failing under the stream hands it to the primary: before the first row,
+    the primary reads it all; after, the primary reads it again, and the stream goes on
+    from where it stopped when the rows already sent are the primary's first rows too
+    (``rows()`` must give its rows in a fixed order). When they are not (something
+    committed since changed them), the stream ends with the replica's error: rows a
+    client already has cannot be taken back."""
     if not _use_replica():
         yield from rows()
         return
-    sent = False
+    sent = 0
+    digest = hashlib.sha256()
     try:
         with _on_replica():
             for row in rows():
-                sent = True
                 yield row
+                sent += 1
+                digest.update(_fingerprint(row))
         return
-    except (OperationalError, InterfaceError):
+    except (OperationalError, InterfaceError) as exc:
         _failed()
-        if sent:
-            raise
-    yield from rows()
+        failure = exc
+    if not sent:
+        yield from rows()
+        return
+    again = rows()
+    check = hashlib.sha256()
+    for _ in range(sent):
+        row = next(again, _END)
+        if row is _END:
+            raise failure
+        check.update(_fingerprint(row))
+    if check.digest() != digest.digest():
+        raise failure
+    metrics.REPLICA_FALLBACKS.labels("resumed").inc()
+    yield from again
+
+
+_END: Any = object()
+
+
+def _fingerprint(row: object) -> bytes:
+    return repr(row).encode()
 
 
 def _failed() -> None:

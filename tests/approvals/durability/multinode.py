@@ -4,7 +4,7 @@ with DATABASE_URL and CELERY_BROKER_URL in the environment:
 ``python multinode.py seed QUEUE``
     seeds the demo organisation, publishes the ``multinode`` template (an activity on
     QUEUE, then the manager's approval with a one-second reminder) and prints
-    ``{"alice": token, "bob": token}``.
+    ``{"alice": token, "bob": token, "audrey": token}``.
 
 ``python multinode.py worker QUEUE``
     the production Celery worker with ``multinode_effect`` registered.
@@ -89,7 +89,7 @@ def seed(queue: str) -> None:
     workflow_template_publish(tenant=tenant, definition=template(queue))
     tokens = {
         name: token_issue(user=User.objects.get(username=name), name="multinode")[1]
-        for name in ("alice", "bob")
+        for name in ("alice", "bob", "audrey")  # audrey: the auditor, who searches and exports
     }
     print(json.dumps(tokens), flush=True)
 

@@ -24,13 +24,14 @@ django.setup()
 
 import psycopg  # noqa: E402
 from django.conf import settings  # noqa: E402
-from django.db import connections  # noqa: E402
+from django.db import connections, transaction  # noqa: E402
 from rest_framework.test import APIClient  # noqa: E402
 
 from approvals import metrics  # noqa: E402
+from approvals.audit.export import ExportFilter, audit_export  # noqa: E402
 from approvals.demo import seed_demo  # noqa: E402
 from approvals.models import User  # noqa: E402
-from approvals.runtime import replica  # noqa: E402
+from approvals.runtime import replica, tenant_scope  # noqa: E402
 from approvals.services.tokens import token_issue  # noqa: E402
 
 APP = os.environ["PGAPPNAME"]
@@ -175,8 +176,22 @@ def main() -> dict[str, Any]:
     replica._checked.clear()
     seen["found_caught_up"] = _found(bob)
 
-    # the replica stops: the next searches answer from the primary
-    subprocess.run(json.loads(os.environ["REPLICA_STOP"]), check=True, capture_output=True)
+    # the replica stops under an export's download, after its first lines: the rest of
+    # the download comes from the primary, and it reads as the primary's own export
+    settings.APPROVALS_AUDIT_EXPORT_CHUNK = 1  # a round trip per event: cut part way
+    replica._checked.clear()
+    with transaction.atomic(), tenant_scope.acting_for(acme.pk):
+        lines = audit_export(tenant_id=acme.pk, filters=ExportFilter(), fmt="jsonl")
+        head = [next(lines) for _ in range(3)]
+        seen["replica_under_export"] = _ours(replica_url)
+        subprocess.run(json.loads(os.environ["REPLICA_STOP"]), check=True, capture_output=True)
+        seen["export_cut"] = head + list(lines)
+        seen["export_primary"] = list(
+            audit_export(tenant_id=acme.pk, filters=ExportFilter(), fmt="jsonl")
+        )
+    seen["fallbacks_after_export"] = _fallbacks()
+
+    # the replica stopped: the next searches answer from the primary
     seen["found_replica_down"] = _found(bob)
     seen["found_replica_down_again"] = _found(bob)
     seen["primary_after_fallback"] = _ours(primary_url)

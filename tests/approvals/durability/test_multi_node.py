@@ -13,6 +13,14 @@ the broker goes away for the test's virtual host: every connection to it is clos
 new ones are refused for a few seconds (the machine's RabbitMQ, and every other virtual
 host on it, keeps running).
 
+The nodes also have a streaming replica of the cluster (``pg_basebackup -R``, a hot
+standby on a port of its own) as ``DATABASE_REPLICA_URL``. All along, the auditor
+searches and exports on both nodes; ``pg_stat_activity`` of both servers, watched
+throughout, shows the searches and the exports read on the replica and the commands
+written on the primary. Late in the run the replica is stopped for a few seconds and
+started again: every search and export asked meanwhile answers in full, from the
+primary.
+
 Afterwards every start and decision that got a 2xx is in the history exactly once,
 every workflow ran its activity to one success (and the downstream system saw one
 effect per workflow), every due reminder fired once, and ``verify_audit`` passes."""
@@ -135,6 +143,59 @@ class Cluster:
         self.start()
 
 
+# The application name the nodes' connections carry (libpq's PGAPPNAME), by which the
+# watcher tells them from its own in pg_stat_activity.
+NODE_APP = "approvals-multinode"
+
+
+def standby_of(primary: Cluster, root: Path) -> Cluster:
+    """A hot standby streaming from ``primary``: a base backup with ``-R`` (the standby
+    signal and the primary's connection), on a port and socket folder of its own."""
+    root.mkdir()
+    shutil.chown(root, "postgres", "postgres")
+    standby = Cluster(root)
+    run(
+        as_postgres(
+            str(PG_BIN / "pg_basebackup"),
+            *("-h", "127.0.0.1", "-p", str(primary.port), "-U", "postgres"),
+            *("-D", str(standby.data), "-R", "-X", "stream"),
+        ),
+        timeout=300,
+    )
+    with (standby.data / "postgresql.conf").open("a") as conf:
+        conf.write(f"port = {standby.port}\nunix_socket_directories = '{root}'\nhot_standby = on\n")
+    standby.start()
+    return standby
+
+
+@dataclass
+class Watcher:
+    """Every statement the nodes' connections were seen running on each server, from
+    ``pg_stat_activity`` polled by a connection of the watcher's own."""
+
+    ports: dict[str, int]  # server name -> port
+    seen: dict[str, set[str]] = field(default_factory=dict)
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    def poll(self) -> None:
+        import psycopg
+
+        while not self.stop.wait(0.2):
+            for name, port in self.ports.items():
+                url = f"postgres://postgres@127.0.0.1:{port}/approvals"
+                with contextlib.suppress(psycopg.Error):  # a server away for a fault
+                    with psycopg.connect(url, connect_timeout=2, autocommit=True) as conn:
+                        rows = conn.execute(
+                            "SELECT query FROM pg_stat_activity WHERE application_name = %s",
+                            [NODE_APP],
+                        ).fetchall()
+                    self.seen.setdefault(name, set()).update(str(q) for (q,) in rows)
+
+    def statements(self, server: str, table: str) -> list[str]:
+        """What the nodes ran on ``server`` reading or writing ``table``."""
+        return [q for q in self.seen.get(server, ()) if f'"{table}"' in q or f" {table} " in q]
+
+
 def pgbouncer_config(root: Path, db_port: int, port: int) -> Path:
     """Transaction pooling; the app's own statements are not prepared
     (APPROVALS_DB_PREPARE_THRESHOLD=off), as this PgBouncer cannot keep them."""
@@ -202,6 +263,61 @@ def request(port: int, method: str, path: str, token: str, body: Any, **headers:
         raise OSError(str(exc)) from exc
     finally:
         conn.close()
+
+
+def read(port: int, path: str, token: str) -> tuple[int, bytes]:
+    """(status, body) of one GET; status 0 when the node is away or the answer is cut."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=15)
+    try:
+        conn.request("GET", path, headers={"Authorization": f"Bearer {token}"})
+        response = conn.getresponse()
+        return response.status, response.read()
+    except (OSError, http.client.HTTPException):
+        return 0, b""
+    finally:
+        conn.close()
+
+
+SEARCH = "/api/workflows?template=multinode&limit=20"
+EXPORT = "/api/audit/export?format=jsonl"
+
+
+@dataclass
+class Readers:
+    """The auditor searching and exporting on either node until stopped: each answer
+    by when it came (time.monotonic()), what was read and its status. A search is whole
+    when it parses; an export when its last line is its signed summary (a stream cut
+    part way has none)."""
+
+    ports: list[int]
+    token: str
+    answers: list[tuple[float, str, int]] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            for kind, path in (("search", SEARCH), ("export", EXPORT)):
+                status, body = read(random.choice(self.ports), path, self.token)
+                if status == 200 and not self._whole(kind, body):
+                    status = 0  # cut part way: not an answer
+                self.answers.append((time.monotonic(), kind, status))
+                if status not in (0, 200) and status < 500:
+                    self.failures.append(f"{path}: {status} {body[:300]!r}")
+            time.sleep(0.1)
+
+    @staticmethod
+    def _whole(kind: str, body: bytes) -> bool:
+        try:
+            if kind == "search":
+                return isinstance(json.loads(body)["workflows"], list)
+            last = json.loads(body.rstrip().rsplit(b"\n", 1)[-1])
+            return "export" in last
+        except (ValueError, KeyError):
+            return False
+
+    def between(self, start: float, end: float) -> list[tuple[str, int]]:
+        return [(kind, status) for at, kind, status in self.answers if start <= at <= end]
 
 
 @dataclass
@@ -386,7 +502,28 @@ def _run(root: Path, cluster: Cluster, procs: Processes, vhost: str) -> None:
     )
     assert seeded.returncode == 0, seeded.stderr
     tokens = json.loads(seeded.stdout.strip().splitlines()[-1])
+    # the reads of committed history on a streaming replica of the cluster
+    standby = standby_of(cluster, root / "standby")
+    env["DATABASE_REPLICA_URL"] = f"postgres://postgres@127.0.0.1:{standby.port}/approvals"
+    env["APPROVALS_REPLICA_CHECK_SECONDS"] = "1"
+    env["PGAPPNAME"] = NODE_APP
+    try:
+        _drive(cluster, standby, procs, env, tokens, queue, vhost)
+    finally:
+        with contextlib.suppress(AssertionError):
+            standby.stop()
 
+
+def _drive(
+    cluster: Cluster,
+    standby: Cluster,
+    procs: Processes,
+    env: dict[str, str],
+    tokens: dict[str, str],
+    queue: str,
+    vhost: str,
+) -> None:
+    manage = [sys.executable, str(ROOT / "manage.py")]
     ports = [free_port(), free_port()]
 
     def node(i: int) -> Any:
@@ -400,14 +537,21 @@ def _run(root: Path, cluster: Cluster, procs: Processes, vhost: str) -> None:
     for port in ports:
         wait_until(functools.partial(listening, port), timeout=60, what=f"node on {port}")
 
-    # when clients drive both nodes while a node, PostgreSQL and RabbitMQ go down
+    # when clients drive both nodes while a node, PostgreSQL and RabbitMQ go down, and
+    # the auditor searches and exports all along
     clients = Clients(ports, tokens)
     numbers = list(range(WORKFLOWS))
     threads = [
         threading.Thread(target=clients.run, args=(numbers[i::CLIENTS],), daemon=True)
         for i in range(CLIENTS)
     ]
-    for thread in threads:
+    readers = Readers(ports, tokens["audrey"])
+    watcher = Watcher({"primary": cluster.port, "replica": standby.port})
+    watching = [
+        threading.Thread(target=readers.run, daemon=True),
+        threading.Thread(target=watcher.poll, daemon=True),
+    ]
+    for thread in [*threads, *watching]:
         thread.start()
 
     def at(fraction: float, fault: str) -> None:
@@ -427,10 +571,39 @@ def _run(root: Path, cluster: Cluster, procs: Processes, vhost: str) -> None:
     cluster.restart()
     at(0.6, "RabbitMQ away for the test's virtual host")
     broker_outage(vhost)
+    at(0.8, "the replica stopped and started")
+    standby.stop()
+    away = time.monotonic()
+    time.sleep(OUTAGE)
+    standby.start()
+    back = time.monotonic()
     for thread in threads:
         thread.join(timeout=150)
+    time.sleep(2.0)  # a few reads from the replica again
+    readers.stop.set()
+    watcher.stop.set()
+    for thread in watching:
+        thread.join(timeout=30)
     assert clients.failures == []
     assert clients.done == WORKFLOWS
+
+    # every search and export asked while the replica was away answered in full
+    assert readers.failures == []
+    while_away = readers.between(away, back)
+    assert {kind for kind, _ in while_away} == {"search", "export"}, while_away
+    assert [status for _, status in while_away] == [200] * len(while_away), while_away
+    print(
+        f"{len(readers.answers)} searches and exports, {len(while_away)} while the replica was away"
+    )
+    # the searches and the exports read on the replica, the commands wrote on the primary
+    assert watcher.statements("replica", "approvals_workflow"), watcher.seen.get("replica")
+    assert watcher.statements("replica", "approvals_workflowevent"), watcher.seen.get("replica")
+    assert not [
+        q
+        for q in watcher.seen.get("replica", ())
+        if q.lstrip().upper().startswith(("INSERT", "UPDATE"))
+    ]
+    assert watcher.statements("primary", "approvals_workflowevent"), watcher.seen.get("primary")
 
     # then, once the pollers and workers are through, every 2xx is in the history once
     def settled() -> dict[str, Any] | None:

@@ -10,6 +10,8 @@ and this test checks in ``pg_stat_activity`` of both servers where each read wen
   that tenant's rows, acting for none shows none;
 - a replica paused behind the primary past the setting is only asked its lag, and the
   search answers from the primary;
+- a replica stopped under an export's download, after its first lines, loses none: the
+  download goes on from the primary and reads as the primary's own export;
 - a stopped replica loses no search: they answer, the same, from the primary; the lag
   gauge reads NaN."""
 
@@ -172,6 +174,18 @@ def test_search_reads_from_the_replica_and_falls_back_to_the_primary(pair: Pair)
     (last, _), *_ = seen["replica_while_lagging"]
     assert "pg_last_xact_replay_timestamp" in last
     assert seen["found_caught_up"] == [wid]
+
+    # stopped under an export's download: it went on from the primary, and it is the
+    # primary's export line for line (but the signed statement's own time and signature)
+    # (its last statement there: the events' query, or a fetch from its cursor)
+    under = [q for q, _ in seen["replica_under_export"]]
+    assert any("approvals_workflowevent" in q or "FETCH" in q.upper() for q in under), under
+    cut, whole = seen["export_cut"], seen["export_primary"]
+    assert len(cut) == len(whole) > 4
+    assert cut[:-1] == whole[:-1]
+    statement = json.loads(cut[-1])["export"]
+    assert statement["events"] == sum('"seq"' in line for line in cut[:-1]) > 0
+    assert seen["fallbacks_after_export"].get("resumed", 0) == 1
 
     # stopped: no search lost, the same answer from the primary; the gauge says so
     assert seen["found_replica_down"] == [wid]
