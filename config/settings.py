@@ -420,7 +420,7 @@ STORAGES: dict[str, dict[str, Any]] = {
     "archive": archive_storage(os.environ, str(BASE_DIR / "archive")),
 }
 # How many years a workflow's history is kept after it finishes, unless its
-# organisation sets otherwise (approvals.audit.archive; RetentionPolicy).
+# organisation sets otherwise (approvals.audit.retention; RetentionPolicy).
 APPROVALS_RETENTION_YEARS = env_int("APPROVALS_RETENTION_YEARS", 7)
 
 # --- E-mail ---------------------------------------------------------------------------

@@ -4,7 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from approvals.audit.archive import ArchiveError, hold_set
+from approvals.audit.retention import ArchiveError, hold_set
 from approvals.models import User
 
 

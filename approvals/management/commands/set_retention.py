@@ -4,7 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from approvals.audit.archive import ArchiveError, retention_set
+from approvals.audit.retention import ArchiveError, retention_set
 
 from ._tenants import tenant_by_slug
 

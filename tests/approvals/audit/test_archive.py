@@ -23,20 +23,18 @@ from django.core.management.base import CommandError
 from django.db import ProgrammingError, connection, transaction
 
 from approvals import clock
-from approvals.audit import archive, offline_verify
-from approvals.audit.archive import (
+from approvals.audit import archive, offline_verify, retention
+from approvals.audit.archive import archive_check, archive_names, month_archive
+from approvals.audit.models import ArchivedMonth, LegalHold
+from approvals.audit.restore import month_restore
+from approvals.audit.retention import (
     ArchiveError,
     ArchiveRefused,
-    archive_check,
-    archive_names,
     hold_set,
-    month_archive,
     month_refusals,
-    month_restore,
     retention_set,
     retention_years,
 )
-from approvals.audit.models import ArchivedMonth, LegalHold
 from approvals.audit.seal import seal_all
 from approvals.audit.verify import audit_verify
 from approvals.models import Tenant, User, Workflow, WorkflowEvent, history_month
@@ -195,7 +193,7 @@ def test_a_month_is_refused_in_words_while_running_within_retention_or_on_hold(
         month_archive(month)
     assert "expense R-1" in str(refused.value) and "is still running" in str(refused.value)
     # a month of many reasons keeps the first ones and counts the rest
-    monkeypatch.setattr(archive, "REFUSALS_KEPT", 1)
+    monkeypatch.setattr(retention, "REFUSALS_KEPT", 1)
     kept = month_refusals(month)
     assert len(kept) == 2 and "expense R-1" in kept[0] and kept[1] == "and 1 more"
     monkeypatch.undo()
