@@ -25,7 +25,9 @@ import gzip
 import hashlib
 import hmac
 import json
+import logging
 import os
+import re
 import signal
 import tempfile
 from collections import defaultdict
@@ -33,10 +35,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from django.conf import settings
 from django.core.files import File
-from django.core.files.storage import Storage, storages
+from django.core.files.storage import FileSystemStorage, Storage, storages
 from django.db import connection, transaction
-from django.db.models import Count
+from django.db.models import Count, Max
 
 from .. import clock
 from ..models import Tenant, Workflow, WorkflowEvent, history_month
@@ -48,11 +51,15 @@ from .models import ArchivedMonth, DailySeal, LegalHold
 from .retention import (
     ArchiveError,
     ArchiveRefused,
+    kept_until,
     month_bounds,
+    month_due,
     month_refusals,
     month_words,
 )
 from .seal import key_id, seal_key
+
+logger = logging.getLogger(__name__)
 
 ALIAS = "archive"
 MANIFEST_FORMAT = "approvals-history-archive-v1"
@@ -60,7 +67,12 @@ KILL_AT = "APPROVALS_ARCHIVE_KILL_AT"
 # Steps at which ``KILL_AT`` may stop the archiver.
 STEPS = ("data-written", "written", "verified", "detached", "dropped")
 CHUNK = 2000
+READ_ONLY = 0o444  # an archive file on the local disk
 
+STORE_REFUSED = (
+    "The archive store refused to keep {name} ({error}); the month stays in the database. "
+    "An S3 bucket must have Object Lock enabled."
+)
 NOTHING = "{month} has no events in the database and no archive: there is nothing to do."
 IN_DEFAULT = (
     "{month} has no partition of its own: its events are in the default partition. Create "
@@ -89,12 +101,49 @@ def manifest_signature(manifest: dict[str, Any], *, key: bytes) -> str:
     return hmac.new(key, MANIFEST_FORMAT.encode() + b"\n" + _canonical(body), "sha256").hexdigest()
 
 
-def _save(storage: Storage, name: str, content: IO[bytes]) -> None:
+def _save(storage: Storage, name: str, content: IO[bytes], *, retain_until: dt.datetime) -> None:
+    """Write one archive object, locked as far as the store allows: on an S3-compatible
+    store under Object Lock until ``retain_until`` (``APPROVALS_ARCHIVE_OBJECT_LOCK_MODE``;
+    a bucket without Object Lock refuses the write, so the month stays live), on the
+    local disk read-only (0444), which stops a slip, not the files' owner or root."""
     if storage.exists(name):
-        storage.delete(name)
-    saved = storage.save(name, File(content, name=name))
+        storage.delete(name)  # on a versioned bucket: a delete marker; the locked version stays
+    try:
+        saved = _locking(storage, retain_until).save(name, File(content, name=name))
+    except Exception as exc:  # the store's own error: botocore's ClientError, an OSError
+        raise ArchiveError(STORE_REFUSED.format(name=name, error=exc)) from exc
     if saved != name:
         raise ArchiveError(f"The archive store kept {name} as {saved}; it must keep the name.")
+    if isinstance(storage, FileSystemStorage):
+        os.chmod(storage.path(name), READ_ONLY)
+
+
+def _locking(storage: Storage, retain_until: dt.datetime) -> Storage:
+    """``storage``, or for an S3 store the same store writing under Object Lock."""
+    from storages.backends.s3 import S3Storage  # boto3: imported only when archiving
+
+    if not isinstance(storage, S3Storage):
+        return storage
+    options = dict(settings.STORAGES[ALIAS].get("OPTIONS", {}))
+    options["object_parameters"] = {
+        **options.get("object_parameters", {}),
+        "ObjectLockMode": settings.APPROVALS_ARCHIVE_OBJECT_LOCK_MODE,
+        "ObjectLockRetainUntilDate": whole_seconds_up(retain_until),
+    }
+    return type(storage)(**options)
+
+
+def whole_seconds_up(at: dt.datetime) -> dt.datetime:
+    """``at`` rounded up to the second (a store keeps a lock's date in whole seconds:
+    rounding down would end the lock before the retention)."""
+    return at if not at.microsecond else at.replace(microsecond=0) + dt.timedelta(seconds=1)
+
+
+def _last_event_at(tenant_id: int, month: dt.date) -> dt.datetime | None:
+    """The organisation's last event of ``month``: its last workflow's finish."""
+    events = WorkflowEvent.objects.filter(tenant_id=tenant_id, history_month=month)
+    last: dt.datetime | None = events.aggregate(last=Max("created_at"))["last"]
+    return last
 
 
 def _live_heads(tenant_id: int, month: dt.date) -> dict[str, list[Any]]:
@@ -105,9 +154,10 @@ def _live_heads(tenant_id: int, month: dt.date) -> dict[str, list[Any]]:
     return {str(pk): [version, last_hash] for pk, version, last_hash in rows}
 
 
-def _write(tenant: Tenant, month: dt.date) -> dict[str, Any]:
+def _write(tenant: Tenant, month: dt.date, *, retain_until: dt.datetime) -> dict[str, Any]:
     """Write one organisation's events of ``month`` and then their manifest (the
-    manifest last: an archive without one is unfinished and is written again)."""
+    manifest last: an archive without one is unfinished and is written again), each
+    locked until ``retain_until``."""
     storage = _storage()
     data_name, manifest_name = archive_names(tenant.pk, month)
     qs = _rows(
@@ -129,7 +179,7 @@ def _write(tenant: Tenant, month: dt.date) -> dict[str, Any]:
         raw.seek(0)
         digest = _sha256(raw)
         raw.seek(0)
-        _save(storage, data_name, raw)
+        _save(storage, data_name, raw, retain_until=retain_until)
     _step("data-written")
     key = seal_key()
     manifest: dict[str, Any] = {
@@ -154,7 +204,7 @@ def _write(tenant: Tenant, month: dt.date) -> dict[str, Any]:
     with tempfile.TemporaryFile() as f:
         f.write(json.dumps(manifest, indent=1, sort_keys=True).encode())
         f.seek(0)
-        _save(storage, manifest_name, f)
+        _save(storage, manifest_name, f, retain_until=retain_until)
     return manifest
 
 
@@ -453,9 +503,11 @@ def _month_archive(month: dt.date, *, dry_run: bool) -> ArchiveResult:
         return result
     checks: list[ArchiveCheck] = []
     for tenant in Tenant.objects.filter(pk__in=result.tenants).order_by("pk"):
+        last_finished = _last_event_at(tenant.pk, month) or clock.now()
         check = archive_check(tenant.pk, month)
         if not check.ok or _against_live(check):  # unwritten, unfinished or stale
-            manifest = _write(tenant, month)
+            retain_until = kept_until(tenant.pk, last_finished)
+            manifest = _write(tenant, month, retain_until=retain_until)
             result.written.append(tenant.pk)
             check = archive_check(tenant.pk, month)
         else:
@@ -473,6 +525,7 @@ def _month_archive(month: dt.date, *, dry_run: bool) -> ArchiveResult:
                 "signature": manifest["signature"],
                 "written_at": dt.datetime.fromisoformat(manifest["written_at"]),
                 "dropped_at": None,
+                "last_finished_at": last_finished,
             },
         )
     _step("written")
@@ -500,6 +553,76 @@ def _month_archive(month: dt.date, *, dry_run: bool) -> ArchiveResult:
     _step("dropped")
     result.dropped = True
     return result
+
+
+# -- the periodic job -------------------------------------------------------------------
+
+JOB_LOCK = "archive:job"
+_PARTITION_NAME = re.compile(rf"^{EVENTS}_p(\d{{4}})(\d{{2}})$")
+
+
+@dataclass
+class DueRun:
+    """What one run of the job did: the months it archived, the months it left live
+    and why (in words), and whether another run held the job."""
+
+    archived: list[dt.date] = field(default_factory=list)
+    kept: dict[dt.date, list[str]] = field(default_factory=dict)
+    busy: bool = False
+
+
+def months_archive_due() -> DueRun:
+    """The job archive-history: archive and drop, oldest first, every month past the
+    live window of all its workflows' organisations and held by none, and finish the
+    months a stopped run left half-way (detached, or dropped but not recorded). One run
+    at a time (a session advisory lock); a second returns at once with ``busy``. Each
+    month goes through ``month_archive``, which a kill at any point leaves either live
+    or archived, and the next run finishes.
+
+    A partition holds a month of every organisation (the events are partitioned by
+    month alone), so a month leaves when it may leave for all of them: one held
+    organisation keeps the month live for the others too."""
+    run = DueRun()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(hashtext(%s))", [JOB_LOCK])
+        if not cursor.fetchone()[0]:
+            run.busy = True
+            return run
+    try:
+        now = clock.now()
+        for month in _months_to_look_at():
+            if not month_due(month, now=now):
+                continue
+            try:
+                month_archive(month)
+            except ArchiveRefused as refused:
+                run.kept[month] = refused.reasons
+                continue
+            except ArchiveError as exc:  # another run holds the month; a bad archive
+                run.kept[month] = [str(exc)]
+                logger.warning("history archive: %s stays live: %s", month_words(month), exc)
+                continue
+            run.archived.append(month)
+            logger.info("history archive: %s archived and dropped", month_words(month))
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(hashtext(%s))", [JOB_LOCK])
+    return run
+
+
+def _months_to_look_at() -> list[dt.date]:
+    """Every month with a partition (attached or left detached by a stopped run) or an
+    archive not yet recorded as dropped, oldest first; this month and later excluded."""
+    this_month = clock.now().astimezone(dt.UTC).date().replace(day=1)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT relname FROM pg_class WHERE relkind IN ('r', 'p') AND relname LIKE %s",
+            [f"{EVENTS}_p%"],
+        )
+        names = [row[0] for row in cursor.fetchall()]
+    months = {dt.date(int(m[1]), int(m[2]), 1) for n in names if (m := _PARTITION_NAME.match(n))}
+    months.update(ArchivedMonth.objects.filter(dropped_at=None).values_list("month", flat=True))
+    return sorted(m for m in months if m < this_month)
 
 
 # -- verify_audit's view of archived months ----------------------------------------------

@@ -1,12 +1,20 @@
 """Retention and legal holds: who and what may leave the live database, and when.
 
-A workflow's history is kept for its organisation's retention (``RetentionPolicy``,
-else ``APPROVALS_RETENTION_YEARS``: seven years) after it finishes, and for as long as
-a legal hold is on it or on its organisation (``LegalHold``, set by an auditor or an
-organisation admin with a reason, append-only and signed with the seal key). A month's
-partition (every event carries the month its workflow started, migration 0029) may be
-archived when every workflow of it has finished, is past its retention, and is held by
-none; otherwise ``month_refusals`` says, in words, which workflows keep it.
+Two spans per organisation (``RetentionPolicy``, else the deployment's settings):
+- the live window (``APPROVALS_LIVE_MONTHS``: twelve months): how long after it
+  finishes a workflow's history stays in the live database;
+- the retention (``APPROVALS_RETENTION_YEARS``: seven years): how long after it finishes
+  it is kept at all, in the database or the archive.
+A legal hold (``LegalHold``, set by an auditor or an organisation admin with a reason,
+append-only and signed with the seal key) on a workflow or on its whole organisation
+keeps its history live whatever the spans say. A month's partition (every event carries
+the month its workflow started, migration 0029) may leave the live database when every
+workflow of it finished more than its organisation's live window ago and none is held;
+otherwise ``month_refusals`` says, in words, which workflows keep it.
+
+Retention governs deleting an archived month, not archiving it: ``deletable`` answers
+whether one organisation's archived month may be deleted (what deletes it is another
+part); ``kept_until`` is the date the archive's objects are locked until.
 
 The archiver (approvals.audit.archive) asks this module; restoring
 (approvals.audit.restore) asks nothing of it."""
@@ -27,7 +35,7 @@ from .. import access, clock
 from ..models import Tenant, User, Workflow
 from ..runtime import tenant_scope
 from ..runtime.partitions import month_add
-from .models import LegalHold, RetentionPolicy
+from .models import ArchivedMonth, LegalHold, RetentionPolicy
 from .seal import key_id, seal_key
 
 HOLD_FORMAT = "approvals-legal-hold-v1"
@@ -40,9 +48,17 @@ HOLD_WHO = "Only an auditor or an organisation admin may put or take off a legal
 HOLD_REASON = "Say why: a legal hold needs a reason."
 HOLD_OTHER = "That workflow is not one of your organisation's."
 RUNNING = "{wf} is still running"
+LIVE = (
+    "{wf} finished on {finished:%d %B %Y} and stays live until {until:%d %B %Y} "
+    "(its organisation's live window of {window})"
+)
 KEPT = (
-    "{wf} finished on {finished:%d %B %Y} and is kept until {until:%d %B %Y} "
-    "({years} after it finished)"
+    "{month} of {tenant} is kept until {until:%d %B %Y} ({years} after its last workflow finished)"
+)
+NOT_DROPPED = "{month} of {tenant} is still in the live database: it is not archived."
+RETENTION_RANGE = "Retention is a whole number of years from 1 to 100."
+WINDOW_RANGE = (
+    "The live window is a whole number of months from 1 to the retention ({most} months)."
 )
 HELD = "{wf} is on legal hold since {at:%d %B %Y}, put by {by}: {reason}"
 TENANT_HELD = "{tenant} is on legal hold since {at:%d %B %Y}, put by {by}: {reason}"
@@ -74,16 +90,38 @@ def month_parse(text: str) -> dt.date:
 
 
 def retention_years(tenant_id: int) -> int:
+    return spans(tenant_id)[0]
+
+
+def live_months(tenant_id: int) -> int:
+    return spans(tenant_id)[1]
+
+
+def spans(tenant_id: int) -> tuple[int, int]:
+    """(retention in years, live window in months) of one organisation."""
     policy = RetentionPolicy.objects.filter(tenant_id=tenant_id).first()
-    return policy.years if policy is not None else int(settings.APPROVALS_RETENTION_YEARS)
+    years = policy.years if policy is not None else int(settings.APPROVALS_RETENTION_YEARS)
+    window = policy.live_months if policy is not None else None
+    return years, int(settings.APPROVALS_LIVE_MONTHS) if window is None else window
 
 
 @tenant_scope.atomic_for_tenant_of("tenant")
-def retention_set(*, tenant: Tenant, years: int, by: str) -> RetentionPolicy:
+def retention_set(
+    *, tenant: Tenant, by: str, years: int | None = None, live_months: int | None = None
+) -> RetentionPolicy:
+    """Set an organisation's retention (years after a workflow finishes) and/or its
+    live window (months after it finishes that it stays in the live database). The
+    window is at least a month and at most the retention."""
+    current_years, current_window = spans(tenant.pk)
+    years = current_years if years is None else years
+    window = current_window if live_months is None else live_months
     if not 1 <= years <= 100:
-        raise ArchiveError("Retention is a whole number of years from 1 to 100.")
+        raise ArchiveError(RETENTION_RANGE)
+    if not 1 <= window <= years * 12:
+        raise ArchiveError(WINDOW_RANGE.format(most=years * 12))
     policy, _ = RetentionPolicy.objects.update_or_create(
-        tenant=tenant, defaults={"years": years, "set_by": by, "set_at": clock.now()}
+        tenant=tenant,
+        defaults={"years": years, "live_months": window, "set_by": by, "set_at": clock.now()},
     )
     return policy
 
@@ -93,6 +131,19 @@ def _years_after(at: dt.datetime, years: int) -> dt.datetime:
         return at.replace(year=at.year + years)
     except ValueError:  # 29 February
         return at.replace(year=at.year + years, day=28)
+
+
+def _months_after(at: dt.datetime, months: int) -> dt.datetime:
+    moved = month_add(at.date().replace(day=1), months)
+    last_day = (month_add(moved, 1) - dt.timedelta(days=1)).day
+    return at.replace(year=moved.year, month=moved.month, day=min(at.day, last_day))
+
+
+def kept_until(tenant_id: int, last_finished: dt.datetime) -> dt.datetime:
+    """The end of the retention of history whose last workflow finished at
+    ``last_finished``: when an archive of it may be deleted (a hold aside), and the
+    date its objects are locked until."""
+    return _years_after(last_finished, retention_years(tenant_id))
 
 
 def hold_signature(*, key: bytes, hold: LegalHold) -> str:
@@ -192,7 +243,7 @@ def month_refusals(month: dt.date) -> list[str]:
     in_month = Workflow.objects.filter(created_at__gte=start, created_at__lt=end)
     tenants = set(in_month.order_by().values_list("tenant_id", flat=True).distinct())
     holds = holds_in_force(tenants)
-    years = {t: retention_years(t) for t in tenants}
+    windows = {t: live_months(t) for t in tenants}
     reasons: list[str] = []
     more = 0
 
@@ -220,9 +271,9 @@ def month_refusals(month: dt.date) -> list[str]:
         hold = holds.get((wf["tenant_id"], str(wf["id"])))
         if hold is not None:
             add(HELD.format(wf=words, at=hold.at, by=hold.by, reason=hold.reason))
-        last, kept = wf["last"], years[wf["tenant_id"]]
-        if last is not None and (until := _years_after(last, kept)) > now:
-            add(KEPT.format(wf=words, finished=last, until=until, years=_years(kept)))
+        last, window = wf["last"], windows[wf["tenant_id"]]
+        if last is not None and (until := _months_after(last, window)) > now:
+            add(LIVE.format(wf=words, finished=last, until=until, window=_months(window)))
     if more:
         reasons.append(f"and {more} more")
     return reasons
@@ -230,6 +281,63 @@ def month_refusals(month: dt.date) -> list[str]:
 
 def _years(n: int) -> str:
     return f"{n} year" if n == 1 else f"{n} years"
+
+
+def _months(n: int) -> str:
+    return f"{n} month" if n == 1 else f"{n} months"
+
+
+def month_due(month: dt.date, *, now: dt.datetime) -> bool:
+    """Whether ``month`` is old enough that some organisation's live window may have
+    passed for all of it: a cheap first sieve before ``month_refusals`` reads the
+    month's workflows (a workflow finishes after its month ends)."""
+    shortest = min(
+        [int(settings.APPROVALS_LIVE_MONTHS)]
+        + [
+            m
+            for m in RetentionPolicy.objects.exclude(live_months=None).values_list(
+                "live_months", flat=True
+            )
+            if m is not None
+        ]
+    )
+    return _months_after(month_bounds(month)[1], shortest) <= now
+
+
+# -- whether an archived month may be deleted --------------------------------------------
+
+
+def deletable(archived: ArchivedMonth, *, now: dt.datetime | None = None) -> list[str]:
+    """Why one organisation's archived month may not be deleted yet, one reason a line;
+    empty when it may: it has left the live database, its retention has ended (counted
+    from its last workflow's finish) and no legal hold is on the organisation or on any
+    of the month's workflows. The deleting itself (objects, then a tombstone) is not
+    this module's."""
+    now = clock.now() if now is None else now
+    tenant = Tenant.objects.get(pk=archived.tenant_id)
+    month = month_words(archived.month)
+    if archived.dropped_at is None:
+        return [NOT_DROPPED.format(month=month, tenant=tenant.name)]
+    reasons = []
+    last = archived.last_finished_at or archived.written_at
+    until = kept_until(tenant.pk, last)
+    if until > now:
+        years = _years(retention_years(tenant.pk))
+        reasons.append(KEPT.format(month=month, tenant=tenant.name, until=until, years=years))
+    holds = holds_in_force({tenant.pk})
+    if (hold := holds.get((tenant.pk, None))) is not None:
+        reasons.append(
+            TENANT_HELD.format(tenant=tenant.name, at=hold.at, by=hold.by, reason=hold.reason)
+        )
+    start, end = month_bounds(archived.month)
+    in_month = Workflow.objects.filter(
+        tenant_id=tenant.pk, created_at__gte=start, created_at__lt=end
+    )
+    for wf in in_month.order_by("created_at", "pk").values("id", "subject_type", "subject_id"):
+        if (hold := holds.get((tenant.pk, str(wf["id"])))) is not None:
+            words = _workflow_words(wf)
+            reasons.append(HELD.format(wf=words, at=hold.at, by=hold.by, reason=hold.reason))
+    return reasons
 
 
 def _terminal() -> frozenset[str]:
