@@ -120,7 +120,8 @@ def _save(storage: Storage, name: str, content: IO[bytes], *, retain_until: dt.d
 
 def _locking(storage: Storage, retain_until: dt.datetime) -> Storage:
     """``storage``, or for an S3 store the same store writing under Object Lock."""
-    from storages.backends.s3 import S3Storage  # boto3: imported only when archiving
+    # boto3 is imported only when archiving
+    from storages.backends.s3 import S3Storage  # type: ignore[import-untyped]
 
     if not isinstance(storage, S3Storage):
         return storage

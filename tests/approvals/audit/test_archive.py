@@ -607,7 +607,7 @@ def locked_bucket(settings: Any) -> Iterator[tuple[Any, str]]:
 def test_archive_objects_on_s3_are_locked_until_retention_ends(
     acme: Tenant, locked_bucket: tuple[Any, str], settings: Any, mode: str
 ) -> None:
-    from botocore.exceptions import ClientError
+    from botocore.exceptions import ClientError  # type: ignore[import-untyped]
 
     client, bucket = locked_bucket
     settings.APPROVALS_ARCHIVE_OBJECT_LOCK_MODE = mode
@@ -780,3 +780,32 @@ def test_the_job_killed_anywhere_leaves_each_month_live_or_archived_once(
     for month in (older, newer):
         month_restore(month)
         assert _events(month) == before[month]
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"APPROVALS_LIVE_MONTHS": "0"}, "APPROVALS_LIVE_MONTHS must be from 1 to the retention"),
+        (
+            {"APPROVALS_LIVE_MONTHS": "13", "APPROVALS_RETENTION_YEARS": "1"},
+            "(12 months), got 13",
+        ),
+        (
+            {"APPROVALS_ARCHIVE_OBJECT_LOCK_MODE": "compliance-ish"},
+            "APPROVALS_ARCHIVE_OBJECT_LOCK_MODE must be COMPLIANCE or GOVERNANCE",
+        ),
+    ],
+)
+def test_a_bad_live_window_or_lock_mode_setting_stops_the_start_in_words(
+    env: dict[str, str], message: str
+) -> None:
+    done = subprocess.run(  # noqa: S603
+        [sys.executable, "manage.py", "check"],
+        cwd=ROOT,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode != 0
+    assert message in done.stderr, done.stderr
