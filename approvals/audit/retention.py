@@ -288,9 +288,10 @@ def _months(n: int) -> str:
 
 
 def month_due(month: dt.date, *, now: dt.datetime) -> bool:
-    """Whether ``month`` is old enough that some organisation's live window may have
-    passed for all of it: a cheap first sieve before ``month_refusals`` reads the
-    month's workflows (a workflow finishes after its month ends)."""
+    """Whether ``month`` is old enough that the shortest live window may have passed
+    for its workflows: a cheap sieve before ``month_refusals`` reads the month's
+    workflows (each finished after its month began), never skipping a month that may
+    go."""
     shortest = min(
         [int(settings.APPROVALS_LIVE_MONTHS)]
         + [
@@ -301,7 +302,7 @@ def month_due(month: dt.date, *, now: dt.datetime) -> bool:
             if m is not None
         ]
     )
-    return _months_after(month_bounds(month)[1], shortest) <= now
+    return _months_after(month_bounds(month)[0], shortest) <= now
 
 
 # -- whether an archived month may be deleted --------------------------------------------
