@@ -70,7 +70,7 @@ PERIODIC_JOBS: tuple[PeriodicJob, ...] = (
         86400,
     ),
     # Months of history past every organisation's live window, and held by none, written
-    # to the archive store and dropped (audit/archive.py); one run at a time.
+    # to the archive store and dropped (audit/archive_job.py); one run at a time.
     PeriodicJob(
         "archive-history",
         "approvals.archive_history",

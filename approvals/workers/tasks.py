@@ -11,7 +11,7 @@ from celery import shared_task
 from django.conf import settings
 from django.db import close_old_connections
 
-from ..audit.archive import months_archive_due
+from ..audit.archive_job import months_archive_due
 from ..audit.daily_seal import daily_seals_due
 from ..audit.seal import seal_all
 from ..notifications.tasks import send_digests, sweep_mail

@@ -70,6 +70,7 @@ LAYERS: dict[str, str] = {
     "approvals.audit.override": "services",  # records an operator's override, signed
     "approvals.audit.retention": "services",  # retention, legal holds: what may leave
     "approvals.audit.archive": "services",  # the archiver: write, read back, drop
+    "approvals.audit.archive_job": "services",  # the periodic job: every month due
     "approvals.audit.restore": "services",  # an archived month brought back
     "approvals.audit.api": "front",
     "approvals.audit.admin": "front",

@@ -36,9 +36,9 @@ from approvals.audit.archive import (
     archive_check,
     archive_names,
     month_archive,
-    months_archive_due,
     whole_seconds_up,
 )
+from approvals.audit.archive_job import JOB_LOCK, months_archive_due
 from approvals.audit.models import ArchivedMonth, LegalHold
 from approvals.audit.restore import month_restore
 from approvals.audit.retention import (
@@ -684,7 +684,7 @@ def test_the_job_archives_due_months_keeps_held_ones_and_runs_once_at_a_time(
     with psycopg.connect(
         host=db["HOST"], port=db["PORT"], user=db["USER"], dbname=db["NAME"], autocommit=True
     ) as other:
-        other.execute("SELECT pg_advisory_lock(hashtext(%s))", [archive.JOB_LOCK])
+        other.execute("SELECT pg_advisory_lock(hashtext(%s))", [JOB_LOCK])
         assert months_archive_due().busy
     assert {m: _events(m) for m in before} == before
 
