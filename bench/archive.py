@@ -59,7 +59,9 @@ def main() -> None:
     from _common import seed
 
     from approvals import clock
-    from approvals.audit.archive import month_archive, month_restore, retention_set
+    from approvals.audit.archive import month_archive
+    from approvals.audit.restore import month_restore
+    from approvals.audit.retention import retention_set
     from approvals.models import WorkflowEvent
     from approvals.runtime.partitions import history_partitions_ensure
     from approvals.services.workflows import workflow_cancel, workflow_decide, workflow_start

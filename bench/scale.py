@@ -277,7 +277,7 @@ def _archive_oldest() -> dict[str, Any]:
     ahead: the fill's last requests (withdrawn by scale_fill, in every month) finished
     on the day of the fill, and a year's retention would keep any month for a year."""
     from approvals import clock
-    from approvals.audit.archive import retention_set
+    from approvals.audit.retention import retention_set
     from approvals.models import Tenant, WorkflowEvent
 
     month = WorkflowEvent.objects.order_by("history_month").values_list("history_month", flat=True)[
@@ -297,7 +297,8 @@ def _archive_oldest() -> dict[str, Any]:
 
 
 def _archive_and_restore(month: dt.date, events: int) -> dict[str, Any]:
-    from approvals.audit.archive import month_archive, month_restore
+    from approvals.audit.archive import month_archive
+    from approvals.audit.restore import month_restore
 
     t = time.perf_counter()
     result = month_archive(month)

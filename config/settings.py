@@ -420,8 +420,27 @@ STORAGES: dict[str, dict[str, Any]] = {
     "archive": archive_storage(os.environ, str(BASE_DIR / "archive")),
 }
 # How many years a workflow's history is kept after it finishes, unless its
-# organisation sets otherwise (approvals.audit.archive; RetentionPolicy).
+# organisation sets otherwise (approvals.audit.retention; RetentionPolicy).
 APPROVALS_RETENTION_YEARS = env_int("APPROVALS_RETENTION_YEARS", 7)
+# How many months after it finishes a workflow's history stays in the live database,
+# unless its organisation sets otherwise; the job archive-history moves out the months
+# past it (approvals.audit.retention). From 1 month to the retention.
+APPROVALS_LIVE_MONTHS = env_int("APPROVALS_LIVE_MONTHS", 12)
+if not 1 <= APPROVALS_LIVE_MONTHS <= APPROVALS_RETENTION_YEARS * 12:
+    raise ImproperlyConfigured(
+        f"APPROVALS_LIVE_MONTHS must be from 1 to the retention "
+        f"({APPROVALS_RETENTION_YEARS * 12} months), got {APPROVALS_LIVE_MONTHS}"
+    )
+# On an S3-compatible archive store every object is written under Object Lock until its
+# retention ends, in this mode: COMPLIANCE (nobody, root included, can delete it or
+# shorten the lock) or GOVERNANCE (a user with s3:BypassGovernanceRetention can). The
+# bucket must have Object Lock enabled.
+APPROVALS_ARCHIVE_OBJECT_LOCK_MODE = env_str("APPROVALS_ARCHIVE_OBJECT_LOCK_MODE", "COMPLIANCE")
+if APPROVALS_ARCHIVE_OBJECT_LOCK_MODE not in ("COMPLIANCE", "GOVERNANCE"):
+    raise ImproperlyConfigured(
+        "APPROVALS_ARCHIVE_OBJECT_LOCK_MODE must be COMPLIANCE or GOVERNANCE, got "
+        f"{APPROVALS_ARCHIVE_OBJECT_LOCK_MODE!r}"
+    )
 
 # --- E-mail ---------------------------------------------------------------------------
 # Mail is an outbox (approvals/notifications): rows written with the event, sent by the

@@ -1,14 +1,7 @@
-"""Retention and archive: a month of history moved out of the database, kept sealed in
-the archive store, and brought back for an investigation.
+"""Archive: a month of history written out of the database, kept sealed in the archive
+store, read back, and only then dropped.
 
-A workflow's history is kept for its organisation's retention (``RetentionPolicy``,
-else ``APPROVALS_RETENTION_YEARS``: seven years) after it finishes, and for as long as
-a legal hold is on it or on its organisation (``LegalHold``, set by an auditor or an
-organisation admin with a reason, append-only and signed with the seal key). A month's
-partition (every event carries the month its workflow started, migration 0029) may be
-archived when every workflow of it has finished, is past its retention, and is held by
-none; otherwise ``month_refusals`` says, in words, which workflows keep it.
-
+Whether a month may go is approvals.audit.retention's answer (``month_refusals``).
 ``month_archive`` writes, per organisation, the month's events as gzip JSON Lines in the
 audit export's row format (so ``python -m approvals.audit.offline_verify`` checks a
 gunzipped archive as it checks an export) and then a manifest: counts, the first and
@@ -21,8 +14,8 @@ partition. Every step can be repeated: a run killed at any point is finished by 
 run, which finds what is written, checks it, and carries on (``APPROVALS_ARCHIVE_KILL_AT``
 names a step at which the process kills itself, for the test that proves it).
 
-``month_restore`` checks the archive and puts the month's events back in a partition of
-their own; ``verify_audit`` reads an archived month's chains from the archive."""
+``verify_audit`` reads an archived month's chains from the archive (``ArchivedHistory``);
+approvals.audit.restore brings a month back."""
 
 from __future__ import annotations
 
@@ -35,84 +28,51 @@ import json
 import os
 import signal
 import tempfile
-import uuid
 from collections import defaultdict
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
 from django.conf import settings
 from django.core.files import File
-from django.core.files.storage import Storage, storages
+from django.core.files.storage import FileSystemStorage, Storage, storages
 from django.db import connection, transaction
-from django.db.models import Count, Max, Q
+from django.db.models import Count, Max
 
-from .. import access, clock
-from ..models import Tenant, User, Workflow, WorkflowEvent, history_month
-from ..runtime import tenant_scope
-from ..runtime.partitions import (
-    EVENTS,
-    month_add,
-    partition_name,
-    tenant_statistics_sql,
-    unreachable_sql,
-)
+from .. import clock
+from ..models import Tenant, Workflow, WorkflowEvent, history_month
+from ..runtime.partitions import EVENTS, month_add, partition_name
 from . import offline_verify
 from .daily_proof import seal_fields
 from .export import ExportFilter, _record, _rows, audit_events
-from .models import ArchivedMonth, DailySeal, LegalHold, RetentionPolicy
+from .models import ArchivedMonth, DailySeal, LegalHold
+from .retention import (
+    ArchiveError,
+    ArchiveRefused,
+    kept_until,
+    month_bounds,
+    month_refusals,
+    month_words,
+)
 from .seal import key_id, seal_key
 
 ALIAS = "archive"
 MANIFEST_FORMAT = "approvals-history-archive-v1"
-HOLD_FORMAT = "approvals-legal-hold-v1"
 KILL_AT = "APPROVALS_ARCHIVE_KILL_AT"
 # Steps at which ``KILL_AT`` may stop the archiver.
 STEPS = ("data-written", "written", "verified", "detached", "dropped")
-_CHUNK = 2000
-REFUSALS_KEPT = 100  # refusals month_refusals keeps before counting the rest
+CHUNK = 2000
+READ_ONLY = 0o444  # an archive file on the local disk
 
-BAD_MONTH = "The month must be written YYYY-MM, such as 2019-03 ({text!r} is not)."
-NOT_PAST = "{month} has not ended yet: only a past month can be archived."
+STORE_REFUSED = (
+    "The archive store refused to keep {name} ({error}); the month stays in the database. "
+    "An S3 bucket must have Object Lock enabled."
+)
 NOTHING = "{month} has no events in the database and no archive: there is nothing to do."
 IN_DEFAULT = (
     "{month} has no partition of its own: its events are in the default partition. Create "
     "the month's partition and move them there first."
 )
-NOT_ARCHIVED = "{month} is not archived: its events are in the database."
-NO_ARCHIVE = "{month} has no archive to restore."
-HOLD_WHO = "Only an auditor or an organisation admin may put or take off a legal hold."
-HOLD_REASON = "Say why: a legal hold needs a reason."
-HOLD_OTHER = "That workflow is not one of your organisation's."
-RUNNING = "{wf} is still running"
-KEPT = (
-    "{wf} finished on {finished:%d %B %Y} and is kept until {until:%d %B %Y} "
-    "({years} after it finished)"
-)
-HELD = "{wf} is on legal hold since {at:%d %B %Y}, put by {by}: {reason}"
-TENANT_HELD = "{tenant} is on legal hold since {at:%d %B %Y}, put by {by}: {reason}"
-
-
-class ArchiveError(Exception):
-    """A request the archive refuses, said in words; nothing was changed."""
-
-
-class ArchiveRefused(ArchiveError):
-    def __init__(self, month: dt.date, reasons: list[str]) -> None:
-        self.reasons = reasons
-        lines = "".join(f"\n- {r}" for r in reasons)
-        super().__init__(f"{_words(month)} cannot be archived yet:{lines}")
-
-
-def _words(month: dt.date) -> str:
-    return f"{month:%B %Y}"
-
-
-def month_parse(text: str) -> dt.date:
-    try:
-        return dt.datetime.strptime(text.strip(), "%Y-%m").date()
-    except ValueError:
-        raise ArchiveError(BAD_MONTH.format(text=text)) from None
 
 
 def _storage() -> Storage:
@@ -122,177 +82,6 @@ def _storage() -> Storage:
 def archive_names(tenant_id: int, month: dt.date) -> tuple[str, str]:
     base = f"history/{month:%Y-%m}/tenant-{tenant_id}"
     return f"{base}/events.jsonl.gz", f"{base}/manifest.json"
-
-
-# -- retention and legal holds -----------------------------------------------------------
-
-
-def retention_years(tenant_id: int) -> int:
-    policy = RetentionPolicy.objects.filter(tenant_id=tenant_id).first()
-    return policy.years if policy is not None else int(settings.APPROVALS_RETENTION_YEARS)
-
-
-@tenant_scope.atomic_for_tenant_of("tenant")
-def retention_set(*, tenant: Tenant, years: int, by: str) -> RetentionPolicy:
-    if not 1 <= years <= 100:
-        raise ArchiveError("Retention is a whole number of years from 1 to 100.")
-    policy, _ = RetentionPolicy.objects.update_or_create(
-        tenant=tenant, defaults={"years": years, "set_by": by, "set_at": clock.now()}
-    )
-    return policy
-
-
-def _years_after(at: dt.datetime, years: int) -> dt.datetime:
-    try:
-        return at.replace(year=at.year + years)
-    except ValueError:  # 29 February
-        return at.replace(year=at.year + years, day=28)
-
-
-def hold_signature(*, key: bytes, hold: LegalHold) -> str:
-    message = "\n".join(
-        (
-            HOLD_FORMAT,
-            str(hold.tenant_id),
-            str(hold.workflow_id or "*"),
-            hold.action,
-            hold.by,
-            hold.at.isoformat(),
-            hold.reason,
-        )
-    ).encode()
-    return hmac.new(key, message, hashlib.sha256).hexdigest()
-
-
-def hold_verifies(hold: LegalHold, *, key: bytes) -> bool:
-    expected = hold_signature(key=key, hold=hold)
-    return hold.key_id == key_id(key) and hmac.compare_digest(expected, hold.signature)
-
-
-@tenant_scope.atomic_for_tenant_of("by")
-def hold_set(
-    *,
-    by: User,
-    reason: str,
-    workflow_id: uuid.UUID | str | None = None,
-    release: bool = False,
-) -> LegalHold:
-    """Put (or, with ``release``, take off) a legal hold on one workflow of ``by``'s
-    organisation, or on the whole organisation when no workflow is named."""
-    if by.tenant_id is None or not (
-        access.has_role(by, access.Role.AUDITOR) or access.has_role(by, access.Role.ORG_ADMIN)
-    ):
-        raise ArchiveError(HOLD_WHO)
-    if not reason.strip():
-        raise ArchiveError(HOLD_REASON)
-    if workflow_id is not None:
-        try:
-            workflow_id = uuid.UUID(str(workflow_id))
-        except ValueError:
-            raise ArchiveError(HOLD_OTHER) from None
-        if not Workflow.objects.filter(pk=workflow_id, tenant_id=by.tenant_id).exists():
-            raise ArchiveError(HOLD_OTHER)
-    key = seal_key()
-    hold = LegalHold(
-        tenant_id=by.tenant_id,
-        workflow_id=workflow_id,
-        action=LegalHold.RELEASE if release else LegalHold.HOLD,
-        by=by.username,
-        at=clock.now(),
-        reason=reason.strip(),
-        key_id=key_id(key),
-    )
-    hold.signature = hold_signature(key=key, hold=hold)
-    hold.save()
-    return hold
-
-
-def holds_in_force(tenant_ids: set[int]) -> dict[tuple[int, str | None], LegalHold]:
-    """(tenant, workflow id or None for the organisation) -> the hold in force. A
-    release whose signature does not verify (written without the key) releases
-    nothing; a hold is a hold however it was written."""
-    key = seal_key()
-    latest: dict[tuple[int, str | None], LegalHold] = {}
-    for hold in LegalHold.objects.filter(tenant_id__in=tenant_ids).order_by("at", "id"):
-        if hold.action != LegalHold.HOLD and not hold_verifies(hold, key=key):
-            continue
-        target = (hold.tenant_id, str(hold.workflow_id) if hold.workflow_id else None)
-        latest[target] = hold
-    return {k: v for k, v in latest.items() if v.action == LegalHold.HOLD}
-
-
-# -- whether a month may go --------------------------------------------------------------
-
-
-def _month_bounds(month: dt.date) -> tuple[dt.datetime, dt.datetime]:
-    start = dt.datetime(month.year, month.month, 1, tzinfo=dt.UTC)
-    end_month = month_add(month, 1)
-    return start, dt.datetime(end_month.year, end_month.month, 1, tzinfo=dt.UTC)
-
-
-def _workflow_words(wf: Mapping[str, Any]) -> str:
-    return f"{wf['subject_type']} {wf['subject_id']} (workflow {wf['id']})"
-
-
-def month_refusals(month: dt.date) -> list[str]:
-    """Why ``month`` cannot be archived now, one reason a line (the first
-    ``REFUSALS_KEPT``, then how many more); empty when it can. The month's workflows
-    are read as a stream, each with its last event's time, so memory holds the reasons
-    kept, not the month."""
-    start, end = _month_bounds(month)
-    now = clock.now()
-    if end > now:
-        return [NOT_PAST.format(month=_words(month))]
-    in_month = Workflow.objects.filter(created_at__gte=start, created_at__lt=end)
-    tenants = set(in_month.order_by().values_list("tenant_id", flat=True).distinct())
-    holds = holds_in_force(tenants)
-    years = {t: retention_years(t) for t in tenants}
-    reasons: list[str] = []
-    more = 0
-
-    def add(reason: str) -> None:
-        nonlocal more
-        if len(reasons) < REFUSALS_KEPT:
-            reasons.append(reason)
-        else:
-            more += 1
-
-    for tenant in Tenant.objects.filter(pk__in=tenants).order_by("pk"):
-        hold = holds.get((tenant.pk, None))
-        if hold is not None:
-            add(TENANT_HELD.format(tenant=tenant.name, at=hold.at, by=hold.by, reason=hold.reason))
-    rows = (
-        in_month.order_by("created_at", "pk")
-        .annotate(last=Max("events__created_at", filter=Q(events__history_month=month)))
-        .values("id", "tenant_id", "status", "subject_type", "subject_id", "last")
-    )
-    for wf in rows.iterator(chunk_size=_CHUNK):
-        words = _workflow_words(wf)
-        if wf["status"] not in _TERMINAL:
-            add(RUNNING.format(wf=words))
-            continue
-        hold = holds.get((wf["tenant_id"], str(wf["id"])))
-        if hold is not None:
-            add(HELD.format(wf=words, at=hold.at, by=hold.by, reason=hold.reason))
-        last, kept = wf["last"], years[wf["tenant_id"]]
-        if last is not None and (until := _years_after(last, kept)) > now:
-            add(KEPT.format(wf=words, finished=last, until=until, years=_years(kept)))
-    if more:
-        reasons.append(f"and {more} more")
-    return reasons
-
-
-def _years(n: int) -> str:
-    return f"{n} year" if n == 1 else f"{n} years"
-
-
-def _terminal() -> frozenset[str]:
-    from templates_engine.state import TERMINAL
-
-    return frozenset(str(s) for s in TERMINAL)
-
-
-_TERMINAL = _terminal()
 
 
 # -- the archive's files -----------------------------------------------------------------
@@ -307,25 +96,64 @@ def manifest_signature(manifest: dict[str, Any], *, key: bytes) -> str:
     return hmac.new(key, MANIFEST_FORMAT.encode() + b"\n" + _canonical(body), "sha256").hexdigest()
 
 
-def _save(storage: Storage, name: str, content: IO[bytes]) -> None:
+def _save(storage: Storage, name: str, content: IO[bytes], *, retain_until: dt.datetime) -> None:
+    """Write one archive object, locked as far as the store allows: on an S3-compatible
+    store under Object Lock until ``retain_until`` (``APPROVALS_ARCHIVE_OBJECT_LOCK_MODE``;
+    a bucket without Object Lock refuses the write, so the month stays live), on the
+    local disk read-only (0444), which stops a slip, not the files' owner or root."""
     if storage.exists(name):
-        storage.delete(name)
-    saved = storage.save(name, File(content, name=name))
+        storage.delete(name)  # on a versioned bucket: a delete marker; the locked version stays
+    try:
+        saved = _locking(storage, retain_until).save(name, File(content, name=name))
+    except Exception as exc:  # the store's own error: botocore's ClientError, an OSError
+        raise ArchiveError(STORE_REFUSED.format(name=name, error=exc)) from exc
     if saved != name:
         raise ArchiveError(f"The archive store kept {name} as {saved}; it must keep the name.")
+    if isinstance(storage, FileSystemStorage):
+        os.chmod(storage.path(name), READ_ONLY)
+
+
+def _locking(storage: Storage, retain_until: dt.datetime) -> Storage:
+    """``storage``, or for an S3 store the same store writing under Object Lock."""
+    # boto3 is imported only when archiving
+    from storages.backends.s3 import S3Storage  # type: ignore[import-untyped]
+
+    if not isinstance(storage, S3Storage):
+        return storage
+    options = dict(settings.STORAGES[ALIAS].get("OPTIONS", {}))
+    options["object_parameters"] = {
+        **options.get("object_parameters", {}),
+        "ObjectLockMode": settings.APPROVALS_ARCHIVE_OBJECT_LOCK_MODE,
+        "ObjectLockRetainUntilDate": whole_seconds_up(retain_until),
+    }
+    return type(storage)(**options)
+
+
+def whole_seconds_up(at: dt.datetime) -> dt.datetime:
+    """``at`` rounded up to the second (a store keeps a lock's date in whole seconds:
+    rounding down would end the lock before the retention)."""
+    return at if not at.microsecond else at.replace(microsecond=0) + dt.timedelta(seconds=1)
+
+
+def _last_event_at(tenant_id: int, month: dt.date) -> dt.datetime | None:
+    """The organisation's last event of ``month``: its last workflow's finish."""
+    events = WorkflowEvent.objects.filter(tenant_id=tenant_id, history_month=month)
+    last: dt.datetime | None = events.aggregate(last=Max("created_at"))["last"]
+    return last
 
 
 def _live_heads(tenant_id: int, month: dt.date) -> dict[str, list[Any]]:
-    start, end = _month_bounds(month)
+    start, end = month_bounds(month)
     rows = Workflow.objects.filter(
         tenant_id=tenant_id, created_at__gte=start, created_at__lt=end, version__gt=0
     ).values_list("pk", "version", "last_hash")
     return {str(pk): [version, last_hash] for pk, version, last_hash in rows}
 
 
-def _write(tenant: Tenant, month: dt.date) -> dict[str, Any]:
+def _write(tenant: Tenant, month: dt.date, *, retain_until: dt.datetime) -> dict[str, Any]:
     """Write one organisation's events of ``month`` and then their manifest (the
-    manifest last: an archive without one is unfinished and is written again)."""
+    manifest last: an archive without one is unfinished and is written again), each
+    locked until ``retain_until``."""
     storage = _storage()
     data_name, manifest_name = archive_names(tenant.pk, month)
     qs = _rows(
@@ -336,7 +164,7 @@ def _write(tenant: Tenant, month: dt.date) -> dict[str, Any]:
     first = last = ""
     with tempfile.TemporaryFile() as raw:
         with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as out:
-            for values in qs.iterator(chunk_size=_CHUNK):
+            for values in qs.iterator(chunk_size=CHUNK):
                 row = _record(values, True, with_id=True)
                 out.write(_canonical_line(row))
                 count += 1
@@ -347,7 +175,7 @@ def _write(tenant: Tenant, month: dt.date) -> dict[str, Any]:
         raw.seek(0)
         digest = _sha256(raw)
         raw.seek(0)
-        _save(storage, data_name, raw)
+        _save(storage, data_name, raw, retain_until=retain_until)
     _step("data-written")
     key = seal_key()
     manifest: dict[str, Any] = {
@@ -372,7 +200,7 @@ def _write(tenant: Tenant, month: dt.date) -> dict[str, Any]:
     with tempfile.TemporaryFile() as f:
         f.write(json.dumps(manifest, indent=1, sort_keys=True).encode())
         f.seek(0)
-        _save(storage, manifest_name, f)
+        _save(storage, manifest_name, f, retain_until=retain_until)
     return manifest
 
 
@@ -446,7 +274,7 @@ def archive_check(tenant_id: int, month: dt.date, *, rows: bool = False) -> Arch
     signature, the data's SHA-256, every hash recomputed and chained (offline_verify's
     rules), and the counts, first and last hash and heads against the manifest."""
     check = ArchiveCheck(tenant_id, month)
-    where = f"the archive of {_words(month)} (organisation {tenant_id})"
+    where = f"the archive of {month_words(month)} (organisation {tenant_id})"
     storage = _storage()
     data_name, manifest_name = archive_names(tenant_id, month)
     if not storage.exists(manifest_name):
@@ -550,7 +378,7 @@ def _event_tuple(row: dict[str, Any]) -> tuple[Any, ...]:
 def _against_live(check: ArchiveCheck) -> list[str]:
     """What differs between a checked archive and the live events it copies."""
     month, tenant_id = check.month, check.tenant_id
-    where = f"the archive of {_words(month)} (organisation {tenant_id})"
+    where = f"the archive of {month_words(month)} (organisation {tenant_id})"
     live = WorkflowEvent.objects.filter(tenant_id=tenant_id, history_month=month).count()
     problems = []
     if check.manifest.get("events") != live:
@@ -586,7 +414,7 @@ def _step(name: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def _partition_state(name: str) -> tuple[bool, bool]:
+def partition_state(name: str) -> tuple[bool, bool]:
     """(the table exists, it is attached to the events table)."""
     with connection.cursor() as cursor:
         cursor.execute(
@@ -611,13 +439,13 @@ BUSY = "Another run is archiving or restoring {month}; try again once it has fin
 
 
 @contextlib.contextmanager
-def _month_lock(month: dt.date) -> Iterator[None]:
+def month_lock(month: dt.date) -> Iterator[None]:
     """One archiver or restorer per month at a time (a session advisory lock, let go
     when the run ends or its connection drops, as when it is killed)."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_try_advisory_lock(hashtext(%s))", [f"archive:{month}"])
         if not cursor.fetchone()[0]:
-            raise ArchiveError(BUSY.format(month=_words(month)))
+            raise ArchiveError(BUSY.format(month=month_words(month)))
     try:
         yield
     finally:
@@ -628,7 +456,7 @@ def _month_lock(month: dt.date) -> Iterator[None]:
 def month_archive(month: dt.date, *, dry_run: bool = False) -> ArchiveResult:
     """Archive ``month`` (see the module's text); raises ArchiveRefused, in words, when
     it may not go yet. Safe to run again after a run that stopped at any point."""
-    with _month_lock(month):
+    with month_lock(month):
         return _month_archive(month, dry_run=dry_run)
 
 
@@ -636,13 +464,13 @@ def _month_archive(month: dt.date, *, dry_run: bool) -> ArchiveResult:
     result = ArchiveResult(month, dry_run=dry_run)
     started = clock.now()
     name = partition_name(month)
-    exists, attached = _partition_state(name)
+    exists, attached = partition_state(name)
     recorded = list(ArchivedMonth.objects.filter(month=month).order_by("tenant_id"))
     if not exists:
         if WorkflowEvent.objects.filter(history_month=month).exists():
-            raise ArchiveError(IN_DEFAULT.format(month=_words(month)))
+            raise ArchiveError(IN_DEFAULT.format(month=month_words(month)))
         if not recorded:
-            raise ArchiveError(NOTHING.format(month=_words(month)))
+            raise ArchiveError(NOTHING.format(month=month_words(month)))
         # dropped by an earlier run: check the archives and record it
         problems = [p for r in recorded for p in archive_check(r.tenant_id, month).problems]
         if problems:
@@ -671,9 +499,11 @@ def _month_archive(month: dt.date, *, dry_run: bool) -> ArchiveResult:
         return result
     checks: list[ArchiveCheck] = []
     for tenant in Tenant.objects.filter(pk__in=result.tenants).order_by("pk"):
+        last_finished = _last_event_at(tenant.pk, month) or clock.now()
         check = archive_check(tenant.pk, month)
         if not check.ok or _against_live(check):  # unwritten, unfinished or stale
-            manifest = _write(tenant, month)
+            retain_until = kept_until(tenant.pk, last_finished)
+            manifest = _write(tenant, month, retain_until=retain_until)
             result.written.append(tenant.pk)
             check = archive_check(tenant.pk, month)
         else:
@@ -691,6 +521,7 @@ def _month_archive(month: dt.date, *, dry_run: bool) -> ArchiveResult:
                 "signature": manifest["signature"],
                 "written_at": dt.datetime.fromisoformat(manifest["written_at"]),
                 "dropped_at": None,
+                "last_finished_at": last_finished,
             },
         )
     _step("written")
@@ -718,112 +549,6 @@ def _month_archive(month: dt.date, *, dry_run: bool) -> ArchiveResult:
     _step("dropped")
     result.dropped = True
     return result
-
-
-# -- bringing a month back ---------------------------------------------------------------
-
-_INSERT_COLUMNS = (
-    "id",
-    "tenant_id",
-    "workflow_id",
-    "seq",
-    "type",
-    "schema_version",
-    "payload",
-    "request_id",
-    "result",
-    "actor_id",
-    "role",
-    "on_behalf_of_id",
-    "created_at",
-    "prev_hash",
-    "hash",
-    "hash_format",
-    "recorded",
-    "history_month",
-)
-
-
-def month_restore(month: dt.date) -> dict[int, int]:
-    """Check ``month``'s archives and put their events back in the month's partition,
-    in one transaction; returns tenant id -> events restored."""
-    with _month_lock(month):
-        return _month_restore(month)
-
-
-def _month_restore(month: dt.date) -> dict[int, int]:
-    recorded = list(ArchivedMonth.objects.filter(month=month).order_by("tenant_id"))
-    if not recorded:
-        raise ArchiveError(NO_ARCHIVE.format(month=_words(month)))
-    if any(r.dropped_at is None for r in recorded):
-        raise ArchiveError(NOT_ARCHIVED.format(month=_words(month)))
-    checks = [archive_check(r.tenant_id, month, rows=True) for r in recorded]
-    problems = [p for c in checks for p in c.problems]
-    if problems:
-        raise ArchiveError(
-            "The archive does not check out; nothing was restored:\n" + "\n".join(problems)
-        )
-    name = partition_name(month)
-    placeholders = ",".join(["%s"] * len(_INSERT_COLUMNS))
-    sql = f'INSERT INTO "{name}" ({",".join(_INSERT_COLUMNS)}) VALUES ({placeholders})'
-    restored: dict[int, int] = {}
-    with transaction.atomic():
-        exists, attached = _partition_state(name)
-        with connection.cursor() as cursor:
-            if exists and not attached:
-                cursor.execute(f'DROP TABLE "{name}"')  # left empty by a run that stopped
-            cursor.execute(
-                f'CREATE TABLE IF NOT EXISTS "{name}" PARTITION OF {EVENTS} '
-                f"FOR VALUES FROM (%s) TO (%s)",
-                [month, month_add(month, 1)],
-            )
-            cursor.execute(unreachable_sql(name))  # as a partition made ahead is
-            cursor.execute(tenant_statistics_sql(name))
-            cursor.execute(f'SELECT count(*) FROM "{name}"')
-            if cursor.fetchone()[0]:
-                raise ArchiveError(
-                    f"{_words(month)} already has events in the database: not restored again."
-                )
-            for check in checks:
-                rows = list(_restore_rows(check, month))
-                for start in range(0, len(rows), _CHUNK):
-                    cursor.executemany(sql, rows[start : start + _CHUNK])
-                restored[check.tenant_id] = len(rows)
-        ArchivedMonth.objects.filter(month=month).update(dropped_at=None)
-    return restored
-
-
-def _restore_rows(check: ArchiveCheck, month: dt.date) -> Iterator[tuple[Any, ...]]:
-    """The archived events as ``_INSERT_COLUMNS`` rows, by event id."""
-    rows = []
-    for events in check.events.values():
-        for e in events:
-            wid, seq, type_, payload, request_id, actor_id, role, obo, created, prev = e[:10]
-            tenant_id, schema_version, result, hash_format, recorded, hash_ = e[10:]
-            rows.append(
-                (
-                    check.ids[(wid, seq)],
-                    tenant_id,
-                    wid,
-                    seq,
-                    type_,
-                    schema_version,
-                    json.dumps(payload),
-                    request_id,
-                    None if result is None else json.dumps(result),
-                    actor_id,
-                    role,
-                    obo,
-                    created,
-                    prev,
-                    hash_,
-                    hash_format,
-                    None if recorded is None else json.dumps(recorded),
-                    month,
-                )
-            )
-    rows.sort(key=lambda r: r[0])
-    yield from rows
 
 
 # -- verify_audit's view of archived months ----------------------------------------------

@@ -115,10 +115,13 @@ class AuditOverride(AppendOnly):
 
 class RetentionPolicy(models.Model):
     """How long an organisation keeps a workflow's history after it finishes, when not
-    the deployment's ``APPROVALS_RETENTION_YEARS`` (seven years)."""
+    the deployment's ``APPROVALS_RETENTION_YEARS`` (seven years), and how long of that
+    it stays in the live database (``live_months``; null: ``APPROVALS_LIVE_MONTHS``,
+    twelve) before the archiver may move it out."""
 
     tenant = models.OneToOneField(Tenant, on_delete=models.PROTECT, related_name="retention")
     years = models.PositiveSmallIntegerField(default=7)
+    live_months = models.PositiveSmallIntegerField(null=True, blank=True)
     set_by = models.CharField(max_length=150, blank=True, default="")
     set_at = models.DateTimeField()
 
@@ -168,6 +171,9 @@ class ArchivedMonth(models.Model):
     signature = models.CharField(max_length=64)
     written_at = models.DateTimeField()
     dropped_at = models.DateTimeField(null=True, blank=True)
+    # The last event of the organisation's month (its last workflow's finish): where its
+    # retention, and the archive objects' lock, are counted from.
+    last_finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         app_label = "approvals"

@@ -69,6 +69,14 @@ PERIODIC_JOBS: tuple[PeriodicJob, ...] = (
         "APPROVALS_DRAFT_FILES_SWEEP_INTERVAL_SECONDS",
         86400,
     ),
+    # Months of history past every organisation's live window, and held by none, written
+    # to the archive store and dropped (audit/archive_job.py); one run at a time.
+    PeriodicJob(
+        "archive-history",
+        "approvals.archive_history",
+        "APPROVALS_ARCHIVE_INTERVAL_SECONDS",
+        86400,
+    ),
 )
 
 # Under beat, a run that waited this long in the queue is dropped: the next one comes.

@@ -11,6 +11,7 @@ from celery import shared_task
 from django.conf import settings
 from django.db import close_old_connections
 
+from ..audit.archive_job import months_archive_due
 from ..audit.daily_seal import daily_seals_due
 from ..audit.seal import seal_all
 from ..notifications.tasks import send_digests, sweep_mail
@@ -83,6 +84,13 @@ def sweep_draft_files() -> int:
     return len(draft_files_sweep().removed)
 
 
+@shared_task(name="approvals.archive_history", ignore_result=True)
+def archive_history() -> int:
+    """Archive and drop the months past every organisation's live window and held by
+    none (approvals.audit.archive); one run at a time. Returns the months archived."""
+    return len(months_archive_due().archived)
+
+
 PERIODIC_TASKS: dict[str, Callable[[], Any]] = {
     task.name: task
     for task in (
@@ -97,5 +105,6 @@ PERIODIC_TASKS: dict[str, Callable[[], Any]] = {
         history_partitions,
         start_scheduled,
         sweep_draft_files,
+        archive_history,
     )
 }

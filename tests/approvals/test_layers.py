@@ -68,7 +68,10 @@ LAYERS: dict[str, str] = {
     "approvals.audit.daily_proof": "selectors",  # a day's heads, root and proofs
     "approvals.audit.daily_seal": "services",  # the daily seals written and checked
     "approvals.audit.override": "services",  # records an operator's override, signed
-    "approvals.audit.archive": "services",  # retention, legal holds, the archiver
+    "approvals.audit.retention": "services",  # retention, legal holds: what may leave
+    "approvals.audit.archive": "services",  # the archiver: write, read back, drop
+    "approvals.audit.archive_job": "services",  # the periodic job: every month due
+    "approvals.audit.restore": "services",  # an archived month brought back
     "approvals.audit.api": "front",
     "approvals.audit.admin": "front",
     "approvals.audit.pages": "front",  # the Verify page

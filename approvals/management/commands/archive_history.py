@@ -4,7 +4,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from approvals.audit.archive import ArchiveError, month_archive, month_parse
+from approvals.audit.archive import month_archive
+from approvals.audit.retention import ArchiveError, month_parse
 
 
 class Command(BaseCommand):
@@ -12,8 +13,9 @@ class Command(BaseCommand):
         "Move a month of workflow history out of the database into the archive store "
         "(STORAGES['archive']): per organisation, gzip JSON Lines and a signed manifest, "
         "read back and checked before the month's partition is dropped. Refused, with "
-        "the reasons, while a workflow of the month runs, is within its retention, or is "
-        "on legal hold. Safe to run again after a run that stopped."
+        "the reasons, while a workflow of the month runs, finished within its "
+        "organisation's live window, or is on legal hold. Safe to run again after a run "
+        "that stopped. The periodic job archive-history does this for every due month."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:

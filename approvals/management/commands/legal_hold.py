@@ -4,7 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from approvals.audit.archive import ArchiveError, hold_set
+from approvals.audit.retention import ArchiveError, hold_set
 from approvals.models import User
 
 
@@ -12,7 +12,8 @@ class Command(BaseCommand):
     help = (
         "Put a legal hold on one workflow, or on the whole organisation, on behalf of an "
         "auditor or organisation admin, with a reason (or take it off with --release). "
-        "A held workflow's month is never archived. Recorded append-only and signed."
+        "A held workflow's month stays live, and its archive is never deletable. "
+        "Recorded append-only and signed."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -4,7 +4,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from approvals.audit.archive import ArchiveError, month_parse, month_restore
+from approvals.audit.restore import month_restore
+from approvals.audit.retention import ArchiveError, month_parse
 
 
 class Command(BaseCommand):

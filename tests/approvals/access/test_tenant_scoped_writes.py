@@ -20,7 +20,7 @@ from django.db import connection
 from django.test import Client
 
 from approvals import clock
-from approvals.audit.archive import hold_set, retention_set
+from approvals.audit.retention import hold_set, retention_set
 from approvals.models import ApiToken, Delegation, StartSchedule, Tenant, User, Workflow
 from approvals.runtime import tenant_scope
 from approvals.services.delegations import (

@@ -22,11 +22,11 @@ from approvals.audit.archive import (
     archive_names,
     manifest_signature,
     month_archive,
-    retention_set,
 )
 from approvals.audit.daily_proof import day_end, day_leaves, day_root, inclusion_proof
 from approvals.audit.daily_seal import daily_seals_due
 from approvals.audit.models import DailySeal
+from approvals.audit.retention import retention_set
 from approvals.audit.seal import seal_all, seal_key
 from approvals.audit.verify import audit_verify
 from approvals.models import Tenant, Workflow

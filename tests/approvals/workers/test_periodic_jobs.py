@@ -34,6 +34,7 @@ def test_beat_runs_every_periodic_job_under_its_task_name() -> None:
         "hand-on-tasks": "approvals.hand_on_tasks",
         "history-partitions": "approvals.history_partitions",
         "sweep-draft-files": "approvals.sweep_draft_files",
+        "archive-history": "approvals.archive_history",
     }
     assert beat["poll-timers"]["schedule"] == float(settings.APPROVALS_POLL_INTERVAL_SECONDS)
     assert beat["prune-fired-timers"]["schedule"] == float(
