@@ -256,16 +256,46 @@ def workflow_readable(user: User, workflow_id: Any) -> Workflow | None:
     """The workflow of the user's organisation if the user may read it (None
     otherwise, or when there is none), fetched with whether the user takes part in it
     in the same query, so the read rule asks nothing more of a participant."""
+    readable = workflow_read(user, workflow_id)
+    return readable.workflow if readable is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class ReadableWorkflow:
+    """The read rule's answer for one request: ``user`` may read ``workflow``. A request
+    asks the rule once (``workflow_read``, ``readable_of``) and hands this down; the
+    layers below (services, the command path's lock) take it instead of asking again."""
+
+    user: User
+    workflow: Workflow
+
+    def is_for(self, user: User, workflow_id: Any) -> bool:
+        """Whether this answers ``user`` reading ``workflow_id``."""
+        return self.user.pk == user.pk and str(self.workflow.pk) == str(workflow_id)
+
+
+def workflow_read(
+    user: User, workflow_id: Any, *, related: Sequence[str] = ()
+) -> ReadableWorkflow | None:
+    """``workflow_readable``, as the answer a request carries down; ``related``: the
+    workflow's relations the caller reads (``select_related``)."""
     mine = WorkflowParticipant.objects.filter(workflow_id=OuterRef("pk"), user_id=user.pk)
-    wf = (
-        Workflow.objects.filter(tenant_id=user.member_tenant_id, pk=workflow_id)
-        .annotate(takes_part=Exists(mine))
-        .first()
-    )
+    rows = Workflow.objects.filter(tenant_id=user.member_tenant_id, pk=workflow_id)
+    if related:
+        rows = rows.select_related(*related)
+    wf = rows.annotate(takes_part=Exists(mine)).first()
     if wf is None:
         return None
     facts = ReadFacts(takes_part=bool(getattr(wf, "takes_part")))  # noqa: B009
-    return wf if may_read_workflow(user, wf, facts) else None
+    return readable_of(user, wf, facts)
+
+
+def readable_of(
+    user: User, wf: Workflow, facts: ReadFacts | None = None
+) -> ReadableWorkflow | None:
+    """The read rule asked of a workflow already read (``facts``: what was read with
+    it): the answer to carry down, or None."""
+    return ReadableWorkflow(user, wf) if may_read_workflow(user, wf, facts or UNREAD) else None
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from .. import access
 from ..http.request_ids import request_id_valid
 from ..models import User, Workflow
 from ..runtime.commands import Busy, RequestIdReused, WorkflowNotFound
-from ..selectors.workflows import workflow_get
+from ..selectors.workflows import workflow_get_readable
 from ..services.attachments import AttachmentRefused
 from ..services.comments import CommentRefused, workflow_comment
 from ..services.workflows import workflow_cancel
@@ -39,11 +39,12 @@ WITHDRAW_REASON_NUL = "A reason may not contain a NUL character; nothing was cha
 NOT_WITHDRAWABLE = "Only the submitter may withdraw a request, and only while it waits."
 
 
-def _readable(user: User, workflow_id: str) -> Workflow:
-    wf = workflow_get(user=user, workflow_id=workflow_id)
-    if wf is None:
+def _readable(user: User, workflow_id: str) -> access.ReadableWorkflow:
+    """The read rule's answer for this request, asked once and handed to the services."""
+    readable = workflow_get_readable(user=user, workflow_id=workflow_id)
+    if readable is None:
         raise Http404
-    return wf
+    return readable
 
 
 def _again(
@@ -60,7 +61,8 @@ def _again(
 @uploads_streamed
 def workflow_comment_page(request: HttpRequest, workflow_id: str) -> HttpResponse:
     user = _member(request)
-    wf = _readable(user, workflow_id)
+    readable = _readable(user, workflow_id)
+    wf = readable.workflow
     # The engine counts the characters; a longer post is cut a little past the limit so
     # the refusal still says how long it was, without keeping megabytes.
     text = request.POST.get("text", "")[: COMMENT_MAX * 2]
@@ -72,7 +74,11 @@ def workflow_comment_page(request: HttpRequest, workflow_id: str) -> HttpRespons
         result = None
         if text.strip() or not files:  # files alone need no words
             result = workflow_comment(
-                user=user, workflow_id=workflow_id, text=text, request_id=request_id
+                user=user,
+                workflow_id=workflow_id,
+                text=text,
+                request_id=request_id,
+                readable=readable,
             )
     except WorkflowNotFound:
         raise Http404 from None
@@ -84,7 +90,7 @@ def workflow_comment_page(request: HttpRequest, workflow_id: str) -> HttpRespons
         return _again(request, user, wf, 503, comment_text=text, comment_error=BUSY)
     if result is not None:
         messages.success(request, COMMENT_ALREADY_ADDED if result.duplicate else COMMENT_ADDED)
-    files_recorded(request, user, wf.pk, files, request_id)
+    files_recorded(request, user, wf.pk, files, request_id, readable)
     return HttpResponseRedirect(reverse("workflow", args=[workflow_id]) + "#conversation")
 
 
@@ -93,7 +99,8 @@ def workflow_comment_page(request: HttpRequest, workflow_id: str) -> HttpRespons
 def workflow_withdraw_page(request: HttpRequest, workflow_id: str) -> HttpResponse:
     """The submitter withdraws a waiting request, saying why (the cancel path)."""
     user = _member(request)
-    wf = _readable(user, workflow_id)
+    readable = _readable(user, workflow_id)
+    wf = readable.workflow
     reason = request.POST.get("reason", "")[: WITHDRAW_REASON_MAX * 2]
     request_id = request.POST.get("request_id", "")
     problem = None
@@ -124,7 +131,13 @@ def workflow_withdraw_page(request: HttpRequest, workflow_id: str) -> HttpRespon
             },
         )
     try:
-        workflow_cancel(user=user, workflow_id=workflow_id, reason=reason, request_id=request_id)
+        workflow_cancel(
+            user=user,
+            workflow_id=workflow_id,
+            reason=reason,
+            request_id=request_id,
+            readable=readable,
+        )
     except WorkflowNotFound:
         raise Http404 from None
     except CommandRejected as exc:

@@ -31,7 +31,7 @@ from ..models import HeldDecision, User, Workflow
 from ..runtime.commands import Busy, CommandResult, RequestIdReused, WorkflowNotFound
 from ..selectors.held import held_open
 from ..selectors.standing_in import stands_in_for
-from ..selectors.workflows import workflow_get, workflow_restart_links
+from ..selectors.workflows import workflow_get, workflow_get_readable, workflow_restart_links
 from ..services.attachments import AttachmentRefused
 from ..services.held_decisions import (
     HOLDABLE,
@@ -213,7 +213,10 @@ def decide(request: HttpRequest, workflow_id: str) -> HttpResponse:
     if on_behalf_of is not None and "\x00" in on_behalf_of:
         return _answer(request, back, ok=False, message=DECISION_UNREADABLE, code=400)
     turning_back = decision in TURNING_BACK
-    before = workflow_get(user=user, workflow_id=workflow_id) if turning_back else None
+    # The read rule asked here (a turning back shows its question first) is handed on
+    # to the service; otherwise the service asks it, once, with the lock.
+    readable = workflow_get_readable(user=user, workflow_id=workflow_id) if turning_back else None
+    before = readable.workflow if readable is not None else None
     if decision in TURNING_BACK and before is not None:
         asked = _turning_back_asks(request, before, decision, comment, back)
         if asked is not None:
@@ -240,6 +243,7 @@ def decide(request: HttpRequest, workflow_id: str) -> HttpResponse:
                 comment=comment,
                 on_behalf_of=on_behalf_of,
                 delegate_to=delegate_to if decision == "delegate" else None,
+                readable=readable,
             )
     except HoldRefused as exc:
         return _answer(request, back, ok=False, message=exc.message, code=409)
@@ -299,9 +303,10 @@ def _turning_back_asks(
 def workflow_resubmit(request: HttpRequest, workflow_id: str) -> HttpResponse:
     """The submitter answers a send-back with changed data (or withdraws)."""
     user = _member(request)
-    wf = workflow_get(user=user, workflow_id=workflow_id)
-    if wf is None:
+    readable = workflow_get_readable(user=user, workflow_id=workflow_id)
+    if readable is None:
         raise Http404
+    wf = readable.workflow
     if not _awaits_changes_from(user, wf):
         context = _detail_context(user, wf)
         messages.error(request, NOT_SENT_BACK)
@@ -325,6 +330,7 @@ def workflow_resubmit(request: HttpRequest, workflow_id: str) -> HttpResponse:
                 request_id=request_id,
                 comment=request.POST.get("comment", "")[:4000],
                 data=form.data_for_engine(),
+                readable=readable,
             )
         except WorkflowNotFound:
             raise Http404 from None
@@ -336,7 +342,7 @@ def workflow_resubmit(request: HttpRequest, workflow_id: str) -> HttpResponse:
             form.add_error(None, BUSY)
         else:
             messages.success(request, f"Resubmitted {_subject(wf)}.")
-            files_recorded(request, user, workflow_id, files, request_id)
+            files_recorded(request, user, workflow_id, files, request_id, readable)
             return HttpResponseRedirect(reverse("workflow", args=[workflow_id]))
     context = _detail_context(user, wf)
     context["form"] = form
