@@ -688,7 +688,7 @@ ADMIN_RIGHTS: dict[str, dict[str, frozenset[str]]] = {
         "exchangerate": frozenset({"view", "add", "change", "delete"}),
     },
     # Organisation admins read the work and act on it only through the operations
-    # pages (admin/operations.py), which go through the command path; never by editing rows.
+    # pages (admin/operation_pages.py), which go through the command path; never by editing rows.
     Role.ORG_ADMIN: {
         model: frozenset({"view"})
         for model in ("workflow", "workflowevent", "pendingtask", "timer", "activityattempt")

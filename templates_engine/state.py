@@ -90,7 +90,7 @@ class State:
     # (action step, its latest round): how many times each action step was entered
     rounds: tuple[tuple[str, int], ...] = ()
     heartbeat: HeartbeatLease | None = None  # of the running attempt, if any
-    # For the operations an admin may take (templates_engine.operations): the step that
+    # For the operations an admin may take (templates_engine.admin_operations): the step that
     # last failed for good, the steps whose work was undone since, and the number of
     # the last failed attempt (a retried undo goes on counting from it).
     failed_step: str | None = None

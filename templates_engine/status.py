@@ -73,7 +73,7 @@ class StatusTransition:
 
 
 # Every move a command can record. No move leaves a terminal status: a finished
-# workflow stays finished (templates_engine.operations).
+# workflow stays finished (templates_engine.admin_operations).
 STATUS_TRANSITIONS: tuple[StatusTransition, ...] = (
     StatusTransition(ev.WorkflowStarted, "begin", (NEW,), RUNNING),
     StatusTransition(ev.WorkflowCompleted, "complete", (RUNNING,), COMPLETED),
