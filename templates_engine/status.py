@@ -103,9 +103,9 @@ REPLAYED_TRANSITIONS: tuple[StatusTransition, ...] = (
 _RECORDED: dict[type[ev.Event], StatusTransition] = {t.event: t for t in STATUS_TRANSITIONS}
 assert len(_RECORDED) == len(STATUS_TRANSITIONS), "one move per event"
 # event -> {(source, target)} of every move evolve accepts
-_REPLAYED: dict[type[ev.Event], frozenset[tuple[str, str]]] = {}
+_ACCEPTED: dict[type[ev.Event], frozenset[tuple[str, str]]] = {}
 for _t in (*STATUS_TRANSITIONS, *REPLAYED_TRANSITIONS):
-    _REPLAYED[_t.event] = _REPLAYED.get(_t.event, frozenset()) | {
+    _ACCEPTED[_t.event] = _ACCEPTED.get(_t.event, frozenset()) | {
         (s, _t.target) for s in _t.sources
     }
 del _t
@@ -129,7 +129,7 @@ def allowed_moves() -> frozenset[tuple[str, str]]:
 def move_check(event: ev.Event, source: str, target: str) -> None:
     """Raise StatusMoveRefused unless ``event`` may take a workflow from ``source`` to
     ``target`` in a replay: an event that is no move keeps the status."""
-    moves = _REPLAYED.get(type(event))
+    moves = _ACCEPTED.get(type(event))
     if moves is None:
         if source != target:
             raise StatusMoveRefused(
@@ -146,7 +146,7 @@ def recorded_move_check(event_type: type[ev.Event], source: str) -> str:
     from ``source``; raises StatusMoveRefused for a move no command may record."""
     move = _RECORDED.get(event_type)
     if move is None:
-        if event_type in _REPLAYED:
+        if event_type in _ACCEPTED:
             raise StatusMoveRefused(f"a {event_type.type} event is replayed, never recorded")
         return source
     if source not in move.sources:
@@ -159,4 +159,4 @@ def recorded_move_check(event_type: type[ev.Event], source: str) -> str:
 
 def moving_events() -> frozenset[type[ev.Event]]:
     """The event types that move the status (recorded or replayed)."""
-    return frozenset(_REPLAYED)
+    return frozenset(_ACCEPTED)

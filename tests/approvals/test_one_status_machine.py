@@ -25,6 +25,7 @@ from templates_engine.status import (
     TERMINAL,
     StatusMoveRefused,
     allowed_moves,
+    move_check,
     recorded_move_check,
     status_of_public,
 )
@@ -89,7 +90,11 @@ def test_evolve_refuses_a_move_the_table_lacks() -> None:
     with pytest.raises(StatusMoveRefused, match="from COMPLETED to CANCELLED"):
         evolve(State(status="COMPLETED"), ev.WorkflowCancelled("alice"))
     # an event that is no move cannot change the status either
+    with pytest.raises(StatusMoveRefused, match="cannot change the status"):
+        move_check(ev.StepSkipped("manager"), "RUNNING", "COMPLETED")
     assert recorded_move_check(ev.CommentAdded, "RUNNING") == "RUNNING"
+    # an old history's reopening still replays; no command may record one
+    move_check(ev.StepRetried("olga", "again", "pay", "pay"), "ROLLED_BACK", "RUNNING")
     with pytest.raises(StatusMoveRefused, match="replayed, never recorded"):
         recorded_move_check(ev.StepRetried, "ROLLED_BACK")
 
