@@ -497,11 +497,11 @@ def _matches(user: User, rules: Iterable[Mapping[str, str]]) -> bool:
     return any(rule.get("user") == user.username or rule.get("role") in roles for rule in rules)
 
 
-def may_attach(user: User, wf: Workflow) -> bool:
-    """May ``user`` add a file to the request? Whoever may read it (the submitter, the
-    approvers, their stand-ins, holders of the template's view), except auditors, who
-    change nothing."""
-    return may_read_workflow(user, wf) and not _read_only(user)
+def may_attach(readable: ReadableWorkflow) -> bool:
+    """May the reader add a file to the request the read rule let them read? Whoever
+    may read it (the submitter, the approvers, their stand-ins, holders of the
+    template's view), except auditors, who change nothing."""
+    return not _read_only(readable.user)
 
 
 def check_may_attach(user: User) -> None:
@@ -525,11 +525,11 @@ def check_may_comment(user: User, wf: Workflow) -> None:
         raise Forbidden(FORBIDDEN_AUDITOR)
 
 
-def may_comment(user: User, wf: Workflow) -> bool:
-    if not may_read_workflow(user, wf):
-        return False
+def may_comment(readable: ReadableWorkflow) -> bool:
+    """May the reader write on the conversation of the request the read rule let them
+    read (``check_may_comment``)?"""
     try:
-        check_may_comment(user, wf)
+        check_may_comment(readable.user, readable.workflow)
     except Forbidden:
         return False
     return True

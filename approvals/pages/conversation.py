@@ -16,7 +16,7 @@ from templates_engine.comments import COMMENT_MAX
 
 from .. import access
 from ..http.request_ids import request_id_valid
-from ..models import User, Workflow
+from ..models import User
 from ..runtime.commands import Busy, RequestIdReused, WorkflowNotFound
 from ..selectors.workflows import workflow_get_readable
 from ..services.attachments import AttachmentRefused
@@ -48,10 +48,10 @@ def _readable(user: User, workflow_id: str) -> access.ReadableWorkflow:
 
 
 def _again(
-    request: HttpRequest, user: User, wf: Workflow, status: int, **extra: str
+    request: HttpRequest, readable: access.ReadableWorkflow, status: int, **extra: str
 ) -> HttpResponse:
     """The request page again, with the refusal beside the form and what was typed."""
-    context = _detail_context(user, wf)
+    context = _detail_context(readable)
     context.update(extra)
     return render(request, "approvals/workflow_detail.html", context, status=status)
 
@@ -68,7 +68,7 @@ def workflow_comment_page(request: HttpRequest, workflow_id: str) -> HttpRespons
     text = request.POST.get("text", "")[: COMMENT_MAX * 2]
     request_id = request.POST.get("request_id", "")
     if not request_id_valid(request_id):
-        return _again(request, user, wf, 400, comment_text=text, comment_error=DECISION_UNREADABLE)
+        return _again(request, readable, 400, comment_text=text, comment_error=DECISION_UNREADABLE)
     try:
         files = files_checked(request, workflow_id=wf.pk)
         result = None
@@ -83,11 +83,11 @@ def workflow_comment_page(request: HttpRequest, workflow_id: str) -> HttpRespons
     except WorkflowNotFound:
         raise Http404 from None
     except (CommandRejected, CommentRefused, AttachmentRefused) as exc:
-        return _again(request, user, wf, 422, comment_text=text, comment_error=exc.message)
+        return _again(request, readable, 422, comment_text=text, comment_error=exc.message)
     except (access.Forbidden, RequestIdReused) as exc:
-        return _again(request, user, wf, 403, comment_text=text, comment_error=str(exc))
+        return _again(request, readable, 403, comment_text=text, comment_error=str(exc))
     except Busy:
-        return _again(request, user, wf, 503, comment_text=text, comment_error=BUSY)
+        return _again(request, readable, 503, comment_text=text, comment_error=BUSY)
     if result is not None:
         messages.success(request, COMMENT_ALREADY_ADDED if result.duplicate else COMMENT_ADDED)
     files_recorded(request, user, wf.pk, files, request_id, readable)
@@ -116,9 +116,9 @@ def workflow_withdraw_page(request: HttpRequest, workflow_id: str) -> HttpRespon
         problem = WITHDRAW_REASON_TOO_LONG
     if problem == NOT_WITHDRAWABLE:  # the page shows them no form to put it beside
         messages.error(request, problem)
-        return _again(request, user, wf, 409)
+        return _again(request, readable, 409)
     if problem is not None:
-        return _again(request, user, wf, 400, withdraw_reason=reason, withdraw_error=problem)
+        return _again(request, readable, 400, withdraw_reason=reason, withdraw_error=problem)
     if request.POST.get("confirmed") != CONFIRMED:  # without the page's script: a page asks
         return render(
             request,
@@ -141,10 +141,10 @@ def workflow_withdraw_page(request: HttpRequest, workflow_id: str) -> HttpRespon
     except WorkflowNotFound:
         raise Http404 from None
     except CommandRejected as exc:
-        return _again(request, user, wf, 409, withdraw_reason=reason, withdraw_error=exc.message)
+        return _again(request, readable, 409, withdraw_reason=reason, withdraw_error=exc.message)
     except (access.Forbidden, RequestIdReused) as exc:
-        return _again(request, user, wf, 403, withdraw_reason=reason, withdraw_error=str(exc))
+        return _again(request, readable, 403, withdraw_reason=reason, withdraw_error=str(exc))
     except Busy:
-        return _again(request, user, wf, 503, withdraw_reason=reason, withdraw_error=BUSY)
+        return _again(request, readable, 503, withdraw_reason=reason, withdraw_error=BUSY)
     messages.success(request, WITHDRAWN.format(subject=_subject(wf)))
     return HttpResponseRedirect(reverse("workflow", args=[workflow_id]))

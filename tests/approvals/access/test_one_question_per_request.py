@@ -17,6 +17,7 @@ from approvals.services.comments import workflow_comment
 from approvals.services.workflows import readable_for
 
 from ..files import PDF, upload
+from ..helpers import decide
 from ..pages.support import expense_started, signed_in
 
 pytestmark = pytest.mark.django_db
@@ -120,3 +121,33 @@ def test_an_answer_for_another_person_or_request_is_refused_and_records_nothing(
     with pytest.raises(ValueError, match="not for this person"):
         workflow_comment(user=bob, workflow_id=other, text="hi", request_id="q-7", readable=bobs)
     assert _events(wid, "CommentAdded") == _events(other, "CommentAdded") == 0
+
+
+def test_the_request_page_and_a_resubmission_with_a_file_ask_once(
+    acme: Any, api: Any, asked: Counter[str], files_root: Path
+) -> None:
+    wid = expense_started("E-one-question-8")
+    alice = signed_in("alice")
+    asked.clear()
+
+    page = alice.get(f"/workflows/{wid}")
+    assert page.status_code == 200
+    assert asked == Counter({"alice": 1})
+
+    sent_back = decide(api("bob"), wid, "send_back", "q-8", comment="Which project?")
+    assert sent_back.status_code == 200, sent_back.content
+    asked.clear()
+    resubmitted = alice.post(
+        f"/workflows/{wid}/resubmit",
+        {
+            "amountPaise": "45000.00",
+            "currency": "INR",
+            "department": "eng",
+            "comment": "Project Atlas",
+            "request_id": "q-9",
+            "file": [upload("receipt.pdf", PDF)],
+        },
+    )
+    assert resubmitted.status_code == 302, resubmitted.content
+    assert (_events(wid, "Resubmitted"), _events(wid, "FileAttached")) == (1, 1)
+    assert asked == Counter({"alice": 1})
