@@ -256,16 +256,46 @@ def workflow_readable(user: User, workflow_id: Any) -> Workflow | None:
     """The workflow of the user's organisation if the user may read it (None
     otherwise, or when there is none), fetched with whether the user takes part in it
     in the same query, so the read rule asks nothing more of a participant."""
+    readable = workflow_read(user, workflow_id)
+    return readable.workflow if readable is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class ReadableWorkflow:
+    """The read rule's answer for one request: ``user`` may read ``workflow``. A request
+    asks the rule once (``workflow_read``, ``readable_of``) and hands this down; the
+    layers below (services, the command path's lock) take it instead of asking again."""
+
+    user: User
+    workflow: Workflow
+
+    def is_for(self, user: User, workflow_id: Any) -> bool:
+        """Whether this answers ``user`` reading ``workflow_id``."""
+        return self.user.pk == user.pk and str(self.workflow.pk) == str(workflow_id)
+
+
+def workflow_read(
+    user: User, workflow_id: Any, *, related: Sequence[str] = ()
+) -> ReadableWorkflow | None:
+    """``workflow_readable``, as the answer a request carries down; ``related``: the
+    workflow's relations the caller reads (``select_related``)."""
     mine = WorkflowParticipant.objects.filter(workflow_id=OuterRef("pk"), user_id=user.pk)
-    wf = (
-        Workflow.objects.filter(tenant_id=user.member_tenant_id, pk=workflow_id)
-        .annotate(takes_part=Exists(mine))
-        .first()
-    )
+    rows = Workflow.objects.filter(tenant_id=user.member_tenant_id, pk=workflow_id)
+    if related:
+        rows = rows.select_related(*related)
+    wf = rows.annotate(takes_part=Exists(mine)).first()
     if wf is None:
         return None
     facts = ReadFacts(takes_part=bool(getattr(wf, "takes_part")))  # noqa: B009
-    return wf if may_read_workflow(user, wf, facts) else None
+    return readable_of(user, wf, facts)
+
+
+def readable_of(
+    user: User, wf: Workflow, facts: ReadFacts | None = None
+) -> ReadableWorkflow | None:
+    """The read rule asked of a workflow already read (``facts``: what was read with
+    it): the answer to carry down, or None."""
+    return ReadableWorkflow(user, wf) if may_read_workflow(user, wf, facts or UNREAD) else None
 
 
 @dataclass(frozen=True)
@@ -467,11 +497,11 @@ def _matches(user: User, rules: Iterable[Mapping[str, str]]) -> bool:
     return any(rule.get("user") == user.username or rule.get("role") in roles for rule in rules)
 
 
-def may_attach(user: User, wf: Workflow) -> bool:
-    """May ``user`` add a file to the request? Whoever may read it (the submitter, the
-    approvers, their stand-ins, holders of the template's view), except auditors, who
-    change nothing."""
-    return may_read_workflow(user, wf) and not _read_only(user)
+def may_attach(readable: ReadableWorkflow) -> bool:
+    """May the reader add a file to the request the read rule let them read? Whoever
+    may read it (the submitter, the approvers, their stand-ins, holders of the
+    template's view), except auditors, who change nothing."""
+    return not _read_only(readable.user)
 
 
 def check_may_attach(user: User) -> None:
@@ -495,11 +525,11 @@ def check_may_comment(user: User, wf: Workflow) -> None:
         raise Forbidden(FORBIDDEN_AUDITOR)
 
 
-def may_comment(user: User, wf: Workflow) -> bool:
-    if not may_read_workflow(user, wf):
-        return False
+def may_comment(readable: ReadableWorkflow) -> bool:
+    """May the reader write on the conversation of the request the read rule let them
+    read (``check_may_comment``)?"""
     try:
-        check_may_comment(user, wf)
+        check_may_comment(readable.user, readable.workflow)
     except Forbidden:
         return False
     return True
@@ -658,7 +688,7 @@ ADMIN_RIGHTS: dict[str, dict[str, frozenset[str]]] = {
         "exchangerate": frozenset({"view", "add", "change", "delete"}),
     },
     # Organisation admins read the work and act on it only through the operations
-    # pages (admin/operations.py), which go through the command path; never by editing rows.
+    # pages (admin/operation_pages.py), which go through the command path; never by editing rows.
     Role.ORG_ADMIN: {
         model: frozenset({"view"})
         for model in ("workflow", "workflowevent", "pendingtask", "timer", "activityattempt")

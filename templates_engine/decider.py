@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from . import commands as cmd
 from . import errors
 from . import events as ev
+from .admin_operations import on_operation, on_retried_undo_outcome
 from .builder import Builder
 from .comments import on_comment
 from .context import Context
@@ -16,7 +17,6 @@ from .definition import Definition
 from .errors import CommandRejected
 from .expressions import data_problems
 from .money import conversion_problem
-from .operations import on_operation, on_retried_undo_outcome
 from .state import NEW, RUNNING, SUBMITTER_STEP, State, evolve
 from .steps import ActionStep, SignalStep
 from .steps.approval import NOT_WAITING_FOR

@@ -12,28 +12,23 @@ from typing import Any
 
 from . import events as ev
 from .events import Assignment, Timer
-
-NEW = "NEW"
-RUNNING = "RUNNING"
-COMPENSATING = "COMPENSATING"
-COMPLETED = "COMPLETED"
-REJECTED = "REJECTED"
-ROLLED_BACK = "ROLLED_BACK"
-COMPENSATION_FAILED = "COMPENSATION_FAILED"
-CANCELLED = "CANCELLED"
-# Every status, in the order a workflow can reach them; the app's model choices are
-# derived from this list.
-STATUSES = (
-    NEW,
-    RUNNING,
+from .status import (
+    APPROVED,
+    CANCELLED,
     COMPENSATING,
+    COMPENSATION_FAILED,
     COMPLETED,
+    NEW,
+    PENDING_PREFIX,
     REJECTED,
     ROLLED_BACK,
-    COMPENSATION_FAILED,
-    CANCELLED,
+    RUNNING,
+    STATUSES,  # noqa: F401  (re-exported: the statuses are the state's)
+    TERMINAL,
+    WITHDRAWN,
+    move_check,
+    moving_events,
 )
-TERMINAL = frozenset({COMPLETED, REJECTED, ROLLED_BACK, COMPENSATION_FAILED, CANCELLED})
 
 SUBMITTER_STEP = "submitter"
 """The step id a workflow reads while it waits on its submitter for changes."""
@@ -95,7 +90,7 @@ class State:
     # (action step, its latest round): how many times each action step was entered
     rounds: tuple[tuple[str, int], ...] = ()
     heartbeat: HeartbeatLease | None = None  # of the running attempt, if any
-    # For the operations an admin may take (templates_engine.operations): the step that
+    # For the operations an admin may take (templates_engine.admin_operations): the step that
     # last failed for good, the steps whose work was undone since, and the number of
     # the last failed attempt (a retried undo goes on counting from it).
     failed_step: str | None = None
@@ -481,14 +476,16 @@ _EVOLVERS: dict[type[ev.Event], Callable[[State, Any], State]] = {
 }
 
 
+_MOVING = moving_events()
+
+
 def evolve(state: State, event: ev.Event) -> State:
-    """Return the state after ``event``."""
-    return _EVOLVERS[type(event)](state, event)
-
-
-# The public status of a request its submitter cancelled (the engine status stays
-# CANCELLED).
-WITHDRAWN = "WITHDRAWN"
+    """Return the state after ``event``. A status change the status machine does not
+    allow (templates_engine.status) raises StatusMoveRefused."""
+    after = _EVOLVERS[type(event)](state, event)
+    if after.status != state.status or type(event) in _MOVING:
+        move_check(event, state.status, after.status)
+    return after
 
 
 def public_status(state: State) -> str:
@@ -496,9 +493,9 @@ def public_status(state: State) -> str:
     submitter) is awaited, ``APPROVED`` once completed, ``WITHDRAWN`` once its
     submitter cancelled it, otherwise the engine status."""
     if state.status == RUNNING and state.assignments and state.step:
-        return f"PENDING_{state.step.upper()}"
+        return f"{PENDING_PREFIX}{state.step.upper()}"
     if state.status == COMPLETED:
-        return "APPROVED"
+        return APPROVED
     if state.status == CANCELLED and state.withdrawn:
         return WITHDRAWN
     return state.status

@@ -14,7 +14,7 @@ from ..access import Role
 from ..selectors import attention
 from ..selectors.templates import workflow_templates_latest
 from ..words import zones
-from .operations import attention_row
+from .operation_pages import attention_row
 
 # Rows of "What needs attention" on the home; the whole list is one link away.
 ATTENTION_ON_HOME = 8

@@ -42,7 +42,7 @@ from ..web import present
 from ..words import zones
 from .labels import LabelledDateTimeAdmin
 from .offboarding import OffboardingAdmin
-from .operations import WorkflowOperationsAdmin
+from .operation_pages import WorkflowOperationsAdmin
 from .rates import ExchangeRateForm, RatesAdmin
 from .templates import PrettyJSONField
 from .templates import WorkflowTemplateAdmin as WorkflowTemplateAdminBase
@@ -510,7 +510,7 @@ class ReadOnlyAdmin(TenantScoped):
 @admin.register(Workflow)
 class WorkflowAdmin(AuditExportAdmin, WorkflowOperationsAdmin, WorkflowPeopleAdmin, ReadOnlyAdmin):
     """Read-only: what an organisation admin may do to a workflow is on its operations
-    page (operations.py), through the command path. The list and the view read as the
+    page (operation_pages.py), through the command path. The list and the view read as the
     app does (workflows.py)."""
 
 

@@ -18,6 +18,7 @@ from ..access import CANNOT_HOLD_TASKS, Forbidden
 from ..runtime.commands import Busy, RequestIdReused, WorkflowNotFound
 from ..selectors.tasks import BadCursor
 from ..services import held_decisions as held
+from ..services.admin_operations import ReasonRequired
 from ..services.attachments import NO_FILE_CODE, TOO_LARGE_CODE, AttachmentRefused
 from ..services.comments import CommentRefused
 from ..services.drafts import (
@@ -26,7 +27,6 @@ from ..services.drafts import (
     DraftNotFound,
     DraftRefused,
 )
-from ..services.operations import ReasonRequired
 from ..services.workflows import (
     SIGNAL_PAYLOAD_TOO_LARGE,
     IdempotencyKeyReused,

@@ -39,6 +39,7 @@ from ..selectors.workflows import (
     workflow_history,
     workflow_now,
 )
+from ..services.admin_operations import workflow_add_approver
 from ..services.attachments import ACCEPTED_TYPES, attachment_add
 from ..services.comments import workflow_comment
 from ..services.directory import DeactivationRefused, UserNotFound, user_deactivate_by_name
@@ -53,7 +54,6 @@ from ..services.held_decisions import (
     decision_undo,
     held_state,
 )
-from ..services.operations import workflow_add_approver
 from ..services.tokens import token_issue, token_revoke
 from ..services.workflows import (
     IDEMPOTENCY_KEY_INVALID,

@@ -9,7 +9,7 @@ from typing import Any
 from django.db import models
 from django_fsm import FSMField, transition
 
-from templates_engine.state import STATUSES, TERMINAL
+from templates_engine.status import STATUS_TRANSITIONS, STATUSES, TERMINAL, StatusTransition
 
 from .append_only import AppendOnly
 from .directory import Tenant, User
@@ -101,7 +101,28 @@ S = WorkflowStatus
 ACTIVE_STATUSES = tuple(status for status in STATUSES if status not in TERMINAL)
 
 
-class Workflow(models.Model):
+class StatusTransitions:
+    """The status machine's moves (``templates_engine.status.STATUS_TRANSITIONS``) as
+    django-fsm transitions on ``status``, one method per move, named by it (``begin``,
+    ``complete``, ``cancel``...): the command path calls the one each recorded event
+    names, so a move the table does not hold fails loudly here too. No method leaves a
+    terminal status."""
+
+
+def _fsm_transition(move: StatusTransition) -> Any:
+    def apply(self: Workflow) -> None:
+        """Move the status (templates_engine.status)."""
+
+    apply.__name__ = apply.__qualname__ = move.name
+    return transition(field="status", source=list(move.sources), target=move.target)(apply)
+
+
+for _move in STATUS_TRANSITIONS:
+    setattr(StatusTransitions, _move.name, _fsm_transition(_move))
+del _move
+
+
+class Workflow(StatusTransitions, models.Model):
     """A running or finished workflow. ``version`` is the number of events so far;
     ``snapshot`` is the engine state after them, derived and rebuildable."""
 
@@ -169,32 +190,6 @@ class Workflow(models.Model):
                 name="workflow_subject_running",
             )
         ]
-
-    # Transitions mirror the engine's status machine; the command path calls the one
-    # each status-changing event names, so an impossible move fails loudly here too.
-    @transition(field=status, source=S.NEW, target=S.RUNNING)
-    def begin(self) -> None: ...
-
-    @transition(field=status, source=S.RUNNING, target=S.COMPLETED)
-    def complete(self) -> None: ...
-
-    @transition(field=status, source=S.RUNNING, target=S.COMPENSATING)
-    def compensate(self) -> None: ...
-
-    @transition(field=status, source=S.COMPENSATING, target=S.ROLLED_BACK)
-    def roll_back(self) -> None: ...
-
-    @transition(field=status, source=S.COMPENSATING, target=S.REJECTED)
-    def reject(self) -> None: ...
-
-    @transition(field=status, source=S.COMPENSATING, target=S.COMPENSATION_FAILED)
-    def fail_compensation(self) -> None: ...
-
-    @transition(field=status, source=[S.RUNNING, S.COMPENSATING], target=S.CANCELLED)
-    def cancel(self) -> None: ...
-
-    # No transition leaves COMPLETED, REJECTED, ROLLED_BACK, COMPENSATION_FAILED or
-    # CANCELLED: a finished workflow stays finished (templates_engine.operations).
 
     def __str__(self) -> str:
         return f"{self.template_key} {self.subject_type}:{self.subject_id} ({self.public_status})"

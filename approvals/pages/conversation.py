@@ -16,9 +16,9 @@ from templates_engine.comments import COMMENT_MAX
 
 from .. import access
 from ..http.request_ids import request_id_valid
-from ..models import User, Workflow
+from ..models import User
 from ..runtime.commands import Busy, RequestIdReused, WorkflowNotFound
-from ..selectors.workflows import workflow_get
+from ..selectors.workflows import workflow_get_readable
 from ..services.attachments import AttachmentRefused
 from ..services.comments import CommentRefused, workflow_comment
 from ..services.workflows import workflow_cancel
@@ -39,18 +39,19 @@ WITHDRAW_REASON_NUL = "A reason may not contain a NUL character; nothing was cha
 NOT_WITHDRAWABLE = "Only the submitter may withdraw a request, and only while it waits."
 
 
-def _readable(user: User, workflow_id: str) -> Workflow:
-    wf = workflow_get(user=user, workflow_id=workflow_id)
-    if wf is None:
+def _readable(user: User, workflow_id: str) -> access.ReadableWorkflow:
+    """The read rule's answer for this request, asked once and handed to the services."""
+    readable = workflow_get_readable(user=user, workflow_id=workflow_id)
+    if readable is None:
         raise Http404
-    return wf
+    return readable
 
 
 def _again(
-    request: HttpRequest, user: User, wf: Workflow, status: int, **extra: str
+    request: HttpRequest, readable: access.ReadableWorkflow, status: int, **extra: str
 ) -> HttpResponse:
     """The request page again, with the refusal beside the form and what was typed."""
-    context = _detail_context(user, wf)
+    context = _detail_context(readable)
     context.update(extra)
     return render(request, "approvals/workflow_detail.html", context, status=status)
 
@@ -60,31 +61,36 @@ def _again(
 @uploads_streamed
 def workflow_comment_page(request: HttpRequest, workflow_id: str) -> HttpResponse:
     user = _member(request)
-    wf = _readable(user, workflow_id)
+    readable = _readable(user, workflow_id)
+    wf = readable.workflow
     # The engine counts the characters; a longer post is cut a little past the limit so
     # the refusal still says how long it was, without keeping megabytes.
     text = request.POST.get("text", "")[: COMMENT_MAX * 2]
     request_id = request.POST.get("request_id", "")
     if not request_id_valid(request_id):
-        return _again(request, user, wf, 400, comment_text=text, comment_error=DECISION_UNREADABLE)
+        return _again(request, readable, 400, comment_text=text, comment_error=DECISION_UNREADABLE)
     try:
         files = files_checked(request, workflow_id=wf.pk)
         result = None
         if text.strip() or not files:  # files alone need no words
             result = workflow_comment(
-                user=user, workflow_id=workflow_id, text=text, request_id=request_id
+                user=user,
+                workflow_id=workflow_id,
+                text=text,
+                request_id=request_id,
+                readable=readable,
             )
     except WorkflowNotFound:
         raise Http404 from None
     except (CommandRejected, CommentRefused, AttachmentRefused) as exc:
-        return _again(request, user, wf, 422, comment_text=text, comment_error=exc.message)
+        return _again(request, readable, 422, comment_text=text, comment_error=exc.message)
     except (access.Forbidden, RequestIdReused) as exc:
-        return _again(request, user, wf, 403, comment_text=text, comment_error=str(exc))
+        return _again(request, readable, 403, comment_text=text, comment_error=str(exc))
     except Busy:
-        return _again(request, user, wf, 503, comment_text=text, comment_error=BUSY)
+        return _again(request, readable, 503, comment_text=text, comment_error=BUSY)
     if result is not None:
         messages.success(request, COMMENT_ALREADY_ADDED if result.duplicate else COMMENT_ADDED)
-    files_recorded(request, user, wf.pk, files, request_id)
+    files_recorded(request, user, wf.pk, files, request_id, readable)
     return HttpResponseRedirect(reverse("workflow", args=[workflow_id]) + "#conversation")
 
 
@@ -93,7 +99,8 @@ def workflow_comment_page(request: HttpRequest, workflow_id: str) -> HttpRespons
 def workflow_withdraw_page(request: HttpRequest, workflow_id: str) -> HttpResponse:
     """The submitter withdraws a waiting request, saying why (the cancel path)."""
     user = _member(request)
-    wf = _readable(user, workflow_id)
+    readable = _readable(user, workflow_id)
+    wf = readable.workflow
     reason = request.POST.get("reason", "")[: WITHDRAW_REASON_MAX * 2]
     request_id = request.POST.get("request_id", "")
     problem = None
@@ -109,9 +116,9 @@ def workflow_withdraw_page(request: HttpRequest, workflow_id: str) -> HttpRespon
         problem = WITHDRAW_REASON_TOO_LONG
     if problem == NOT_WITHDRAWABLE:  # the page shows them no form to put it beside
         messages.error(request, problem)
-        return _again(request, user, wf, 409)
+        return _again(request, readable, 409)
     if problem is not None:
-        return _again(request, user, wf, 400, withdraw_reason=reason, withdraw_error=problem)
+        return _again(request, readable, 400, withdraw_reason=reason, withdraw_error=problem)
     if request.POST.get("confirmed") != CONFIRMED:  # without the page's script: a page asks
         return render(
             request,
@@ -124,14 +131,20 @@ def workflow_withdraw_page(request: HttpRequest, workflow_id: str) -> HttpRespon
             },
         )
     try:
-        workflow_cancel(user=user, workflow_id=workflow_id, reason=reason, request_id=request_id)
+        workflow_cancel(
+            user=user,
+            workflow_id=workflow_id,
+            reason=reason,
+            request_id=request_id,
+            readable=readable,
+        )
     except WorkflowNotFound:
         raise Http404 from None
     except CommandRejected as exc:
-        return _again(request, user, wf, 409, withdraw_reason=reason, withdraw_error=exc.message)
+        return _again(request, readable, 409, withdraw_reason=reason, withdraw_error=exc.message)
     except (access.Forbidden, RequestIdReused) as exc:
-        return _again(request, user, wf, 403, withdraw_reason=reason, withdraw_error=str(exc))
+        return _again(request, readable, 403, withdraw_reason=reason, withdraw_error=str(exc))
     except Busy:
-        return _again(request, user, wf, 503, withdraw_reason=reason, withdraw_error=BUSY)
+        return _again(request, readable, 503, withdraw_reason=reason, withdraw_error=BUSY)
     messages.success(request, WITHDRAWN.format(subject=_subject(wf)))
     return HttpResponseRedirect(reverse("workflow", args=[workflow_id]))

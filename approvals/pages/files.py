@@ -31,7 +31,7 @@ from ..selectors.attachments import (
     preview_open,
 )
 from ..selectors.drafts import draft_file_get, draft_file_name
-from ..selectors.workflows import workflow_get
+from ..selectors.workflows import workflow_get_readable
 from ..services.attachments import (
     NO_FILE,
     NO_FILE_CODE,
@@ -118,10 +118,12 @@ def files_recorded(
     workflow_id: Any,
     files: Sequence[CheckedFile],
     request_id: str | None,
+    readable: access.ReadableWorkflow | None = None,
 ) -> None:
     """Record checked files on a request once the start, comment or resubmission they
     came with is recorded, and say so; a failure now (the request busy, say) is said
-    in words, and the request stands as recorded."""
+    in words, and the request stands as recorded. ``readable``: the read rule's answer
+    when the page asked it already."""
     if not files:
         return
     try:
@@ -130,6 +132,7 @@ def files_recorded(
             workflow_id=workflow_id,
             files=files,
             request_id=request_id or uuid.uuid4().hex,
+            readable=readable,
         )
     except (AttachmentRefused, CommandRejected) as exc:
         messages.error(request, NOT_ATTACHED_AFTER.format(why=exc.message))
@@ -191,7 +194,8 @@ def files_card(lines: Sequence[Line]) -> list[FileRow]:
 @uploads_streamed
 def workflow_attach(request: HttpRequest, workflow_id: str) -> HttpResponse:
     user = _member(request)
-    if workflow_get(user=user, workflow_id=workflow_id) is None:
+    readable = workflow_get_readable(user=user, workflow_id=workflow_id)
+    if readable is None:
         raise Http404
     back = reverse("workflow", args=[workflow_id]) + "#files"
     request_id = request.POST.get("request_id", "")
@@ -204,7 +208,11 @@ def workflow_attach(request: HttpRequest, workflow_id: str) -> HttpResponse:
         if len(uploads) == 1 and handler.sent == 1:  # one file: its own request id
             added = [
                 attachment_add(
-                    user=user, workflow_id=workflow_id, upload=uploads[0], request_id=request_id
+                    user=user,
+                    workflow_id=workflow_id,
+                    upload=uploads[0],
+                    request_id=request_id,
+                    readable=readable,
                 )
             ]
         else:
@@ -212,7 +220,11 @@ def workflow_attach(request: HttpRequest, workflow_id: str) -> HttpResponse:
                 raise AttachmentRefused(NO_FILE_CODE, NO_FILE)
             files = files_checked(request, workflow_id=workflow_id)
             added = attachments_add(
-                user=user, workflow_id=workflow_id, files=files, request_id=request_id
+                user=user,
+                workflow_id=workflow_id,
+                files=files,
+                request_id=request_id,
+                readable=readable,
             )
     except WorkflowNotFound:
         raise Http404 from None

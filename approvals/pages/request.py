@@ -31,7 +31,7 @@ from ..models import HeldDecision, User, Workflow
 from ..runtime.commands import Busy, CommandResult, RequestIdReused, WorkflowNotFound
 from ..selectors.held import held_open
 from ..selectors.standing_in import stands_in_for
-from ..selectors.workflows import workflow_get, workflow_restart_links
+from ..selectors.workflows import workflow_get_readable, workflow_restart_links
 from ..services.attachments import AttachmentRefused
 from ..services.held_decisions import (
     HOLDABLE,
@@ -123,7 +123,9 @@ def withdraw_question(wf: Workflow) -> str:
     return withdrawal.question_words(_subject(wf))
 
 
-def _detail_context(user: User, wf: Workflow) -> dict[str, Any]:
+def _detail_context(readable: access.ReadableWorkflow) -> dict[str, Any]:
+    """The request page's context, for a reader the read rule let read it."""
+    user, wf = readable.user, readable.workflow
     told = workflow_story(wf)
     history, assignees, names, lines = told.history, told.assignees, told.names, told.timeline
     held = next((a for a in assignees if a["user"] == user.username), None)
@@ -139,11 +141,11 @@ def _detail_context(user: User, wf: Workflow) -> dict[str, Any]:
         "conversion": told.conversion,
         "timeline": lines,
         "files": files_card(lines),
-        "may_attach": access.may_attach(user, wf),
+        "may_attach": access.may_attach(readable),
         "attach_request_id": uuid.uuid4().hex,
         **file_field_context(),
         "sent_back_note": present.sent_back_note(history, told.ctx),
-        "may_comment": access.may_comment(user, wf),
+        "may_comment": access.may_comment(readable),
         "comment_request_id": uuid.uuid4().hex,
         "may_withdraw": access.may_withdraw(user, wf),
         "withdraw_question": withdraw_question(wf),
@@ -180,10 +182,10 @@ def _held_on(user: User, wf: Workflow) -> HeldDecision | None:
 @login_required
 def workflow_detail(request: HttpRequest, workflow_id: str) -> HttpResponse:
     user = _member(request)
-    wf = workflow_get(user=user, workflow_id=workflow_id)
-    if wf is None:
+    readable = workflow_get_readable(user=user, workflow_id=workflow_id)
+    if readable is None:
         raise Http404
-    context = _detail_context(user, wf)
+    context = _detail_context(readable)
     return render(request, "approvals/workflow_detail.html", context)
 
 
@@ -213,7 +215,10 @@ def decide(request: HttpRequest, workflow_id: str) -> HttpResponse:
     if on_behalf_of is not None and "\x00" in on_behalf_of:
         return _answer(request, back, ok=False, message=DECISION_UNREADABLE, code=400)
     turning_back = decision in TURNING_BACK
-    before = workflow_get(user=user, workflow_id=workflow_id) if turning_back else None
+    # The read rule asked here (a turning back shows its question first) is handed on
+    # to the service; otherwise the service asks it, once, with the lock.
+    readable = workflow_get_readable(user=user, workflow_id=workflow_id) if turning_back else None
+    before = readable.workflow if readable is not None else None
     if decision in TURNING_BACK and before is not None:
         asked = _turning_back_asks(request, before, decision, comment, back)
         if asked is not None:
@@ -240,6 +245,7 @@ def decide(request: HttpRequest, workflow_id: str) -> HttpResponse:
                 comment=comment,
                 on_behalf_of=on_behalf_of,
                 delegate_to=delegate_to if decision == "delegate" else None,
+                readable=readable,
             )
     except HoldRefused as exc:
         return _answer(request, back, ok=False, message=exc.message, code=409)
@@ -299,11 +305,12 @@ def _turning_back_asks(
 def workflow_resubmit(request: HttpRequest, workflow_id: str) -> HttpResponse:
     """The submitter answers a send-back with changed data (or withdraws)."""
     user = _member(request)
-    wf = workflow_get(user=user, workflow_id=workflow_id)
-    if wf is None:
+    readable = workflow_get_readable(user=user, workflow_id=workflow_id)
+    if readable is None:
         raise Http404
+    wf = readable.workflow
     if not _awaits_changes_from(user, wf):
-        context = _detail_context(user, wf)
+        context = _detail_context(readable)
         messages.error(request, NOT_SENT_BACK)
         return render(request, "approvals/workflow_detail.html", context, status=409)
     request_id = request.POST.get("request_id", "")
@@ -325,6 +332,7 @@ def workflow_resubmit(request: HttpRequest, workflow_id: str) -> HttpResponse:
                 request_id=request_id,
                 comment=request.POST.get("comment", "")[:4000],
                 data=form.data_for_engine(),
+                readable=readable,
             )
         except WorkflowNotFound:
             raise Http404 from None
@@ -336,8 +344,8 @@ def workflow_resubmit(request: HttpRequest, workflow_id: str) -> HttpResponse:
             form.add_error(None, BUSY)
         else:
             messages.success(request, f"Resubmitted {_subject(wf)}.")
-            files_recorded(request, user, workflow_id, files, request_id)
+            files_recorded(request, user, workflow_id, files, request_id, readable)
             return HttpResponseRedirect(reverse("workflow", args=[workflow_id]))
-    context = _detail_context(user, wf)
+    context = _detail_context(readable)
     context["form"] = form
     return render(request, "approvals/workflow_detail.html", context, status=400)

@@ -6,7 +6,8 @@ activity's outcome, a signal) comes through ``command_execute``:
       a request id already recorded -> return the recorded result, duplicate
       events = decide(definition, state, command, ctx)
       append events at seq = version + 1 ... (UNIQUE (workflow, seq): a second guard)
-      move the status through the django-fsm transition each event names
+      move the status through the django-fsm transition each event names in the
+        status machine (templates_engine.status); refuse a move it does not hold
       project the events: inbox, timers, activity outbox
     after commit: hand due activity attempts to the workers
 
@@ -26,6 +27,7 @@ from functools import lru_cache
 from typing import Any
 
 from django.db import IntegrityError, connection
+from django_fsm import TransitionNotAllowed
 
 from templates_engine import CommandRejected, State, decide, evolve, public_status, replay
 from templates_engine import commands as cmd
@@ -34,6 +36,7 @@ from templates_engine.context import Context
 from templates_engine.definition import Definition
 from templates_engine.events import event_from_dict
 from templates_engine.snapshot import state_from_dict, state_to_dict
+from templates_engine.status import StatusMoveRefused, recorded_move_check, transition_for
 
 from .. import clock, metrics
 from ..definitions import definition_for
@@ -57,17 +60,6 @@ os.register_at_fork(after_in_child=_RNG.seed)
 WORKFLOW_NOT_FOUND = "No such workflow."
 BUSY = "The workflow is busy; try again."
 REQUEST_ID_REUSED = "This requestId was already used for a different command; send a new requestId."
-
-# The django-fsm transition each status-changing event goes through.
-_TRANSITIONS: dict[type[ev.Event], str] = {
-    ev.WorkflowStarted: "begin",
-    ev.WorkflowCompleted: "complete",
-    ev.CompensationStarted: "compensate",
-    ev.WorkflowRolledBack: "roll_back",
-    ev.WorkflowRejected: "reject",
-    ev.CompensationFailed: "fail_compensation",
-    ev.WorkflowCancelled: "cancel",
-}
 
 
 class WorkflowNotFound(Exception):
@@ -497,12 +489,7 @@ def _append(
     status after each event; ``summary`` comes with a command that set the data (None:
     the data is as it was)."""
     status_before = wf.status
-    for event in events:
-        transition = _TRANSITIONS.get(type(event))
-        if transition is not None:
-            getattr(wf, transition)()
-    if wf.status != new_state.status:
-        raise AssertionError(f"status machine disagrees: {wf.status} != {new_state.status}")
+    status_moves_apply(wf, events, new_state.status)
     status = public_status(new_state)
     version = wf.version + len(events)
     behalf_ids = directory.user_ids(_behalf_names(events))
@@ -579,6 +566,27 @@ def _append(
     if summary is not None:
         values.update(data=wf.data, summary=wf.summary, amount_display=wf.amount_display)
     store.update(Workflow, wf.pk, values)
+
+
+def status_moves_apply(wf: Workflow, events: Sequence[ev.Event], status: str) -> None:
+    """Move ``wf.status`` through the model's transition each event names in the status
+    machine (templates_engine.status), before the row is written with plain SQL; it must
+    end at ``status``, the state's. Raises StatusMoveRefused (nothing written) for a move
+    the table does not hold, from the row's status as locked."""
+    for event in events:
+        before = wf.status
+        target = recorded_move_check(type(event), before)
+        if target != before:
+            move = transition_for(type(event))
+            assert move is not None
+            try:
+                getattr(wf, move.name)()
+            except TransitionNotAllowed as exc:  # the model disagrees with the table
+                raise StatusMoveRefused(str(exc)) from exc
+    if wf.status != status:
+        raise StatusMoveRefused(
+            f"the events take workflow {wf.pk} to {wf.status}, its state says {status}"
+        )
 
 
 _WORKFLOW_COLUMNS = tuple(f.attname for f in Workflow._meta.concrete_fields)

@@ -24,7 +24,7 @@ from ..words.data import money_fields
 from . import dispatch, store
 from .analytics import project_visits
 from .directory import TenantDirectory
-from .operations import project_operations
+from .rearm_projection import project_operations
 
 
 def project(

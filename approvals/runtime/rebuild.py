@@ -30,6 +30,7 @@ from templates_engine import events as ev
 from templates_engine.events import event_from_dict
 from templates_engine.keys import activity_key
 from templates_engine.snapshot import state_to_dict
+from templates_engine.status import StatusMoveRefused, status_of_public
 
 from .. import clock
 from ..definitions import definition_for
@@ -404,7 +405,13 @@ def _fix_participants(wf: Workflow, d: Derived, want: set[int], have: set[int]) 
 
 def _fix_workflow(wf: Workflow, d: Derived, want: dict[str, Any], have: dict[str, Any]) -> None:
     # The status is derived like the rest: written as the events say, not moved
-    # through a transition (the model's transitions guard the command path).
+    # through a transition. The status machine (templates_engine.status) still holds:
+    # ``evolve`` refused any move of the replay it does not allow, and the public
+    # status must read the same status.
+    if status_of_public(want["public_status"]) != want["status"]:
+        raise StatusMoveRefused(
+            f"workflow {wf.pk}: public status {want['public_status']} is not {want['status']}"
+        )
     Workflow.objects.filter(pk=wf.pk).update(**want)
 
 

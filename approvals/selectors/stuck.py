@@ -2,7 +2,7 @@
 open task of an active person can complete. Its approvers left (deactivated with no
 one to hand their tasks to), or an escalation of the past gave every open slot to
 someone who had already approved it. Only an admin can help: add an approver
-(``services.operations.workflow_add_approver``) or cancel it.
+(``services.admin_operations.workflow_add_approver``) or cancel it.
 
 Two passes, so the check stays bounded: SQL picks the candidates, running workflows
 in an approval step whose active task holders are fewer than the approvals the step

@@ -33,7 +33,7 @@ from ..runtime.commands import (
 from ..selectors.attachments import STORAGE_ALIAS, attachment_hashes, stored_name
 from ..words.data import file_size
 from .previews import image_too_large, preview_store
-from .workflows import _readable, reader_addition
+from .workflows import readable_for, reader_addition
 
 CHUNK_BYTES = 64 * 1024
 SNIFF_BYTES = 8192  # more than any signature filetype reads
@@ -277,15 +277,16 @@ def _room_for(sha256: str) -> Any:
 
 
 def attachment_record(
-    *, user: User, wf: Workflow, file: CheckedFile, request_id: str
+    *, readable: access.ReadableWorkflow, file: CheckedFile, request_id: str
 ) -> AttachmentAdded:
     """Store a checked file once (its preview too, when it can be made) and record it
-    by a FileAttached event through the command path."""
+    by a FileAttached event through the command path, on the request the read rule let
+    the user read (``readable``)."""
+    user = readable.user
     file_store(stream=file.upload, sha256=file.sha256)
     preview_store(sha256=file.sha256, upload=file.upload, content_type=file.content_type)
     result = reader_addition(
-        user=user,
-        wf=wf,
+        readable=readable,
         command=cmd.Attach(user.username, file.sha256, file.name, file.size, file.content_type),
         request_id=request_id,
         also=_room_for(file.sha256),
@@ -294,17 +295,23 @@ def attachment_record(
 
 
 def attachments_add(
-    *, user: User, workflow_id: uuid.UUID | str, files: Sequence[CheckedFile], request_id: str
+    *,
+    user: User,
+    workflow_id: uuid.UUID | str,
+    files: Sequence[CheckedFile],
+    request_id: str,
+    readable: access.ReadableWorkflow | None = None,
 ) -> list[AttachmentAdded]:
     """Record checked files on a request, each with a request id derived from
-    ``request_id`` (the id of the start, comment or resubmission they came with)."""
+    ``request_id`` (the id of the start, comment or resubmission they came with).
+    ``readable``: the read rule's answer when the caller asked it already."""
     if not files:
         return []
-    wf = _readable(user, workflow_id)
+    readable = readable_for(user, workflow_id, readable)
     access.check_may_attach(user)
     return [
         attachment_record(
-            user=user, wf=wf, file=file, request_id=file_request_id(request_id, index)
+            readable=readable, file=file, request_id=file_request_id(request_id, index)
         )
         for index, file in enumerate(files)
     ]
@@ -318,6 +325,7 @@ def attachment_add(
     request_id: str,
     too_large: bool = False,
     sent: int = 0,
+    readable: access.ReadableWorkflow | None = None,
 ) -> AttachmentAdded:
     """Check, store and record a file ``user`` adds to a request. ``upload`` is an
     UploadedFile (or None when none was sent); ``too_large`` says the upload handler
@@ -325,8 +333,8 @@ def attachment_add(
     handler's count: past APPROVALS_FILES_PER_UPLOAD it kept none of the rest). Raises
     WorkflowNotFound when the user may not read the request, access.Forbidden for an
     auditor, AttachmentRefused (nothing stored or recorded) for a file of another type
-    or over a limit."""
-    wf = _readable(user, workflow_id)
+    or over a limit. ``readable``: the read rule's answer when the caller asked it."""
+    readable = readable_for(user, workflow_id, readable)
     access.check_may_attach(user)
     limit = settings.APPROVALS_FILES_PER_UPLOAD
     if sent > limit:
@@ -335,5 +343,6 @@ def attachment_add(
         raise AttachmentRefused(TOO_LARGE_CODE, too_large_message())
     if upload is None:
         raise AttachmentRefused(NO_FILE_CODE, NO_FILE)
-    (file,) = attachments_check(uploads=[upload], already=attachment_hashes(workflow_id=wf.pk))
-    return attachment_record(user=user, wf=wf, file=file, request_id=request_id)
+    already = attachment_hashes(workflow_id=readable.workflow.pk)
+    (file,) = attachments_check(uploads=[upload], already=already)
+    return attachment_record(readable=readable, file=file, request_id=request_id)

@@ -14,7 +14,7 @@ from templates_engine.comments import mentions_in
 from .. import access
 from ..models import User, Workflow
 from ..runtime.commands import CommandResult
-from .workflows import _readable, reader_addition
+from .workflows import readable_for, reader_addition
 
 MENTION_UNKNOWN_CODE = "MENTION_UNKNOWN"
 MENTION_CANNOT_READ_CODE = "MENTION_CANNOT_READ"
@@ -35,21 +35,28 @@ class CommentRefused(Exception):
 
 
 def workflow_comment(
-    *, user: User, workflow_id: uuid.UUID | str, text: str, request_id: str
+    *,
+    user: User,
+    workflow_id: uuid.UUID | str,
+    text: str,
+    request_id: str,
+    readable: access.ReadableWorkflow | None = None,
 ) -> CommandResult:
     """Record ``user``'s comment on the request. Raises WorkflowNotFound when the user
     may not read it (never a hint that it exists), access.Forbidden for an auditor,
     CommentRefused when a mention names someone unknown or someone who may not read
     the request, and CommandRejected (INVALID_COMMENT) for a text outside the limits.
-    Nothing is recorded on any refusal; a repeated ``request_id`` is a duplicate."""
-    wf = _readable(user, workflow_id)
+    Nothing is recorded on any refusal; a repeated ``request_id`` is a duplicate.
+    ``readable``: the read rule's answer when the caller (a page) asked it already; the
+    rule is asked once per request, and not again with the lock."""
+    readable = readable_for(user, workflow_id, readable)
+    wf = readable.workflow
     access.check_may_comment(user, wf)
     mentions = _mentioned(user, mentions_in(text))
     _check_mentions(user, wf, mentions)
 
     return reader_addition(
-        user=user,
-        wf=wf,
+        readable=readable,
         command=cmd.Comment(user.username, text, mentions),
         request_id=request_id,
         also=access.check_may_comment,

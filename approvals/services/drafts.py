@@ -40,7 +40,7 @@ from .workflows import (
     StartResult,
     TemplateNotFound,
     TemplateRetired,
-    _readable,
+    readable_for,
     workflow_start,
 )
 
@@ -212,12 +212,11 @@ def _carry_files(author: User, draft: Draft, workflow_id: uuid.UUID) -> None:
     if not files:
         return
     storage = attachment_storage()
-    wf = _readable(author, workflow_id)
+    readable = readable_for(author, workflow_id)
     for index, row in enumerate(files):
         with storage.open(draft_file_name(draft.pk, row.sha256), "rb") as stream:
             attachment_record(
-                user=author,
-                wf=wf,
+                readable=readable,
                 file=CheckedFile(stream, row.sha256, row.name, row.size, row.content_type),
                 request_id=file_request_id(draft.idempotency_key, index),
             )

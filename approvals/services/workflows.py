@@ -361,16 +361,20 @@ def workflow_decide(
     on_behalf_of: str | None = None,
     delegate_to: str | None = None,
     data: dict[str, Any] | None = None,
+    readable: access.ReadableWorkflow | None = None,
 ) -> CommandResult:
     """Record a decision. Raises WorkflowNotFound when the user may not read the
     workflow (never a hint that it exists), access.Forbidden when the account may not
     decide at all, and CommandRejected for the engine's refusals (not your step,
-    segregation of duties)."""
+    segregation of duties). The read rule is asked with the lock, unless the caller
+    asked it already (``readable``)."""
     assert user.tenant_id is not None
+    if readable is not None:
+        readable_for(user, workflow_id, readable)
 
     def authorize(wf: Workflow, facts: Sequence[Any]) -> None:
         # Asked with the lock, from what the locking query read (one round trip).
-        if not access.may_read_workflow(user, wf, access.read_facts_of(facts)):
+        if readable is None and not access.may_read_workflow(user, wf, access.read_facts_of(facts)):
             raise WorkflowNotFound(WORKFLOW_NOT_FOUND)
         access.check_may_decide(user)
         if decision == "delegate" and delegate_to:
@@ -383,7 +387,7 @@ def workflow_decide(
         actor=Actor(user, "approver"),
         request_id=request_id,
         authorize=authorize,
-        lock_reads=_read_facts(user),
+        lock_reads=_read_facts(user) if readable is None else None,
     )
 
 
@@ -424,11 +428,17 @@ def workflow_signal(
 
 
 def workflow_cancel(
-    *, user: User, workflow_id: uuid.UUID | str, reason: str, request_id: str
+    *,
+    user: User,
+    workflow_id: uuid.UUID | str,
+    reason: str,
+    request_id: str,
+    readable: access.ReadableWorkflow | None = None,
 ) -> CommandResult:
-    """Cancel a workflow: its submitter or an organisation admin."""
+    """Cancel a workflow: its submitter or an organisation admin. ``readable``: the read
+    rule's answer when the caller asked it already."""
     assert user.tenant_id is not None
-    wf = _readable(user, workflow_id)
+    wf = readable_for(user, workflow_id, readable).workflow
     if not access.may_cancel(user, wf):
         raise access.Forbidden(access.FORBIDDEN_CANCEL)
     return command_execute(
@@ -453,7 +463,7 @@ def workflow_reassign(
     history, never to herself nor to someone who cannot act (access). The engine
     refuses a move to the submitter (segregation of duties)."""
     assert user.tenant_id is not None
-    wf = _readable(user, workflow_id)
+    wf = readable_for(user, workflow_id).workflow
     if not access.may_reassign(user, wf):
         raise access.Forbidden(access.FORBIDDEN_REASSIGN)
     access.check_may_reassign_to(user, to_user)
@@ -476,20 +486,18 @@ def _in_tenant(user: User, workflow_id: uuid.UUID | str) -> Workflow:
 
 def reader_addition(
     *,
-    user: User,
-    wf: Workflow,
+    readable: access.ReadableWorkflow,
     command: cmd.Command,
     request_id: str,
     also: Callable[[User, Workflow], None] | None = None,
 ) -> CommandResult:
     """Record what someone who may read the request adds to its history (a comment, a
     file), named as its submitter, an organisation admin or else an approver. The read
-    rule (and ``also``, a check that raises) is asked again with the lock held, from
-    what the locking query read."""
+    rule was asked once for the request (``readable``); ``also``, a check that raises,
+    is asked with the lock held."""
+    user, wf = readable.user, readable.workflow
 
     def authorize(locked: Workflow, facts: Sequence[Any]) -> None:
-        if not access.may_read_workflow(user, locked, access.read_facts_of(facts)):
-            raise WorkflowNotFound(WORKFLOW_NOT_FOUND)
         if also is not None:
             also(user, locked)
 
@@ -506,7 +514,6 @@ def reader_addition(
         actor=Actor(user, role),
         request_id=request_id,
         authorize=authorize,
-        lock_reads=_read_facts(user),
     )
 
 
@@ -519,11 +526,25 @@ def _read_facts(user: User) -> LockReads:
     )
 
 
-def _readable(user: User, workflow_id: uuid.UUID | str) -> Workflow:
+READ_ANSWER_MISMATCH = "the read rule's answer is not for this person and request {workflow_id}"
+
+
+def readable_for(
+    user: User,
+    workflow_id: uuid.UUID | str,
+    readable: access.ReadableWorkflow | None = None,
+) -> access.ReadableWorkflow:
+    """The read rule's answer for this request: ``readable`` when the caller asked it
+    already (a page), else asked now. Raises WorkflowNotFound when the user may not
+    read the workflow."""
+    if readable is not None:
+        if not readable.is_for(user, workflow_id):
+            raise ValueError(READ_ANSWER_MISMATCH.format(workflow_id=workflow_id))
+        return readable
     try:
-        wf = access.workflow_readable(user, workflow_id)
+        found = access.workflow_read(user, workflow_id)
     except (ValueError, TypeError, DjangoValidationError) as exc:
         raise WorkflowNotFound(WORKFLOW_NOT_FOUND) from exc
-    if wf is None:
+    if found is None:
         raise WorkflowNotFound(WORKFLOW_NOT_FOUND)
-    return wf
+    return found

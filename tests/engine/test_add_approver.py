@@ -25,8 +25,8 @@ from templates_engine import (
 )
 from templates_engine import commands as cmd
 from templates_engine import events as ev
+from templates_engine.admin_operations import NOT_ALLOWED
 from templates_engine.events import Assignment, event_from_dict
-from templates_engine.operations import NOT_ALLOWED
 from templates_engine.steps.approval import ALL_LEFT, NO_OPEN_TASK, TOO_FEW, unfinishable
 from templates_engine.testing import FakeClock, InMemoryEngine
 

@@ -17,7 +17,7 @@ from django.test import Client
 from approvals.models import PendingTask, Tenant, User, Workflow, WorkflowEvent
 from approvals.notifications.models import MailMessage
 from approvals.runtime.rebuild import read_models_check
-from approvals.services.operations import ReasonRequired, workflow_add_approver
+from approvals.services.admin_operations import ReasonRequired, workflow_add_approver
 from approvals.services.templates import workflow_template_publish
 from approvals.services.workflows import workflow_decide, workflow_start
 from templates_engine import CommandRejected

@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from approvals import clock
-from approvals.admin.operations import KIND_WORDS
+from approvals.admin.operation_pages import KIND_WORDS
 from approvals.models import ActivityAttempt, Timer, User, Workflow
 from approvals.selectors.attention import attention_list
 

@@ -24,8 +24,8 @@ from approvals.models import (
     WorkflowParticipant,
 )
 from approvals.runtime.rebuild import read_models_check, read_models_of
+from approvals.services.admin_operations import timer_rearm, workflow_restart
 from approvals.services.directory import user_deactivate
-from approvals.services.operations import timer_rearm, workflow_restart
 from approvals.services.workflows import workflow_cancel, workflow_decide, workflow_reassign
 from approvals.workers.timers import timer_drain
 

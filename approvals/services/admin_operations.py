@@ -4,7 +4,7 @@ retry or settle by hand an undo that failed, re-arm a parked timer, add an appro
 a step nobody can finish. (Cancelling and
 reassigning are ``services.workflows``' ``workflow_cancel`` and ``workflow_reassign``.)
 
-A finished workflow stays finished (templates_engine.operations): a restart is a new
+A finished workflow stays finished (templates_engine.admin_operations): a restart is a new
 workflow linked both ways, and a retried or settled undo keeps COMPENSATION_FAILED."""
 
 from __future__ import annotations

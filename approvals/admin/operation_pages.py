@@ -26,7 +26,7 @@ from ..models import User, Workflow, WorkflowStatus
 from ..runtime.commands import RequestIdReused, WorkflowNotFound
 from ..selectors import attention, stuck
 from ..selectors.people import person_named
-from ..services.operations import (
+from ..services.admin_operations import (
     ReasonRequired,
     timer_rearm,
     workflow_add_approver,
