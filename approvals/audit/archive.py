@@ -637,24 +637,9 @@ def _month_archive(month: dt.date, *, dry_run: bool) -> ArchiveResult:
     started = clock.now()
     name = partition_name(month)
     exists, attached = _partition_state(name)
-    recorded = list(ArchivedMonth.objects.filter(month=month).order_by("tenant_id"))
     if not exists:
-        if WorkflowEvent.objects.filter(history_month=month).exists():
-            raise ArchiveError(IN_DEFAULT.format(month=_words(month)))
-        if not recorded:
-            raise ArchiveError(NOTHING.format(month=_words(month)))
-        # dropped by an earlier run: check the archives and record it
-        problems = [p for r in recorded for p in archive_check(r.tenant_id, month).problems]
-        if problems:
-            raise ArchiveError("\n".join(problems))
-        result.tenants = {r.tenant_id: r.events for r in recorded}
-        if not dry_run:
-            ArchivedMonth.objects.filter(month=month, dropped_at=None).update(
-                dropped_at=clock.now()
-            )
-        result.dropped = True
-        return result
-    if exists and not attached and not dry_run:
+        return _dropped_before(month, result, dry_run=dry_run)
+    if not attached and not dry_run:
         _attach(name, month)  # detached by an earlier run that stopped before dropping
     refusals = month_refusals(month)
     if refusals:
@@ -669,30 +654,8 @@ def _month_archive(month: dt.date, *, dry_run: bool) -> ArchiveResult:
     result.tenants = dict(sorted(counts))
     if dry_run:
         return result
-    checks: list[ArchiveCheck] = []
-    for tenant in Tenant.objects.filter(pk__in=result.tenants).order_by("pk"):
-        check = archive_check(tenant.pk, month)
-        if not check.ok or _against_live(check):  # unwritten, unfinished or stale
-            manifest = _write(tenant, month)
-            result.written.append(tenant.pk)
-            check = archive_check(tenant.pk, month)
-        else:
-            manifest = check.manifest
-        checks.append(check)
-        data_name, manifest_name = archive_names(tenant.pk, month)
-        ArchivedMonth.objects.update_or_create(
-            tenant=tenant,
-            month=month,
-            defaults={
-                "data_name": data_name,
-                "manifest_name": manifest_name,
-                "events": manifest["events"],
-                "workflows": manifest["workflows"],
-                "signature": manifest["signature"],
-                "written_at": dt.datetime.fromisoformat(manifest["written_at"]),
-                "dropped_at": None,
-            },
-        )
+    tenants = Tenant.objects.filter(pk__in=result.tenants).order_by("pk")
+    checks = [_archive_written(tenant, month, result) for tenant in tenants]
     _step("written")
     problems = [p for c in checks for p in (*c.problems, *_against_live(c))]
     if problems:
@@ -701,6 +664,62 @@ def _month_archive(month: dt.date, *, dry_run: bool) -> ArchiveResult:
             + "\n".join(problems)
         )
     _step("verified")
+    _detach_and_drop(name, month, result, started)
+    result.dropped = True
+    return result
+
+
+def _dropped_before(month: dt.date, result: ArchiveResult, *, dry_run: bool) -> ArchiveResult:
+    """A month whose partition is gone: dropped by an earlier run, whose archives are
+    checked and the drop recorded; refused when its events are elsewhere or it was
+    never archived."""
+    recorded = list(ArchivedMonth.objects.filter(month=month).order_by("tenant_id"))
+    if WorkflowEvent.objects.filter(history_month=month).exists():
+        raise ArchiveError(IN_DEFAULT.format(month=_words(month)))
+    if not recorded:
+        raise ArchiveError(NOTHING.format(month=_words(month)))
+    problems = [p for r in recorded for p in archive_check(r.tenant_id, month).problems]
+    if problems:
+        raise ArchiveError("\n".join(problems))
+    result.tenants = {r.tenant_id: r.events for r in recorded}
+    if not dry_run:
+        ArchivedMonth.objects.filter(month=month, dropped_at=None).update(dropped_at=clock.now())
+    result.dropped = True
+    return result
+
+
+def _archive_written(tenant: Tenant, month: dt.date, result: ArchiveResult) -> ArchiveCheck:
+    """The organisation's archive of ``month``, written unless one already reads back
+    whole and as the database holds it, and recorded; its check as read back."""
+    check = archive_check(tenant.pk, month)
+    if not check.ok or _against_live(check):  # unwritten, unfinished or stale
+        manifest = _write(tenant, month)
+        result.written.append(tenant.pk)
+        check = archive_check(tenant.pk, month)
+    else:
+        manifest = check.manifest
+    data_name, manifest_name = archive_names(tenant.pk, month)
+    ArchivedMonth.objects.update_or_create(
+        tenant=tenant,
+        month=month,
+        defaults={
+            "data_name": data_name,
+            "manifest_name": manifest_name,
+            "events": manifest["events"],
+            "workflows": manifest["workflows"],
+            "signature": manifest["signature"],
+            "written_at": dt.datetime.fromisoformat(manifest["written_at"]),
+            "dropped_at": None,
+        },
+    )
+    return check
+
+
+def _detach_and_drop(
+    name: str, month: dt.date, result: ArchiveResult, started: dt.datetime
+) -> None:
+    """Detach the month's partition (unless a legal hold came meanwhile), then drop it
+    and record the drop."""
     with transaction.atomic(), connection.cursor() as cursor:
         # a hold put on while the archive was written still keeps the month; one put on
         # now waits for the detach (SHARE blocks inserts until commit)
@@ -716,8 +735,6 @@ def _month_archive(month: dt.date, *, dry_run: bool) -> ArchiveResult:
         cursor.execute(f'DROP TABLE "{name}"')
         ArchivedMonth.objects.filter(month=month).update(dropped_at=clock.now())
     _step("dropped")
-    result.dropped = True
-    return result
 
 
 # -- bringing a month back ---------------------------------------------------------------
