@@ -449,6 +449,16 @@ def _chain_breaks(
             stored_at[event.seq] = stored
         prev = stored
         last_seq = event.seq
+    yield from _chain_end_breaks(wf, sealed, last_seq=last_seq, last_hash=prev, stored_at=stored_at)
+
+
+def _chain_end_breaks(
+    wf: Workflow, sealed: list[_Sealed], *, last_seq: int, last_hash: str, stored_at: dict[int, str]
+) -> Iterator[Break]:
+    """What one workflow's chain lacks once walked (to ``last_seq``, ending in
+    ``last_hash``): the events up to its recorded version and last hash, and each head
+    a seal vouches for (``stored_at``: the hashes of those seqs as stored)."""
+    wid = str(wf.pk)
     if last_seq < wf.version:
         yield Break(
             wid,
@@ -458,7 +468,7 @@ def _chain_breaks(
         )
     elif last_seq > wf.version:
         yield Break(wid, wf.version + 1, f"events past the recorded version {wf.version}")
-    if prev != wf.last_hash:
+    if last_hash != wf.last_hash:
         yield Break(wid, last_seq or None, "the last event's hash is not the workflow's last_hash")
     for head in sealed:
         if head.seal.tenant_id is not None and head.seal.tenant_id != wf.tenant_id:
