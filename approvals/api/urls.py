@@ -1,37 +1,36 @@
-from django.urls import path, re_path
+from typing import Any
+
+from django.urls import URLPattern, path, re_path
 
 from ..audit import api as audit
 from . import views
+
+
+def _command_urls() -> list[URLPattern]:
+    """One URL per command of ``WorkflowCommandViewSet``: its @action's path under the
+    workflow, its name, and the action's own view name (as DRF's routers make them)."""
+    commands = views.WorkflowCommandViewSet
+    actions: list[Any] = commands.get_extra_actions()
+    return [
+        path(
+            f"workflows/<str:workflow_id>/{act.url_path}",
+            commands.as_view(dict(act.mapping), **act.kwargs),
+            name=act.url_name,
+        )
+        for act in actions
+    ]
+
 
 urlpatterns = [
     path("auth/token", views.TokenView.as_view(), name="api-token"),
     path("auth/logout", views.LogoutView.as_view(), name="api-logout"),
     path("workflows", views.WorkflowCollectionView.as_view(), name="api-workflows"),
     path("workflows/<str:workflow_id>", views.WorkflowDetailView.as_view(), name="api-workflow"),
-    path(
-        "workflows/<str:workflow_id>/decisions", views.DecisionView.as_view(), name="api-decisions"
-    ),
+    *_command_urls(),
     path(
         "workflows/<str:workflow_id>/held/<str:request_id>",
         views.HeldDecisionView.as_view(),
         name="api-held",
-    ),
-    path(
-        "workflows/<str:workflow_id>/signals/<str:name>",
-        views.SignalView.as_view(),
-        name="api-signal",
-    ),
-    path("workflows/<str:workflow_id>/cancel", views.CancelView.as_view(), name="api-cancel"),
-    path("workflows/<str:workflow_id>/comments", views.CommentView.as_view(), name="api-comments"),
-    path(
-        "workflows/<str:workflow_id>/reassign",
-        views.ReassignView.as_view(),
-        name="api-reassign",
-    ),
-    path(
-        "workflows/<str:workflow_id>/approvers",
-        views.AddApproverView.as_view(),
-        name="api-add-approver",
     ),
     path(
         "workflows/<str:workflow_id>/attachments",

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from django.contrib.auth import authenticate
@@ -15,6 +17,7 @@ from django_filters.utils import translate_validation
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import MultiPartParser
 from rest_framework.permissions import AllowAny, BasePermission
@@ -22,6 +25,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
+from rest_framework.viewsets import ViewSet
 
 from .. import access
 from ..definitions import definition_for, raw_definition_for
@@ -383,22 +387,6 @@ def _held_body(hold: HeldDecision) -> dict[str, Any]:
     }
 
 
-def _held_decision(request: Request, wid: uuid.UUID, v: dict[str, Any]) -> Response:
-    """A decision held for the undo window: 202 and where to undo it."""
-    if v.get("data") is not None or v.get("delegateTo"):
-        raise HoldRefused(NOT_HOLDABLE, NOT_HOLDABLE_TEXT)
-    hold = decision_hold(
-        user=_user(request),
-        workflow_id=wid,
-        decision=v["decision"],
-        request_id=v["requestId"],
-        comment=v["comment"],
-        on_behalf_of=v.get("onBehalfOf"),
-    )
-    where = reverse("api-held", args=[str(wid), hold.request_id])
-    return Response(_held_body(hold), status=202, headers={"Location": where})
-
-
 class HeldDecisionView(APIView):
     """A decision held for its undo window: read it, or undo it inside the window."""
 
@@ -436,8 +424,46 @@ class HeldDecisionView(APIView):
         return Response(_held_body(hold))
 
 
-class DecisionView(APIView):
+@dataclass(frozen=True)
+class _Command:
+    """A command as its action reads it: who sends it, to which workflow, the body
+    checked against the action's shape, and the API token's limits (None when the
+    request came with a session or an unscoped token)."""
+
+    user: User
+    workflow_id: uuid.UUID
+    body: dict[str, Any]
+    scope: access.Scope | None
+    path: dict[str, Any]  # the path's other parts (a signal's name)
+
+
+def _answered(command: _Command, result: CommandResult) -> Response:
+    return Response(_decision_body(result))
+
+
+# The commands a person or a system sends about one workflow, each a POST under
+# /api/workflows/{id}/. Every action goes through one flow, ``_run``: parse (the id in
+# the path, the body against the action's serializer; errors carry the body's requestId
+# once it is read), authorize (membership of the organisation at the door; the rest is
+# the service's question to approvals.access, asked under the command's lock), run the
+# command through its service, answer. The path and the URL name of each action are on
+# its @action; approvals/api/urls.py makes a URL of each. (No docstrings here: the schema
+# would take them for the operations' descriptions.)
+class WorkflowCommandViewSet(ViewSet):
     permission_classes = [TenantMember]
+
+    def _run(
+        self,
+        request: Request,
+        workflow_id: str,
+        shape: type[s.RequestBody],
+        run: Callable[[_Command], Any],
+        answer: Callable[[_Command, Any], Response] = _answered,
+        **path: Any,
+    ) -> Response:
+        wid, body = _command_body(request, workflow_id, shape)
+        command = _Command(_user(request), wid, body, _scope(request), path)
+        return answer(command, run(command))
 
     @extend_schema(
         request=s.DecisionRequest,
@@ -452,28 +478,15 @@ class DecisionView(APIView):
             "then refused when its window passes (state refused, with the reason)."
         ),
     )
-    def post(self, request: Request, workflow_id: str) -> Response:
-        wid, v = _command_body(request, workflow_id, s.DecisionRequest)
-        if v["hold"]:
-            return _held_decision(request, wid, v)
-        # Immediate, as before (no look-up of held decisions: two round trips and the
-        # token's); a decision another holder holds is then refused when released.
-        result = workflow_decide(
-            user=_user(request),
-            workflow_id=wid,
-            decision=v["decision"],
-            request_id=v["requestId"],
-            comment=v["comment"],
-            on_behalf_of=v.get("onBehalfOf"),
-            delegate_to=v.get("delegateTo"),
-            data=v.get("data"),
-        )
-        message = _decision_message(result, v["decision"], v.get("delegateTo") or "")
-        return Response({**_decision_body(result), "message": message})
-
-
-class SignalView(APIView):
-    permission_classes = [TenantMember]
+    @action(
+        detail=True,
+        methods=["post"],
+        url_path="decisions",
+        url_name="api-decisions",
+        name="Decision",
+    )
+    def decide(self, request: Request, workflow_id: str) -> Response:
+        return self._run(request, workflow_id, s.DecisionRequest, _decide, _decided)
 
     @extend_schema(
         request=s.SignalRequest,
@@ -481,27 +494,15 @@ class SignalView(APIView):
         responses={200: s.DecisionResponse},
         summary="Deliver an external signal (a webhook)",
     )
-    def post(self, request: Request, workflow_id: str, name: str) -> Response:
-        _tag_request_id(request)
-        wid = _workflow_uuid(workflow_id)
-        body = s.SignalRequest(data=request.data)
-        body.is_valid(raise_exception=True)
-        if not re.fullmatch(SIGNAL_NAME_PATTERN, name):
-            raise ApiError(400, "VALIDATION_ERROR", SIGNAL_NAME_INVALID)
-        v = body.validated_data
-        result = workflow_signal(
-            user=_user(request),
-            workflow_id=wid,
-            name=name,
-            payload=v["payload"],
-            request_id=v["requestId"],
-            scope=_scope(request),
-        )
-        return Response(_decision_body(result))
-
-
-class CancelView(APIView):
-    permission_classes = [TenantMember]
+    @action(
+        detail=True,
+        methods=["post"],
+        url_path="signals/<str:name>",
+        url_name="api-signal",
+        name="Signal",
+    )
+    def signal(self, request: Request, workflow_id: str, name: str) -> Response:
+        return self._run(request, workflow_id, s.SignalRequest, _signal, name=name)
 
     @extend_schema(
         request=s.CancelRequest,
@@ -509,19 +510,9 @@ class CancelView(APIView):
         responses={200: s.DecisionResponse},
         summary="Cancel a workflow (its submitter or an organisation admin)",
     )
-    def post(self, request: Request, workflow_id: str) -> Response:
-        wid, v = _command_body(request, workflow_id, s.CancelRequest)
-        result = workflow_cancel(
-            user=_user(request),
-            workflow_id=wid,
-            reason=v["reason"],
-            request_id=v["requestId"],
-        )
-        return Response(_decision_body(result))
-
-
-class CommentView(APIView):
-    permission_classes = [TenantMember]
+    @action(detail=True, methods=["post"], url_path="cancel", url_name="api-cancel", name="Cancel")
+    def cancel(self, request: Request, workflow_id: str) -> Response:
+        return self._run(request, workflow_id, s.CancelRequest, _cancel)
 
     @extend_schema(
         request=s.CommentRequest,
@@ -534,16 +525,11 @@ class CommentView(APIView):
             "mentions as @name."
         ),
     )
-    def post(self, request: Request, workflow_id: str) -> Response:
-        wid, v = _command_body(request, workflow_id, s.CommentRequest)
-        result = workflow_comment(
-            user=_user(request), workflow_id=wid, text=v["text"], request_id=v["requestId"]
-        )
-        return Response(_decision_body(result))
-
-
-class ReassignView(APIView):
-    permission_classes = [TenantMember]
+    @action(
+        detail=True, methods=["post"], url_path="comments", url_name="api-comments", name="Comment"
+    )
+    def comment(self, request: Request, workflow_id: str) -> Response:
+        return self._run(request, workflow_id, s.CommentRequest, _comment)
 
     @extend_schema(
         request=s.ReassignRequest,
@@ -551,21 +537,11 @@ class ReassignView(APIView):
         responses={200: s.DecisionResponse},
         summary="Move a task to another person (organisation admins)",
     )
-    def post(self, request: Request, workflow_id: str) -> Response:
-        wid, v = _command_body(request, workflow_id, s.ReassignRequest)
-        result = workflow_reassign(
-            user=_user(request),
-            workflow_id=wid,
-            from_user=v["fromUser"],
-            to_user=v["toUser"],
-            request_id=v["requestId"],
-            comment=v["comment"],
-        )
-        return Response(_decision_body(result))
-
-
-class AddApproverView(APIView):
-    permission_classes = [TenantMember]
+    @action(
+        detail=True, methods=["post"], url_path="reassign", url_name="api-reassign", name="Reassign"
+    )
+    def reassign(self, request: Request, workflow_id: str) -> Response:
+        return self._run(request, workflow_id, s.ReassignRequest, _reassign)
 
     @extend_schema(
         request=s.AddApproverRequest,
@@ -581,17 +557,106 @@ class AddApproverView(APIView):
             "and wait in that step."
         ),
     )
-    def post(self, request: Request, workflow_id: str) -> Response:
-        wid, v = _command_body(request, workflow_id, s.AddApproverRequest)
-        result = workflow_add_approver(
-            user=_user(request),
-            workflow_id=wid,
-            person=v["person"],
-            step=v["step"],
-            reason=v["reason"],
+    @action(
+        detail=True,
+        methods=["post"],
+        url_path="approvers",
+        url_name="api-add-approver",
+        name="Add Approver",
+    )
+    def add_approver(self, request: Request, workflow_id: str) -> Response:
+        return self._run(request, workflow_id, s.AddApproverRequest, _add_approver)
+
+
+# What each command runs: one service call with the parsed command.
+
+
+def _decide(c: _Command) -> CommandResult | HeldDecision:
+    v = c.body
+    if v["hold"]:
+        if v.get("data") is not None or v.get("delegateTo"):
+            raise HoldRefused(NOT_HOLDABLE, NOT_HOLDABLE_TEXT)
+        return decision_hold(
+            user=c.user,
+            workflow_id=c.workflow_id,
+            decision=v["decision"],
             request_id=v["requestId"],
+            comment=v["comment"],
+            on_behalf_of=v.get("onBehalfOf"),
         )
-        return Response(_decision_body(result))
+    # Immediate, as before (no look-up of held decisions: two round trips and the
+    # token's); a decision another holder holds is then refused when released.
+    return workflow_decide(
+        user=c.user,
+        workflow_id=c.workflow_id,
+        decision=v["decision"],
+        request_id=v["requestId"],
+        comment=v["comment"],
+        on_behalf_of=v.get("onBehalfOf"),
+        delegate_to=v.get("delegateTo"),
+        data=v.get("data"),
+    )
+
+
+def _decided(c: _Command, done: CommandResult | HeldDecision) -> Response:
+    """A decision held for the undo window: 202 and where to undo it; one recorded at
+    once: the command's answer and what it did in words."""
+    if isinstance(done, HeldDecision):
+        where = reverse("api-held", args=[str(c.workflow_id), done.request_id])
+        return Response(_held_body(done), status=202, headers={"Location": where})
+    message = _decision_message(done, c.body["decision"], c.body.get("delegateTo") or "")
+    return Response({**_decision_body(done), "message": message})
+
+
+def _signal(c: _Command) -> CommandResult:
+    name = c.path["name"]
+    if not re.fullmatch(SIGNAL_NAME_PATTERN, name):
+        raise ApiError(400, "VALIDATION_ERROR", SIGNAL_NAME_INVALID)
+    return workflow_signal(
+        user=c.user,
+        workflow_id=c.workflow_id,
+        name=name,
+        payload=c.body["payload"],
+        request_id=c.body["requestId"],
+        scope=c.scope,
+    )
+
+
+def _cancel(c: _Command) -> CommandResult:
+    return workflow_cancel(
+        user=c.user,
+        workflow_id=c.workflow_id,
+        reason=c.body["reason"],
+        request_id=c.body["requestId"],
+    )
+
+
+def _comment(c: _Command) -> CommandResult:
+    return workflow_comment(
+        user=c.user, workflow_id=c.workflow_id, text=c.body["text"], request_id=c.body["requestId"]
+    )
+
+
+def _reassign(c: _Command) -> CommandResult:
+    return workflow_reassign(
+        user=c.user,
+        workflow_id=c.workflow_id,
+        from_user=c.body["fromUser"],
+        to_user=c.body["toUser"],
+        request_id=c.body["requestId"],
+        comment=c.body["comment"],
+    )
+
+
+def _add_approver(c: _Command) -> CommandResult:
+    return workflow_add_approver(
+        user=c.user,
+        workflow_id=c.workflow_id,
+        person=c.body["person"],
+        step=c.body["step"],
+        reason=c.body["reason"],
+        request_id=c.body["requestId"],
+    )
 
 
 SHA256 = OpenApiParameter(

@@ -32,7 +32,7 @@ import hmac
 import json
 import os
 import sys
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -786,68 +786,12 @@ def verify_export(
     report = Report()
     # Seals come last in the file; their heads are wanted while the events go by.
     found = _seal_lines(path)
-    seals = found["seal"]
-    report.seals = len(seals)
-    report.daily_seals = len(found["daily_seal"])
     sealed: dict[str, list[tuple[int, str, str]]] = {}
-    seal_problems = list(_daily_problems(found, seal_key, sealed))
-    report.proofs = len(found["proof"]) - sum(p.workflow_id is not None for p in seal_problems)
-    if seal_key is not None:
-        report.seals_checked = True
-        for item in _seal_problems(seals, seal_key):
-            if isinstance(item, Problem):
-                seal_problems.append(item)
-            else:
-                wid, version, last_hash, name = item
-                sealed.setdefault(wid, []).append((version, last_hash, name))
+    seal_problems = _seals_read(found, seal_key, sealed, report)
     statements = found["export"]
-    sealed_file = bool(seals or found["daily_seal"] or found["proof"])
-    seal_problems.extend(
-        Problem(None, None, p) for p in _statement_problems(statements, seal_key, sealed_file)
-    )
     tally = hashlib.sha256()
-    chains: dict[str, _Chain] = {}
-    add = report.problems.append
     jobs = (os.cpu_count() or 1) if jobs is None else jobs
-    lines_before = 0
-    for lines, scanned in _scanned(path, jobs, extra_columns):
-        for entry in scanned:
-            wid, seq = entry[0], entry[1]
-            if wid is None:
-                add(Problem(None, None, UNREADABLE.format(line=lines_before + seq, why=entry[2])))
-                continue
-            _, _, prev_hash, stored, expected, hash_format, version, last_hash, columns = entry
-            report.events += 1
-            tally.update(events_line(wid, seq, str(stored)))
-            chain = chains.get(wid)
-            if chain is None:
-                chain = chains[wid] = _Chain(version=version, last_hash=last_hash)
-                chain.whole = version is not None
-                wanted = {v for v, _, _ in sealed.get(wid, ())}
-                chain.at_sealed = dict.fromkeys(wanted, "")
-            if seq <= chain.seq:
-                add(Problem(wid, seq, OUT_OF_ORDER.format(seq=chain.seq)))
-                continue
-            follows = seq == chain.seq + 1
-            if not follows and chain.whole:
-                add(Problem(wid, chain.seq + 1, MISSING.format(next=seq)))
-            if (follows or chain.whole) and prev_hash != chain.hash:
-                add(Problem(wid, seq, UNLINKED))
-            if expected is None:
-                add(Problem(wid, seq, UNKNOWN_FORMAT.format(format=hash_format)))
-            elif expected != stored:
-                add(Problem(wid, seq, EDITED))
-            for what in columns:
-                add(Problem(wid, seq, what))
-            fmt = hash_format if isinstance(hash_format, int) else HASH_V1
-            if fmt < chain.format:
-                add(Problem(wid, seq, OLDER_FORMAT))
-            chain.format = max(chain.format, fmt)
-            if seq in chain.at_sealed:
-                chain.at_sealed[seq] = stored
-            chain.seq = seq
-            chain.hash = stored
-        lines_before += lines
+    chains = _chains_walked(path, jobs, extra_columns, sealed, report, tally)
     report.workflows = len(chains)
     if statements:
         report.problems.extend(
@@ -857,30 +801,126 @@ def verify_export(
     left_out = {str(w) for w in (statements[0].get("left_out") or [])} if statements else set()
     for wid, heads in sealed.items():
         if wid not in chains and wid not in left_out:
-            add(Problem(wid, None, SEALED_ABSENT.format(seal=heads[-1][2])))
+            report.problems.append(Problem(wid, None, SEALED_ABSENT.format(seal=heads[-1][2])))
     for wid, chain in chains.items():
-        if chain.whole and chain.version is not None:
-            if chain.seq < chain.version:
-                add(
-                    Problem(
-                        wid,
-                        chain.seq + 1,
-                        TAIL_GONE.format(first=chain.seq + 1, last=chain.version),
-                    )
-                )
-            elif chain.seq > chain.version:
-                add(Problem(wid, chain.version + 1, PAST_VERSION.format(version=chain.version)))
-            if chain.hash != chain.last_hash:
-                add(Problem(wid, chain.seq or None, LAST_HASH))
-        for version, last_hash, name in sealed.get(wid, ()):
-            got = chain.at_sealed.get(version) or None
-            if got is None:
-                if chain.whole:
-                    add(Problem(wid, version, SEALED_MISSING.format(seal=name)))
-            elif got != last_hash:
-                add(Problem(wid, version, SEALED_REWRITTEN.format(seal=name)))
+        report.problems.extend(_chain_end_problems(wid, chain, sealed.get(wid, ())))
     report.problems.extend(seal_problems)
     return report
+
+
+def _seals_read(
+    found: dict[str, list[dict[str, Any]]],
+    seal_key: bytes | None,
+    sealed: dict[str, list[tuple[int, str, str]]],
+    report: Report,
+) -> list[Problem]:
+    """The problems of the file's seals, proofs and export statements; fills ``sealed``
+    (workflow id -> the version, last hash and name of each seal that vouches for it)
+    and the report's counts of seals."""
+    seals = found["seal"]
+    report.seals = len(seals)
+    report.daily_seals = len(found["daily_seal"])
+    problems = list(_daily_problems(found, seal_key, sealed))
+    report.proofs = len(found["proof"]) - sum(p.workflow_id is not None for p in problems)
+    if seal_key is not None:
+        report.seals_checked = True
+        for item in _seal_problems(seals, seal_key):
+            if isinstance(item, Problem):
+                problems.append(item)
+            else:
+                wid, version, last_hash, name = item
+                sealed.setdefault(wid, []).append((version, last_hash, name))
+    sealed_file = bool(seals or found["daily_seal"] or found["proof"])
+    problems.extend(
+        Problem(None, None, p) for p in _statement_problems(found["export"], seal_key, sealed_file)
+    )
+    return problems
+
+
+def _chains_walked(
+    path: str,
+    jobs: int,
+    extra_columns: tuple[str, ...],
+    sealed: dict[str, list[tuple[int, str, str]]],
+    report: Report,
+    tally: Any,
+) -> dict[str, _Chain]:
+    """Each workflow's chain, walked in the file's order: the events' problems go to
+    the report as they are met, and every event into the ``tally`` of the file."""
+    chains: dict[str, _Chain] = {}
+    add = report.problems.append
+    lines_before = 0
+    for lines, scanned in _scanned(path, jobs, extra_columns):
+        for entry in scanned:
+            wid, seq = entry[0], entry[1]
+            if wid is None:
+                add(Problem(None, None, UNREADABLE.format(line=lines_before + seq, why=entry[2])))
+                continue
+            report.events += 1
+            tally.update(events_line(wid, seq, str(entry[3])))
+            chain = chains.get(wid)
+            if chain is None:
+                version, last_hash = entry[6], entry[7]
+                chain = chains[wid] = _Chain(version=version, last_hash=last_hash)
+                chain.whole = version is not None
+                wanted = {v for v, _, _ in sealed.get(wid, ())}
+                chain.at_sealed = dict.fromkeys(wanted, "")
+            _link(chain, entry, add)
+        lines_before += lines
+    return chains
+
+
+def _link(chain: _Chain, entry: Any, add: Callable[[Problem], None]) -> None:
+    """One event onto its workflow's chain: in order, following the one before, its
+    hash recomputed, its columns as hashed, its hash format no older."""
+    wid, seq, prev_hash, stored, expected, hash_format, _, _, columns = entry
+    if seq <= chain.seq:
+        add(Problem(wid, seq, OUT_OF_ORDER.format(seq=chain.seq)))
+        return
+    follows = seq == chain.seq + 1
+    if not follows and chain.whole:
+        add(Problem(wid, chain.seq + 1, MISSING.format(next=seq)))
+    if (follows or chain.whole) and prev_hash != chain.hash:
+        add(Problem(wid, seq, UNLINKED))
+    if expected is None:
+        add(Problem(wid, seq, UNKNOWN_FORMAT.format(format=hash_format)))
+    elif expected != stored:
+        add(Problem(wid, seq, EDITED))
+    for what in columns:
+        add(Problem(wid, seq, what))
+    fmt = hash_format if isinstance(hash_format, int) else HASH_V1
+    if fmt < chain.format:
+        add(Problem(wid, seq, OLDER_FORMAT))
+    chain.format = max(chain.format, fmt)
+    if seq in chain.at_sealed:
+        chain.at_sealed[seq] = stored
+    chain.seq = seq
+    chain.hash = stored
+
+
+def _chain_end_problems(
+    wid: str, chain: _Chain, heads: Iterable[tuple[int, str, str]]
+) -> list[Problem]:
+    """What a workflow's chain lacks once the file has ended: the events up to its
+    recorded head, and each event a seal vouches for, as the seal recorded it."""
+    problems = []
+    if chain.whole and chain.version is not None:
+        if chain.seq < chain.version:
+            first, last = chain.seq + 1, chain.version
+            problems.append(Problem(wid, first, TAIL_GONE.format(first=first, last=last)))
+        elif chain.seq > chain.version:
+            version = chain.version
+            problems.append(Problem(wid, version + 1, PAST_VERSION.format(version=version)))
+        if chain.hash != chain.last_hash:
+            problems.append(Problem(wid, chain.seq or None, LAST_HASH))
+    for version, last_hash, name in heads:
+        got = chain.at_sealed.get(version) or None
+        if got is None:
+            if chain.whole:
+                problems.append(Problem(wid, version, SEALED_MISSING.format(seal=name)))
+        elif got != last_hash:
+            problems.append(Problem(wid, version, SEALED_REWRITTEN.format(seal=name)))
+    return problems
 
 
 def main(argv: Iterable[str] | None = None, out: TextIO | None = None) -> int:

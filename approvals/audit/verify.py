@@ -144,20 +144,8 @@ def audit_verify(
     the workflow's inclusion in the last day sealed.
     ``notes``, when given, receives a sentence on what the daily seals showed."""
     breaks: list[Break] = []
-    seals = ChainSeal.objects.select_related("tenant")
-    # In the order they started: a batch's workflows then share one or two months, so
-    # its events query reads one or two partitions (in id order each batch of 500 probed
-    # every month's partition, 25 index scans of 500 ids each, JIT-compiled: 1.2 s a
-    # batch at 10M events against 0.04 s).
-    workflows = Workflow.objects.order_by("created_at", "pk")
-    if tenant is not None:
-        seals = seals.filter(tenant=tenant)
-        workflows = workflows.filter(tenant=tenant)
+    seals, workflows = _in_scope(tenant, template_key, workflow_id)
     narrowed = template_key is not None or workflow_id is not None
-    if template_key is not None:
-        workflows = workflows.filter(template_key=template_key)
-    if workflow_id is not None:
-        workflows = workflows.filter(pk=workflow_id)
     sealed: dict[str, list[_Sealed]] = defaultdict(list)
     try:
         key: bytes | None = seal_key()
@@ -177,11 +165,56 @@ def audit_verify(
         breaks.extend(Break(str(workflow_id), None, problem) for problem in daily.workflow)
         if notes is not None:
             notes.append(f"Daily seals: {daily.words}.")
+    names: _Names = {}
+    checked = _chains_checked(tenant, workflows, sealed, accepted, names, breaks)
+    breaks.extend(_renamed_users(names))
+    if not narrowed:  # what is left was sealed and is gone (or is out of a narrowed scope)
+        breaks.extend(
+            Break(gone, None, f"sealed at version {head.version} by {head.seal}, gone")
+            for gone, heads in sealed.items()
+            for head in heads
+        )
+    if notes is not None:
+        notes.extend(_accepted_note(breaks))
+    return [b for b in breaks if b.accepted_by is None], checked
+
+
+def _in_scope(
+    tenant: Tenant | None, template_key: str | None, workflow_id: uuid.UUID | str | None
+) -> tuple[QuerySet[ChainSeal], QuerySet[Workflow]]:
+    """The seals of the organisation (every one's when None), and the workflows whose
+    chains are checked."""
+    seals = ChainSeal.objects.select_related("tenant")
+    # In the order they started: a batch's workflows then share one or two months, so
+    # its events query reads one or two partitions (in id order each batch of 500 probed
+    # every month's partition, 25 index scans of 500 ids each, JIT-compiled: 1.2 s a
+    # batch at 10M events against 0.04 s).
+    workflows = Workflow.objects.order_by("created_at", "pk")
+    if tenant is not None:
+        seals = seals.filter(tenant=tenant)
+        workflows = workflows.filter(tenant=tenant)
+    if template_key is not None:
+        workflows = workflows.filter(template_key=template_key)
+    if workflow_id is not None:
+        workflows = workflows.filter(pk=workflow_id)
+    return seals, workflows
+
+
+def _chains_checked(
+    tenant: Tenant | None,
+    workflows: QuerySet[Workflow],
+    sealed: dict[str, list[_Sealed]],
+    accepted: dict[tuple[str, int], int],
+    names: _Names,
+    breaks: list[Break],
+) -> int:
+    """Walk every chain of ``workflows`` in batches, and those of an archived month from
+    the archive, adding their breaks to ``breaks``; the number of workflows checked.
+    The heads found are taken out of ``sealed``."""
     interval = getattr(settings, "APPROVALS_AUDIT_SEAL_INTERVAL_SECONDS", 600)
     minutes = UNSEALED_INTERVALS * interval / 60
     cutoff = (clock.now() - dt.timedelta(minutes=minutes), round(minutes))
     checked = 0
-    names: _Names = {}
     batch: list[Workflow] = []
     # Workflows of an archived month have no events left here: set aside, and checked
     # from the archive (its manifest's signature, then each chain by the same rules).
@@ -207,23 +240,20 @@ def audit_verify(
                     kept, iter(rows), sealed_heads, cutoff=cutoff, accepted=accepted, names=names
                 )
             )
-    breaks.extend(_renamed_users(names))
-    for gone, heads in sealed.items():  # what is left was sealed and is gone
-        if narrowed:
-            break  # or is out of the narrowed scope
-        for head in heads:
-            breaks.append(
-                Break(gone, None, f"sealed at version {head.version} by {head.seal}, gone")
-            )
+    return checked
+
+
+def _accepted_note(breaks: list[Break]) -> list[str]:
+    """A sentence on the breaks an accepted override keeps apart, when there are any."""
     kept_apart = [b for b in breaks if b.accepted_by is not None]
-    if kept_apart and notes is not None:
-        numbers = sorted({b.accepted_by for b in kept_apart if b.accepted_by is not None})
-        overrides = ", ".join(f"#{n}" for n in numbers)
-        events = "; ".join(f"workflow {b.workflow_id} seq {b.seq}" for b in kept_apart[:5])
-        if len(kept_apart) > 5:
-            events += f"; and {len(kept_apart) - 5} more"
-        notes.append(ACCEPTED.format(n=len(kept_apart), overrides=overrides, events=events))
-    return [b for b in breaks if b.accepted_by is None], checked
+    if not kept_apart:
+        return []
+    numbers = sorted({b.accepted_by for b in kept_apart if b.accepted_by is not None})
+    overrides = ", ".join(f"#{n}" for n in numbers)
+    events = "; ".join(f"workflow {b.workflow_id} seq {b.seq}" for b in kept_apart[:5])
+    if len(kept_apart) > 5:
+        events += f"; and {len(kept_apart) - 5} more"
+    return [ACCEPTED.format(n=len(kept_apart), overrides=overrides, events=events)]
 
 
 # user id -> (time, username recorded, workflow, seq) of the user's latest event
@@ -419,6 +449,16 @@ def _chain_breaks(
             stored_at[event.seq] = stored
         prev = stored
         last_seq = event.seq
+    yield from _chain_end_breaks(wf, sealed, last_seq=last_seq, last_hash=prev, stored_at=stored_at)
+
+
+def _chain_end_breaks(
+    wf: Workflow, sealed: list[_Sealed], *, last_seq: int, last_hash: str, stored_at: dict[int, str]
+) -> Iterator[Break]:
+    """What one workflow's chain lacks once walked (to ``last_seq``, ending in
+    ``last_hash``): the events up to its recorded version and last hash, and each head
+    a seal vouches for (``stored_at``: the hashes of those seqs as stored)."""
+    wid = str(wf.pk)
     if last_seq < wf.version:
         yield Break(
             wid,
@@ -428,7 +468,7 @@ def _chain_breaks(
         )
     elif last_seq > wf.version:
         yield Break(wid, wf.version + 1, f"events past the recorded version {wf.version}")
-    if prev != wf.last_hash:
+    if last_hash != wf.last_hash:
         yield Break(wid, last_seq or None, "the last event's hash is not the workflow's last_hash")
     for head in sealed:
         if head.seal.tenant_id is not None and head.seal.tenant_id != wf.tenant_id:

@@ -6,7 +6,7 @@ projecting the same events again writes nothing new, because each row is unique 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -72,90 +72,143 @@ def notices_of(
     notice carries the why its mail needs: who decided and their words, the deadline
     that passed, the step that failed; what happened in an earlier command (a rejection
     whose undo ran later) is marked ``looked_up`` for ``mail_project`` to read."""
-    out: list[Notice] = []
-    last_decision: ev.DecisionRecorded | None = None
-    failed: ev.StepFailed | None = None
-    holders = {a.user for a in old.outstanding()} if old.step else set()
-    due = old.due_at
+    told = _Telling(
+        submitter=submitter,
+        deciders=deciders,
+        holders={a.user for a in old.outstanding()} if old.step else set(),
+        due=old.due_at,
+    )
     for i, e in enumerate(events):
         seq = first_seq + i
-        if isinstance(e, ev.DecisionRecorded):
-            last_decision = e
-        elif isinstance(e, ev.StepFailed):
-            failed = e
-        elif isinstance(e, ev.ApprovalRequested):
-            holders = {a.user for a in e.assignments}
-            due = e.due_at
-            extra: dict[str, Any] = {"due_at": e.due_at} if e.due_at else {}
-            out += [
-                Notice(seq, a.user, MailKind.TASK_ASSIGNED, e.step, seq, extra=extra)
-                for a in e.assignments
-            ]
-        elif isinstance(e, ev.TaskReassigned):
-            escalated = e.reason == "escalated"
-            kind = MailKind.ESCALATED if escalated else MailKind.TASK_ASSIGNED
-            extra = {"due_at": due, "handed": e.reason, "by": e.actor or ""}
-            out.append(Notice(seq, e.to_user, kind, e.step, seq, e.from_user, e.comment, extra))
-            if escalated and e.replace:
-                was_due = {"due_at": due}
-                away = MailKind.ESCALATED_AWAY
-                out.append(Notice(seq, e.from_user, away, e.step, 0, e.to_user, extra=was_due))
-        elif isinstance(e, ev.ApproverAdded):
-            # an admin asked one more person: told as a new task, with who and why; their
-            # stand-in is told instead while they are away, as on entering a step
-            extra = {"due_at": due, "handed": "added", "by": e.actor}
-            kind = MailKind.TASK_ASSIGNED
-            added = {a.user for a in e.assignments} or {e.user}
-            out += [
-                Notice(seq, u, kind, e.step, seq, "", e.reason, dict(extra)) for u in sorted(added)
-            ]
-            holders |= added
-        elif isinstance(e, ev.Escalated):
-            new_holders = {a.user for a in e.assignments}
-            to = ", ".join(sorted(new_holders))
-            # since when the task waits: looked up by the sender, not in the command
-            extra = {"due_at": due, "since_before": seq}
-            out += [
-                Notice(seq, u, MailKind.ESCALATED, e.step, seq, extra=dict(extra))
-                for u in sorted(new_holders)
-            ]
-            if e.replace:
-                gone = sorted(holders - new_holders)
-                out += [
-                    Notice(seq, u, MailKind.ESCALATED_AWAY, e.step, 0, to, extra={"due_at": due})
-                    for u in gone
-                ]
-                holders = new_holders
-            else:
-                holders |= new_holders
-        elif isinstance(e, ev.ReminderSent):
-            # A reminder only goes to who holds the step's current round, so its links
-            # may be bound to the reminder itself: they stop working, as the first mail's
-            # do, once a later round begins (notifications.links).
-            extra = {"due_at": due, "since_before": seq}
-            out += [
-                Notice(seq, u, MailKind.REMINDER, e.step, seq, extra=dict(extra)) for u in e.users
-            ]
-        elif isinstance(e, ev.SentBack) and e.to_step is None and submitter:
-            by = last_decision.actor if last_decision else ""
-            comment = last_decision.comment if last_decision else ""
-            out.append(Notice(seq, submitter, MailKind.SENT_BACK, e.step, 0, by, comment))
-        elif isinstance(e, ev.CommentAdded):
-            out += _comment_notices(seq, e, submitter, holders, deciders)
+        tell = _TELL.get(type(e))
+        if tell is not None:
+            tell(told, seq, e)
         elif type(e) in _OUTCOMES and submitter:
             before = events[i - 1].type if i else None
-            if isinstance(e, ev.WorkflowCancelled) and e.actor == submitter:
-                # they withdrew it themselves: the step's holders lose a task, and why
-                out += [
-                    Notice(seq, u, MailKind.WITHDRAWN, "", 0, submitter, e.reason)
-                    for u in sorted(holders - {submitter})
-                ]
-                continue
-            outcome = _outcome(seq, e, submitter, last_decision, failed, new or old)
-            if nothing_undone(before, e.type):
-                outcome.extra["nothing_undone"] = True
-            out.append(outcome)
-    return out
+            told.ending(seq, e, submitter, before, new or old)
+    return told.out
+
+
+@dataclass
+class _Telling:
+    """The notices so far, and what the events so far leave for the ones after them:
+    who holds the step, when it is due, the last decision and the last failure."""
+
+    submitter: str | None
+    deciders: frozenset[str]
+    holders: set[str]
+    due: float | None
+    last_decision: ev.DecisionRecorded | None = None
+    failed: ev.StepFailed | None = None
+    out: list[Notice] = field(default_factory=list)
+
+    def ending(
+        self, seq: int, e: ev.Event, submitter: str, before: str | None, state: State
+    ) -> None:
+        """The submitter's mail about how the request ended; the holders' when the
+        submitter withdrew it themselves."""
+        if isinstance(e, ev.WorkflowCancelled) and e.actor == submitter:
+            # they withdrew it themselves: the step's holders lose a task, and why
+            self.out += [
+                Notice(seq, u, MailKind.WITHDRAWN, "", 0, submitter, e.reason)
+                for u in sorted(self.holders - {submitter})
+            ]
+            return
+        outcome = _outcome(seq, e, submitter, self.last_decision, self.failed, state)
+        if nothing_undone(before, e.type):
+            outcome.extra["nothing_undone"] = True
+        self.out.append(outcome)
+
+
+def _decision_recorded(t: _Telling, seq: int, e: ev.DecisionRecorded) -> None:
+    t.last_decision = e
+
+
+def _step_failed(t: _Telling, seq: int, e: ev.StepFailed) -> None:
+    t.failed = e
+
+
+def _approval_requested(t: _Telling, seq: int, e: ev.ApprovalRequested) -> None:
+    t.holders = {a.user for a in e.assignments}
+    t.due = e.due_at
+    extra: dict[str, Any] = {"due_at": e.due_at} if e.due_at else {}
+    t.out += [
+        Notice(seq, a.user, MailKind.TASK_ASSIGNED, e.step, seq, extra=extra) for a in e.assignments
+    ]
+
+
+def _task_reassigned(t: _Telling, seq: int, e: ev.TaskReassigned) -> None:
+    escalated = e.reason == "escalated"
+    kind = MailKind.ESCALATED if escalated else MailKind.TASK_ASSIGNED
+    extra = {"due_at": t.due, "handed": e.reason, "by": e.actor or ""}
+    t.out.append(Notice(seq, e.to_user, kind, e.step, seq, e.from_user, e.comment, extra))
+    if escalated and e.replace:
+        was_due = {"due_at": t.due}
+        away = MailKind.ESCALATED_AWAY
+        t.out.append(Notice(seq, e.from_user, away, e.step, 0, e.to_user, extra=was_due))
+
+
+def _approver_added(t: _Telling, seq: int, e: ev.ApproverAdded) -> None:
+    # an admin asked one more person: told as a new task, with who and why; their
+    # stand-in is told instead while they are away, as on entering a step
+    extra = {"due_at": t.due, "handed": "added", "by": e.actor}
+    kind = MailKind.TASK_ASSIGNED
+    added = {a.user for a in e.assignments} or {e.user}
+    t.out += [Notice(seq, u, kind, e.step, seq, "", e.reason, dict(extra)) for u in sorted(added)]
+    t.holders |= added
+
+
+def _escalated(t: _Telling, seq: int, e: ev.Escalated) -> None:
+    new_holders = {a.user for a in e.assignments}
+    to = ", ".join(sorted(new_holders))
+    # since when the task waits: looked up by the sender, not in the command
+    extra = {"due_at": t.due, "since_before": seq}
+    t.out += [
+        Notice(seq, u, MailKind.ESCALATED, e.step, seq, extra=dict(extra))
+        for u in sorted(new_holders)
+    ]
+    if e.replace:
+        gone = sorted(t.holders - new_holders)
+        t.out += [
+            Notice(seq, u, MailKind.ESCALATED_AWAY, e.step, 0, to, extra={"due_at": t.due})
+            for u in gone
+        ]
+        t.holders = new_holders
+    else:
+        t.holders |= new_holders
+
+
+def _reminder_sent(t: _Telling, seq: int, e: ev.ReminderSent) -> None:
+    # A reminder only goes to who holds the step's current round, so its links may be
+    # bound to the reminder itself: they stop working, as the first mail's do, once a
+    # later round begins (notifications.links).
+    extra = {"due_at": t.due, "since_before": seq}
+    t.out += [Notice(seq, u, MailKind.REMINDER, e.step, seq, extra=dict(extra)) for u in e.users]
+
+
+def _sent_back(t: _Telling, seq: int, e: ev.SentBack) -> None:
+    if e.to_step is None and t.submitter:
+        by = t.last_decision.actor if t.last_decision else ""
+        comment = t.last_decision.comment if t.last_decision else ""
+        t.out.append(Notice(seq, t.submitter, MailKind.SENT_BACK, e.step, 0, by, comment))
+
+
+def _comment_added(t: _Telling, seq: int, e: ev.CommentAdded) -> None:
+    t.out += _comment_notices(seq, e, t.submitter, t.holders, t.deciders)
+
+
+# What each event tells, or leaves for the events after it; the endings are _OUTCOMES.
+_TELL: dict[type[ev.Event], Callable[[_Telling, int, Any], None]] = {
+    ev.DecisionRecorded: _decision_recorded,
+    ev.StepFailed: _step_failed,
+    ev.ApprovalRequested: _approval_requested,
+    ev.TaskReassigned: _task_reassigned,
+    ev.ApproverAdded: _approver_added,
+    ev.Escalated: _escalated,
+    ev.ReminderSent: _reminder_sent,
+    ev.SentBack: _sent_back,
+    ev.CommentAdded: _comment_added,
+}
 
 
 def _outcome(

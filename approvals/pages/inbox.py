@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
@@ -19,10 +21,10 @@ from django.utils import timezone
 from templates_engine.steps.approval import HANDOVER_NOTE_MAX
 
 from ..definitions import raw_definition_for
-from ..models import User, Workflow
+from ..models import HeldDecision, PendingTask, User, Workflow
 from ..selectors.drafts import drafts_of
 from ..selectors.held import held_open
-from ..selectors.inbox_context import inbox_context
+from ..selectors.inbox_context import RowContext, inbox_context
 from ..selectors.inbox_lists import InboxFilter, inbox_kinds, inbox_listing, requests_of
 from ..selectors.questions import questions_for
 from ..selectors.tasks import BadCursor
@@ -86,17 +88,7 @@ def inbox(request: HttpRequest) -> HttpResponse:
         )
     except BadCursor:
         return HttpResponseRedirect(reverse("inbox"))
-    around = inbox_context(t.workflow_id for t in page.tasks)  # receipts, approved before
-    approvers = [u for c in around.values() for u, _ in c.approved]
-    names = _names(
-        user, [*approvers, *(u for t in page.tasks for u in (t.on_behalf_of, t.handed_on_from))]
-    )
-    others = lists.others_asked(user, page.tasks)
-    resubmitted = lists.resubmissions(t.workflow for t in page.tasks)
-    away = standing_in_marks(user, page.tasks)  # "for Bob", and hand-over notes
-    holds = held_open(
-        tenant_id=user.member_tenant_id, workflow_ids={t.workflow_id for t in page.tasks}
-    )
+    around = _around(user, page.tasks)
     constants = {
         **inbox_page.page_constants(request),
         "reason_texts": REASON_TEXTS,
@@ -105,53 +97,9 @@ def inbox(request: HttpRequest) -> HttpResponse:
     forms = inbox_page.RowForms(constants)
     rows = []
     for t in page.tasks:
-        wf = t.workflow
-        submitter = wf.submitter
-        subject, schema = _subject(wf), _schema(wf.template)
-        requester = (submitter.first_name or submitter.username) if submitter else ""
-        words = decision_words(wf, t.step, requester)
-        behalf = present.person(t.on_behalf_of, names) if t.on_behalf_of else ""
-        url, decide_url = inbox_page.workflow_links(t.workflow_id)
-        row = {
-            "pk": t.pk,
-            "url": url,
-            "decide_url": decide_url,
-            "since_iso": inbox_page.iso(t.created_at),
-            "due_iso": inbox_page.iso(t.due_at),
-            "waiting": lists.age(t.created_at, now),
-            "since": present.when(t.created_at),
-            "waits_on": lists.inbox_waits_on(others.get((str(wf.pk), t.step), [])),
-            "resubmission": resubmitted.get(str(wf.pk)),
-            "task": t,
-            "wf": wf,
-            "request_id": uuid.uuid4().hex,
-            "subject": subject,
-            "summary": wf.summary if wf.summary != subject else "",
-            "requester": requester,
-            "figures": present.key_figures(schema, wf.data),
-            "facts": present.row_facts(schema, wf.data),
-            "receipts": present.receipts_words(around[str(wf.pk)].receipts),
-            "approved": present.approved_before(
-                around[str(wf.pk)].approved, names, _raw(wf.template)
-            ),
-            "step": present.step_title(_raw(wf.template), t.step),
-            "behalf": behalf,
-            "handed_on": present.handed_on(t.handed_on_from, names),
-            "due": present.when(t.due_at),
-            "overdue": t.due_at < now,
-            "resubmit": submitter is not None and submitter.pk == user.pk,
-            "reason_required": _reason_required(wf, t.step),
-            # what the decision forms offer and ask before they record
-            "question": words["question"],
-            "ask_first": "yes" if words["ask_first"] else "no",
-            "amount_minor": words["amount_minor"],
-            "currency": words["currency"],
-            **inbox_page.outcome_values(words["outcomes"]),
-            "for_user": "",
-            **away.get(t.pk, {}),
-        }
+        row = _task_row(user, t, now, around)
         row["forms"] = forms(row)
-        row["held"] = held_context(user, holds.get(str(wf.pk)), subject)
+        row["held"] = held_context(user, around.holds.get(str(t.workflow.pk)), row["subject"])
         rows.append(row)
     return render(
         request,
@@ -171,6 +119,81 @@ def inbox(request: HttpRequest) -> HttpResponse:
             **constants,
         },
     )
+
+
+@dataclass(frozen=True)
+class _Around:
+    """What the rows of one page of tasks read beside the tasks, each fetched once for
+    the page: receipts and earlier approvals, names, the others asked, resubmissions,
+    the marks of standing in (and hand-over notes), the decisions held for undo."""
+
+    context: dict[str, RowContext]
+    names: dict[str, str]
+    others: dict[tuple[str, str], list[str]]
+    resubmitted: dict[str, lists.Resubmission]
+    away: dict[int, dict[str, Any]]
+    holds: dict[str, HeldDecision]
+
+
+def _around(user: User, tasks: list[PendingTask]) -> _Around:
+    context = inbox_context(t.workflow_id for t in tasks)
+    approvers = [u for c in context.values() for u, _ in c.approved]
+    names = _names(
+        user, [*approvers, *(u for t in tasks for u in (t.on_behalf_of, t.handed_on_from))]
+    )
+    others = lists.others_asked(user, tasks)
+    resubmitted = lists.resubmissions(t.workflow for t in tasks)
+    away = standing_in_marks(user, tasks)
+    holds = held_open(tenant_id=user.member_tenant_id, workflow_ids={t.workflow_id for t in tasks})
+    return _Around(context, names, others, resubmitted, away, holds)
+
+
+def _task_row(user: User, t: PendingTask, now: dt.datetime, a: _Around) -> dict[str, Any]:
+    """One task's row of the inbox, in words, with what its decision forms need."""
+    wf = t.workflow
+    submitter = wf.submitter
+    subject, schema = _subject(wf), _schema(wf.template)
+    requester = (submitter.first_name or submitter.username) if submitter else ""
+    words = decision_words(wf, t.step, requester)
+    url, decide_url = inbox_page.workflow_links(t.workflow_id)
+    return {
+        "pk": t.pk,
+        "url": url,
+        "decide_url": decide_url,
+        "since_iso": inbox_page.iso(t.created_at),
+        "due_iso": inbox_page.iso(t.due_at),
+        "waiting": lists.age(t.created_at, now),
+        "since": present.when(t.created_at),
+        "waits_on": lists.inbox_waits_on(a.others.get((str(wf.pk), t.step), [])),
+        "resubmission": a.resubmitted.get(str(wf.pk)),
+        "task": t,
+        "wf": wf,
+        "request_id": uuid.uuid4().hex,
+        "subject": subject,
+        "summary": wf.summary if wf.summary != subject else "",
+        "requester": requester,
+        "figures": present.key_figures(schema, wf.data),
+        "facts": present.row_facts(schema, wf.data),
+        "receipts": present.receipts_words(a.context[str(wf.pk)].receipts),
+        "approved": present.approved_before(
+            a.context[str(wf.pk)].approved, a.names, _raw(wf.template)
+        ),
+        "step": present.step_title(_raw(wf.template), t.step),
+        "behalf": present.person(t.on_behalf_of, a.names) if t.on_behalf_of else "",
+        "handed_on": present.handed_on(t.handed_on_from, a.names),
+        "due": present.when(t.due_at),
+        "overdue": t.due_at < now,
+        "resubmit": submitter is not None and submitter.pk == user.pk,
+        "reason_required": _reason_required(wf, t.step),
+        # what the decision forms offer and ask before they record
+        "question": words["question"],
+        "ask_first": "yes" if words["ask_first"] else "no",
+        "amount_minor": words["amount_minor"],
+        "currency": words["currency"],
+        **inbox_page.outcome_values(words["outcomes"]),
+        "for_user": "",
+        **a.away.get(t.pk, {}),  # "for Bob", and hand-over notes
+    }
 
 
 def _workflow_rows(user: User, workflows: list[Workflow]) -> list[dict[str, Any]]:

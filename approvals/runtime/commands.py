@@ -492,6 +492,33 @@ def _append(
     status_moves_apply(wf, events, new_state.status)
     status = public_status(new_state)
     version = wf.version + len(events)
+    head = {"status": status, "version": version, "command": fingerprint}
+    rows, last_hash = _event_rows(wf, events, statuses, actor, request_id, head, now, directory)
+    wf.version = version
+    wf.last_hash = last_hash
+    wf.public_status = status
+    wf.current_step = new_state.step or ""
+    wf.data = dict(new_state.data)
+    wf.snapshot = state_to_dict(new_state)
+    wf.updated_at = now
+    if summary is not None:
+        wf.summary, wf.amount_display = summary
+    _workflow_write(wf, rows, status_before=status_before, data_changed=summary is not None)
+
+
+def _event_rows(
+    wf: Workflow,
+    events: list[ev.Event],
+    statuses: list[str],
+    actor: Actor,
+    request_id: str | None,
+    head: dict[str, Any],
+    now: Any,
+    directory: TenantDirectory,
+) -> tuple[list[tuple[Any, ...]], str]:
+    """The rows of ``events`` as they are inserted, each hash chained to the one before
+    from the workflow's last; and the new last hash. The first event carries the request
+    id and, with one, the command's result (``head``)."""
     behalf_ids = directory.user_ids(_behalf_names(events))
     rows = []
     prev = wf.last_hash
@@ -511,11 +538,7 @@ def _append(
             created_at=now,
             prev_hash=prev,
         )
-        result = (
-            {"status": status, "version": version, "command": fingerprint}
-            if first and request_id
-            else None
-        )
+        result = head if first and request_id else None
         recorded = recorded_fields(
             actor=actor.user,
             status=statuses[i],
@@ -534,15 +557,14 @@ def _append(
         rows.append(
             (wf.tenant_id, *row, event.schema_version, result, recorded, HASH_FORMAT, prev, month)
         )
-    wf.version = version
-    wf.last_hash = prev
-    wf.public_status = status
-    wf.current_step = new_state.step or ""
-    wf.data = dict(new_state.data)
-    wf.snapshot = state_to_dict(new_state)
-    wf.updated_at = now
-    if summary is not None:
-        wf.summary, wf.amount_display = summary
+    return rows, prev
+
+
+def _workflow_write(
+    wf: Workflow, rows: list[tuple[Any, ...]], *, status_before: str, data_changed: bool
+) -> None:
+    """Insert the event rows and write the workflow's row: whole on a start, else only
+    the columns a command changes."""
     if wf._state.adding:  # a start: the row is written once, with its first events
         store.insert(Workflow, _WORKFLOW_COLUMNS, [[getattr(wf, n) for n in _WORKFLOW_COLUMNS]])
         wf._state.adding = False
@@ -559,11 +581,11 @@ def _append(
         "public_status": wf.public_status,
         "current_step": wf.current_step,
         "snapshot": wf.snapshot,
-        "updated_at": now,
+        "updated_at": wf.updated_at,
     }
     if wf.status != status_before:
         values["status"] = wf.status
-    if summary is not None:
+    if data_changed:
         values.update(data=wf.data, summary=wf.summary, amount_display=wf.amount_display)
     store.update(Workflow, wf.pk, values)
 

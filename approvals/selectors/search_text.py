@@ -166,45 +166,60 @@ def words_match(
         if text is None and name is not None:
             continue  # a stop word ("the", "for"): it asks nothing
         if text is not None:
-            arm |= Q(
-                RawSQL(
-                    f"{match}({words_of_row}, to_tsquery({CONFIG}, %s))"
-                    if match
-                    else f"{words_of_row} @@ to_tsquery({CONFIG}, %s)",
-                    [text],
-                    output_field=BooleanField(),
-                )
-            )
-            indexed_arm |= Q(
-                RawSQL(
-                    # the array from an InitPlan, computed once (a scalar subquery,
-                    # cast so ANY reads it as an array)
-                    f'{TABLE}."id" = ANY((SELECT approvals_search_ids('
-                    f"to_tsquery({CONFIG}, %s)))::uuid[])",
-                    [text],
-                    output_field=BooleanField(),
-                )
-            )
-        named = [key for key, title in kinds if word in key.casefold() or word in title.casefold()]
-        people = _people_named(
-            word,
-            queries.get(word, (None, None))[1],
-            tenant_id=tenant_id,
-            under_policy=under_policy,
-        )
-        others = ([Q(template_key__in=named)] if named else []) + (
-            [Q(submitter_id__in=people)] if people else []
-        )
+            by_text, by_index = _text_arms(text, words_of_row, match)
+            arm |= by_text
+            indexed_arm |= by_index
+        others = _kinds_and_people(word, name, kinds, tenant_id, under_policy)
         for other in others:
             arm |= other
             indexed_arm |= other
         condition &= arm
         if lookup is not None:
             lookup &= indexed_arm
-        text = queries.get(word, (None, None))[0]
         if texts is not None:
-            texts = None if named or people or text is None else [*texts, text]
+            texts = None if others or text is None else [*texts, text]
     return WordsMatch(condition, " & ".join(texts) if texts else None, lookup)
+
+
+def _kinds_and_people(
+    word: str,
+    name: str | None,
+    kinds: list[tuple[str, str]],
+    tenant_id: int,
+    under_policy: bool,
+) -> list[Q]:
+    """The kinds of request (by key or title) and the submitters (by ``name``, the
+    word's name lexemes) a word names, as conditions on workflows; [] when none."""
+    named = [key for key, title in kinds if word in key.casefold() or word in title.casefold()]
+    people = _people_named(word, name, tenant_id=tenant_id, under_policy=under_policy)
+    return ([Q(template_key__in=named)] if named else []) + (
+        [Q(submitter_id__in=people)] if people else []
+    )
+
+
+def _text_arms(text: str, words_of_row: str, match: str) -> tuple[Q, Q]:
+    """A word's ``tsquery`` ``text`` asked of the row's words (through ``match`` when it
+    is given: under the policy), and the same asked of the GIN index through
+    ``approvals_search_ids`` (for ``WordsMatch.lookup``)."""
+    by_text = Q(
+        RawSQL(
+            f"{match}({words_of_row}, to_tsquery({CONFIG}, %s))"
+            if match
+            else f"{words_of_row} @@ to_tsquery({CONFIG}, %s)",
+            [text],
+            output_field=BooleanField(),
+        )
+    )
+    by_index = Q(
+        RawSQL(
+            # the array from an InitPlan, computed once (a scalar subquery, cast so ANY
+            # reads it as an array)
+            f'{TABLE}."id" = ANY((SELECT approvals_search_ids(to_tsquery({CONFIG}, %s)))::uuid[])',
+            [text],
+            output_field=BooleanField(),
+        )
+    )
+    return by_text, by_index
 
 
 # The words common among an organisation's newest workflows (as many as a search's

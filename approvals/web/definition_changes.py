@@ -314,65 +314,76 @@ def _one_step(
             "its settings changed with it"
         ]
     said: set[str] = {"id", "title", "kind"}
-
-    def say(
-        names: tuple[str, ...], words: Callable[[_Reader, Mapping[str, Any]], str | None]
-    ) -> None:
+    when: _Setting = (("when",), lambda r, s: r.condition(s.get("when"), kind))
+    for names, words in (when, *_KIND_SETTINGS.get(kind, ())):
         said.update(names)
         if fresh:
             if names == ("when",) or any(n in after for n in names):
-                now = words(new, after)
-                out.append(
-                    f"{title}: {now}"
-                    if now
-                    else SETTING_CHANGED.format(title=title, setting=_setting(names[0]))
-                )
-            return
-        if all(before.get(n) == after.get(n) for n in names):
-            return
-        now, then = words(new, after), words(old, before)
-        if now is None or then is None or now == then:
-            out.append(SETTING_CHANGED.format(title=title, setting=_setting(names[0])))
-        else:
-            out.append(f"{title}: " + WAS.format(now=now, then=_tail(now, then)))
-
-    say(("when",), lambda r, s: r.condition(s.get("when"), kind))
-    if kind == "approval":
-        say(("approvers",), lambda r, s: _prefixed("approvers:", r.approvers(s)))
-        say(("mode", "quorum"), lambda r, s: "mode: " + r.mode(s))
-        say(
-            ("deadline",), lambda r, s: _prefixed("deadline", r.duration(s.get("deadline"), "none"))
-        )
-        say(("reminders",), lambda r, s: r.reminders(s.get("reminders")))
-        say(("escalate_to",), lambda r, s: r.escalation(s.get("escalate_to")))
-        say(("fallback",), lambda r, s: _prefixed("fallback:", r.rules(s.get("fallback"))))
-        say(("on_reject",), lambda r, s: "on reject, " + r.target(s.get("on_reject", "end")))
-        say(
-            ("send_back_to",),
-            lambda r, s: "sent back, " + r.target(s.get("send_back_to", "submitter")),
-        )
-        say(
-            ("reason_required",),
-            lambda r, s: (
-                "a reason is "
-                + ("required" if s.get("reason_required", True) else "optional")
-                + " to reject or send back"
-            ),
-        )
-    elif kind == "wait":
-        say(("duration",), lambda r, s: _prefixed("waits", r.duration(s.get("duration"), "none")))
-    elif kind in ("action", "signal"):
-        say(
-            ("timeout",), lambda r, s: _prefixed("time limit", r.duration(s.get("timeout"), "none"))
-        )
-        say(("activity",), lambda r, s: _prefixed("runs", _code(s.get("activity"))))
-        say(("signal",), lambda r, s: _prefixed("waits for", _code(s.get("signal"))))
+                out.append(_fresh_words(title, names, words(new, after)))
+        elif any(before.get(n) != after.get(n) for n in names):
+            out.append(_changed_words(title, names, words(new, after), words(old, before)))
     for name in sorted((set(before) | set(after)) - said):
         if before.get(name) != after.get(name):
             setting = _setting(name)
             template = SETTING_SET if fresh else SETTING_CHANGED
             out.append(template.format(title=title, setting=setting))
     return out
+
+
+def _fresh_words(title: str, names: tuple[str, ...], now: str | None) -> str:
+    """A new step's setting: what it is, else that it is set."""
+    return (
+        f"{title}: {now}"
+        if now
+        else SETTING_CHANGED.format(title=title, setting=_setting(names[0]))
+    )
+
+
+def _changed_words(title: str, names: tuple[str, ...], now: str | None, then: str | None) -> str:
+    """A kept step's changed setting: what it is and was, else that it changed."""
+    if now is None or then is None or now == then:
+        return SETTING_CHANGED.format(title=title, setting=_setting(names[0]))
+    return f"{title}: " + WAS.format(now=now, then=_tail(now, then))
+
+
+# One setting of a step as the changes read it: the names it covers, and its words as a
+# reader (the version before, or after) tells them (None when there are none).
+_Setting = tuple[tuple[str, ...], Callable[[_Reader, Mapping[str, Any]], str | None]]
+_RUNS: tuple[_Setting, ...] = (
+    (("timeout",), lambda r, s: _prefixed("time limit", r.duration(s.get("timeout"), "none"))),
+    (("activity",), lambda r, s: _prefixed("runs", _code(s.get("activity")))),
+    (("signal",), lambda r, s: _prefixed("waits for", _code(s.get("signal")))),
+)
+# The settings of each kind of step beside its condition (every kind's), in the order
+# the changes are told; any other setting that changed is named by SETTING_NAMES.
+_KIND_SETTINGS: dict[str, tuple[_Setting, ...]] = {
+    "approval": (
+        (("approvers",), lambda r, s: _prefixed("approvers:", r.approvers(s))),
+        (("mode", "quorum"), lambda r, s: "mode: " + r.mode(s)),
+        (("deadline",), lambda r, s: _prefixed("deadline", r.duration(s.get("deadline"), "none"))),
+        (("reminders",), lambda r, s: r.reminders(s.get("reminders"))),
+        (("escalate_to",), lambda r, s: r.escalation(s.get("escalate_to"))),
+        (("fallback",), lambda r, s: _prefixed("fallback:", r.rules(s.get("fallback")))),
+        (("on_reject",), lambda r, s: "on reject, " + r.target(s.get("on_reject", "end"))),
+        (
+            ("send_back_to",),
+            lambda r, s: "sent back, " + r.target(s.get("send_back_to", "submitter")),
+        ),
+        (
+            ("reason_required",),
+            lambda r, s: (
+                "a reason is "
+                + ("required" if s.get("reason_required", True) else "optional")
+                + " to reject or send back"
+            ),
+        ),
+    ),
+    "wait": (
+        (("duration",), lambda r, s: _prefixed("waits", r.duration(s.get("duration"), "none"))),
+    ),
+    "action": _RUNS,
+    "signal": _RUNS,
+}
 
 
 def _tail(now: str, then: str) -> str:

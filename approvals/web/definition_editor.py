@@ -112,12 +112,39 @@ def editor_schema(
     people as the approvers one may pick, and the registered activities."""
     # conditions (a step's, a rule-chosen approver's) are edited in the condition
     # builders beside this form (web/condition_form.py), in the fields' own units
-    approver = _rule("Approver", groups, users, ["submitter"])
-    approval = _step(
+    steps = [
+        _approval_step(groups, users),
+        _action_step(activities),
+        _step("wait", "Wait", {"duration": _duration("Wait for")}),
+        _signal_step(),
+    ]
+    return {
+        "type": "object",
+        "title": "Workflow template",
+        "properties": {
+            "key": {"type": "string", "title": "Key", "help_text": "lower-case-with-dashes"},
+            "title": {"type": "string", "title": "Title"},
+            "description": {"type": "string", "title": "Description", "widget": "textarea"},
+            "distinct_approvers": {
+                "type": "boolean",
+                "title": "Four eyes: no one approves two steps of the same workflow",
+            },
+            "fields": {"type": "array", "title": "Data fields", "items": _field()},
+            "steps": {"type": "array", "title": "Steps (in order)", "items": {"oneOf": steps}},
+        },
+    }
+
+
+def _approval_step(groups: Sequence[str], users: Sequence[str]) -> dict[str, Any]:
+    return _step(
         "approval",
         "Approval by people",
         {
-            "approvers": {"type": "array", "title": "Approvers", "items": approver},
+            "approvers": {
+                "type": "array",
+                "title": "Approvers",
+                "items": _rule("Approver", groups, users, ["submitter"]),
+            },
             "mode": {
                 "type": "string",
                 "title": "Who must approve",
@@ -148,7 +175,10 @@ def editor_schema(
             },
         },
     )
-    action = _step(
+
+
+def _action_step(activities: Sequence[str]) -> dict[str, Any]:
+    return _step(
         "action",
         "Automated step",
         {
@@ -161,8 +191,10 @@ def editor_schema(
             "timeout": _duration("Time limit of one attempt"),
         },
     )
-    wait = _step("wait", "Wait", {"duration": _duration("Wait for")})
-    signal = _step(
+
+
+def _signal_step() -> dict[str, Any]:
+    return _step(
         "signal",
         "Wait for a signal",
         {
@@ -170,7 +202,11 @@ def editor_schema(
             "timeout": _duration("Give up after"),
         },
     )
-    field = {
+
+
+def _field() -> dict[str, Any]:
+    """A data field of the request's form."""
+    return {
         "type": "object",
         "title": "Field",
         "properties": {
@@ -187,25 +223,6 @@ def editor_schema(
                 "help_text": "For money, in units of the request's own currency (1000 is 1,000.00)",
             },
             "maximum": {"type": "number", "title": "At most"},
-        },
-    }
-    return {
-        "type": "object",
-        "title": "Workflow template",
-        "properties": {
-            "key": {"type": "string", "title": "Key", "help_text": "lower-case-with-dashes"},
-            "title": {"type": "string", "title": "Title"},
-            "description": {"type": "string", "title": "Description", "widget": "textarea"},
-            "distinct_approvers": {
-                "type": "boolean",
-                "title": "Four eyes: no one approves two steps of the same workflow",
-            },
-            "fields": {"type": "array", "title": "Data fields", "items": field},
-            "steps": {
-                "type": "array",
-                "title": "Steps (in order)",
-                "items": {"oneOf": [approval, action, wait, signal]},
-            },
         },
     }
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -14,7 +14,8 @@ from typing import Any
 from django.utils import timezone
 
 from templates_engine import SUBMITTER_STEP
-from templates_engine.events import cancelled_by
+from templates_engine import events as ev
+from templates_engine.events import EVENT_TYPES, cancelled_by
 from templates_engine.money import convert
 
 from ..notifications.format import EXPONENTS, INDIAN_GROUPING, SYMBOLS, money_format
@@ -582,6 +583,31 @@ _TIMER_CAME_DUE = {
 }
 
 
+@dataclass(frozen=True)
+class _Said:
+    """One history event as its sentence function reads it: the payload, the step's
+    title and the people around it, worked out once for every kind."""
+
+    p: Mapping[str, Any]
+    step: str  # the title of the step the event names ("" when it names none)
+    actor: str | None
+    behalf: str | None  # whom the actor acted for, by username
+    ctx: Context
+
+    @property
+    def by(self) -> str:
+        return self.ctx.who(self.actor) if self.actor else "The system"
+
+    @property
+    def author(self) -> str:
+        """Who did it: the payload's actor, else the event's."""
+        return self.ctx.who(self.p.get("actor") or self.actor)
+
+    @property
+    def author_or_system(self) -> str:
+        return self.author if (self.p.get("actor") or self.actor) else "The system"
+
+
 def sentence(
     kind: str,
     payload: Mapping[str, Any],
@@ -590,190 +616,250 @@ def sentence(
     on_behalf_of: str | None,
     ctx: Context,
 ) -> str:
-    """The sentence for one history event."""
-    p = payload
-    step = ctx.step(p.get("step"))
-    by = ctx.who(actor) if actor else "The system"
-    behalf = on_behalf_of or p.get("on_behalf_of")
-    if kind == "WorkflowStarted":
-        origin = p.get("origin") or {}
-        if origin.get("schedule") is not None:
-            made_by = ctx.who(origin.get("made_by"))
-            return f"Started by the schedule '{origin.get('name', '')}' made by {made_by}"
-        if origin.get("restarted_from") is not None:
-            made_by = ctx.who(origin.get("made_by"))
-            submitter = ctx.who(p.get("submitter") or actor)
-            return (
-                f"{made_by} started this again for {submitter}, as a new request in place "
-                f"of one that could not be completed: {origin.get('reason', '')}"
-            )
-        return f"{ctx.who(p.get('submitter') or actor)} submitted the request"
-    if kind == "StepSkipped":
-        cond = condition_words(ctx.when_of(p.get("step", "")), ctx.schema, ctx.data, ctx.base)
-        if cond:
-            return f"The {step} step was skipped: the condition {cond} did not hold"
-        return f"The {step} step was skipped: its condition did not hold"
-    if kind == "ApproversExcluded":
-        parts = []
-        for who, why in p.get("excluded") or []:
-            name = ctx.who(who)
-            reason = EXCLUSION_REASONS.get(why) or _exclusion(str(why), ctx)
-            pronoun = "they"
-            parts.append(f"{name} was not asked at the {step} step: {pronoun} {reason}")
-        text = "; ".join(parts) + " (segregation of duties)"
-        if p.get("fallback"):
-            text += "; the step went to its fallback approvers"
-        return text
-    if kind == "ApprovalRequested":
-        people = [
-            ctx.who(a.get("user"))
-            + (f" (for {ctx.who(a['on_behalf_of'])})" if a.get("on_behalf_of") else "")
-            + (
-                f" (as {why})"
-                if (why := ctx.asked_because(p.get("step", ""), a.get("slot")))
-                else ""
-            )
-            for a in p.get("assignments") or []
-        ]
-        need = p.get("required") or 1
-        mode = p.get("mode")
-        ask = "all of" if mode == "all" and len(people) > 1 else ""
-        text = f"The {step} step asked {ask + ' ' if ask else ''}{_list(people) or 'nobody'}"
-        if mode == "quorum":
-            text += f" ({need} approvals needed)"
-        return text
-    if kind == "DecisionRecorded":
-        decision = p.get("decision", "")
-        who = ctx.who(p.get("actor") or actor)
-        if decision in DECISIONS:
-            done = ctx.outcome(str(p.get("step") or ""), decision, p.get("leads_to")).past
-            return f"{who} {done}" + (f" on behalf of {ctx.who(behalf)}" if behalf else "")
-        verb = DECISION_PAST.get(decision, humanise(decision).lower())
-        if behalf:
-            return f"{who} {verb} the {step} step on behalf of {ctx.who(behalf)}"
-        return f"{who} {verb} the {step} step"
-    if kind == "TaskReassigned":
-        frm, to = ctx.who(p.get("from_user")), ctx.who(p.get("to_user"))
-        why = p.get("reason")
-        if why == "delegated":
-            return f"{frm} handed the {step} step to {to}"
-        if why == "escalated":
-            return f"The {step} step was escalated from {frm} to {to}"
-        if why == "handed_on":
-            return f"{frm} left: the {step} step was handed on to {to}"
-        return f"{by} reassigned the {step} step from {frm} to {to}"
-    if kind == "ApproverAdded":
-        who = ctx.who(p.get("actor") or actor) if (p.get("actor") or actor) else "The system"
-        added = ctx.who(p.get("user"))
-        text = f"{who} added {added} as an approver on the {step} step: {p.get('reason', '')}"
-        held = [a["user"] for a in p.get("assignments") or [] if a.get("on_behalf_of")]
-        stand_in = held[0] if held else ""
-        if stand_in:
-            text += f" ({ctx.who(stand_in)} holds the task for {added}, who is away)"
-        return text
-    if kind == "TimerFired":
-        return _TIMER_CAME_DUE.get(p.get("kind", ""), "A timer of the {step} step went off").format(
-            step=step
-        )
-    if kind == "ReminderSent":
-        reminded = [ctx.who(u) for u in p.get("users") or []]
-        were = "were" if len(reminded) > 1 else "was"
-        return f"{_list(reminded) or 'Nobody'} {were} reminded of the {step} step"
-    if kind == "Escalated":
-        takers = _list([ctx.who(a.get("user")) for a in p.get("assignments") or []])
-        how = "taken over by" if p.get("replace", True) else "also given to"
-        return f"The {step} step was overdue and {how} {takers}"
-    if kind == "StepCompleted":
-        # ``compensate`` says the step has an undo to run if the request turns back;
-        # an undo that ran is its own event (ActivitySucceeded with ``undo``).
-        return f"The {step} step was completed"
-    if kind == "SentBack":
-        target = ctx.step(p.get("to_step")) if p.get("to_step") else ""
-        if target:
-            return f"The request went back to the {target} step"
-        return f"The request was sent back to {ctx.who(ctx.submitter)} for changes"
-    if kind == "Resubmitted":
-        who = ctx.who(p.get("actor") or actor)
-        return f"{who} changed the request and resubmitted it"
-    if kind == "ActivityScheduled":
-        action = humanise(p.get("activity", "")).lower()
-        attempt = p.get("attempt") or 1
-        what = "Undoing" if p.get("undo") else "Running"
-        return f"{what} {action} for the {step} step" + (
-            f" (attempt {attempt})" if attempt > 1 else ""
-        )
-    if kind == "ActivityHeartbeat":
-        return f"The {step} step reported that it is still working"
-    if kind == "ActivitySucceeded":
-        what = "was undone" if p.get("undo") else "succeeded"
-        return f"The {step} step {what}" + (
-            f" on attempt {p['attempt']}" if (p.get("attempt") or 1) > 1 else ""
-        )
-    if kind == "ActivityFailed":
-        # What went wrong in words is the administrators' (their page shows the error);
-        # people are told that it did not work, and what happens next.
-        what = f"Undoing the {step} step" if p.get("undo") else f"The {step} step"
-        text = f"{what} did not work on attempt {p.get('attempt') or 1}"
-        if p.get("retry_delay") is not None:
-            text += "; it will be tried again"
-        return text
-    if kind == "WaitStarted":
-        return f"The {step} step is waiting"
-    if kind == "SignalAwaited":
-        return f"The {step} step is waiting for {humanise(p.get('name', '')).lower()}"
-    if kind == "SignalArrivedEarly":
-        return early_signal_words(p)
-    if kind == "SignalReceived":
-        if p.get("early"):
-            what = humanise(p.get("name", "")).lower()
-            return f"The {step} step began and used {what}, which had arrived early"
-        return f"{humanise(p.get('name', ''))} was received" + (
-            f" by the {step} step" if p.get("step") else ""
-        )
-    if kind == "StepFailed":
-        return failure_sentence(
-            ctx.raw_definition,
-            str(p.get("step") or ""),
-            str(p.get("error") or ""),
-            str(p.get("message") or ""),
-        )
-    if kind == "CompensationStarted":
-        ending = str(p.get("outcome") or "")
-        canceller = cancelled_by(str(p.get("reason") or "")) if ending == "CANCELLED" else None
-        if canceller is not None and canceller[0] and canceller[0] == ctx.submitter:
-            return "Undoing the steps already done, as the request was withdrawn"
-        return "Undoing the steps already done, " + _UNDO_BECAUSE.get(
-            ending, "as a step did not pass"
-        )
-    if kind == "CompensationFailed":
-        return undo_failure_sentence(ctx.raw_definition, str(p.get("step") or ""))
-    if kind == "CompensationSettled" and not p.get("by_hand", True):
+    """The sentence for one history event: its class's entry in ``SENTENCES``, else
+    the event's type in words."""
+    said = _Said(
+        p=payload,
+        step=ctx.step(payload.get("step")),
+        actor=actor,
+        behalf=on_behalf_of or payload.get("on_behalf_of"),
+        ctx=ctx,
+    )
+    cls = EVENT_TYPES.get(kind)
+    say = SENTENCES.get(cls) if cls is not None else None
+    return say(said) if say is not None else humanise(kind)
+
+
+# -- one sentence function per event class ---------------------------------------------
+
+
+def _workflow_started(e: _Said) -> str:
+    p, ctx = e.p, e.ctx
+    origin = p.get("origin") or {}
+    if origin.get("schedule") is not None:
+        made_by = ctx.who(origin.get("made_by"))
+        return f"Started by the schedule '{origin.get('name', '')}' made by {made_by}"
+    if origin.get("restarted_from") is not None:
+        made_by = ctx.who(origin.get("made_by"))
+        submitter = ctx.who(p.get("submitter") or e.actor)
         return (
-            "Every undo left succeeded when retried, so the failed roll-back is settled; "
-            "the request stays marked as a failed roll-back"
+            f"{made_by} started this again for {submitter}, as a new request in place "
+            f"of one that could not be completed: {origin.get('reason', '')}"
         )
-    if kind in _OPERATIONS:
-        who = ctx.who(p.get("actor") or actor) if (p.get("actor") or actor) else "The system"
-        return f"{who} {_operation(kind, p, ctx)}: {p.get('reason', '')}"
-    if kind == "FileAttached":
-        who = ctx.who(p.get("actor") or actor)
-        return f"{who} attached {p.get('name', 'a file')} ({file_size(int(p.get('size') or 0))})"
-    if kind == "WorkflowCompleted":
-        return "The request was approved"
-    if kind == "WorkflowRejected":
-        return "The request was rejected"
-    if kind == "WorkflowRolledBack":
-        if p.get("nothing_undone"):
-            return "The request could not be completed; " + NOTHING_UNDONE
-        return "The request could not be completed; the steps already done were undone"
-    if kind == "WorkflowCancelled":
-        who = ctx.who(p.get("actor") or actor) if (p.get("actor") or actor) else "The system"
-        # the submitter's own cancel is a withdrawal
-        did = "withdrew" if ctx.submitter and p.get("actor") == ctx.submitter else "cancelled"
-        return f"{who} {did} the request" + (f": {p['reason']}" if p.get("reason") else "")
-    if kind == "CommentAdded":
-        return comment_words(p, actor=actor, ctx=ctx)
-    return humanise(kind)
+    return f"{ctx.who(p.get('submitter') or e.actor)} submitted the request"
+
+
+def _step_skipped(e: _Said) -> str:
+    ctx = e.ctx
+    cond = condition_words(ctx.when_of(e.p.get("step", "")), ctx.schema, ctx.data, ctx.base)
+    if cond:
+        return f"The {e.step} step was skipped: the condition {cond} did not hold"
+    return f"The {e.step} step was skipped: its condition did not hold"
+
+
+def _approvers_excluded(e: _Said) -> str:
+    parts = []
+    for who, why in e.p.get("excluded") or []:
+        name = e.ctx.who(who)
+        reason = EXCLUSION_REASONS.get(why) or _exclusion(str(why), e.ctx)
+        parts.append(f"{name} was not asked at the {e.step} step: they {reason}")
+    text = "; ".join(parts) + " (segregation of duties)"
+    if e.p.get("fallback"):
+        text += "; the step went to its fallback approvers"
+    return text
+
+
+def _approval_requested(e: _Said) -> str:
+    p, ctx = e.p, e.ctx
+    people = [
+        ctx.who(a.get("user"))
+        + (f" (for {ctx.who(a['on_behalf_of'])})" if a.get("on_behalf_of") else "")
+        + (f" (as {why})" if (why := ctx.asked_because(p.get("step", ""), a.get("slot"))) else "")
+        for a in p.get("assignments") or []
+    ]
+    need = p.get("required") or 1
+    mode = p.get("mode")
+    ask = "all of" if mode == "all" and len(people) > 1 else ""
+    text = f"The {e.step} step asked {ask + ' ' if ask else ''}{_list(people) or 'nobody'}"
+    if mode == "quorum":
+        text += f" ({need} approvals needed)"
+    return text
+
+
+def _decision_recorded(e: _Said) -> str:
+    p, ctx, behalf = e.p, e.ctx, e.behalf
+    decision = p.get("decision", "")
+    who = e.author
+    if decision in DECISIONS:
+        done = ctx.outcome(str(p.get("step") or ""), decision, p.get("leads_to")).past
+        return f"{who} {done}" + (f" on behalf of {ctx.who(behalf)}" if behalf else "")
+    verb = DECISION_PAST.get(decision, humanise(decision).lower())
+    if behalf:
+        return f"{who} {verb} the {e.step} step on behalf of {ctx.who(behalf)}"
+    return f"{who} {verb} the {e.step} step"
+
+
+def _task_reassigned(e: _Said) -> str:
+    frm, to = e.ctx.who(e.p.get("from_user")), e.ctx.who(e.p.get("to_user"))
+    why = e.p.get("reason")
+    if why == "delegated":
+        return f"{frm} handed the {e.step} step to {to}"
+    if why == "escalated":
+        return f"The {e.step} step was escalated from {frm} to {to}"
+    if why == "handed_on":
+        return f"{frm} left: the {e.step} step was handed on to {to}"
+    return f"{e.by} reassigned the {e.step} step from {frm} to {to}"
+
+
+def _approver_added(e: _Said) -> str:
+    p, ctx = e.p, e.ctx
+    added = ctx.who(p.get("user"))
+    text = (
+        f"{e.author_or_system} added {added} as an approver on the {e.step} step: "
+        f"{p.get('reason', '')}"
+    )
+    held = [a["user"] for a in p.get("assignments") or [] if a.get("on_behalf_of")]
+    stand_in = held[0] if held else ""
+    if stand_in:
+        text += f" ({ctx.who(stand_in)} holds the task for {added}, who is away)"
+    return text
+
+
+def _timer_fired(e: _Said) -> str:
+    came_due = _TIMER_CAME_DUE.get(e.p.get("kind", ""), "A timer of the {step} step went off")
+    return came_due.format(step=e.step)
+
+
+def _reminder_sent(e: _Said) -> str:
+    reminded = [e.ctx.who(u) for u in e.p.get("users") or []]
+    were = "were" if len(reminded) > 1 else "was"
+    return f"{_list(reminded) or 'Nobody'} {were} reminded of the {e.step} step"
+
+
+def _escalated(e: _Said) -> str:
+    takers = _list([e.ctx.who(a.get("user")) for a in e.p.get("assignments") or []])
+    how = "taken over by" if e.p.get("replace", True) else "also given to"
+    return f"The {e.step} step was overdue and {how} {takers}"
+
+
+def _step_completed(e: _Said) -> str:
+    # ``compensate`` says the step has an undo to run if the request turns back; an
+    # undo that ran is its own event (ActivitySucceeded with ``undo``).
+    return f"The {e.step} step was completed"
+
+
+def _sent_back(e: _Said) -> str:
+    target = e.ctx.step(e.p.get("to_step")) if e.p.get("to_step") else ""
+    if target:
+        return f"The request went back to the {target} step"
+    return f"The request was sent back to {e.ctx.who(e.ctx.submitter)} for changes"
+
+
+def _resubmitted(e: _Said) -> str:
+    return f"{e.author} changed the request and resubmitted it"
+
+
+def _activity_scheduled(e: _Said) -> str:
+    action = humanise(e.p.get("activity", "")).lower()
+    attempt = e.p.get("attempt") or 1
+    what = "Undoing" if e.p.get("undo") else "Running"
+    return f"{what} {action} for the {e.step} step" + (
+        f" (attempt {attempt})" if attempt > 1 else ""
+    )
+
+
+def _activity_heartbeat(e: _Said) -> str:
+    return f"The {e.step} step reported that it is still working"
+
+
+def _activity_succeeded(e: _Said) -> str:
+    what = "was undone" if e.p.get("undo") else "succeeded"
+    return f"The {e.step} step {what}" + (
+        f" on attempt {e.p['attempt']}" if (e.p.get("attempt") or 1) > 1 else ""
+    )
+
+
+def _activity_failed(e: _Said) -> str:
+    # What went wrong in words is the administrators' (their page shows the error);
+    # people are told that it did not work, and what happens next.
+    what = f"Undoing the {e.step} step" if e.p.get("undo") else f"The {e.step} step"
+    text = f"{what} did not work on attempt {e.p.get('attempt') or 1}"
+    if e.p.get("retry_delay") is not None:
+        text += "; it will be tried again"
+    return text
+
+
+def _wait_started(e: _Said) -> str:
+    return f"The {e.step} step is waiting"
+
+
+def _signal_awaited(e: _Said) -> str:
+    return f"The {e.step} step is waiting for {humanise(e.p.get('name', '')).lower()}"
+
+
+def _signal_arrived_early(e: _Said) -> str:
+    return early_signal_words(e.p)
+
+
+def _signal_received(e: _Said) -> str:
+    if e.p.get("early"):
+        what = humanise(e.p.get("name", "")).lower()
+        return f"The {e.step} step began and used {what}, which had arrived early"
+    return f"{humanise(e.p.get('name', ''))} was received" + (
+        f" by the {e.step} step" if e.p.get("step") else ""
+    )
+
+
+def _step_failed(e: _Said) -> str:
+    return failure_sentence(
+        e.ctx.raw_definition,
+        str(e.p.get("step") or ""),
+        str(e.p.get("error") or ""),
+        str(e.p.get("message") or ""),
+    )
+
+
+def _compensation_started(e: _Said) -> str:
+    ending = str(e.p.get("outcome") or "")
+    canceller = cancelled_by(str(e.p.get("reason") or "")) if ending == "CANCELLED" else None
+    if canceller is not None and canceller[0] and canceller[0] == e.ctx.submitter:
+        return "Undoing the steps already done, as the request was withdrawn"
+    return "Undoing the steps already done, " + _UNDO_BECAUSE.get(ending, "as a step did not pass")
+
+
+def _compensation_failed(e: _Said) -> str:
+    return undo_failure_sentence(e.ctx.raw_definition, str(e.p.get("step") or ""))
+
+
+def _file_attached(e: _Said) -> str:
+    size = file_size(int(e.p.get("size") or 0))
+    return f"{e.author} attached {e.p.get('name', 'a file')} ({size})"
+
+
+def _workflow_completed(e: _Said) -> str:
+    return "The request was approved"
+
+
+def _workflow_rejected(e: _Said) -> str:
+    return "The request was rejected"
+
+
+def _workflow_rolled_back(e: _Said) -> str:
+    if e.p.get("nothing_undone"):
+        return "The request could not be completed; " + NOTHING_UNDONE
+    return "The request could not be completed; the steps already done were undone"
+
+
+def _workflow_cancelled(e: _Said) -> str:
+    # the submitter's own cancel is a withdrawal
+    submitter = e.ctx.submitter
+    did = "withdrew" if submitter and e.p.get("actor") == submitter else "cancelled"
+    reason = f": {e.p['reason']}" if e.p.get("reason") else ""
+    return f"{e.author_or_system} {did} the request{reason}"
+
+
+def _comment_added(e: _Said) -> str:
+    return comment_words(e.p, actor=e.actor, ctx=e.ctx)
 
 
 def comment_words(p: Mapping[str, Any], *, actor: str | None, ctx: Context) -> str:
@@ -787,34 +873,93 @@ def comment_words(p: Mapping[str, Any], *, actor: str | None, ctx: Context) -> s
     return f"{who} {'asked' if asked else 'wrote'}"
 
 
-_OPERATIONS = {
-    "StepRetried",
-    "CompensationRetried",
-    "CompensationResolved",
-    "TimerRearmed",
-    "WorkflowRestarted",
-    "UndoRetried",
-    "CompensationSettled",
+# What an organisation admin did (the engine's operations): who, what, and the reason
+# they gave.
+
+
+def _by_admin(e: _Said, did: str) -> str:
+    return f"{e.author_or_system} {did}: {e.p.get('reason', '')}"
+
+
+def _step_retried(e: _Said) -> str:
+    return _by_admin(e, f"ran the request again from the {e.ctx.step(e.p.get('from_step'))} step")
+
+
+def _compensation_retried(e: _Said) -> str:
+    return _by_admin(e, f"retried undoing the {e.step} step")
+
+
+def _compensation_resolved(e: _Said) -> str:
+    ending = humanise(str(e.p.get("outcome", ""))).lower()
+    return _by_admin(
+        e, f"marked the undo of the {e.step} step as done by hand (the request ends {ending})"
+    )
+
+
+def _workflow_restarted(e: _Said) -> str:
+    return _by_admin(e, "started the request again as a new request, in place of this one")
+
+
+def _undo_retried(e: _Said) -> str:
+    return _by_admin(e, f"tried undoing the {e.step} step again")
+
+
+def _compensation_settled(e: _Said) -> str:
+    if not e.p.get("by_hand", True):
+        return (
+            "Every undo left succeeded when retried, so the failed roll-back is settled; "
+            "the request stays marked as a failed roll-back"
+        )
+    return _by_admin(
+        e, f"marked the undo of the {e.step} step as done by hand, settling the roll-back"
+    )
+
+
+def _timer_rearmed(e: _Said) -> str:
+    return _by_admin(e, "re-armed a timer that had stopped")
+
+
+# Every event class of the engine has its sentence here (a test holds the table to
+# ``templates_engine.events.EVENT_TYPES``); a new event gets a function and a row.
+SENTENCES: dict[type[ev.Event], Callable[[_Said], str]] = {
+    ev.WorkflowStarted: _workflow_started,
+    ev.StepSkipped: _step_skipped,
+    ev.ApproversExcluded: _approvers_excluded,
+    ev.ApprovalRequested: _approval_requested,
+    ev.DecisionRecorded: _decision_recorded,
+    ev.TaskReassigned: _task_reassigned,
+    ev.ApproverAdded: _approver_added,
+    ev.TimerFired: _timer_fired,
+    ev.ReminderSent: _reminder_sent,
+    ev.Escalated: _escalated,
+    ev.StepCompleted: _step_completed,
+    ev.SentBack: _sent_back,
+    ev.Resubmitted: _resubmitted,
+    ev.ActivityScheduled: _activity_scheduled,
+    ev.ActivityHeartbeat: _activity_heartbeat,
+    ev.ActivitySucceeded: _activity_succeeded,
+    ev.ActivityFailed: _activity_failed,
+    ev.WaitStarted: _wait_started,
+    ev.SignalAwaited: _signal_awaited,
+    ev.SignalArrivedEarly: _signal_arrived_early,
+    ev.SignalReceived: _signal_received,
+    ev.StepFailed: _step_failed,
+    ev.CompensationStarted: _compensation_started,
+    ev.CompensationFailed: _compensation_failed,
+    ev.FileAttached: _file_attached,
+    ev.WorkflowCompleted: _workflow_completed,
+    ev.WorkflowRejected: _workflow_rejected,
+    ev.WorkflowRolledBack: _workflow_rolled_back,
+    ev.WorkflowCancelled: _workflow_cancelled,
+    ev.CommentAdded: _comment_added,
+    ev.StepRetried: _step_retried,
+    ev.CompensationRetried: _compensation_retried,
+    ev.CompensationResolved: _compensation_resolved,
+    ev.WorkflowRestarted: _workflow_restarted,
+    ev.UndoRetried: _undo_retried,
+    ev.CompensationSettled: _compensation_settled,
+    ev.TimerRearmed: _timer_rearmed,
 }
-
-
-def _operation(kind: str, p: Mapping[str, Any], ctx: Context) -> str:
-    """What an organisation admin did, for the history's sentence."""
-    step = ctx.step(p.get("step"))
-    if kind == "StepRetried":
-        return f"ran the request again from the {ctx.step(p.get('from_step'))} step"
-    if kind == "CompensationRetried":
-        return f"retried undoing the {step} step"
-    if kind == "CompensationResolved":
-        ending = humanise(str(p.get("outcome", ""))).lower()
-        return f"marked the undo of the {step} step as done by hand (the request ends {ending})"
-    if kind == "WorkflowRestarted":
-        return "started the request again as a new request, in place of this one"
-    if kind == "UndoRetried":
-        return f"tried undoing the {step} step again"
-    if kind == "CompensationSettled":
-        return f"marked the undo of the {step} step as done by hand, settling the roll-back"
-    return "re-armed a timer that had stopped"
 
 
 # Events that already say which timer came due: the TimerFired line before them would

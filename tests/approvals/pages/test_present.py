@@ -320,6 +320,18 @@ def test_no_event_type_falls_back_to_its_class_name(kind: str) -> None:
     assert text and text != present.humanise(kind)
 
 
+def test_every_event_class_of_the_engine_has_its_sentence_function() -> None:
+    missing = {name for name, cls in EVENT_TYPES.items() if cls not in present.SENTENCES}
+    strays = {cls.__name__ for cls in present.SENTENCES if EVENT_TYPES.get(cls.type) is not cls}
+
+    assert not missing, f"no sentence function for {sorted(missing)}"
+    assert not strays, f"sentence functions for classes the engine does not know: {strays}"
+
+
+def test_an_event_type_the_engine_does_not_know_reads_as_its_name_in_words() -> None:
+    assert _say("LegacyThingHappened", "bob") == "Legacy thing happened"
+
+
 def test_the_timeline_gives_the_time_with_its_zone_and_the_comment() -> None:
     entry = SimpleNamespace(
         type="DecisionRecorded",
