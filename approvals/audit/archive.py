@@ -57,7 +57,7 @@ from ..runtime.partitions import (
     tenant_statistics_sql,
     unreachable_sql,
 )
-from . import offline_verify
+from . import archived_index, offline_verify
 from .daily_proof import seal_fields
 from .export import ExportFilter, _record, _rows, audit_events
 from .models import ArchivedMonth, DailySeal, LegalHold, RetentionPolicy
@@ -693,6 +693,7 @@ def _month_archive(month: dt.date, *, dry_run: bool) -> ArchiveResult:
                 "dropped_at": None,
             },
         )
+        archived_index.month_index(tenant=tenant, month=month, manifest=manifest)
     _step("written")
     problems = [p for c in checks for p in (*c.problems, *_against_live(c))]
     if problems:

@@ -69,6 +69,8 @@ LAYERS: dict[str, str] = {
     "approvals.audit.daily_seal": "services",  # the daily seals written and checked
     "approvals.audit.override": "services",  # records an operator's override, signed
     "approvals.audit.archive": "services",  # retention, legal holds, the archiver
+    "approvals.audit.archived": "selectors",  # archived workflows read in place
+    "approvals.audit.archived_index": "services",  # the index written, and the tombstones
     "approvals.audit.api": "front",
     "approvals.audit.admin": "front",
     "approvals.audit.pages": "front",  # the Verify page
@@ -137,6 +139,7 @@ ALLOWED: dict[str, set[str]] = {
 # The runtime modules that only read or compute, which selectors may use; the rest
 # of the runtime (commands, projections, dispatch) writes.
 RUNTIME_READERS = {
+    "approvals.runtime.archived",  # which workflows are archived; reads only
     "approvals.runtime.chain",
     "approvals.runtime.store",
     "approvals.runtime.directory",  # the directory the engine asks; reads only

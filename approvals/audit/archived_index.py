@@ -1,0 +1,214 @@
+"""The live index of archived workflows written (``ArchivedWorkflow``), and the
+archived histories deleted once their retention has ended.
+
+``month_index`` runs when one organisation's month is written to the archive store
+(approvals.audit.archive), and again for every month already archived
+(``index_backfill``, the ``index_archived`` command): one row per workflow with what its
+pages and the search show, who may read it, and where its lines are in the month's
+events file. It is safe to run again: the rows are written over.
+
+``archived_delete_expired`` (a periodic job) deletes an organisation's archived month
+from the store once every workflow of it is past retention (its organisation's, else
+seven years after it finished) and none is on legal hold, and leaves each workflow's
+index row as a tombstone: when, why, and the manifest's hash, so ``verify_audit`` tells
+a history deleted by policy from one that went missing."""
+
+from __future__ import annotations
+
+import datetime as dt
+import gzip
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.core.files.storage import storages
+from django.db import transaction
+
+from .. import clock
+from ..models import Tenant, Workflow, WorkflowParticipant
+from ..runtime import tenant_scope
+from ..runtime.archived import archived_in_place
+from .archive import archive_names, holds_in_force, retention_years
+from .archived import ALIAS
+from .models import ArchivedMonth, ArchivedWorkflow
+
+DELETED_REASON = (
+    "its retention of {years} ended on {until:%d %B %Y} and no legal hold kept it; "
+    "its archived events were deleted by policy"
+)
+KEPT_HELD = "{wf} is on legal hold"
+KEPT_TENANT_HELD = "the organisation is on legal hold"
+KEPT_RETENTION = "{wf} is kept until {until:%d %B %Y}"
+
+
+def _ranges(data_name: str) -> tuple[dict[str, list[int]], dict[str, str]]:
+    """workflow id -> [first byte, end byte] of its lines in the unpacked events file,
+    and workflow id -> the time of its last event (when it finished)."""
+    ranges: dict[str, list[int]] = {}
+    last: dict[str, str] = {}
+    with (
+        storages[ALIAS].open(data_name, "rb") as packed,
+        gzip.GzipFile(fileobj=packed, mode="rb") as plain,
+    ):
+        at = 0
+        for line in plain:
+            if line.strip():
+                row = json.loads(line)
+                wid = row["workflow_id"]
+                span = ranges.setdefault(wid, [at, at])
+                span[1] = at + len(line)
+                last[wid] = row["created_at"]
+            at += len(line)
+    return ranges, last
+
+
+def _years_after(at: dt.datetime, years: int) -> dt.datetime:
+    try:
+        return at.replace(year=at.year + years)
+    except ValueError:  # 29 February
+        return at.replace(year=at.year + years, day=28)
+
+
+@tenant_scope.atomic_for_tenant_of("tenant")
+def month_index(*, tenant: Tenant, month: dt.date, manifest: dict[str, Any]) -> int:
+    """Index the workflows of ``tenant``'s archive of ``month`` (``manifest`` is its
+    signed manifest); returns how many. The workflows' rows are read for what people
+    see; the events file for where each one's lines are."""
+    storage = storages[ALIAS]
+    data_name, manifest_name = archive_names(tenant.pk, month)
+    with storage.open(manifest_name, "rb") as f:
+        manifest_sha256 = hashlib.sha256(f.read()).hexdigest()
+    ranges, last = _ranges(data_name)
+    heads: dict[str, list[Any]] = manifest.get("heads") or {}
+    participants: dict[str, list[int]] = {}
+    for wid, user_id in WorkflowParticipant.objects.filter(
+        tenant_id=tenant.pk, workflow_id__in=list(heads)
+    ).values_list("workflow_id", "user_id"):
+        participants.setdefault(str(wid), []).append(user_id)
+    workflows = Workflow.objects.filter(tenant_id=tenant.pk, pk__in=list(heads)).select_related(
+        "submitter"
+    )
+    now = clock.now()
+    for wf in workflows:
+        wid = str(wf.pk)
+        start, end = ranges.get(wid, [0, 0])
+        submitter = wf.submitter
+        name = (submitter.get_full_name() or submitter.username) if submitter else ""
+        ArchivedWorkflow.objects.update_or_create(
+            tenant_id=tenant.pk,
+            workflow_id=wf.pk,
+            defaults={
+                "month": month,
+                "subject_type": wf.subject_type,
+                "subject_id": wf.subject_id,
+                "template_key": wf.template_key,
+                "template_version": wf.template_version,
+                "submitter_id": wf.submitter_id,
+                "submitter_name": name,
+                "started_at": wf.created_at,
+                "finished_at": dt.datetime.fromisoformat(last[wid]) if wid in last else None,
+                "status": wf.public_status,
+                "summary": wf.summary,
+                "amount_display": wf.amount_display,
+                "participants": sorted(participants.get(wid, [])),
+                "data_name": data_name,
+                "manifest_name": manifest_name,
+                "offset": start,
+                "length": end - start,
+                "events": heads[wid][0],
+                "head_seq": heads[wid][0],
+                "head_hash": heads[wid][1],
+                "manifest_sha256": manifest_sha256,
+                "indexed_at": now,
+                "deleted_at": None,
+                "deleted_reason": "",
+            },
+        )
+    return len(heads)
+
+
+def index_backfill() -> dict[tuple[int, dt.date], int]:
+    """Index every archived month whose manifest is in the store (the months archived
+    before the index was kept); (tenant, month) -> workflows indexed. A month whose
+    workflows are tombstones already is left as it is."""
+    done: dict[tuple[int, dt.date], int] = {}
+    storage = storages[ALIAS]
+    for month in ArchivedMonth.objects.select_related("tenant").order_by("month", "tenant_id"):
+        if ArchivedWorkflow.objects.filter(
+            tenant_id=month.tenant_id, month=month.month, deleted_at__isnull=False
+        ).exists():
+            continue
+        if not storage.exists(month.manifest_name):
+            continue
+        with storage.open(month.manifest_name, "rb") as f:
+            manifest = json.loads(f.read())
+        done[(month.tenant_id, month.month)] = month_index(
+            tenant=month.tenant, month=month.month, manifest=manifest
+        )
+    return done
+
+
+@dataclass
+class DeletionResult:
+    deleted: dict[tuple[int, dt.date], int] = field(default_factory=dict)  # workflows
+    kept: dict[tuple[int, dt.date], list[str]] = field(default_factory=dict)  # why
+
+
+def archived_delete_expired() -> DeletionResult:
+    """Delete each organisation's archived month whose workflows are all past their
+    retention and held by none, leaving tombstones; say why the others are kept."""
+    result = DeletionResult()
+    now = clock.now()
+    live = archived_in_place().filter(deleted_at__isnull=True)
+    months = sorted(set(live.values_list("tenant_id", "month")))
+    holds = holds_in_force({t for t, _ in months})
+    for tenant_id, month in months:
+        years = retention_years(tenant_id)
+        entries = list(live.filter(tenant_id=tenant_id, month=month).order_by("started_at"))
+        kept: list[str] = []
+        if (tenant_id, None) in holds:
+            kept.append(KEPT_TENANT_HELD)
+        latest = None
+        for entry in entries:
+            words = f"{entry.subject_type} {entry.subject_id} (workflow {entry.workflow_id})"
+            if (tenant_id, str(entry.workflow_id)) in holds:
+                kept.append(KEPT_HELD.format(wf=words))
+            until = _years_after(entry.finished_at or entry.started_at, years)
+            if until > now:
+                kept.append(KEPT_RETENTION.format(wf=words, until=until))
+            latest = until if latest is None or until > latest else latest
+        if kept or latest is None:
+            result.kept[(tenant_id, month)] = kept
+            continue
+        result.deleted[(tenant_id, month)] = _delete_month(
+            tenant_id, month, reason=DELETED_REASON.format(years=_years(years), until=latest)
+        )
+    return result
+
+
+def _years(n: int) -> str:
+    return f"{n} year" if n == 1 else f"{n} years"
+
+
+def _delete_month(tenant_id: int, month: dt.date, *, reason: str) -> int:
+    """Tombstone the month's index rows, then delete its objects (a run stopped between
+    the two leaves tombstones whose objects the next run finds gone: still deleted by
+    policy, and deleted again)."""
+    data_name, manifest_name = archive_names(tenant_id, month)
+    with transaction.atomic():
+        count = ArchivedWorkflow.objects.filter(
+            tenant_id=tenant_id, month=month, deleted_at__isnull=True
+        ).update(
+            deleted_at=clock.now(),
+            deleted_reason=reason,
+            data_name="",
+            manifest_name="",
+            offset=0,
+            length=0,
+        )
+    storage = storages[ALIAS]
+    for name in (data_name, manifest_name):
+        if storage.exists(name):
+            storage.delete(name)
+    return count
