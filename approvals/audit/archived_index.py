@@ -26,7 +26,7 @@ from django.core.files.storage import storages
 from django.db import transaction
 
 from .. import clock
-from ..models import Tenant, Workflow, WorkflowParticipant
+from ..models import Tenant, User, Workflow, WorkflowParticipant
 from ..runtime import tenant_scope
 from ..runtime.archived import archived_in_place
 from .archive import archive_names, holds_in_force, retention_years
@@ -42,11 +42,19 @@ KEPT_TENANT_HELD = "the organisation is on legal hold"
 KEPT_RETENTION = "{wf} is kept until {until:%d %B %Y}"
 
 
-def _ranges(data_name: str) -> tuple[dict[str, list[int]], dict[str, str]]:
-    """workflow id -> [first byte, end byte] of its lines in the unpacked events file,
-    and workflow id -> the time of its last event (when it finished)."""
-    ranges: dict[str, list[int]] = {}
-    last: dict[str, str] = {}
+@dataclass
+class _Scan:
+    """What the index needs of a month's events file, per workflow id."""
+
+    ranges: dict[str, list[int]] = field(default_factory=dict)  # [first byte, end byte]
+    last: dict[str, str] = field(default_factory=dict)  # its last event's time
+    deciders: dict[str, set[int]] = field(default_factory=dict)  # who decided, by user id
+
+
+def _scan(data_name: str) -> _Scan:
+    """Read the unpacked events file once: each workflow's byte range (its lines and
+    the other workflows' lines between them), last time and deciders."""
+    scan = _Scan()
     with (
         storages[ALIAS].open(data_name, "rb") as packed,
         gzip.GzipFile(fileobj=packed, mode="rb") as plain,
@@ -56,11 +64,13 @@ def _ranges(data_name: str) -> tuple[dict[str, list[int]], dict[str, str]]:
             if line.strip():
                 row = json.loads(line)
                 wid = row["workflow_id"]
-                span = ranges.setdefault(wid, [at, at])
+                span = scan.ranges.setdefault(wid, [at, at])
                 span[1] = at + len(line)
-                last[wid] = row["created_at"]
+                scan.last[wid] = row["created_at"]
+                if row["type"] == "DecisionRecorded" and row["actor_id"] is not None:
+                    scan.deciders.setdefault(wid, set()).add(row["actor_id"])
             at += len(line)
-    return ranges, last
+    return scan
 
 
 def _years_after(at: dt.datetime, years: int) -> dt.datetime:
@@ -79,7 +89,12 @@ def month_index(*, tenant: Tenant, month: dt.date, manifest: dict[str, Any]) -> 
     data_name, manifest_name = archive_names(tenant.pk, month)
     with storage.open(manifest_name, "rb") as f:
         manifest_sha256 = hashlib.sha256(f.read()).hexdigest()
-    ranges, last = _ranges(data_name)
+    scan = _scan(data_name)
+    deciders = dict(
+        User.objects.filter(pk__in={u for ids in scan.deciders.values() for u in ids}).values_list(
+            "pk", "username"
+        )
+    )
     heads: dict[str, list[Any]] = manifest.get("heads") or {}
     participants: dict[str, list[int]] = {}
     for wid, user_id in WorkflowParticipant.objects.filter(
@@ -92,7 +107,8 @@ def month_index(*, tenant: Tenant, month: dt.date, manifest: dict[str, Any]) -> 
     now = clock.now()
     for wf in workflows:
         wid = str(wf.pk)
-        start, end = ranges.get(wid, [0, 0])
+        start, end = scan.ranges.get(wid, [0, 0])
+        finished = scan.last.get(wid)
         submitter = wf.submitter
         name = (submitter.get_full_name() or submitter.username) if submitter else ""
         ArchivedWorkflow.objects.update_or_create(
@@ -107,11 +123,14 @@ def month_index(*, tenant: Tenant, month: dt.date, manifest: dict[str, Any]) -> 
                 "submitter_id": wf.submitter_id,
                 "submitter_name": name,
                 "started_at": wf.created_at,
-                "finished_at": dt.datetime.fromisoformat(last[wid]) if wid in last else None,
+                "finished_at": dt.datetime.fromisoformat(finished) if finished else None,
                 "status": wf.public_status,
                 "summary": wf.summary,
                 "amount_display": wf.amount_display,
                 "participants": sorted(participants.get(wid, [])),
+                "deciders": sorted(
+                    deciders[u] for u in scan.deciders.get(wid, set()) & set(deciders)
+                ),
                 "data_name": data_name,
                 "manifest_name": manifest_name,
                 "offset": start,

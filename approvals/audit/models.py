@@ -204,6 +204,8 @@ class ArchivedWorkflow(models.Model):
     amount_display = models.CharField(max_length=100, blank=True, default="")
     # Everyone who took part (approvals.access's read rule), by user id.
     participants = models.JSONField(default=list)
+    # Who recorded a decision on it, by username (the search's "decided by").
+    deciders = models.JSONField(default=list)
     # Where the events are: the events file, the manifest, and the byte range of the
     # workflow's lines in the unpacked file (the lines of other workflows between them
     # are skipped).

@@ -80,6 +80,7 @@ class Migration(migrations.Migration):
                 ("summary", models.TextField(blank=True, default="")),
                 ("amount_display", models.CharField(blank=True, default="", max_length=100)),
                 ("participants", models.JSONField(default=list)),
+                ("deciders", models.JSONField(default=list)),
                 ("data_name", models.CharField(blank=True, default="", max_length=300)),
                 ("manifest_name", models.CharField(blank=True, default="", max_length=300)),
                 ("offset", models.PositiveBigIntegerField(default=0)),
