@@ -19,6 +19,7 @@ import datetime as dt
 import gzip
 import hashlib
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,10 +27,10 @@ from django.core.files.storage import storages
 from django.db import transaction
 
 from .. import clock
-from ..models import Tenant, User, Workflow, WorkflowParticipant
+from ..models import Tenant, User, Workflow, WorkflowParticipant, history_month
 from ..runtime import tenant_scope
 from ..runtime.archived import archived_in_place
-from .archive import archive_names, holds_in_force, retention_years
+from . import archive  # which imports this module: its names are read when called
 from .archived import ALIAS
 from .models import ArchivedMonth, ArchivedWorkflow
 
@@ -86,7 +87,7 @@ def month_index(*, tenant: Tenant, month: dt.date, manifest: dict[str, Any]) -> 
     signed manifest); returns how many. The workflows' rows are read for what people
     see; the events file for where each one's lines are."""
     storage = storages[ALIAS]
-    data_name, manifest_name = archive_names(tenant.pk, month)
+    data_name, manifest_name = archive.archive_names(tenant.pk, month)
     with storage.open(manifest_name, "rb") as f:
         manifest_sha256 = hashlib.sha256(f.read()).hexdigest()
     scan = _scan(data_name)
@@ -181,9 +182,9 @@ def archived_delete_expired() -> DeletionResult:
     now = clock.now()
     live = archived_in_place().filter(deleted_at__isnull=True)
     months = sorted(set(live.values_list("tenant_id", "month")))
-    holds = holds_in_force({t for t, _ in months})
+    holds = archive.holds_in_force({t for t, _ in months})
     for tenant_id, month in months:
-        years = retention_years(tenant_id)
+        years = archive.retention_years(tenant_id)
         entries = list(live.filter(tenant_id=tenant_id, month=month).order_by("started_at"))
         kept: list[str] = []
         if (tenant_id, None) in holds:
@@ -214,7 +215,7 @@ def _delete_month(tenant_id: int, month: dt.date, *, reason: str) -> int:
     """Tombstone the month's index rows, then delete its objects (a run stopped between
     the two leaves tombstones whose objects the next run finds gone: still deleted by
     policy, and deleted again)."""
-    data_name, manifest_name = archive_names(tenant_id, month)
+    data_name, manifest_name = archive.archive_names(tenant_id, month)
     with transaction.atomic():
         count = ArchivedWorkflow.objects.filter(
             tenant_id=tenant_id, month=month, deleted_at__isnull=True
@@ -231,3 +232,65 @@ def _delete_month(tenant_id: int, month: dt.date, *, reason: str) -> int:
         if storage.exists(name):
             storage.delete(name)
     return count
+
+
+TOMBSTONE_HEAD = (
+    "deleted by policy on {at:%d %B %Y}, but its tombstone's chain head (event {seq}) is "
+    "not the workflow's recorded head (event {version})"
+)
+DELETED_NOTE = (
+    "{n} workflow(s) deleted by policy after their retention ended (tombstones kept, their "
+    "archived events gone by design): {which}."
+)
+
+
+class DeletedHistory:
+    """The workflows whose archived history was deleted by policy: ``verify_audit``
+    sets them aside as it walks the workflows, checks each against its tombstone (the
+    chain head the signed manifest held), and says how many, apart from failures."""
+
+    def __init__(self, tenant: Tenant | None) -> None:
+        deleted = ArchivedWorkflow.objects.filter(deleted_at__isnull=False)
+        if tenant is not None:
+            deleted = deleted.filter(tenant=tenant)
+        self._deleted = deleted
+        self.months = set(deleted.values_list("tenant_id", "month").distinct())
+        self._loaded: dict[tuple[int, dt.date], dict[str, ArchivedWorkflow]] = {}
+        self.found: list[tuple[Workflow, ArchivedWorkflow]] = []
+
+    def holds(self, wf: Workflow) -> bool:
+        if not self.months:
+            return False
+        key = (wf.tenant_id, history_month(wf.created_at))
+        if key not in self.months:
+            return False
+        if key not in self._loaded:
+            rows = self._deleted.filter(tenant_id=key[0], month=key[1])
+            self._loaded[key] = {str(r.workflow_id): r for r in rows}
+        entry = self._loaded[key].get(str(wf.pk))
+        if entry is None:
+            return False
+        self.found.append((wf, entry))
+        return True
+
+    def problems(self) -> Iterator[tuple[str, str]]:
+        """(workflow id, problem) for each tombstone that is not the workflow's head."""
+        for wf, entry in self.found:
+            if (wf.version, wf.last_hash) != (entry.head_seq, entry.head_hash):
+                assert entry.deleted_at is not None
+                yield (
+                    str(wf.pk),
+                    TOMBSTONE_HEAD.format(
+                        at=entry.deleted_at, seq=entry.head_seq, version=wf.version
+                    ),
+                )
+
+    def note(self) -> str | None:
+        if not self.found:
+            return None
+        which = "; ".join(
+            f"{e.subject_type} {e.subject_id} on {e.deleted_at:%d %B %Y}" for _, e in self.found[:5]
+        )
+        if len(self.found) > 5:
+            which += f"; and {len(self.found) - 5} more"
+        return DELETED_NOTE.format(n=len(self.found), which=which)

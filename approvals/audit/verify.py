@@ -23,6 +23,7 @@ from .. import clock
 from ..models import Tenant, User, Workflow, WorkflowEvent, history_month
 from ..runtime.chain import HASH_V1, HASH_V3, EventRow, sent_spellings, stored_event_hash
 from .archive import ArchivedHistory
+from .archived_index import DeletedHistory
 from .daily_seal import daily_check
 from .models import AuditOverride, ChainSeal
 from .override import override_verifies
@@ -186,8 +187,14 @@ def audit_verify(
     # Workflows of an archived month have no events left here: set aside, and checked
     # from the archive (its manifest's signature, then each chain by the same rules).
     archived = ArchivedHistory(tenant)
+    # ... unless retention deleted them: their tombstones hold their signed heads
+    deleted = DeletedHistory(tenant)
     only = ("pk", "tenant_id", "version", "last_hash", "created_at")
     for wf in workflows.only(*only).iterator(WORKFLOW_BATCH):
+        if deleted.holds(wf):
+            checked += 1
+            sealed.pop(str(wf.pk), None)
+            continue
         if archived.holds(wf):
             continue
         batch.append(wf)
@@ -207,6 +214,9 @@ def audit_verify(
                     kept, iter(rows), sealed_heads, cutoff=cutoff, accepted=accepted, names=names
                 )
             )
+    breaks.extend(Break(wid, None, problem) for wid, problem in deleted.problems())
+    if notes is not None and (note := deleted.note()) is not None:
+        notes.append(note)
     breaks.extend(_renamed_users(names))
     for gone, heads in sealed.items():  # what is left was sealed and is gone
         if narrowed:
