@@ -98,10 +98,10 @@ def month_index(*, tenant: Tenant, month: dt.date, manifest: dict[str, Any]) -> 
     )
     heads: dict[str, list[Any]] = manifest.get("heads") or {}
     participants: dict[str, list[int]] = {}
-    for wid, user_id in WorkflowParticipant.objects.filter(
+    for taking_part, user_id in WorkflowParticipant.objects.filter(
         tenant_id=tenant.pk, workflow_id__in=list(heads)
     ).values_list("workflow_id", "user_id"):
-        participants.setdefault(str(wid), []).append(user_id)
+        participants.setdefault(str(taking_part), []).append(user_id)
     workflows = Workflow.objects.filter(tenant_id=tenant.pk, pk__in=list(heads)).select_related(
         "submitter"
     )

@@ -357,7 +357,7 @@ def amount_minor(fields: Sequence[str]) -> RawSQL:
     return RawSQL(sql, params, output_field=BigIntegerField())
 
 
-def decided_by(username: str) -> Exists:
+def decided_by(username: str) -> Q:
     """The person recorded a decision on the workflow (approve, reject or send back),
     for themselves or for someone they stood in for."""
     live = Exists(

@@ -27,7 +27,7 @@ from approvals.models import Tenant, User, Workflow, WorkflowEvent
 from approvals.runtime.archived import COMMAND_REFUSED, WORKFLOW_ARCHIVED
 from tests.approvals.audit.test_archive import _old_month, archive_root  # noqa: F401
 
-pytestmark = []
+pytestmark: list[pytest.MarkDecorator] = []
 
 
 def _detail(api: Any, who: str, wid: Any) -> Any:
