@@ -23,7 +23,10 @@ pytestmark = [
 
 
 def test_an_archived_request_reads_as_it_did_and_says_it_is_archived(
-    acme: Tenant, archive_root: Path, live_server: Any, browser: Browser
+    acme: Tenant,
+    archive_root: Path,  # noqa: F811
+    live_server: Any,
+    browser: Browser,
 ) -> None:
     retention_set(tenant=acme, years=1, by="olga")
     month, workflows = _old_month()

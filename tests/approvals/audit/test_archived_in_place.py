@@ -47,7 +47,9 @@ def _export(acme: Tenant, **filters: Any) -> list[dict[str, Any]]:
 
 @pytest.mark.django_db
 def test_the_api_page_search_and_export_answer_the_same_once_archived(
-    acme: Tenant, archive_root: Path, api: Any
+    acme: Tenant,
+    archive_root: Path,  # noqa: F811
+    api: Any,
 ) -> None:
     # given three finished requests of a month past retention, read while live
     month, workflows = _archived_now(acme)
@@ -89,8 +91,9 @@ def test_the_api_page_search_and_export_answer_the_same_once_archived(
     for (who, wid), body in before.items():
         after = _detail(api, who, wid).json()
         marker = after.pop("archived")
-        assert marker["words"].startswith("Archived on ") and "read from the archive" in (
-            marker["words"]
+        assert (
+            marker["words"].startswith("Archived on ")
+            and "read from the archive" in (marker["words"])
         )
         assert marker["deleted"] is False and marker["archivedAt"]
         body.pop("archived")
@@ -131,7 +134,9 @@ def test_the_api_page_search_and_export_answer_the_same_once_archived(
 
 @pytest.mark.django_db
 def test_every_command_on_an_archived_request_is_refused_in_words(
-    acme: Tenant, archive_root: Path, api: Any
+    acme: Tenant,
+    archive_root: Path,  # noqa: F811
+    api: Any,
 ) -> None:
     month, workflows = _archived_now(acme)
     wid = workflows[0].pk
@@ -167,7 +172,9 @@ def test_every_command_on_an_archived_request_is_refused_in_words(
 
 @pytest.mark.django_db
 def test_an_archive_edited_after_it_was_signed_is_refused_in_words(
-    acme: Tenant, archive_root: Path, api: Any
+    acme: Tenant,
+    archive_root: Path,  # noqa: F811
+    api: Any,
 ) -> None:
     month, workflows = _archived_now(acme)
     month_archive(month)
@@ -186,7 +193,9 @@ def test_an_archive_edited_after_it_was_signed_is_refused_in_words(
 
 @pytest.mark.django_db
 def test_the_index_is_backfilled_from_the_manifests(
-    acme: Tenant, archive_root: Path, capsys: pytest.CaptureFixture[str]
+    acme: Tenant,
+    archive_root: Path,  # noqa: F811
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     month, workflows = _archived_now(acme)
     month_archive(month)
@@ -210,7 +219,9 @@ def test_the_index_is_backfilled_from_the_manifests(
 
 @pytest.mark.django_db
 def test_after_retention_the_archive_is_deleted_and_verify_tells_policy_from_missing(
-    acme: Tenant, archive_root: Path, api: Any
+    acme: Tenant,
+    archive_root: Path,  # noqa: F811
+    api: Any,
 ) -> None:
     month, workflows = _archived_now(acme)
     month_archive(month)
@@ -266,7 +277,8 @@ def test_after_retention_the_archive_is_deleted_and_verify_tells_policy_from_mis
 
 @pytest.mark.django_db
 def test_an_archive_that_went_missing_is_a_failure_not_a_deletion(
-    acme: Tenant, archive_root: Path
+    acme: Tenant,
+    archive_root: Path,  # noqa: F811
 ) -> None:
     month, workflows = _archived_now(acme)
     month_archive(month)
@@ -284,7 +296,9 @@ def test_an_archive_that_went_missing_is_a_failure_not_a_deletion(
 
 @pytest.mark.django_db
 def test_a_restored_month_is_read_from_the_database_again(
-    acme: Tenant, archive_root: Path, api: Any
+    acme: Tenant,
+    archive_root: Path,  # noqa: F811
+    api: Any,
 ) -> None:
     month, workflows = _archived_now(acme)
     month_archive(month)
