@@ -74,6 +74,24 @@ def _scan(data_name: str) -> _Scan:
     return scan
 
 
+_BATCH = 1000
+
+
+def _write_batch(batch: list[ArchivedWorkflow]) -> None:
+    """Each row with everyone who took part (the read rule's participants), one query
+    a batch."""
+    if not batch:
+        return
+    taking_part: dict[str, list[int]] = {}
+    for wid, user_id in WorkflowParticipant.objects.filter(
+        tenant_id=batch[0].tenant_id, workflow_id__in=[e.workflow_id for e in batch]
+    ).values_list("workflow_id", "user_id"):
+        taking_part.setdefault(str(wid), []).append(user_id)
+    for entry in batch:
+        entry.participants = sorted(taking_part.get(str(entry.workflow_id), []))
+    ArchivedWorkflow.objects.bulk_create(batch)
+
+
 def _years_after(at: dt.datetime, years: int) -> dt.datetime:
     try:
         return at.replace(year=at.year + years)
@@ -97,55 +115,61 @@ def month_index(*, tenant: Tenant, month: dt.date, manifest: dict[str, Any]) -> 
         )
     )
     heads: dict[str, list[Any]] = manifest.get("heads") or {}
-    participants: dict[str, list[int]] = {}
-    for taking_part, user_id in WorkflowParticipant.objects.filter(
-        tenant_id=tenant.pk, workflow_id__in=list(heads)
-    ).values_list("workflow_id", "user_id"):
-        participants.setdefault(str(taking_part), []).append(user_id)
-    workflows = Workflow.objects.filter(tenant_id=tenant.pk, pk__in=list(heads)).select_related(
-        "submitter"
+    indexed = ArchivedWorkflow.objects.filter(tenant_id=tenant.pk, month=month)
+    if indexed.filter(deleted_at__isnull=False).exists():
+        return 0  # deleted after its retention: the tombstones stay as they are
+    # written again whole: a second run (or the backfill) leaves one row per workflow
+    indexed.delete()
+    first, after = archive._month_bounds(month)  # the month's workflows, as it reads them
+    workflows = (
+        Workflow.objects.filter(tenant_id=tenant.pk, created_at__gte=first, created_at__lt=after)
+        .select_related("submitter")
+        .order_by("created_at", "pk")
     )
     now = clock.now()
-    for wf in workflows:
+    batch: list[ArchivedWorkflow] = []
+    for wf in workflows.iterator(chunk_size=_BATCH):
         wid = str(wf.pk)
+        if wid not in heads:
+            continue  # no events: nothing archived
         start, end = scan.ranges.get(wid, [0, 0])
         finished = scan.last.get(wid)
         submitter = wf.submitter
-        name = (submitter.get_full_name() or submitter.username) if submitter else ""
-        ArchivedWorkflow.objects.update_or_create(
-            tenant_id=tenant.pk,
-            workflow_id=wf.pk,
-            defaults={
-                "month": month,
-                "subject_type": wf.subject_type,
-                "subject_id": wf.subject_id,
-                "template_key": wf.template_key,
-                "template_version": wf.template_version,
-                "submitter_id": wf.submitter_id,
-                "submitter_name": name,
-                "started_at": wf.created_at,
-                "finished_at": dt.datetime.fromisoformat(finished) if finished else None,
-                "status": wf.public_status,
-                "summary": wf.summary,
-                "amount_display": wf.amount_display,
-                "participants": sorted(participants.get(wid, [])),
-                "deciders": sorted(
-                    deciders[u] for u in scan.deciders.get(wid, set()) & set(deciders)
+        batch.append(
+            ArchivedWorkflow(
+                tenant_id=tenant.pk,
+                workflow_id=wf.pk,
+                month=month,
+                subject_type=wf.subject_type,
+                subject_id=wf.subject_id,
+                template_key=wf.template_key,
+                template_version=wf.template_version,
+                submitter_id=wf.submitter_id,
+                submitter_name=(
+                    (submitter.get_full_name() or submitter.username) if submitter else ""
                 ),
-                "data_name": data_name,
-                "manifest_name": manifest_name,
-                "offset": start,
-                "length": end - start,
-                "events": heads[wid][0],
-                "head_seq": heads[wid][0],
-                "head_hash": heads[wid][1],
-                "manifest_sha256": manifest_sha256,
-                "indexed_at": now,
-                "deleted_at": None,
-                "deleted_reason": "",
-            },
+                started_at=wf.created_at,
+                finished_at=dt.datetime.fromisoformat(finished) if finished else None,
+                status=wf.public_status,
+                summary=wf.summary,
+                amount_display=wf.amount_display,
+                deciders=sorted(deciders[u] for u in scan.deciders.get(wid, set()) & set(deciders)),
+                data_name=data_name,
+                manifest_name=manifest_name,
+                offset=start,
+                length=end - start,
+                events=heads[wid][0],
+                head_seq=heads[wid][0],
+                head_hash=heads[wid][1],
+                manifest_sha256=manifest_sha256,
+                indexed_at=now,
+            )
         )
-    return len(heads)
+        if len(batch) == _BATCH:
+            _write_batch(batch)
+            batch = []
+    _write_batch(batch)
+    return indexed.count()
 
 
 def index_backfill() -> dict[tuple[int, dt.date], int]:
