@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 from django.test import Client
+from django.urls import reverse
 
 from approvals.audit import archived
 from approvals.audit.archive import archive_names, hold_set, month_archive, retention_set
@@ -68,6 +69,11 @@ def test_the_api_page_search_and_export_answer_the_same_once_archived(
     web = Client()
     web.force_login(User.objects.get(username="alice"))
     page_before = web.get(f"/workflows/{first.pk}").content.decode()
+    auditor = Client()
+    auditor.force_login(User.objects.get(username="audrey"))
+    history_csv = reverse("workflow-history-export", args=[first.pk])
+    csv_before = b"".join(auditor.get(history_csv).streaming_content).decode()
+    assert len(csv_before.strip().splitlines()) == 1 + len(before[("alice", first.pk)]["history"])
 
     # when the month goes to the archive
     result = month_archive(month)
@@ -119,6 +125,8 @@ def test_the_api_page_search_and_export_answer_the_same_once_archived(
     assert _export(acme, subject="R-1") == subject_before
     assert _export(acme, person="bob") == person_before
     assert {r["workflow_id"] for r in subject_before} == {str(first.pk)}
+    # ... and the request's own history export, the auditor's download from its page
+    assert b"".join(auditor.get(history_csv).streaming_content).decode() == csv_before
 
     # the request page shows the same history and says it is archived
     page = web.get(f"/workflows/{first.pk}").content.decode()
@@ -222,6 +230,7 @@ def test_after_retention_the_archive_is_deleted_and_verify_tells_policy_from_mis
     acme: Tenant,
     archive_root: Path,  # noqa: F811
     api: Any,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     month, workflows = _archived_now(acme)
     month_archive(month)
@@ -231,6 +240,10 @@ def test_after_retention_the_archive_is_deleted_and_verify_tells_policy_from_mis
     retention_set(tenant=acme, years=7, by="olga")
     kept = archived_delete_expired()
     assert kept.deleted == {} and "is kept until" in kept.kept[(acme.pk, month)][0]
+    assert (archive_root / data_name).exists()
+    call_command("delete_expired_archives")
+    said = capsys.readouterr().out
+    assert f"{month:%B %Y} (organisation {acme.pk}) kept: expense R-1" in said, said
     assert (archive_root / data_name).exists()
 
     # past retention, but a legal hold on one workflow keeps the whole month's archive
@@ -263,6 +276,8 @@ def test_after_retention_the_archive_is_deleted_and_verify_tells_policy_from_mis
     breaks, checked = audit_verify(notes=notes)
     assert breaks == [] and checked == Workflow.objects.count()
     assert any("3 workflow(s) deleted by policy" in n for n in notes), notes
+    call_command("verify_audit")
+    assert "3 workflow(s) deleted by policy" in capsys.readouterr().out
     # the API says so too, with an empty history
     body = _detail(api, "alice", workflows[0].pk).json()
     assert body["archived"]["deleted"] is True and body["history"] == []
