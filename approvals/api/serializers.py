@@ -414,6 +414,15 @@ class RunningActivityOut(serializers.Serializer):
     attempts = AttemptOut(many=True)
 
 
+class ArchivedOut(serializers.Serializer):
+    """An archived workflow's history is read from the archive store
+    (an ``approvals.audit.archived.ArchivedState``)."""
+
+    archivedAt = NullableTimestamp(source="archived_at")
+    deleted = serializers.BooleanField()
+    words = serializers.CharField()
+
+
 class WorkflowDetail(WorkflowSummary):
     """A workflow with its state and history. Render with the context ``assignees``
     (``workflow_assignees``), ``history`` (``workflow_history``) and ``now``
@@ -429,6 +438,14 @@ class WorkflowDetail(WorkflowSummary):
     history = serializers.SerializerMethodField()
     restartedFrom = serializers.SerializerMethodField()
     restartedAs = serializers.SerializerMethodField()
+    archived = serializers.SerializerMethodField()
+
+    @extend_schema_field(ArchivedOut(allow_null=True))
+    def get_archived(self, workflow: Any) -> Any:
+        """Null while the history is in the database; once its month is archived, when
+        and, in words, that it is read from the archive (or was deleted after it)."""
+        archived = self.context.get("archived")
+        return None if archived is None else ArchivedOut(archived).data
 
     @extend_schema_field(serializers.UUIDField(allow_null=True))
     def get_restartedFrom(self, workflow: Any) -> Any:

@@ -28,6 +28,7 @@ from rest_framework.views import APIView
 from rest_framework.viewsets import ViewSet
 
 from .. import access
+from ..audit.archived import workflow_archived
 from ..definitions import definition_for, raw_definition_for
 from ..http.lockout import lockout_response
 from ..http.request_ids import REQUEST_ID_PATTERN
@@ -370,6 +371,7 @@ class WorkflowDetailView(APIView):
             raise ApiError(404, "NOT_FOUND", NOT_FOUND)
         history = workflow_history(workflow=wf)
         context = {
+            "archived": workflow_archived(tenant_id=wf.tenant_id, workflow_id=wf.pk),
             "assignees": workflow_assignees(workflow=wf),
             "history": history,
             "now": workflow_now(workflow=wf, history=history),

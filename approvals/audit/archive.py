@@ -42,7 +42,7 @@ from django.db.models import Count, Max
 from .. import clock
 from ..models import Tenant, Workflow, WorkflowEvent, history_month
 from ..runtime.partitions import EVENTS, month_add, partition_name
-from . import offline_verify
+from . import archived_index, offline_verify
 from .daily_proof import seal_fields
 from .export import ExportFilter, _record, _rows, audit_events
 from .models import ArchivedMonth, DailySeal, LegalHold
@@ -524,6 +524,7 @@ def _month_archive(month: dt.date, *, dry_run: bool) -> ArchiveResult:
                 "last_finished_at": last_finished,
             },
         )
+        archived_index.month_index(tenant=tenant, month=month, manifest=manifest)
     _step("written")
     problems = [p for c in checks for p in (*c.problems, *_against_live(c))]
     if problems:

@@ -17,6 +17,7 @@ from django.db import connection
 from .. import clock
 from ..runtime.partitions import EVENTS
 from .archive import month_archive
+from .archived_index import archived_delete_expired
 from .models import ArchivedMonth
 from .retention import ArchiveError, ArchiveRefused, month_due, month_words
 
@@ -32,6 +33,8 @@ class DueRun:
 
     archived: list[dt.date] = field(default_factory=list)
     kept: dict[dt.date, list[str]] = field(default_factory=dict)
+    # (organisation, month) -> workflows whose archived history retention deleted
+    deleted: dict[tuple[int, dt.date], int] = field(default_factory=dict)
     busy: bool = False
 
 
@@ -41,7 +44,9 @@ def months_archive_due() -> DueRun:
     months a stopped run left half-way (detached, or dropped but not recorded). One run
     at a time (a session advisory lock); a second returns at once with ``busy``. Each
     month goes through ``month_archive``, which a kill at any point leaves either live
-    or archived, and the next run finishes.
+    or archived, and the next run finishes. Then the archived months retention lets go
+    are deleted from the store, each workflow leaving a tombstone
+    (``archived_index.archived_delete_expired``).
 
     A partition holds a month of every organisation (the events are partitioned by
     month alone), so a month leaves when it may leave for all of them: one held
@@ -68,6 +73,16 @@ def months_archive_due() -> DueRun:
                 continue
             run.archived.append(month)
             logger.info("history archive: %s archived and dropped", month_words(month))
+        # then what retention lets go: archived objects deleted, tombstones left
+        run.deleted = archived_delete_expired().deleted
+        for (tenant_id, month), count in run.deleted.items():
+            logger.info(
+                "history archive: %s of organisation %s deleted after its retention"
+                " (%s tombstones)",
+                month_words(month),
+                tenant_id,
+                count,
+            )
     finally:
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_unlock(hashtext(%s))", [JOB_LOCK])

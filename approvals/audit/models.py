@@ -180,3 +180,62 @@ class ArchivedMonth(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["tenant", "month"], name="archivedmonth_tenant_month")
         ]
+
+
+class ArchivedWorkflow(models.Model):
+    """The live index of one archived workflow (approvals.audit.archived): what its
+    pages, the API, the search and the export show of it, who may read it, and where its
+    events are in the archive store (the month's events file and the byte range of its
+    lines once unpacked; the manifest signs the file and the workflow's chain head).
+
+    A workflow whose month's partition is dropped (``ArchivedMonth.dropped_at``) is read
+    from the archive through this row. After retention, with no legal hold on it, its
+    events are deleted and the row stays as a tombstone: ``deleted_at`` and
+    ``deleted_reason`` set, the location cleared, the manifest's hash kept, so
+    verification tells a history deleted by policy from one that is missing."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT)
+    workflow_id = models.UUIDField()
+    month = models.DateField()
+    subject_type = models.CharField(max_length=64)
+    subject_id = models.CharField(max_length=200)
+    template_key = models.CharField(max_length=64)
+    template_version = models.PositiveIntegerField()
+    submitter_id = models.BigIntegerField(null=True, blank=True)
+    submitter_name = models.CharField(max_length=300, blank=True, default="")
+    started_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+    status = models.CharField(max_length=32)
+    summary = models.TextField(blank=True, default="")
+    amount_display = models.CharField(max_length=100, blank=True, default="")
+    # Everyone who took part (approvals.access's read rule), by user id.
+    participants = models.JSONField(default=list)
+    # Who recorded a decision on it, by username (the search's "decided by").
+    deciders = models.JSONField(default=list)
+    # Where the events are: the events file, the manifest, and the byte range of the
+    # workflow's lines in the unpacked file (the lines of other workflows between them
+    # are skipped).
+    data_name = models.CharField(max_length=300, blank=True, default="")
+    manifest_name = models.CharField(max_length=300, blank=True, default="")
+    offset = models.PositiveBigIntegerField(default=0)
+    length = models.PositiveBigIntegerField(default=0)
+    events = models.PositiveIntegerField()
+    head_seq = models.PositiveIntegerField()
+    head_hash = models.CharField(max_length=64)
+    manifest_sha256 = models.CharField(max_length=64)
+    indexed_at = models.DateTimeField()
+    deleted_at = models.DateTimeField(null=True, blank=True)
+    deleted_reason = models.TextField(blank=True, default="")
+
+    class Meta:
+        app_label = "approvals"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tenant", "workflow_id"], name="archivedworkflow_tenant_workflow"
+            )
+        ]
+        indexes = [
+            models.Index(fields=["tenant", "month"], name="archivedworkflow_month"),
+            models.Index(fields=["tenant", "subject_id"], name="archivedworkflow_subject"),
+            models.Index(fields=["tenant", "started_at"], name="archivedworkflow_started"),
+        ]

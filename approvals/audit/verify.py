@@ -23,6 +23,7 @@ from .. import clock
 from ..models import Tenant, User, Workflow, WorkflowEvent, history_month
 from ..runtime.chain import HASH_V1, HASH_V3, EventRow, sent_spellings, stored_event_hash
 from .archive import ArchivedHistory
+from .archived_index import DeletedHistory
 from .daily_seal import daily_check
 from .models import AuditOverride, ChainSeal
 from .override import override_verifies
@@ -166,7 +167,7 @@ def audit_verify(
         if notes is not None:
             notes.append(f"Daily seals: {daily.words}.")
     names: _Names = {}
-    checked = _chains_checked(tenant, workflows, sealed, accepted, names, breaks)
+    checked = _chains_checked(tenant, workflows, sealed, accepted, names, breaks, notes)
     breaks.extend(_renamed_users(names))
     if not narrowed:  # what is left was sealed and is gone (or is out of a narrowed scope)
         breaks.extend(
@@ -207,10 +208,12 @@ def _chains_checked(
     accepted: dict[tuple[str, int], int],
     names: _Names,
     breaks: list[Break],
+    notes: list[str] | None,
 ) -> int:
     """Walk every chain of ``workflows`` in batches, and those of an archived month from
     the archive, adding their breaks to ``breaks``; the number of workflows checked.
-    The heads found are taken out of ``sealed``."""
+    The heads found are taken out of ``sealed``; workflows retention deleted are
+    checked against their tombstones, with a sentence on them in ``notes``."""
     interval = getattr(settings, "APPROVALS_AUDIT_SEAL_INTERVAL_SECONDS", 600)
     minutes = UNSEALED_INTERVALS * interval / 60
     cutoff = (clock.now() - dt.timedelta(minutes=minutes), round(minutes))
@@ -219,8 +222,14 @@ def _chains_checked(
     # Workflows of an archived month have no events left here: set aside, and checked
     # from the archive (its manifest's signature, then each chain by the same rules).
     archived = ArchivedHistory(tenant)
+    # ... unless retention deleted them: their tombstones hold their signed heads
+    deleted = DeletedHistory(tenant)
     only = ("pk", "tenant_id", "version", "last_hash", "created_at")
     for wf in workflows.only(*only).iterator(WORKFLOW_BATCH):
+        if deleted.holds(wf):
+            checked += 1
+            sealed.pop(str(wf.pk), None)
+            continue
         if archived.holds(wf):
             continue
         batch.append(wf)
@@ -240,6 +249,9 @@ def _chains_checked(
                     kept, iter(rows), sealed_heads, cutoff=cutoff, accepted=accepted, names=names
                 )
             )
+    breaks.extend(Break(wid, None, problem) for wid, problem in deleted.problems())
+    if notes is not None and (note := deleted.note()) is not None:
+        notes.append(note)
     return checked
 
 

@@ -26,6 +26,7 @@ from templates_engine import errors as engine_errors
 from templates_engine.steps.approval import HANDOVER_NOTE_MAX, REASON_REQUIRED, TURNING_BACK
 
 from .. import access
+from ..audit.archived import workflow_archived
 from ..http.request_ids import request_id_valid
 from ..models import HeldDecision, User, Workflow
 from ..runtime.commands import Busy, CommandResult, RequestIdReused, WorkflowNotFound
@@ -128,6 +129,8 @@ def _detail_context(readable: access.ReadableWorkflow) -> dict[str, Any]:
     user, wf = readable.user, readable.workflow
     told = workflow_story(wf)
     history, assignees, names, lines = told.history, told.assignees, told.names, told.timeline
+    # an archived request is read from the archive store and changes no more
+    archived = workflow_archived(tenant_id=wf.tenant_id, workflow_id=wf.pk)
     held = next((a for a in assignees if a["user"] == user.username), None)
     mine = held is not None
     stand_in = "" if mine else stands_in_for(user, [a["user"] or "" for a in assignees])
@@ -141,13 +144,14 @@ def _detail_context(readable: access.ReadableWorkflow) -> dict[str, Any]:
         "conversion": told.conversion,
         "timeline": lines,
         "files": files_card(lines),
-        "may_attach": access.may_attach(readable),
+        "archived": archived.words if archived is not None else "",
+        "may_attach": archived is None and access.may_attach(readable),
         "attach_request_id": uuid.uuid4().hex,
         **file_field_context(),
         "sent_back_note": present.sent_back_note(history, told.ctx),
-        "may_comment": access.may_comment(readable),
+        "may_comment": archived is None and access.may_comment(readable),
         "comment_request_id": uuid.uuid4().hex,
-        "may_withdraw": access.may_withdraw(user, wf),
+        "may_withdraw": archived is None and access.may_withdraw(user, wf),
         "withdraw_question": withdraw_question(wf),
         "withdraw_request_id": uuid.uuid4().hex,
         "restart": workflow_restart_links(history=history),

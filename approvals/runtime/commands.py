@@ -36,6 +36,7 @@ from templates_engine.context import Context
 from templates_engine.definition import Definition
 from templates_engine.events import event_from_dict
 from templates_engine.snapshot import state_from_dict, state_to_dict
+from templates_engine.state import TERMINAL
 from templates_engine.status import StatusMoveRefused, recorded_move_check, transition_for
 
 from .. import clock, metrics
@@ -43,6 +44,7 @@ from ..definitions import definition_for
 from ..models import User, Workflow, WorkflowEvent, history_month
 from ..words.data import workflow_summary
 from . import store
+from .archived import COMMAND_REFUSED, WORKFLOW_ARCHIVED, is_archived
 from .chain import HASH_FORMAT, EventRow, event_hash, recorded_fields
 from .directory import VERSION_SQL, VERSION_SUBQUERY, TenantDirectory
 from .projections import project
@@ -60,6 +62,9 @@ os.register_at_fork(after_in_child=_RNG.seed)
 WORKFLOW_NOT_FOUND = "No such workflow."
 BUSY = "The workflow is busy; try again."
 REQUEST_ID_REUSED = "This requestId was already used for a different command; send a new requestId."
+
+
+_FINISHED = frozenset(str(s) for s in TERMINAL)
 
 
 class WorkflowNotFound(Exception):
@@ -294,6 +299,9 @@ def _execute_locked(
     directory_version = columns[read]
     if authorize is not None:
         authorize(wf, columns[read + 1 :])
+    # Only a finished workflow is ever archived: the running ones pay no lookup.
+    if wf.status in _FINISHED and is_archived(tenant_id=tenant_id, workflow_id=pk):
+        raise CommandRejected(WORKFLOW_ARCHIVED, COMMAND_REFUSED)
     fingerprint = command_fingerprint(command, actor) if request_id else ""
     if recorded_rows and recorded_rows[0]:
         recorded = store.json_value(recorded_rows[0][0][0])

@@ -25,9 +25,11 @@ from django.db.models import (
     Subquery,
 )
 from django.db.models.expressions import RawSQL
+from django.db.models.functions import Coalesce
 
 from ..models import User, Workflow, WorkflowEvent
 from ..runtime import replica
+from ..runtime.archived import archived_in_place
 
 TABLE = '"approvals_workflow"'
 CONFIG = "'english'::regconfig"
@@ -370,14 +372,23 @@ def amount_minor(fields: Sequence[str]) -> RawSQL:
     return RawSQL(sql, params, output_field=BigIntegerField())
 
 
-def decided_by(username: str) -> Exists:
+def decided_by(username: str) -> Q:
     """The person recorded a decision on the workflow (approve, reject or send back),
     for themselves or for someone they stood in for."""
-    return Exists(
+    live = Exists(
         WorkflowEvent.objects.filter(
             workflow_id=OuterRef("pk"), type="DecisionRecorded", actor__username=username
         )
     )
+    # an archived workflow's deciders are its index row's (approvals.audit.archived)
+    archived = Exists(
+        archived_in_place().filter(
+            tenant_id=OuterRef("tenant_id"),
+            workflow_id=OuterRef("pk"),
+            deciders__contains=[username],
+        )
+    )
+    return live | archived
 
 
 # The events that end a workflow: the time of the last one is when it finished.
@@ -390,10 +401,17 @@ _ENDINGS = (
 )
 
 
-def finished_at() -> Subquery:
-    """When the workflow finished (NULL while it runs): one indexed read of its events."""
-    return Subquery(
+def finished_at() -> Coalesce:
+    """When the workflow finished (NULL while it runs): one indexed read of its events,
+    or of its archive index row once its events are archived."""
+    live = Subquery(
         WorkflowEvent.objects.filter(workflow_id=OuterRef("pk"), type__in=_ENDINGS)
         .order_by("-seq")
         .values("created_at")[:1]
     )
+    archived = Subquery(
+        archived_in_place()
+        .filter(tenant_id=OuterRef("tenant_id"), workflow_id=OuterRef("pk"))
+        .values("finished_at")[:1]
+    )
+    return Coalesce(live, archived)

@@ -12,6 +12,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from templates_engine.snapshot import state_from_dict
 
 from .. import access
+from ..audit.archived import ArchivedState, archived_rows, usernames, when, workflow_archived
 from ..models import (
     ActivityAttempt,
     PendingTask,
@@ -74,6 +75,11 @@ def workflow_restart_links(*, history: list[HistoryEntry]) -> RestartLinks:
 
 
 def workflow_history(*, workflow: Workflow) -> list[HistoryEntry]:
+    """The workflow's events in order, from the database or, once its month is
+    archived, from the archive store (approvals.audit.archived), read the same way."""
+    archived = workflow_archived(tenant_id=workflow.tenant_id, workflow_id=workflow.pk)
+    if archived is not None:
+        return _archived_history(archived)
     rows = (
         WorkflowEvent.objects.filter(
             workflow_id=workflow.pk, history_month=history_month(workflow.created_at)
@@ -93,6 +99,29 @@ def workflow_history(*, workflow: Workflow) -> list[HistoryEntry]:
         HistoryEntry(seq, type_, actor, role, behalf, at, payload.get("comment", ""), payload)
         for seq, type_, actor, role, behalf, at, payload in rows
     ]
+
+
+def _archived_history(archived: ArchivedState) -> list[HistoryEntry]:
+    if archived.deleted:
+        return []
+    rows = archived_rows(archived.entry)
+    names = usernames(rows)
+    entries = []
+    for row in rows:
+        payload = row["payload"] if isinstance(row["payload"], dict) else {}
+        entries.append(
+            HistoryEntry(
+                row["seq"],
+                row["type"],
+                names.get(row["actor_id"]) if row["actor_id"] is not None else None,
+                row["role"],
+                names.get(row["on_behalf_of_id"]) if row["on_behalf_of_id"] is not None else None,
+                when(row),
+                payload.get("comment", ""),
+                payload,
+            )
+        )
+    return entries
 
 
 def workflow_assignees(*, workflow: Workflow) -> list[dict[str, str | None]]:

@@ -72,6 +72,8 @@ LAYERS: dict[str, str] = {
     "approvals.audit.archive": "services",  # the archiver: write, read back, drop
     "approvals.audit.archive_job": "services",  # the periodic job: every month due
     "approvals.audit.restore": "services",  # an archived month brought back
+    "approvals.audit.archived": "selectors",  # archived workflows read in place
+    "approvals.audit.archived_index": "services",  # the index written, and the tombstones
     "approvals.audit.api": "front",
     "approvals.audit.admin": "front",
     "approvals.audit.pages": "front",  # the Verify page
@@ -140,6 +142,7 @@ ALLOWED: dict[str, set[str]] = {
 # The runtime modules that only read or compute, which selectors may use; the rest
 # of the runtime (commands, projections, dispatch) writes.
 RUNTIME_READERS = {
+    "approvals.runtime.archived",  # which workflows are archived; reads only
     "approvals.runtime.chain",
     "approvals.runtime.store",
     "approvals.runtime.directory",  # the directory the engine asks; reads only

@@ -36,6 +36,15 @@ CREATE POLICY tenant_isolation ON approvals_archivedmonth TO approvals_app
 DROP POLICY IF EXISTS cross_tenant ON approvals_archivedmonth;
 CREATE POLICY cross_tenant ON approvals_archivedmonth TO approvals_system USING (true) WITH CHECK (true);
 
+ALTER TABLE approvals_archivedworkflow ENABLE ROW LEVEL SECURITY;
+ALTER TABLE approvals_archivedworkflow FORCE ROW LEVEL SECURITY;
+DROP POLICY IF EXISTS tenant_isolation ON approvals_archivedworkflow;
+CREATE POLICY tenant_isolation ON approvals_archivedworkflow TO approvals_app
+    USING (tenant_id = (SELECT approvals_acting_tenant()))
+    WITH CHECK (tenant_id = (SELECT approvals_acting_tenant()));
+DROP POLICY IF EXISTS cross_tenant ON approvals_archivedworkflow;
+CREATE POLICY cross_tenant ON approvals_archivedworkflow TO approvals_system USING (true) WITH CHECK (true);
+
 ALTER TABLE approvals_auditoverride ENABLE ROW LEVEL SECURITY;
 ALTER TABLE approvals_auditoverride FORCE ROW LEVEL SECURITY;
 DROP POLICY IF EXISTS tenant_isolation ON approvals_auditoverride;
