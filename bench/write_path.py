@@ -57,10 +57,12 @@ VARIANTS: dict[str, tuple[str, list[str]]] = {
         ],
     ),
     "no_rollup": (
-        "without the rollup's triggers on the step visits (0033)",
+        "without what the rollup asks of a command: the visits' retraction triggers and"
+        " their index of uncounted visits (0150)",
         [
-            f"DROP TRIGGER stepday_{e} ON approvals_stepvisit"
-            for e in ("insert", "update", "delete")
+            "DROP TRIGGER stepvisit_retract_update ON approvals_stepvisit",
+            "DROP TRIGGER stepvisit_retract_delete ON approvals_stepvisit",
+            "DROP INDEX visit_uncounted",
         ],
     ),
     "no_visit_indexes": (
