@@ -15,6 +15,7 @@ databases are dropped afterwards.
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import subprocess
@@ -40,6 +41,38 @@ WRITTEN = (
     "notifications_mailmessage",
 )
 
+_NO_ROLLUP = [
+    "DROP TRIGGER stepvisit_retract_update ON approvals_stepvisit",
+    "DROP TRIGGER stepvisit_retract_delete ON approvals_stepvisit",
+    "DROP INDEX visit_uncounted",
+]
+
+
+def _statement_triggers() -> list[str]:
+    """The rollup as it was kept before migration 0150: the trigger functions as
+    migration 0038 wrote them (read from the file, not imported) and 0033's statement
+    triggers on the step visits."""
+    tree = ast.parse((ROOT / "approvals/migrations/0038_write_path.py").read_text())
+    functions = next(
+        ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and any(getattr(t, "id", "") == "TRIGGER_FUNCTIONS" for t in node.targets)
+    )
+    on = "AFTER {} ON approvals_stepvisit REFERENCING {} FOR EACH STATEMENT"
+    return [
+        *_NO_ROLLUP,
+        *functions,
+        f"CREATE TRIGGER stepday_insert {on.format('INSERT', 'NEW TABLE AS new_rows')}"
+        " EXECUTE FUNCTION approvals_stepday_insert()",
+        f"CREATE TRIGGER stepday_update"
+        f" {on.format('UPDATE', 'OLD TABLE AS old_rows NEW TABLE AS new_rows')}"
+        " EXECUTE FUNCTION approvals_stepday_update()",
+        f"CREATE TRIGGER stepday_delete {on.format('DELETE', 'OLD TABLE AS old_rows')}"
+        " EXECUTE FUNCTION approvals_stepday_delete()",
+    ]
+
+
 # variant: (what it is, the SQL applied to the scratch copy)
 VARIANTS: dict[str, tuple[str, list[str]]] = {
     "base": ("as migrated", []),
@@ -59,11 +92,11 @@ VARIANTS: dict[str, tuple[str, list[str]]] = {
     "no_rollup": (
         "without what the rollup asks of a command: the visits' retraction triggers and"
         " their index of uncounted visits (0150)",
-        [
-            "DROP TRIGGER stepvisit_retract_update ON approvals_stepvisit",
-            "DROP TRIGGER stepvisit_retract_delete ON approvals_stepvisit",
-            "DROP INDEX visit_uncounted",
-        ],
+        _NO_ROLLUP,
+    ),
+    "rollup_triggers": (
+        "the rollup upserted by statement triggers in the command, as before 0150",
+        _statement_triggers(),
     ),
     "no_visit_indexes": (
         "without the step visits' three read indexes (0028)",

@@ -187,9 +187,8 @@ def weekly(f: Any, scoped: Any, *, zone: dt.tzinfo) -> list[tuple[dt.date, str, 
                 " UNION ALL SELECT (entered_at AT TIME ZONE 'UTC')::date, template_key, NULL,"
                 " floor(extract(epoch FROM (entered_at AT TIME ZONE 'UTC')::time)"
                 f" / {rollup.SLOT_SECONDS})::int, {sign} * count(*) FROM {table}"
-                f" WHERE tenant_id = %s AND entered_at >= %s AND entered_at < %s AND entry = 1{cond}"
-                + _filters(f, params)
-                + " GROUP BY 1, 2, 4"
+                " WHERE tenant_id = %s AND entered_at >= %s AND entered_at < %s"
+                f" AND entry = 1{cond}" + _filters(f, params) + " GROUP BY 1, 2, 4"
             )
         cuts = _week_cuts(_midnight(first), _midnight(last), zone)
         split: dict[dt.date, tuple[dt.date, int, dt.date]] = {}

@@ -191,9 +191,7 @@ def test_two_folds_racing_count_each_visit_once(travel: Any) -> None:
     # when two folds run at once, in small batches
     results: list[Any] = []
     start = threading.Barrier(2)
-    threads = [
-        _in_thread(lambda: rollup.rollup_fold(batch=3), results, start) for _ in range(2)
-    ]
+    threads = [_in_thread(lambda: rollup.rollup_fold(batch=3), results, start) for _ in range(2)]
     for thread in threads:
         thread.join(timeout=120)
 
@@ -310,7 +308,5 @@ def test_the_command_path_writes_no_rollup_row(travel: Any) -> None:
     assert _pending(travel.pk) == (2, 0)
     rollup.rollup_fold()
     with connection.cursor() as cur:
-        cur.execute(
-            "SELECT sum(visits) FROM approvals_stepday WHERE tenant_id = %s", [travel.pk]
-        )
+        cur.execute("SELECT sum(visits) FROM approvals_stepday WHERE tenant_id = %s", [travel.pk])
         assert cur.fetchone()[0] == 2
