@@ -98,7 +98,7 @@ test-explore: venv
 
 # The suite runs on the machine's PostgreSQL (15, the oldest supported); the newest, the
 # embedded 18, gets the migrations and the tests of what PostgreSQL itself does for us
-# (row-level security, partitions, full-text search, the rollup's triggers), and the
+# (row-level security, partitions, full-text search, the rollup's fold), and the
 # README's first command runs on it in the suite (tests/approvals/test_first_run.py).
 # (The round-trip counts need a TCP relay: the suite has them.) Being private, it is also
 # the server the restart test may restart: the machine's is never restarted.
@@ -107,6 +107,7 @@ PG18_SMOKE := tests/approvals/access/test_row_level_security.py \
 	tests/approvals/test_history_partitions.py \
 	tests/approvals/pages/test_search_under_policy.py \
 	tests/approvals/analytics/test_figures.py \
+	tests/approvals/analytics/test_rollup_fold.py \
 	tests/approvals/test_store.py \
 	tests/approvals/audit/test_daily_seal.py \
 	tests/approvals/durability/test_database_restart.py

@@ -23,8 +23,9 @@ models are the rows ``runtime.rebuild`` derives from the events (``derive_comman
 activity attempts, participants and step visits, so ``rebuild_read_models --check``
 finds nothing out of line. The events go into the parent table, which routes them to
 their month's partition (created here for the past months with the periodic job's own
-function). The statement-level triggers keep the analytics rollup and the inbox versions
-as COPY writes (PostgreSQL fires them for COPY as for INSERT).
+function). The statement-level triggers keep the inbox versions as COPY writes
+(PostgreSQL fires them for COPY as for INSERT); the step visits go in uncounted, as the
+command path writes them, for the analytics fold (runtime/rollup.py) to count.
 
 The chain seals are written over every head at the end (``seal_audit``), and with
 ``--daily`` (the default) the daily seals of every day of the history that is over, one

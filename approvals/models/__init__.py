@@ -1,7 +1,7 @@
 """Tables. Tenant first in every key: every query is scoped to one tenant."""
 
 from ..audit.models import ChainSeal
-from .analytics import StepDay, StepVisit
+from .analytics import StepDay, StepVisit, StepVisitRetraction
 from .currency import ExchangeRate
 from .directory import Delegation, DirectoryVersion, OrgGroup, Tenant, User
 from .drafts import Draft, DraftFile
@@ -35,6 +35,7 @@ __all__ = [
     "StartSchedule",
     "StepDay",
     "StepVisit",
+    "StepVisitRetraction",
     "Tenant",
     "Timer",
     "User",

@@ -36,6 +36,11 @@ class StepVisit(models.Model):
     outcome = models.CharField(max_length=16, blank=True, default="")
     escalated = models.BooleanField(default=False)
     dims = models.JSONField(default=dict, blank=True)
+    # In the rollup (``StepDay``) as it reads now. A visit is written uncounted (the
+    # column's default), and the periodic fold (``runtime.rollup.rollup_fold``) adds it
+    # and sets this; a change to a counted visit puts it back uncounted and keeps what
+    # was counted as a ``StepVisitRetraction`` (approvals/sql/triggers/analytics_rollup.sql).
+    counted = models.BooleanField(default=False, db_default=False)
 
     class Meta:
         constraints = [
@@ -54,7 +59,34 @@ class StepVisit(models.Model):
             # A visit closed by its id under the organisation's policy, as
             # ``workflow_tenant_id`` (migration 0044).
             models.Index(fields=["tenant", "id"], name="visit_tenant_id"),
+            # The visits the fold has still to count, by the period the page adds them for.
+            models.Index(
+                fields=["tenant", "entered_at"],
+                name="visit_uncounted",
+                condition=models.Q(counted=False),
+            ),
         ]
+
+
+class StepVisitRetraction(models.Model):
+    """A counted visit as the rollup counted it, before a change or deletion: the
+    periodic fold takes it off the rollup and deletes this row. Written by the
+    visits' row triggers (approvals/sql/triggers/analytics_rollup.sql), never by the app."""
+
+    tenant = shared_row(Tenant, models.CASCADE, db_index=False)
+    template_key = models.SlugField(max_length=64, db_index=False)
+    entry = models.PositiveIntegerField()
+    step = models.CharField(max_length=64)
+    kind = models.CharField(max_length=16)
+    entered_at = models.DateTimeField()
+    left_at = models.DateTimeField(null=True, blank=True)
+    due_at = models.DateTimeField(null=True, blank=True)
+    outcome = models.CharField(max_length=16, blank=True, default="")
+    escalated = models.BooleanField(default=False)
+    dims = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["tenant", "entered_at"], name="retraction_period")]
 
 
 class StepDay(models.Model):
@@ -63,9 +95,9 @@ class StepDay(models.Model):
     fields (``dims``): the visits, those still open, how the others ended, and two
     histograms: ``waits``, the closed visits per log-scale bucket of the time waited, and
     ``firsts``, the requests' first visits per half-hour of the day (the weekly volume
-    in any zone a whole number of half-hours from UTC). Kept by statement-level
-    triggers on the step visits (PostgreSQL), so it moves with the statement that
-    writes them."""
+    in any zone a whole number of half-hours from UTC). Kept by a periodic fold of the
+    visits not yet counted and the retractions of changed ones
+    (``runtime.rollup.rollup_fold``); the page adds what is still pending when it reads."""
 
     tenant = shared_row(Tenant, models.CASCADE, db_index=False)
     template_key = models.SlugField(max_length=64, db_index=False)

@@ -9,15 +9,19 @@ holds the visits still open. A percentile read from it is the middle of its buck
 (geometric), within ``ERROR`` (5%) of the wait it stands for, or half a minute for the
 waits under a minute.
 
-PostgreSQL keeps it with statement-level triggers on the step visits: the statement
-that opens, closes or rebuilds visits adds their rows (and takes away their old ones)
-in the same statement, so a command sends no statement and no round trip more. The
-sums are applied in key order (no two commands lock the same rows in opposite order);
-the rows' locks last to the command's COMMIT, which travels in the same round trip.
-The functions and triggers are in approvals/sql/ (``functions/approvals_stepday_*.sql``,
-``approvals_wait_bucket.sql``, ``approvals_histogram*.sql``, ``approvals_bump.sql``,
-``approvals_add_arrays.sql`` and ``triggers/analytics_rollup.sql``); the trigger functions'
-general path is the same statement as ``_upsert`` here. ``rollup_refresh`` recounts an
+A periodic job keeps it (``rollup_fold``, the job ``fold-analytics``), so a command
+writes no rollup row. The command path writes a visit uncounted (``StepVisit.counted``
+false, the column's default); a row trigger on a visit already counted keeps it, as
+counted, in ``StepVisitRetraction`` before a change or deletion, and marks a changed one
+uncounted (approvals/sql/triggers/analytics_rollup.sql,
+``functions/approvals_visit_retract.sql``). The fold adds the uncounted visits, takes
+off the retractions, marks the visits counted and deletes the retractions, a batch per
+statement: one transaction, claimed with SKIP LOCKED (two folds never take one row; a
+command closing a visit meanwhile is skipped, not waited for), the sums applied in key
+order (two folds lock the rollup rows in one order). A fold killed at any point rolls
+back whole, so nothing is counted twice or lost. Between folds the rollup plus the
+uncounted visits minus the retractions is the exact count at every commit; the page
+reads the three (``selectors.analytics_rollup``). ``rollup_refresh`` recounts an
 organisation's rollup from its visits (the rebuild's last step).
 """
 
@@ -28,6 +32,13 @@ from typing import Any
 from django.db import connection, transaction
 
 from .rollup_buckets import BUCKETS, COUNTS, SLOT_SECONDS, SLOTS
+
+VISITS = "approvals_stepvisit"
+RETRACTIONS = "approvals_stepvisitretraction"
+FOLD_BATCH_ERROR = "A fold's batch is at least one visit."
+# Visits (and retractions) folded per statement: a batch's locks and its transaction stay
+# short, and a backlog drains in a few statements.
+FOLD_BATCH = 5000
 
 # -- the recount's SQL ----------------------------------------------------------------------
 
@@ -81,22 +92,78 @@ def _upsert(source: str) -> str:
             firsts = approvals_add_arrays(r.firsts, excluded.firsts)"""
 
 
+def _fold_sql(tenant: str) -> str:
+    """One batch: claim uncounted visits and retractions (SKIP LOCKED), mark the visits
+    counted, delete the retractions, add the visits and take off the retractions."""
+    where = f" AND tenant_id = {tenant}" if tenant else ""
+    source = f"{_contributions('visits', 1)} UNION ALL {_contributions('retracted', -1)}"
+    return f"""
+        WITH claimed AS MATERIALIZED (
+            SELECT id FROM {VISITS} WHERE NOT counted{where}
+            LIMIT %(batch)s FOR UPDATE SKIP LOCKED
+        ), visits AS (
+            UPDATE {VISITS} v SET counted = true FROM claimed c
+            WHERE v.id = c.id AND NOT v.counted RETURNING v.*
+        ), taken AS MATERIALIZED (
+            SELECT id FROM {RETRACTIONS} WHERE true{where}
+            LIMIT %(batch)s FOR UPDATE SKIP LOCKED
+        ), retracted AS (
+            DELETE FROM {RETRACTIONS} r USING taken t WHERE r.id = t.id RETURNING r.*
+        ), folded AS ({_upsert(source)} RETURNING 1)
+        SELECT (SELECT count(*) FROM visits), (SELECT count(*) FROM retracted),
+            (SELECT count(*) FROM folded)"""
+
+
+_FOLD_ALL = _fold_sql("")
+_FOLD_TENANT = _fold_sql("%(tenant)s")
+
+
+def rollup_fold_batch(*, tenant_id: int | None = None, batch: int = FOLD_BATCH) -> tuple[int, int]:
+    """Fold one batch in its own transaction: (visits counted, retractions taken off)."""
+    sql = _FOLD_ALL if tenant_id is None else _FOLD_TENANT
+    with transaction.atomic(), connection.cursor() as cur:
+        cur.execute(sql, {"batch": batch, "tenant": tenant_id})
+        visits, retracted, _ = cur.fetchone()
+    return int(visits), int(retracted)
+
+
+def rollup_fold(*, tenant_id: int | None = None, batch: int = FOLD_BATCH) -> int:
+    """Fold what is pending (of one organisation, or all) into the rollup, a batch per
+    transaction, until a batch finds less than a full one; returns the rows folded."""
+    if batch < 1:
+        raise ValueError(FOLD_BATCH_ERROR)
+    done = 0
+    while True:
+        visits, retracted = rollup_fold_batch(tenant_id=tenant_id, batch=batch)
+        done += visits + retracted
+        if visits < batch and retracted < batch:
+            return done
+
+
 def rollup_refresh(*, tenant_id: int | None = None) -> None:
-    """Recount the organisation's (or every) rollup from its step visits. The rollup is
-    locked against the commands' triggers meanwhile (they wait, then add their visits
-    to the recounted rows), so no visit is counted twice or missed."""
+    """Recount the organisation's (or every) rollup from its step visits. The visits
+    are locked against change meanwhile (commands wait, as folds do), so the recount,
+    the retractions dropped and the visits marked counted see the same rows."""
     where = "" if tenant_id is None else " WHERE tenant_id = %s"
     params = [] if tenant_id is None else [tenant_id]
     with transaction.atomic(), connection.cursor() as cur:
+        # In the order a fold's statement takes them: no deadlock with one.
+        cur.execute(f"LOCK TABLE {VISITS} IN SHARE MODE")
+        cur.execute(f"LOCK TABLE {RETRACTIONS} IN SHARE ROW EXCLUSIVE MODE")
         cur.execute("LOCK TABLE approvals_stepday IN SHARE ROW EXCLUSIVE MODE")
         cur.execute("DELETE FROM approvals_stepday" + where, params)
-        cur.execute(_upsert(_contributions("approvals_stepvisit" + where, 1)), params)
+        cur.execute(f"DELETE FROM {RETRACTIONS}" + where, params)
+        cur.execute(_upsert(_contributions(VISITS + where, 1)), params)
+        and_tenant = "" if tenant_id is None else " AND tenant_id = %s"
+        cur.execute(f"UPDATE {VISITS} SET counted = true WHERE NOT counted" + and_tenant, params)
 
 
 def rollup_rows(*, tenant_id: int) -> set[tuple[Any, ...]]:
-    """The organisation's rollup rows that count something (key and counts): what a
-    test compares before and after a rebuild."""
+    """The organisation's rollup rows that count something (key and counts), what is
+    pending folded first: what a test compares before and after a rebuild."""
     from ..models import StepDay
+
+    rollup_fold(tenant_id=tenant_id)
 
     return {
         (*row[:4], tuple(sorted(row[4].items())), *row[5:-2], tuple(row[-2]), tuple(row[-1]))

@@ -42,6 +42,14 @@ PERIODIC_JOBS: tuple[PeriodicJob, ...] = (
         "APPROVALS_PRUNE_INTERVAL_SECONDS",
         3600,
     ),
+    # The analytics rollup: the step visits the commands wrote or changed, summed into
+    # its rows (runtime/rollup.py); the page adds what is pending meanwhile.
+    PeriodicJob(
+        "fold-analytics",
+        "approvals.fold_analytics",
+        "APPROVALS_ANALYTICS_FOLD_INTERVAL_SECONDS",
+        15,
+    ),
     PeriodicJob("sweep-mail", "approvals.sweep_mail", "APPROVALS_MAIL_SWEEP_INTERVAL_SECONDS", 15),
     # Every few minutes: each person's digest goes at an hour of their own day
     # (notifications/digest.py), so a run finds the people whose hour has just come.

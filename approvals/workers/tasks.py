@@ -16,6 +16,7 @@ from ..audit.daily_seal import daily_seals_due
 from ..audit.seal import seal_all
 from ..notifications.tasks import send_digests, sweep_mail
 from ..runtime.partitions import history_partitions_ensure
+from ..runtime.rollup import rollup_fold
 from ..services.directory import stragglers_hand_on
 from ..services.draft_sweep import draft_files_sweep
 from ..services.held_decisions import held_release_due
@@ -48,6 +49,13 @@ def sweep_activities() -> dict[str, int]:
 @shared_task(name="approvals.prune_fired_timers", ignore_result=True)
 def prune_fired_timers() -> int:
     return timer_prune(older_than=dt.timedelta(days=settings.APPROVALS_FIRED_TIMER_RETENTION_DAYS))
+
+
+@shared_task(name="approvals.fold_analytics", ignore_result=True)
+def fold_analytics() -> int:
+    """Sum the step visits not yet counted (and the retractions) into the analytics
+    rollup, a batch per transaction (runtime.rollup)."""
+    return rollup_fold()
 
 
 # What each periodic job (workers/jobs.py) runs, by task name: the embedded scheduler
@@ -98,6 +106,7 @@ PERIODIC_TASKS: dict[str, Callable[[], Any]] = {
         release_held_decisions,
         sweep_activities,
         prune_fired_timers,
+        fold_analytics,
         sweep_mail,
         send_digests,
         seal_audit,

@@ -207,6 +207,15 @@ CREATE POLICY tenant_isolation ON approvals_stepvisit TO approvals_app
 DROP POLICY IF EXISTS cross_tenant ON approvals_stepvisit;
 CREATE POLICY cross_tenant ON approvals_stepvisit TO approvals_system USING (true) WITH CHECK (true);
 
+ALTER TABLE approvals_stepvisitretraction ENABLE ROW LEVEL SECURITY;
+ALTER TABLE approvals_stepvisitretraction FORCE ROW LEVEL SECURITY;
+DROP POLICY IF EXISTS tenant_isolation ON approvals_stepvisitretraction;
+CREATE POLICY tenant_isolation ON approvals_stepvisitretraction TO approvals_app
+    USING (tenant_id = (SELECT approvals_acting_tenant()))
+    WITH CHECK (tenant_id = (SELECT approvals_acting_tenant()));
+DROP POLICY IF EXISTS cross_tenant ON approvals_stepvisitretraction;
+CREATE POLICY cross_tenant ON approvals_stepvisitretraction TO approvals_system USING (true) WITH CHECK (true);
+
 ALTER TABLE approvals_tenant ENABLE ROW LEVEL SECURITY;
 ALTER TABLE approvals_tenant FORCE ROW LEVEL SECURITY;
 DROP POLICY IF EXISTS tenant_isolation ON approvals_tenant;

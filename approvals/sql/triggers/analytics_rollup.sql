@@ -1,11 +1,11 @@
--- The analytics rollup (approvals_stepday) kept by statement triggers on the step
--- visits, with transition tables. First created by migration 0033.
+-- The analytics rollup (approvals_stepday) is folded from the step visits by a
+-- periodic job (runtime/rollup.py, rollup_fold). A new visit is written uncounted;
+-- these row triggers fire only for a visit already counted: they keep what was
+-- counted as a retraction and mark a changed visit uncounted. Statement triggers
+-- that upserted the rollup rows first created by migration 0033; these by 0150.
 
-DROP TRIGGER IF EXISTS stepday_delete ON approvals_stepvisit;
-CREATE TRIGGER stepday_delete AFTER DELETE ON public.approvals_stepvisit REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION approvals_stepday_delete();
+DROP TRIGGER IF EXISTS stepvisit_retract_delete ON approvals_stepvisit;
+CREATE TRIGGER stepvisit_retract_delete AFTER DELETE ON public.approvals_stepvisit FOR EACH ROW WHEN (old.counted) EXECUTE FUNCTION approvals_visit_retract();
 
-DROP TRIGGER IF EXISTS stepday_insert ON approvals_stepvisit;
-CREATE TRIGGER stepday_insert AFTER INSERT ON public.approvals_stepvisit REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION approvals_stepday_insert();
-
-DROP TRIGGER IF EXISTS stepday_update ON approvals_stepvisit;
-CREATE TRIGGER stepday_update AFTER UPDATE ON public.approvals_stepvisit REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION approvals_stepday_update();
+DROP TRIGGER IF EXISTS stepvisit_retract_update ON approvals_stepvisit;
+CREATE TRIGGER stepvisit_retract_update BEFORE UPDATE ON public.approvals_stepvisit FOR EACH ROW WHEN (old.counted) EXECUTE FUNCTION approvals_visit_retract();

@@ -28,6 +28,7 @@ def test_beat_runs_every_periodic_job_under_its_task_name() -> None:
         "sweep-activities": "approvals.sweep_activities",
         "start-scheduled": "approvals.start_scheduled",
         "prune-fired-timers": "approvals.prune_fired_timers",
+        "fold-analytics": "approvals.fold_analytics",
         "sweep-mail": "approvals.sweep_mail",
         "send-digests": "approvals.send_digests",
         "seal-audit": "approvals.seal_audit",
