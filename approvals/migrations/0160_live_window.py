@@ -8,7 +8,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [("approvals", "0127_tenant_statistics_of_new_tables")]
+    dependencies = [("approvals", "0150_rollup_folded_in_batches")]
     operations = [
         migrations.AddField(
             model_name="retentionpolicy",
