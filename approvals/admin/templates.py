@@ -74,6 +74,8 @@ from ..web.editor_page import (
 from ..web.forms import SchemaForm
 from ..web.story import names_in
 from ..web.template_trial_words import trial_end, trial_rows, trial_usernames
+from .confirm import CONFIRMED as CONFIRMED_YES
+from .confirm import CONFIRMED_FIELD, confirm_page, confirmed
 
 PREVIEW_NOTE = "Preview only: nothing is published until you press Save."
 NOT_AN_OBJECT = "The definition must be a JSON object."
@@ -100,6 +102,10 @@ DRAFT_PUBLISHED_LOG = (
     "Published version {version}, drafted by {drafter} and published by {publisher}."
 )
 DRAFT_DISCARDED = "The draft was discarded; nothing was published."
+DRAFT_PUBLISH_QUESTION = (
+    "Publish the change to {title}? New requests follow it at once; requests already"
+    " running keep their version."
+)
 STEPS_RESHAPED = "The steps changed on this page only: nothing is saved until you press Save."
 CONFIRMED = "publish_confirmed"
 NOTHING_CHANGED = "Nothing changed from version {version}, so nothing was published."
@@ -719,6 +725,9 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
             "next_version": (newest[0].version + 1) if newest else 1,
             "own": own,
             "open": draft.closed_at is None,
+            "publish_question": DRAFT_PUBLISH_QUESTION.format(
+                title=draft.definition.get("title") or draft.key
+            ),
             **diff_context(lines, changes_in_words(draft.tenant_id, base, draft.definition)),
         }
         return TemplateResponse(request, "admin/approvals/workflowtemplate/draft.html", context)
@@ -728,6 +737,18 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
         back = HttpResponseRedirect(
             reverse("admin:approvals_workflowtemplate_draft", args=[draft.pk])
         )
+        if "_discard" not in request.POST and not confirmed(request):
+            # without the page's script: a page of its own asks first
+            title = draft.definition.get("title") or draft.key
+            return confirm_page(
+                request,
+                admin_site=self.admin_site,
+                opts=self.model._meta,
+                title=f"Publish {title}?",
+                question=DRAFT_PUBLISH_QUESTION.format(title=title),
+                action="Publish it",
+                back=request.path,
+            )
         try:
             if "_discard" in request.POST:
                 workflow_template_draft_discard(
@@ -752,12 +773,20 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
         return self._to(published)
 
     def _confirm(self, request: HttpRequest, template: WorkflowTemplate, **extra: Any) -> Any:
-        context = self._page(request, template, **extra)
+        """The question before retiring or rolling back, which a POST needs answered
+        (``confirmed=yes``, as the page's form sends it): unanswered, nothing changes."""
+        context = self._page(
+            request,
+            template,
+            confirmed_field=CONFIRMED_FIELD,
+            confirmed_value=CONFIRMED_YES,
+            **extra,
+        )
         return TemplateResponse(request, "admin/approvals/workflowtemplate/confirm.html", context)
 
     def retire_view(self, request: HttpRequest, pk: int) -> HttpResponse:
         template = self._version(request, pk, "change")
-        if request.method != "POST":
+        if request.method != "POST" or not confirmed(request):
             title = template.definition.get("title") or template.key
             return self._confirm(
                 request,
@@ -784,7 +813,7 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
 
     def rollback_view(self, request: HttpRequest, pk: int) -> HttpResponse:
         template = self._version(request, pk, "change")
-        if request.method != "POST":
+        if request.method != "POST" or not confirmed(request):
             return self._confirm(
                 request,
                 template,

@@ -18,11 +18,13 @@ from approvals.models import Workflow, WorkflowEvent
 from approvals.runtime import store
 from approvals.runtime.directory import TenantDirectory
 from approvals.runtime.dispatch import mail_dispatch_on_commit
-from approvals.words.steps import nothing_undone
+from approvals.words.held import not_recorded_words
+from approvals.words.steps import nothing_undone, step_title
 from templates_engine import State
 from templates_engine import events as ev
 
-from .mail_words import facts
+from .format import amount_of, one_line
+from .mail_words import facts, name_of, request_line
 from .models import MailKind, MailMessage, NotificationMode
 
 _OUTCOMES: dict[type[ev.Event], MailKind] = {
@@ -375,3 +377,57 @@ def mail_project_command(
             now=now,
             directory=directory,
         )
+
+
+# A mail that answers no event (a held decision refused at release) is keyed by this
+# ``event_seq``: events count from 1.
+NO_EVENT_SEQ = 0
+HELD_NOT_RECORDED_WHY = (
+    "{reason} Nothing was recorded in your name; decide again if it is still yours to decide."
+)
+
+
+def held_not_recorded_mail(*, hold: Any, reason: str, now: Any) -> None:
+    """Tell the person whose held decision was refused at release (the task was handed
+    to someone else, the request withdrawn meanwhile) that it was not recorded and
+    why, in the caller's transaction; sent after commit. One such mail per person and
+    request (a second refusal on the same request adds none)."""
+    wf = Workflow.objects.select_related("submitter").get(pk=hold.workflow_id)
+    person = hold.actor
+    if not person.is_active or not person.email:
+        return
+    title = definition_for(wf.template_id).title
+    raw = raw_definition_for(wf.template_id)
+    amount = amount_of(wf.data)
+    what = request_line(wf.summary, title, amount, wf.subject_id)
+    headline = not_recorded_words(hold.decision, what)
+    ctx = {
+        "recipient": name_of(person),
+        "subject": one_line(f"Not recorded: your decision on {what}"),
+        "headline": headline,
+        "summary": what,
+        "title": title,
+        "amount": amount,
+        "requester": name_of(wf.submitter),
+        "reference": f"{title} {wf.subject_id}".strip(),
+        "step": step_title(raw, hold.step) if hold.step else "",
+        "why": HELD_NOT_RECORDED_WHY.format(reason=reason.rstrip(".") + "."),
+        "zone": getattr(person, "time_zone", ""),
+        "workflow": str(wf.pk),
+    }
+    row = (
+        wf.tenant_id,
+        wf.pk,
+        NO_EVENT_SEQ,
+        person.pk,
+        MailKind.HELD_NOT_RECORDED,
+        False,
+        person.email,
+        ctx["subject"],
+        ctx,
+        message_id(workflow_id=wf.pk, seq=NO_EVENT_SEQ, user_id=person.pk),
+        now,
+        now,
+    )
+    store.insert(MailMessage, _MAIL_COLUMNS, [row], on_conflict_ignore=True)
+    mail_dispatch_on_commit(workflow_id=wf.pk, seqs=[NO_EVENT_SEQ])
