@@ -6,12 +6,16 @@ projecting the same events again writes nothing new, because each row is unique 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
+from django.core.mail import EmailMessage, get_connection
+from django.db import transaction
+from django.urls import reverse
 
 from approvals.definitions import definition_for, raw_definition_for
 from approvals.models import Workflow, WorkflowEvent
@@ -26,6 +30,8 @@ from templates_engine import events as ev
 from .format import amount_of, one_line
 from .mail_words import facts, name_of, request_line
 from .models import MailKind, MailMessage, NotificationMode
+
+log = logging.getLogger(__name__)
 
 _OUTCOMES: dict[type[ev.Event], MailKind] = {
     ev.WorkflowCompleted: MailKind.OUTCOME_APPROVED,
@@ -431,3 +437,45 @@ def held_not_recorded_mail(*, hold: Any, reason: str, now: Any) -> None:
     )
     store.insert(MailMessage, _MAIL_COLUMNS, [row], on_conflict_ignore=True)
     mail_dispatch_on_commit(workflow_id=wf.pk, seqs=[NO_EVENT_SEQ])
+
+
+DRAFT_REVIEW_SUBJECT = "{drafter} changed {title}: review and publish"
+DRAFT_REVIEW_BODY = """Hello {recipient},
+
+{drafter} changed the workflow template {title} and saved it as a draft. Four eyes are
+on for your organisation, so it waits for another finance admin to read the change and
+publish it (or discard it). Nothing changes for requests until then.
+
+Review and publish: {url}
+"""
+
+
+def template_draft_mails(*, draft: Any, drafter: Any, reviewers: Sequence[Any]) -> None:
+    """After commit, mail each of ``reviewers`` (the organisation's other finance
+    admins) that ``drafter`` changed a workflow template, with the draft's review page.
+    A mail that cannot be sent is logged; the draft stays listed under its template."""
+    title = str(draft.definition.get("title") or draft.key)
+    who = name_of(drafter) if drafter is not None else "Someone"
+    url = settings.APPROVALS_BASE_URL + reverse(
+        "admin:approvals_workflowtemplate_draft", args=[draft.pk]
+    )
+    mails = [
+        EmailMessage(
+            subject=one_line(DRAFT_REVIEW_SUBJECT.format(drafter=who, title=title)),
+            body=DRAFT_REVIEW_BODY.format(
+                recipient=name_of(person), drafter=who, title=title, url=url
+            ),
+            to=[person.email],
+        )
+        for person in reviewers
+        if person.is_active and person.email
+    ]
+
+    def send() -> None:
+        try:
+            get_connection().send_messages(mails)
+        except Exception:  # the draft is saved; its page lists it whatever the mail did
+            log.exception("template draft %s: the review mails were not sent", draft.pk)
+
+    if mails:
+        transaction.on_commit(send)
