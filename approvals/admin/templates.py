@@ -263,7 +263,9 @@ class WorkflowTemplateForm(forms.ModelForm):
             raise forms.ValidationError(NOT_AN_OBJECT)
         definition = doc if self.as_json else self._from_editor(doc)
         if not self.as_json:
-            definition, self.condition_errors = condition_form.apply(definition, self.data)
+            definition, self.condition_errors = condition_form.apply(
+                definition, self.data, base=base_currency(self._tenant_id())
+            )
             self.edited = definition
             if step_cards.reshaping(self.data):
                 return definition  # checked when previewed or saved, not half-made
