@@ -18,7 +18,7 @@ from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q, QuerySet
 from django.forms.fields import InvalidJSONInput
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
@@ -27,9 +27,10 @@ from guardian.admin import GuardedModelAdmin
 
 from templates_engine import TERMINAL
 
-from .. import clock, json_input
+from .. import access, clock, json_input
 from ..activities import activity_names
 from ..models import OrgGroup, User, WorkflowTemplate, WorkflowTemplateDraft
+from ..selectors.people import people_matching
 from ..selectors.template_trial import Trial, workflow_template_try
 from ..selectors.templates import (
     workflow_template_drafts_open,
@@ -76,6 +77,7 @@ from ..web.story import names_in
 from ..web.template_trial_words import trial_end, trial_rows, trial_usernames
 from .confirm import CONFIRMED as CONFIRMED_YES
 from .confirm import CONFIRMED_FIELD, confirm_page, confirmed
+from .offboarding import QUERY_INVALID
 
 PREVIEW_NOTE = "Preview only: nothing is published until you press Save."
 NOT_AN_OBJECT = "The definition must be a JSON object."
@@ -284,7 +286,8 @@ class WorkflowTemplateForm(forms.ModelForm):
         """The step cards: of the steps as edited (posted, a card added or removed),
         else of the version edited."""
         base = self.edited or self.previous or STARTER
-        return step_cards.cards(to_editor(base).get("steps") or [])
+        words = self.picker.words() if self.picker is not None else {}
+        return step_cards.cards(to_editor(base).get("steps") or [], words)
 
     def _from_editor(self, doc: dict[str, Any]) -> dict[str, Any]:
         """The definition the structured editor's document stands for. The page's script
@@ -605,8 +608,24 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
             # GET asks first, naming the effect; POST acts
             path("<int:pk>/retire/", view(self.retire_view), name=f"{name}_retire"),
             path("<int:pk>/rollback/", view(self.rollback_view), name=f"{name}_rollback"),
+            # the step cards' approver boxes: people who can approve, found by name
+            path("approvers/", view(self.approvers_view), name=f"{name}_approvers"),
         ]
         return own + super().get_urls()
+
+    def approvers_view(self, request: HttpRequest) -> HttpResponse:
+        """Suggestions for a step card's approver box (``?q=``): at most ten of the
+        people who can approve, found by name; never the whole organisation."""
+        user: Any = request.user
+        if not access.admin_may(user, "change", "workflowtemplate") or user.tenant_id is None:
+            raise PermissionDenied
+        text = request.GET.get("q", "").strip()
+        if not 1 <= len(text) <= 100 or "\x00" in text:
+            return JsonResponse({"error": QUERY_INVALID}, status=400)
+        found = people_matching(access.approver_candidates(user.tenant_id), text)
+        return JsonResponse(
+            {"people": [{"username": c.username, "name": c.name, "label": c.label} for c in found]}
+        )
 
     def _version(self, request: HttpRequest, pk: int, action: str) -> WorkflowTemplate:
         template = self.get_queryset(request).filter(pk=pk).first()
