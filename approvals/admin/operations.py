@@ -59,6 +59,7 @@ class _Operation(forms.Form):
     # is done.
     confirm = ""
     question = ""
+    title = ""  # what the operation does, as its button says it
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
