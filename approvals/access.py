@@ -686,12 +686,17 @@ ADMIN_RIGHTS: dict[str, dict[str, frozenset[str]]] = {
         "delegation": frozenset({"view", "add", "change", "delete"}),
         "startschedule": frozenset({"view", "add", "change", "delete"}),
         "exchangerate": frozenset({"view", "add", "change", "delete"}),
+        "department": frozenset({"view", "add", "change", "delete"}),
     },
     # Organisation admins read the work and act on it only through the operations
-    # pages (admin/operation_pages.py), which go through the command path; never by editing rows.
+    # pages (admin/operation_pages.py), which go through the command path; never by editing
+    # rows. They keep the organisation's list of departments.
     Role.ORG_ADMIN: {
-        model: frozenset({"view"})
-        for model in ("workflow", "workflowevent", "pendingtask", "timer", "activityattempt")
+        **{
+            model: frozenset({"view"})
+            for model in ("workflow", "workflowevent", "pendingtask", "timer", "activityattempt")
+        },
+        "department": frozenset({"view", "add", "change", "delete"}),
     },
     Role.AUDITOR: {
         model: frozenset({"view"})
@@ -705,6 +710,7 @@ ADMIN_RIGHTS: dict[str, dict[str, frozenset[str]]] = {
             "delegation",
             "startschedule",
             "exchangerate",
+            "department",
         )
     },
 }

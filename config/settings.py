@@ -365,6 +365,9 @@ APPROVALS_HISTORY_PARTITIONS_INTERVAL_SECONDS = env_int(
 # is recorded; held decisions whose window passed are released this often.
 APPROVALS_UNDO_SECONDS = env_int("APPROVALS_UNDO_SECONDS", 8)
 APPROVALS_HELD_INTERVAL_SECONDS = env_int("APPROVALS_HELD_INTERVAL_SECONDS", 1)
+# Held decisions recorded, undone or refused are kept this many days, then pruned by
+# the same job (the history keeps what was decided).
+APPROVALS_HELD_KEEP_DAYS = env_int("APPROVALS_HELD_KEEP_DAYS", 30)
 APPROVALS_TIMER_BATCH = env_int("APPROVALS_TIMER_BATCH", 200)
 # Due timers of this many workflows fire in one transaction (1: each alone).
 APPROVALS_TIMER_GROUP = env_int("APPROVALS_TIMER_GROUP", 20)

@@ -60,6 +60,23 @@
     });
   }
 
+  // The form's fold buttons say what they do ("Show", read as "Show Data fields"),
+  // never "[-]" or "[+]": the words are an attribute the style sheet shows in place of
+  // the brackets, whose text the form keeps drawing. The whole template's own group
+  // does not fold.
+  function foldWords(container) {
+    container.querySelectorAll(".rjf-collapse-button").forEach(function (button, n) {
+      if (n === 0) { if (!button.hidden) button.hidden = true; return; }
+      var shut = button.textContent.indexOf("+") >= 0;
+      var words = shut ? "Show" : "Hide";
+      if (button.getAttribute("data-words") === words) return;
+      var title = button.closest(".rjf-form-group-title");
+      var what = title && title.firstChild ? title.firstChild.textContent.trim() : "";
+      button.setAttribute("data-words", words);
+      button.setAttribute("aria-label", words + " " + what);
+    });
+  }
+
   function start() {
     var container = document.querySelector("[data-django-jsonform-container]");
     if (!container) return;
@@ -67,8 +84,11 @@
     var each = function () {
       container.querySelectorAll("input, select, textarea").forEach(name);
       if (!folded && container.querySelector("input")) { folded = true; fold(container); }
+      foldWords(container);
     };
-    new MutationObserver(each).observe(container, { childList: true, subtree: true });
+    new MutationObserver(each).observe(container, {
+      childList: true, subtree: true, characterData: true
+    });
     each();
   }
 

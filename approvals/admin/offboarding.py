@@ -33,6 +33,7 @@ from ..services.directory import (
     user_deactivate,
 )
 from ..web import present
+from .confirm import confirm_page, confirmed
 
 NOBODY_TAKES = "nobody can take it: choose someone"
 NOT_A_CHOICE = (
@@ -42,6 +43,11 @@ NOT_A_CHOICE = (
 QUERY_INVALID = "Type 1 to 100 characters of a name."
 REASON_NEEDED = "Say why they are leaving: it is kept in each request's history."
 DONE = "{name} is deactivated. {tasks}"
+# Asked first (by the page's dialog, or without its script by a page of its own).
+OFFBOARD_QUESTION = (
+    "Deactivate {name} and hand on their tasks as shown? They can no longer sign in, and"
+    " the tasks do not come back to them."
+)
 PAGE_TITLE = "Offboard someone who leaves"
 
 
@@ -206,6 +212,7 @@ class OffboardingAdmin:
     """Mixed into the user admin: the offboarding page, for organisation admins."""
 
     admin_site: Any
+    model: Any
 
     def get_urls(self) -> list[URLPattern]:
         page = path(
@@ -268,6 +275,17 @@ class OffboardingAdmin:
         if leaver is not None and request.method == "POST" and source.get("confirm"):
             if not reason:
                 errors.append(REASON_NEEDED)
+            if not errors and not confirmed(request):
+                # without the page's script: a page of its own asks first
+                return confirm_page(
+                    request,
+                    admin_site=self.admin_site,
+                    opts=self.model._meta,
+                    title=f"Deactivate {_name(leaver)}?",
+                    question=OFFBOARD_QUESTION.format(name=_name(leaver)),
+                    action=f"Deactivate {_name(leaver)} and hand on these tasks",
+                    back=request.path,
+                )
             if not errors:
                 done = self._offboard(request, admin_user, leaver, reason, chosen)
                 if isinstance(done, str):
@@ -287,6 +305,7 @@ class OffboardingAdmin:
             "who_error": who_error,
             "leaver": leaver,
             "leaver_name": _name(leaver) if leaver is not None else "",
+            "question": OFFBOARD_QUESTION.format(name=_name(leaver)) if leaver is not None else "",
             "rows": _rows(leaver, plan, names, chosen) if leaver is not None else [],
             "reason": reason,
             "errors": errors,

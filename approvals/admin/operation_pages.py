@@ -42,6 +42,7 @@ from ..services.workflows import (
     workflow_reassign,
 )
 from ..web import present
+from .confirm import confirm_page, confirmed
 
 REASON_HELP = "Kept in the workflow's history with your name."
 
@@ -53,9 +54,12 @@ class _Operation(forms.Form):
     )
 
     # What is asked before an operation that cannot be taken back ("" for none), with
-    # ``{what}`` for the request: the page's dialog asks it first (static/confirm.js).
+    # ``{what}`` for the request: the page's dialog asks it first (static/confirm.js),
+    # or without the script a page of its own (admin/confirm.py); unconfirmed, nothing
+    # is done.
     confirm = ""
     question = ""
+    title = ""  # what the operation does, as its button says it
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -310,6 +314,17 @@ class WorkflowOperationsAdmin(admin.ModelAdmin):
             if form is None:
                 messages.error(request, "That cannot be done to this request as it stands now.")
                 status = 409
+            elif form.is_valid() and form.confirm and not confirmed(request):
+                # without the page's script: a page of its own asks first
+                return confirm_page(
+                    request,
+                    admin_site=self.admin_site,
+                    opts=self.model._meta,
+                    title=f"{form.title}?",
+                    question=form.confirm.format(what=_title(wf)),
+                    action=form.title,
+                    back=request.path,
+                )
             elif form.is_valid():
                 try:
                     done = _perform(form, user, wf)

@@ -16,6 +16,7 @@ from django.urls import URLPattern, path, reverse
 
 from .. import access
 from ..models import ExchangeRate, Tenant
+from ..notifications.format import ISO_4217
 from ..services.rates import (
     CSV_MAX_BYTES,
     NO_BASE_CURRENCY,
@@ -27,6 +28,7 @@ from ..services.rates import (
 NOT_A_MEMBER = "Rates belong to an organisation: sign in as one of its finance admins."
 BASE_SET = "Rules now compare amounts in {code}."
 SAME_AS_BASE = "{code} is the base currency itself; it needs no rate."
+NOT_A_CURRENCY = "{value} is not a currency code of ISO 4217, such as USD or JPY."
 ALREADY_A_RATE = "{code} already has a rate on {day}: change that one instead."
 
 
@@ -58,7 +60,10 @@ class ExchangeRateForm(forms.ModelForm):
         fields = ["currency", "on", "rate"]
 
     def clean_currency(self) -> str:
-        return str(self.cleaned_data.get("currency") or "").strip().upper()
+        code = str(self.cleaned_data.get("currency") or "").strip().upper()
+        if code not in ISO_4217:
+            raise forms.ValidationError(NOT_A_CURRENCY.format(value=code))
+        return code
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}

@@ -21,6 +21,7 @@ from ..models import (
     ActivityAttempt,
     ApiToken,
     Delegation,
+    Department,
     ExchangeRate,
     OrgGroup,
     PendingTask,
@@ -40,6 +41,7 @@ from ..services.schedules import schedule_cron, schedule_plan
 from ..services.tokens import token_revoke
 from ..web import present
 from ..words import zones
+from .departments import DepartmentForm
 from .labels import LabelledDateTimeAdmin
 from .offboarding import OffboardingAdmin
 from .operation_pages import WorkflowOperationsAdmin
@@ -494,6 +496,25 @@ class ExchangeRateAdmin(RatesAdmin, TenantScoped):
         tenant = Tenant.objects.filter(pk=user.tenant_id).first()
         context = {**(extra_context or {}), "organisation": tenant}
         return super().changelist_view(request, context)
+
+
+@admin.register(Department)
+class DepartmentAdmin(TenantScoped):
+    """The departments a request's department field offers, kept by finance and
+    organisation admins (admin/departments.py)."""
+
+    form = DepartmentForm
+    list_display = ["name", "key"]
+    list_filter = ["tenant"]
+    search_fields = ["name", "key"]
+
+    def get_form(
+        self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any
+    ) -> Any:
+        form = super().get_form(request, obj, change, **kwargs)
+        user: Any = request.user
+        tenant_id = obj.tenant_id if obj is not None else user.tenant_id
+        return type(form.__name__, (form,), {"organisation_id": tenant_id})
 
 
 class ReadOnlyAdmin(TenantScoped):

@@ -18,7 +18,7 @@ from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q, QuerySet
 from django.forms.fields import InvalidJSONInput
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
@@ -27,9 +27,10 @@ from guardian.admin import GuardedModelAdmin
 
 from templates_engine import TERMINAL
 
-from .. import clock, json_input
+from .. import access, clock, json_input
 from ..activities import activity_names
 from ..models import OrgGroup, User, WorkflowTemplate, WorkflowTemplateDraft
+from ..selectors.people import people_matching
 from ..selectors.template_trial import Trial, workflow_template_try
 from ..selectors.templates import (
     workflow_template_drafts_open,
@@ -74,6 +75,9 @@ from ..web.editor_page import (
 from ..web.forms import SchemaForm
 from ..web.story import names_in
 from ..web.template_trial_words import trial_end, trial_rows, trial_usernames
+from .confirm import CONFIRMED as CONFIRMED_YES
+from .confirm import CONFIRMED_FIELD, confirm_page, confirmed
+from .offboarding import QUERY_INVALID
 
 PREVIEW_NOTE = "Preview only: nothing is published until you press Save."
 NOT_AN_OBJECT = "The definition must be a JSON object."
@@ -100,6 +104,10 @@ DRAFT_PUBLISHED_LOG = (
     "Published version {version}, drafted by {drafter} and published by {publisher}."
 )
 DRAFT_DISCARDED = "The draft was discarded; nothing was published."
+DRAFT_PUBLISH_QUESTION = (
+    "Publish the change to {title}? New requests follow it at once; requests already"
+    " running keep their version."
+)
 STEPS_RESHAPED = "The steps changed on this page only: nothing is saved until you press Save."
 CONFIRMED = "publish_confirmed"
 NOTHING_CHANGED = "Nothing changed from version {version}, so nothing was published."
@@ -257,7 +265,9 @@ class WorkflowTemplateForm(forms.ModelForm):
             raise forms.ValidationError(NOT_AN_OBJECT)
         definition = doc if self.as_json else self._from_editor(doc)
         if not self.as_json:
-            definition, self.condition_errors = condition_form.apply(definition, self.data)
+            definition, self.condition_errors = condition_form.apply(
+                definition, self.data, base=base_currency(self._tenant_id())
+            )
             self.edited = definition
             if step_cards.reshaping(self.data):
                 return definition  # checked when previewed or saved, not half-made
@@ -276,7 +286,8 @@ class WorkflowTemplateForm(forms.ModelForm):
         """The step cards: of the steps as edited (posted, a card added or removed),
         else of the version edited."""
         base = self.edited or self.previous or STARTER
-        return step_cards.cards(to_editor(base).get("steps") or [])
+        words = self.picker.words() if self.picker is not None else {}
+        return step_cards.cards(to_editor(base).get("steps") or [], words)
 
     def _from_editor(self, doc: dict[str, Any]) -> dict[str, Any]:
         """The definition the structured editor's document stands for. The page's script
@@ -597,8 +608,24 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
             # GET asks first, naming the effect; POST acts
             path("<int:pk>/retire/", view(self.retire_view), name=f"{name}_retire"),
             path("<int:pk>/rollback/", view(self.rollback_view), name=f"{name}_rollback"),
+            # the step cards' approver boxes: people who can approve, found by name
+            path("approvers/", view(self.approvers_view), name=f"{name}_approvers"),
         ]
         return own + super().get_urls()
+
+    def approvers_view(self, request: HttpRequest) -> HttpResponse:
+        """Suggestions for a step card's approver box (``?q=``): at most ten of the
+        people who can approve, found by name; never the whole organisation."""
+        user: Any = request.user
+        if not access.admin_may(user, "change", "workflowtemplate") or user.tenant_id is None:
+            raise PermissionDenied
+        text = request.GET.get("q", "").strip()
+        if not 1 <= len(text) <= 100 or "\x00" in text:
+            return JsonResponse({"error": QUERY_INVALID}, status=400)
+        found = people_matching(access.approver_candidates(user.tenant_id), text)
+        return JsonResponse(
+            {"people": [{"username": c.username, "name": c.name, "label": c.label} for c in found]}
+        )
 
     def _version(self, request: HttpRequest, pk: int, action: str) -> WorkflowTemplate:
         template = self.get_queryset(request).filter(pk=pk).first()
@@ -719,6 +746,9 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
             "next_version": (newest[0].version + 1) if newest else 1,
             "own": own,
             "open": draft.closed_at is None,
+            "publish_question": DRAFT_PUBLISH_QUESTION.format(
+                title=draft.definition.get("title") or draft.key
+            ),
             **diff_context(lines, changes_in_words(draft.tenant_id, base, draft.definition)),
         }
         return TemplateResponse(request, "admin/approvals/workflowtemplate/draft.html", context)
@@ -728,6 +758,18 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
         back = HttpResponseRedirect(
             reverse("admin:approvals_workflowtemplate_draft", args=[draft.pk])
         )
+        if "_discard" not in request.POST and not confirmed(request):
+            # without the page's script: a page of its own asks first
+            title = draft.definition.get("title") or draft.key
+            return confirm_page(
+                request,
+                admin_site=self.admin_site,
+                opts=self.model._meta,
+                title=f"Publish {title}?",
+                question=DRAFT_PUBLISH_QUESTION.format(title=title),
+                action="Publish it",
+                back=request.path,
+            )
         try:
             if "_discard" in request.POST:
                 workflow_template_draft_discard(
@@ -752,12 +794,20 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
         return self._to(published)
 
     def _confirm(self, request: HttpRequest, template: WorkflowTemplate, **extra: Any) -> Any:
-        context = self._page(request, template, **extra)
+        """The question before retiring or rolling back, which a POST needs answered
+        (``confirmed=yes``, as the page's form sends it): unanswered, nothing changes."""
+        context = self._page(
+            request,
+            template,
+            confirmed_field=CONFIRMED_FIELD,
+            confirmed_value=CONFIRMED_YES,
+            **extra,
+        )
         return TemplateResponse(request, "admin/approvals/workflowtemplate/confirm.html", context)
 
     def retire_view(self, request: HttpRequest, pk: int) -> HttpResponse:
         template = self._version(request, pk, "change")
-        if request.method != "POST":
+        if request.method != "POST" or not confirmed(request):
             title = template.definition.get("title") or template.key
             return self._confirm(
                 request,
@@ -784,7 +834,7 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
 
     def rollback_view(self, request: HttpRequest, pk: int) -> HttpResponse:
         template = self._version(request, pk, "change")
-        if request.method != "POST":
+        if request.method != "POST" or not confirmed(request):
             return self._confirm(
                 request,
                 template,

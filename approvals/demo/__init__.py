@@ -15,7 +15,7 @@ from django.db import transaction
 
 from .. import clock
 from ..access import Role
-from ..models import ExchangeRate, OrgGroup, Tenant, User
+from ..models import Department, ExchangeRate, OrgGroup, Tenant, User
 from ..services.templates import workflow_template_publish
 
 HERE = Path(__file__).parent
@@ -42,6 +42,15 @@ RATES = {"USD": Decimal("83.20"), "EUR": Decimal("90.10"), "GBP": Decimal("105.4
 RATE_DAYS = range(-7, 2)
 # Approver groups that routing rules name ({"group": KEY}).
 GROUPS = {"finance": "Finance", "it-admins": "IT admins"}
+# The departments a claim names (key -> name): the start form offers the names.
+DEPARTMENTS = {
+    "eng": "Engineering",
+    "fin": "Finance",
+    "sales": "Sales",
+    "ops": "Operations",
+    "mkt": "Marketing",
+    "people": "People",
+}
 # What each demo person does, for the sign-in list `make run` prints.
 DESCRIPTIONS = {
     "cora": "CEO, victor's manager",
@@ -112,6 +121,10 @@ def seed_demo() -> Tenant:
     for doc in definitions():
         workflow_template_publish(tenant=tenant, definition=doc, published_by=admin)
     _seed_rates(tenant)
+    Department.objects.bulk_create(
+        [Department(tenant=tenant, key=key, name=name) for key, name in DEPARTMENTS.items()],
+        ignore_conflicts=True,
+    )
     return tenant
 
 

@@ -16,7 +16,7 @@ from django.db import migrations
 SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
 ROLES = ("approvals_app", "approvals_system")
 SQL_FILES = {
-    "policies/tenant_isolation.sql": "6b2ff484c20119729d684f14d26ffab49ddc66d6c0984072dc92986b1450b81c",
+    "policies/tenant_isolation.sql": "18f777a72351acb5459c69394cc7450175c13ffcac37e0152d6a7605f626bfa5",
 }
 
 
@@ -49,5 +49,5 @@ def forwards(apps: Any, schema_editor: Any) -> None:
 
 
 class Migration(migrations.Migration):
-    dependencies = [("approvals", "0170_archived_workflow_index")]
+    dependencies = [("approvals", "0180_departments")]
     operations = [migrations.RunPython(forwards, migrations.RunPython.noop, elidable=False)]

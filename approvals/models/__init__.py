@@ -3,6 +3,7 @@
 from ..audit.models import ChainSeal
 from .analytics import StepDay, StepVisit, StepVisitRetraction
 from .currency import ExchangeRate
+from .departments import Department
 from .directory import Delegation, DirectoryVersion, OrgGroup, Tenant, User
 from .drafts import Draft, DraftFile
 from .held import HeldDecision
@@ -24,6 +25,7 @@ __all__ = [
     "ApiToken",
     "ChainSeal",
     "Delegation",
+    "Department",
     "DirectoryVersion",
     "Draft",
     "DraftFile",

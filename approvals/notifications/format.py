@@ -11,8 +11,27 @@ SYMBOLS = {"INR": "₹", "USD": "$", "EUR": "€", "GBP": "£"}
 # How a sentence names a currency ("amounts in rupees"); others by their ISO code.
 CURRENCY_NAMES = {"INR": "rupees", "USD": "US dollars", "EUR": "euros", "GBP": "pounds sterling"}
 INDIAN_GROUPING = frozenset({"INR"})  # lakhs and crores: 1,00,000
-# Currencies whose minor unit is not a hundredth.
-EXPONENTS = {"JPY": 0, "KRW": 0, "BHD": 3, "KWD": 3, "OMR": 3}
+# Currencies whose minor unit is not a hundredth (ISO 4217's minor units).
+EXPONENTS = {
+    **dict.fromkeys(
+        ("BIF", "CLP", "DJF", "GNF", "ISK", "JPY", "KMF", "KRW", "PYG", "RWF", "UGX", "VND"),
+        0,
+    ),
+    **dict.fromkeys(("VUV", "XAF", "XOF", "XPF"), 0),
+    **dict.fromkeys(("BHD", "IQD", "JOD", "KWD", "LYD", "OMR", "TND"), 3),
+}
+# The currencies of ISO 4217 (its current list, without the funds, the precious metals
+# and the codes kept for testing): what a base currency or a rate's currency may be.
+ISO_4217 = frozenset(
+    """AED AFN ALL AMD ANG AOA ARS AUD AWG AZN BAM BBD BDT BGN BHD BIF BMD BND BOB BRL
+    BSD BTN BWP BYN BZD CAD CDF CHF CLP CNY COP CRC CUP CVE CZK DJF DKK DOP DZD EGP
+    ERN ETB EUR FJD FKP GBP GEL GHS GIP GMD GNF GTQ GYD HKD HNL HTG HUF IDR ILS INR
+    IQD IRR ISK JMD JOD JPY KES KGS KHR KMF KPW KRW KWD KYD KZT LAK LBP LKR LRD LSL
+    LYD MAD MDL MGA MKD MMK MNT MOP MRU MUR MVR MWK MXN MYR MZN NAD NGN NIO NOK NPR
+    NZD OMR PAB PEN PGK PHP PKR PLN PYG QAR RON RSD RUB RWF SAR SBD SCR SDG SEK SGD
+    SHP SLE SOS SRD SSP STN SVC SYP SZL THB TJS TMT TND TOP TRY TTD TWD TZS UAH UGX
+    USD UYU UZS VED VES VND VUV WST XAF XCD XCG XOF XPF YER ZAR ZMW ZWG""".split()  # noqa: SIM905
+)
 
 
 def _group(digits: str, indian: bool) -> str:

@@ -6,24 +6,32 @@ projecting the same events again writes nothing new, because each row is unique 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
+from django.core.mail import EmailMessage, get_connection
+from django.db import transaction
+from django.urls import reverse
 
 from approvals.definitions import definition_for, raw_definition_for
 from approvals.models import Workflow, WorkflowEvent
 from approvals.runtime import store
 from approvals.runtime.directory import TenantDirectory
 from approvals.runtime.dispatch import mail_dispatch_on_commit
-from approvals.words.steps import nothing_undone
+from approvals.words.held import not_recorded_words
+from approvals.words.steps import nothing_undone, step_title
 from templates_engine import State
 from templates_engine import events as ev
 
-from .mail_words import facts
+from .format import amount_of, one_line
+from .mail_words import facts, name_of, request_line
 from .models import MailKind, MailMessage, NotificationMode
+
+log = logging.getLogger(__name__)
 
 _OUTCOMES: dict[type[ev.Event], MailKind] = {
     ev.WorkflowCompleted: MailKind.OUTCOME_APPROVED,
@@ -428,3 +436,99 @@ def mail_project_command(
             now=now,
             directory=directory,
         )
+
+
+# A mail that answers no event (a held decision refused at release) is keyed by this
+# ``event_seq``: events count from 1.
+NO_EVENT_SEQ = 0
+HELD_NOT_RECORDED_WHY = (
+    "{reason} Nothing was recorded in your name; decide again if it is still yours to decide."
+)
+
+
+def held_not_recorded_mail(*, hold: Any, reason: str, now: Any) -> None:
+    """Tell the person whose held decision was refused at release (the task was handed
+    to someone else, the request withdrawn meanwhile) that it was not recorded and
+    why, in the caller's transaction; sent after commit. One such mail per person and
+    request (a second refusal on the same request adds none)."""
+    wf = Workflow.objects.select_related("submitter").get(pk=hold.workflow_id)
+    person = hold.actor
+    if not person.is_active or not person.email:
+        return
+    title = definition_for(wf.template_id).title
+    raw = raw_definition_for(wf.template_id)
+    amount = amount_of(wf.data)
+    what = request_line(wf.summary, title, amount, wf.subject_id)
+    headline = not_recorded_words(hold.decision, what)
+    ctx = {
+        "recipient": name_of(person),
+        "subject": one_line(f"Not recorded: your decision on {what}"),
+        "headline": headline,
+        "summary": what,
+        "title": title,
+        "amount": amount,
+        "requester": name_of(wf.submitter),
+        "reference": f"{title} {wf.subject_id}".strip(),
+        "step": step_title(raw, hold.step) if hold.step else "",
+        "why": HELD_NOT_RECORDED_WHY.format(reason=reason.rstrip(".") + "."),
+        "zone": getattr(person, "time_zone", ""),
+        "workflow": str(wf.pk),
+    }
+    row = (
+        wf.tenant_id,
+        wf.pk,
+        NO_EVENT_SEQ,
+        person.pk,
+        MailKind.HELD_NOT_RECORDED,
+        False,
+        person.email,
+        ctx["subject"],
+        ctx,
+        message_id(workflow_id=wf.pk, seq=NO_EVENT_SEQ, user_id=person.pk),
+        now,
+        now,
+    )
+    store.insert(MailMessage, _MAIL_COLUMNS, [row], on_conflict_ignore=True)
+    mail_dispatch_on_commit(workflow_id=wf.pk, seqs=[NO_EVENT_SEQ])
+
+
+DRAFT_REVIEW_SUBJECT = "{drafter} changed {title}: review and publish"
+DRAFT_REVIEW_BODY = """Hello {recipient},
+
+{drafter} changed the workflow template {title} and saved it as a draft. Four eyes are
+on for your organisation, so it waits for another finance admin to read the change and
+publish it (or discard it). Nothing changes for requests until then.
+
+Review and publish: {url}
+"""
+
+
+def template_draft_mails(*, draft: Any, drafter: Any, reviewers: Sequence[Any]) -> None:
+    """After commit, mail each of ``reviewers`` (the organisation's other finance
+    admins) that ``drafter`` changed a workflow template, with the draft's review page.
+    A mail that cannot be sent is logged; the draft stays listed under its template."""
+    title = str(draft.definition.get("title") or draft.key)
+    who = name_of(drafter) if drafter is not None else "Someone"
+    url = settings.APPROVALS_BASE_URL + reverse(
+        "admin:approvals_workflowtemplate_draft", args=[draft.pk]
+    )
+    mails = [
+        EmailMessage(
+            subject=one_line(DRAFT_REVIEW_SUBJECT.format(drafter=who, title=title)),
+            body=DRAFT_REVIEW_BODY.format(
+                recipient=name_of(person), drafter=who, title=title, url=url
+            ),
+            to=[person.email],
+        )
+        for person in reviewers
+        if person.is_active and person.email
+    ]
+
+    def send() -> None:
+        try:
+            get_connection().send_messages(mails)
+        except Exception:  # the draft is saved; its page lists it whatever the mail did
+            log.exception("template draft %s: the review mails were not sent", draft.pk)
+
+    if mails:
+        transaction.on_commit(send)

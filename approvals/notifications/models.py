@@ -22,6 +22,9 @@ class MailKind(models.TextChoices):
     COMMENT = "comment"
     MENTIONED = "mentioned"
     WITHDRAWN = "withdrawn"
+    # A decision held for its undo window that the command path refused when the
+    # window had passed (services.held_decisions): no event, so ``event_seq`` 0.
+    HELD_NOT_RECORDED = "held_not_recorded"
 
 
 # Kinds that hand someone a task: their mails carry the Approve and Reject links.

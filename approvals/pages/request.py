@@ -30,6 +30,7 @@ from ..audit.archived import workflow_archived
 from ..http.request_ids import request_id_valid
 from ..models import HeldDecision, User, Workflow
 from ..runtime.commands import Busy, CommandResult, RequestIdReused, WorkflowNotFound
+from ..selectors.departments import department_choices
 from ..selectors.held import held_open
 from ..selectors.standing_in import stands_in_for
 from ..selectors.workflows import workflow_get_readable, workflow_restart_links
@@ -166,7 +167,12 @@ def _detail_context(readable: access.ReadableWorkflow) -> dict[str, Any]:
         "sent_back": _awaits_changes_from(user, wf),
         # the form to resubmit, for a request that waits for ``user``'s changes
         "form": (
-            SchemaForm(_schema(wf.template), initial=wf.data, with_reference=False)
+            SchemaForm(
+                _schema(wf.template),
+                initial=wf.data,
+                with_reference=False,
+                departments=department_choices(tenant_id=wf.tenant_id),
+            )
             if _awaits_changes_from(user, wf)
             else None
         ),
@@ -318,7 +324,12 @@ def workflow_resubmit(request: HttpRequest, workflow_id: str) -> HttpResponse:
         messages.error(request, NOT_SENT_BACK)
         return render(request, "approvals/workflow_detail.html", context, status=409)
     request_id = request.POST.get("request_id", "")
-    form = SchemaForm(_schema(wf.template), request.POST, with_reference=False)
+    form = SchemaForm(
+        _schema(wf.template),
+        request.POST,
+        with_reference=False,
+        departments=department_choices(tenant_id=wf.tenant_id),
+    )
     if request.POST.get("decision") == "reject":  # a withdrawal asks a reason, and first
         form.add_error(None, WITHDRAW_HERE)
     elif not request_id_valid(request_id):

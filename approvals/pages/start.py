@@ -24,6 +24,7 @@ from .. import access
 from ..definitions import definition_for
 from ..models import Draft, User, WorkflowTemplate
 from ..runtime.commands import Busy
+from ..selectors.departments import department_choices
 from ..selectors.drafts import draft_files, draft_get
 from ..selectors.templates import workflow_templates_latest
 from ..selectors.workflows import workflow_get
@@ -82,7 +83,10 @@ def workflow_new(request: HttpRequest) -> HttpResponse:
     kept = draft_files(draft=draft) if draft and draft.workflow_id is None else []
     initial = {**draft.data, "subject_id": draft.subject_id} if draft else None
     form = SchemaForm(
-        definition.schema, request.POST if request.method == "POST" else None, initial=initial
+        definition.schema,
+        request.POST if request.method == "POST" else None,
+        initial=initial,
+        departments=department_choices(tenant_id=user.member_tenant_id),
     )
     saving_draft = request.POST.get("intent") == "draft"
     idempotency_key = request.POST.get("idempotency_key") or None

@@ -8,6 +8,10 @@ is recorded. Once the window has passed, ``held_release_due`` (a periodic job, b
 the timer poller) records it through ``workflow_decide`` with the request id it was sent
 with, and marks the row in the same transaction: a poller killed half way leaves it due,
 and the request id makes a second delivery a duplicate, so it is recorded exactly once.
+A decision the command path refuses at release (the task was handed to someone else or
+the request withdrawn meanwhile) is marked refused, and its person gets a mail saying it
+was not recorded and why. The same job prunes the rows closed (recorded, undone or
+refused) more than ``APPROVALS_HELD_KEEP_DAYS`` ago: the history keeps what was decided.
 
 Both the hold and its undo lock the workflow's row or the held row, so two holders of a
 task racing hold one decision, and an undo racing its release either cancels it or
@@ -22,7 +26,7 @@ import uuid
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import models, transaction
 from django.db.models import QuerySet
 
 from templates_engine import CommandRejected
@@ -30,6 +34,7 @@ from templates_engine import CommandRejected
 from .. import access, clock
 from ..models import HeldDecision, User, Workflow
 from ..models.held import OPEN_HELD
+from ..notifications.messages import held_not_recorded_mail
 from ..runtime.commands import (
     REQUEST_ID_REUSED,
     WORKFLOW_NOT_FOUND,
@@ -67,6 +72,8 @@ NOT_RECORDED_TEXT = "This decision was not recorded: {reason}"
 # A release that failed for another reason than a refusal is tried again this much
 # later for each failure so far.
 RETRY_SECONDS = 5
+# Closed held rows pruned by one statement at most (the job goes on while there are).
+PRUNE_BATCH = 1000
 
 
 class HoldRefused(Exception):
@@ -212,11 +219,37 @@ def _open(rows: QuerySet[HeldDecision]) -> QuerySet[HeldDecision]:
 
 def held_release_due(*, limit: int = 500) -> int:
     """Record the held decisions whose window has passed, each in its own
-    transaction; returns how many were released (recorded or refused)."""
+    transaction, then prune the closed rows past keeping; returns how many were
+    released (recorded or refused)."""
     released = 0
     while released < limit and held_release_next():
         released += 1
+    held_prune(now=clock.now())
     return released
+
+
+def held_keep_days() -> int:
+    return int(settings.APPROVALS_HELD_KEEP_DAYS)
+
+
+def held_prune(*, now: dt.datetime, limit: int = 10 * PRUNE_BATCH) -> int:
+    """Delete the held rows closed before ``now`` less ``APPROVALS_HELD_KEEP_DAYS``:
+    recorded, undone, or refused at release (``release_at``: when it was refused). An
+    open row is never pruned. Returns how many went."""
+    cutoff = now - dt.timedelta(days=held_keep_days())
+    closed = (
+        models.Q(recorded_at__lt=cutoff)
+        | models.Q(undone_at__lt=cutoff)
+        | (~models.Q(refused="") & models.Q(release_at__lt=cutoff))
+    )
+    pruned = 0
+    while pruned < limit:
+        ids = list(HeldDecision.objects.filter(closed).values_list("pk", flat=True)[:PRUNE_BATCH])
+        if not ids:
+            break
+        deleted, _ = HeldDecision.objects.filter(pk__in=ids).filter(closed).delete()
+        pruned += deleted
+    return pruned
 
 
 def held_release_next(
@@ -256,6 +289,7 @@ def _record(hold: HeldDecision, now: dt.datetime) -> None:
     except (CommandRejected, WorkflowNotFound, access.Forbidden, RequestIdReused) as exc:
         hold.refused = str(getattr(exc, "message", "") or exc)[:2000] or "it was refused."
         fields = ["refused"]
+        held_not_recorded_mail(hold=hold, reason=hold.refused, now=now)
     except Exception:
         log.exception("held decision %s of workflow %s failed", hold.pk, hold.workflow_id)
         hold.failures += 1

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
 from ..models import ExchangeRate, Tenant
+from ..notifications.format import ISO_4217
 from ..runtime.tenant_scope import atomic_for
 
 CSV_HEADER = ("currency", "date", "rate")
@@ -21,7 +22,10 @@ MAX_PROBLEMS_SHOWN = 20
 RATE_MAX = Decimal("1000000000")
 
 NO_BASE_CURRENCY = "Choose the organisation's base currency first: the rates convert to it."
-BASE_CURRENCY_INVALID = "A base currency is its three-letter code in capitals, such as INR."
+BASE_CURRENCY_INVALID = (
+    "{value!r} is not a currency code of ISO 4217: a base currency is a currency's"
+    " three-letter code, such as INR, USD or JPY."
+)
 FILE_TOO_LARGE = f"The file is larger than {CSV_MAX_BYTES // 1000:,} kB; split it."
 FILE_NOT_TEXT = "The file is not UTF-8 text: save it from the spreadsheet as CSV UTF-8."
 FILE_NOT_CSV = "The file is not a CSV file of rates ({problem})."
@@ -29,7 +33,7 @@ FILE_EMPTY = "The file has no rates: after the header currency,date,rate give on
 HEADER_WRONG = "The first line must name the columns currency,date,rate (found: {found})."
 TOO_MANY_ROWS = f"The file has more than {CSV_MAX_ROWS:,} rates; split it."
 ROW_COLUMNS = "Line {line}: expected 3 values (currency, date, rate), found {count}"
-ROW_CURRENCY = "Line {line}: {value!r} is not a currency code such as USD"
+ROW_CURRENCY = "Line {line}: {value!r} is not a currency code of ISO 4217 such as USD"
 ROW_BASE = "Line {line}: {value} is the base currency itself; it needs no rate"
 ROW_DATE = "Line {line}: {value!r} is not a date written as 2026-12-06"
 ROW_RATE = "Line {line}: {value!r} is not a rate above 0 (such as 83.20)"
@@ -60,8 +64,8 @@ class ImportResult:
 def base_currency_set(*, tenant_id: int, currency: str) -> None:
     """Set the currency the organisation's rules compare amounts in."""
     code = currency.strip().upper()
-    if not _CODE.match(code):
-        raise RatesRefused(BASE_CURRENCY_INVALID)
+    if not _CODE.match(code) or code not in ISO_4217:
+        raise RatesRefused(BASE_CURRENCY_INVALID.format(value=currency.strip()))
     with atomic_for(tenant_id):
         Tenant.objects.filter(pk=tenant_id).update(base_currency=code)
 
@@ -147,7 +151,7 @@ def _row(line: int, cells: list[str], base: str, problems: list[str]) -> _Row | 
         return None
     code, day_text, rate_text = (c.strip() for c in cells)
     before = len(problems)
-    if not _CODE.match(code.upper()):
+    if not _CODE.match(code.upper()) or code.upper() not in ISO_4217:
         problems.append(ROW_CURRENCY.format(line=line, value=code))
     elif code.upper() == base:
         problems.append(ROW_BASE.format(line=line, value=base))

@@ -7,8 +7,9 @@ from typing import Any
 
 from templates_engine import Definition, DefinitionError
 
-from .. import clock
+from .. import access, clock
 from ..models import Tenant, User, WorkflowTemplate, WorkflowTemplateDraft
+from ..notifications.messages import template_draft_mails
 from ..runtime import tenant_scope
 from ..selectors.templates import workflow_template_four_eyes, workflow_template_problems
 
@@ -118,19 +119,37 @@ def workflow_template_draft_save(
     based_on: WorkflowTemplate | None = None,
 ) -> WorkflowTemplateDraft:
     """Keep ``definition`` as a draft for a second finance admin to publish. Refused as
-    publishing would be (DefinitionRefused): a draft is always one that could publish."""
+    publishing would be (DefinitionRefused): a draft is always one that could publish.
+    With four eyes on, the organisation's other finance admins are mailed after commit
+    ("Fiona changed Expense claim: review and publish", with the draft's page)."""
     problems = workflow_template_problems(tenant_id=tenant.pk, doc=definition)
     if problems:
         raise DefinitionRefused(problems)
     parsed = Definition.parse(definition)
     with tenant_scope.atomic_for(tenant):
-        return WorkflowTemplateDraft.objects.create(
+        draft = WorkflowTemplateDraft.objects.create(
             tenant=tenant,
             key=parsed.key,
             definition=definition,
             based_on=based_on,
             drafted_by=drafted_by,
         )
+        if workflow_template_four_eyes(tenant_id=tenant.pk):
+            template_draft_mails(
+                draft=draft, drafter=drafted_by, reviewers=_reviewers(tenant, drafted_by)
+            )
+        return draft
+
+
+def _reviewers(tenant: Tenant, drafter: User | None) -> list[User]:
+    """The organisation's finance admins who may publish ``drafter``'s draft: the
+    others, active, with an address."""
+    people = User.objects.filter(
+        tenant=tenant, is_active=True, groups__name=access.Role.FINANCE_ADMIN.value
+    ).exclude(email="")
+    if drafter is not None:
+        people = people.exclude(pk=drafter.pk)
+    return list(people.distinct().order_by("username"))
 
 
 def _open_draft(tenant: Tenant, draft_id: int) -> WorkflowTemplateDraft:

@@ -36,7 +36,9 @@ from ..runtime.commands import (
 )
 from ..runtime.directory import VERSION_SUBQUERY
 from ..runtime.tenant_scope import acting_for
+from ..selectors.departments import DEPARTMENTS_JSON_SQL, departments_rows
 from ..selectors.rates import RATES_JSON_SQL, conversion_for, rates_query, rates_rows
+from .departments import department_check
 
 TEMPLATE_NOT_FOUND = "No published workflow template with key {key!r}."
 TEMPLATE_RETIRED = (
@@ -231,7 +233,8 @@ class _Start:
         # The rates go with the subject's workflows, before the template says which field
         # holds a currency (selectors.rates): no statement of their own.
         rates = rates_query(tenant_id=tenant_id, data=self.data, now=clock.now())
-        subject_sql, subject_params = _SUBJECT_SQL, [*_ACTIVE, *subject, *_ACTIVE, *subject]
+        subject_sql = _SUBJECT_SQL
+        subject_params = [*_ACTIVE, *subject, *_ACTIVE, *subject, tenant_id]
         if rates:
             subject_sql, subject_params = _SUBJECT_RATES_SQL, [*subject_params, *rates[1]]
         reads: list[tuple[str, list[Any]]] = [
@@ -263,13 +266,15 @@ class _Start:
                 return StartResult.replay(prior.response)
             template = TemplateRef(*latest[0][:3])
             rule = definition_for(template.id).start_policy
-            running, finished, directory_version, *rated = workflows[0]
+            running, finished, directory_version, departments, *rated = workflows[0]
             rate_rows = rates_rows(rated[0]) if rated else []
             started = self._policy_answer(rule, running, finished)
             if started is None:
-                conversion = conversion_for(
-                    rate_rows, data=self.data, schema=definition_for(template.id).schema
+                schema = definition_for(template.id).schema
+                department_check(
+                    schema=schema, data=self.data, departments=departments_rows(departments)
                 )
+                conversion = conversion_for(rate_rows, data=self.data, schema=schema)
                 result = command_start(
                     tenant_id=tenant_id,
                     template=template,
@@ -336,10 +341,10 @@ def _subject_workflow(status_test: str, order: str) -> str:
 
 
 # The subject's first running workflow and its last finished one, of this template, and
-# the directory's version (one statement).
+# the directory's version, and the departments the organisation keeps (one statement).
 _SUBJECT_SQL = (
     f"SELECT {_subject_workflow('IN', 'ASC')}, {_subject_workflow('NOT IN', 'DESC')},"
-    f" {VERSION_SUBQUERY}"
+    f" {VERSION_SUBQUERY}, {DEPARTMENTS_JSON_SQL}"
 )
 # The same, and the exchange rates a start of data naming a currency records.
 _SUBJECT_RATES_SQL = f"{_SUBJECT_SQL}, {RATES_JSON_SQL}"

@@ -32,6 +32,11 @@ ROW_FIELD_UNKNOWN = "Choose a field to compare."
 ROW_OPERATOR_UNKNOWN = "Choose how {label} compares."
 ROW_VALUE_MISSING = "Enter the value {label} is compared with."
 MONEY_INVALID = "{label}: “{value}” is not an amount; enter one such as 50,000 or 50,000.50."
+# A currency without a minor unit (yen): amounts are whole.
+MONEY_WHOLE_INVALID = (
+    "{label}: “{value}” is not an amount in {currency}, which has no fraction; enter a"
+    " whole amount such as 1,500,000."
+)
 MONEY_TOO_LARGE = "{label}: {value} is more than any request can carry."
 NUMBER_INVALID = "{label}: “{value}” is not a number."
 WHOLE_INVALID = "{label}: “{value}” is not a whole number."
@@ -51,7 +56,11 @@ class Field:
     label: str
     kind: str  # money | whole | number | date | choice | yesno | text
     choices: tuple[str, ...] = ()
-    exponent: int = 2
+    currency: str = "INR"  # an amount's: the base currency conditions compare in
+
+    @property
+    def exponent(self) -> int:
+        return EXPONENTS.get(self.currency, 2)
 
     @property
     def operators(self) -> dict[str, str]:
@@ -73,8 +82,10 @@ class Condition:
     rows: tuple[Row, ...]
 
 
-def fields_of(schema: Mapping[str, Any] | None) -> list[Field]:
-    """The data fields a condition may compare, in the schema's order, with labels."""
+def fields_of(schema: Mapping[str, Any] | None, base: str = "INR") -> list[Field]:
+    """The data fields a condition may compare, in the schema's order, with labels; an
+    amount in units of ``base`` (the currency conditions compare amounts in: whole yen
+    for JPY, rupees and paise for INR)."""
     out: list[Field] = []
     money = money_fields(schema)
     for name, spec in ((schema or {}).get("properties") or {}).items():
@@ -83,7 +94,7 @@ def fields_of(schema: Mapping[str, Any] | None) -> list[Field]:
         label = field_label(schema, name)
         kind = spec.get("type")
         if name in money and kind == "integer":
-            out.append(Field(name, label, "money", exponent=EXPONENTS.get("INR", 2)))
+            out.append(Field(name, label, "money", currency=base))
         elif isinstance(spec.get("enum"), list) and all(isinstance(v, str) for v in spec["enum"]):
             out.append(Field(name, label, "choice", tuple(spec["enum"])))
         elif kind == "integer":
@@ -143,7 +154,7 @@ def _shown(field: Field, literal: str) -> str | None:
     if field.kind == "money":
         if quoted or not re.fullmatch(r"-?\d+", literal):
             return None
-        return money_text(int(literal), field.exponent)
+        return money_text(int(literal), field.currency)
     if field.kind == "whole":
         return literal if re.fullmatch(r"-?\d+", literal) else None
     if field.kind == "number":
@@ -160,16 +171,16 @@ def _shown(field: Field, literal: str) -> str | None:
     return text
 
 
-def read(cel: str | None, schema: Mapping[str, Any] | None) -> Condition | None:
+def read(cel: str | None, schema: Mapping[str, Any] | None, base: str = "INR") -> Condition | None:
     """``cel`` as rows, or None when it cannot be shown that way. An empty condition is
-    no rows (always)."""
+    no rows (always). Amounts are shown in units of ``base``."""
     if not cel or not cel.strip():
         return Condition("all", ())
     split = _split(cel)
     if split is None:
         return None
     join, parts = split
-    fields = {f.name: f for f in fields_of(schema)}
+    fields = {f.name: f for f in fields_of(schema, base)}
     rows = []
     for part in parts:
         m = _ROW.fullmatch(part)
@@ -188,12 +199,14 @@ def read(cel: str | None, schema: Mapping[str, Any] | None) -> Condition | None:
 # -- rows -> CEL ---------------------------------------------------------------------------
 
 
-def money_text(minor: int, exponent: int = 2) -> str:
-    """``5000000`` -> ``50,000``; ``5000050`` -> ``50,000.50``: rupees as the form shows
-    them, grouped as the rest of the product does, without the sign."""
-    shown = (
-        money_format(minor=minor, currency="INR").replace(SYMBOLS["INR"], "", 1).replace(" ", "")
-    )
+def money_text(minor: int, currency: str = "INR") -> str:
+    """``5000000`` -> ``50,000``; ``5000050`` -> ``50,000.50``: the amount as the form
+    shows it in ``currency``, grouped as the rest of the product does (lakhs and crores
+    for rupees), without the sign and without a fraction of zeros; a currency with no
+    minor unit (yen) never has one: ``1500000`` JPY -> ``1,500,000``."""
+    exponent = EXPONENTS.get(currency, 2)
+    shown = money_format(minor=minor, currency=currency)
+    shown = shown.replace(SYMBOLS.get(currency, currency), "", 1).replace(" ", "")
     zeros = "." + "0" * exponent
     return shown.removesuffix(zeros) if exponent else shown
 
@@ -233,6 +246,8 @@ def _literal(field: Field, value: str) -> str:  # noqa: PLR0911 - one per kind
     words = {"label": field.label, "value": value}
     if field.kind == "money":
         minor = money_minor(value, field.exponent)
+        if minor is None and not field.exponent:
+            raise BuilderError(MONEY_WHOLE_INVALID.format(currency=field.currency, **words))
         if minor is None:
             raise BuilderError(MONEY_INVALID.format(**words))
         if abs(minor) > MAX_MONEY_MINOR:
@@ -260,10 +275,11 @@ def _literal(field: Field, value: str) -> str:  # noqa: PLR0911 - one per kind
     return _quote(value)
 
 
-def write(condition: Condition, schema: Mapping[str, Any] | None) -> str:
-    """The CEL for ``condition`` (amounts in minor units); "" for no rows. Raises
-    :class:`BuilderError` for a row it cannot write."""
-    fields = {f.name: f for f in fields_of(schema)}
+def write(condition: Condition, schema: Mapping[str, Any] | None, base: str = "INR") -> str:
+    """The CEL for ``condition`` (amounts typed in units of ``base``, written in its
+    minor units); "" for no rows. Raises :class:`BuilderError` for a row it cannot
+    write."""
+    fields = {f.name: f for f in fields_of(schema, base)}
     parts = []
     for row in condition.rows:
         field = fields.get(row.field)
@@ -305,7 +321,7 @@ def field_list(schema: Mapping[str, Any] | None, base: str = "INR") -> list[str]
     """The fields an expression may read, for the admin writing one by hand; an amount
     is read in minor units of the ``base`` currency (templates_engine.money)."""
     out = []
-    for field in fields_of(schema):
+    for field in fields_of(schema, base):
         one = money_format(minor=10 ** EXPONENTS.get(base, 2), currency=base)
         unit = {
             "money": f" (in minor units of {base}: {one} is {10 ** EXPONENTS.get(base, 2)})",

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..notifications.format import CURRENCY_NAMES, SYMBOLS
+from ..notifications.format import CURRENCY_NAMES, EXPONENTS, SYMBOLS
 from ..words.data import DEFAULT_CURRENCY
 from . import condition_builder as cb
 from .present import approver_rule_words, step_titles
@@ -69,6 +69,11 @@ class Builders:
     @property
     def symbol(self) -> str:
         return SYMBOLS.get(self.currency, self.currency)
+
+    @property
+    def whole_amounts(self) -> bool:
+        """Does the base currency have no minor unit (yen)? Its amounts are whole."""
+        return EXPONENTS.get(self.currency, 2) == 0
 
     @property
     def currency_name(self) -> str:
@@ -131,7 +136,7 @@ def builders(
     ``names`` maps usernames to first names, for the approvers' headings; ``base`` is
     the organisation's base currency, which the amounts are in."""
     schema = _schema(definition)
-    fields = cb.fields_of(schema)
+    fields = cb.fields_of(schema, base or DEFAULT_CURRENCY)
     by_name = {f.name: f for f in fields}
     items = []
     for prefix, heading, holder in _places(definition, names):
@@ -147,7 +152,9 @@ def builders(
             items.append(builder)
             continue
         when = holder.get("when")
-        condition = cb.read(when if isinstance(when, str) else None, schema)
+        condition = cb.read(
+            when if isinstance(when, str) else None, schema, base or DEFAULT_CURRENCY
+        )
         if condition is None:
             builder.expression = str(when)
         else:
@@ -159,10 +166,11 @@ def builders(
 
 
 def apply(
-    definition: Mapping[str, Any], post: Mapping[str, Any]
+    definition: Mapping[str, Any], post: Mapping[str, Any], base: str = ""
 ) -> tuple[dict[str, Any], dict[str, str]]:
-    """``definition`` with each posted builder's condition written in; the problems by
-    builder prefix, each a sentence starting with where it is."""
+    """``definition`` with each posted builder's condition written in (amounts typed in
+    units of ``base``, the organisation's base currency); the problems by builder
+    prefix, each a sentence starting with where it is."""
     out = copy.deepcopy(dict(definition))
     schema = _schema(out)
     errors: dict[str, str] = {}
@@ -175,7 +183,7 @@ def apply(
         else:
             join, rows = cb.rows_from_post(post, prefix)
             try:
-                when = cb.write(cb.Condition(join, tuple(rows)), schema)
+                when = cb.write(cb.Condition(join, tuple(rows)), schema, base or DEFAULT_CURRENCY)
             except cb.BuilderError as exc:
                 errors[prefix] = f"{heading}: {exc}"
                 continue

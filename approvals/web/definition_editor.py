@@ -120,11 +120,16 @@ def editor_schema(
     ]
     return {
         "type": "object",
-        "title": "Workflow template",
+        "title": "About this workflow template",
         "properties": {
-            "key": {"type": "string", "title": "Key", "help_text": "lower-case-with-dashes"},
-            "title": {"type": "string", "title": "Title"},
-            "description": {"type": "string", "title": "Description", "widget": "textarea"},
+            "key": {
+                "type": "string",
+                "title": "Short name",
+                "help_text": "In links and the API: lower-case words joined by dashes, such as"
+                " expense-approval",
+            },
+            "title": {"type": "string", "title": "Name people see"},
+            "description": {"type": "string", "title": "What it is for", "widget": "textarea"},
             "distinct_approvers": {
                 "type": "boolean",
                 "title": "Four eyes: no one approves two steps of the same workflow",

@@ -1,7 +1,9 @@
 """The new-request and resubmission form, built from the workflow template's JSON
 Schema: ``title`` and ``description`` as label and help text, ``enum`` as a select,
 ``format: date`` as a date input, and ``x-money`` integer fields entered in currency
-units and kept in minor units, converted exactly."""
+units and kept in minor units, converted exactly; a field marked ``"x-list":
+"departments"`` a choice of the departments the organisation keeps (free text when it
+keeps none)."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from django import forms
 
 from ..models import time_bounds
 from ..notifications.format import EXPONENTS
+from ..words.data import department_fields
 from .present import code_words, currency_of, field_label, field_order, money_fields
 
 _AMOUNT = re.compile(r"^-?[0-9]+(\.[0-9]+)?$")
@@ -25,6 +28,8 @@ MONEY_TOO_PRECISE = "Enter at most {places} digits after the decimal point."
 MONEY_TOO_SMALL = "Enter at least {shown}."
 MONEY_TOO_LARGE = "Enter at most {shown}."
 NUMBER_TOO_LARGE = "That number is too large to keep; enter a smaller one."
+NOT_A_DEPARTMENT = "Choose one of the organisation's departments from the list."
+CHOOSE_DEPARTMENT = "Choose a department"
 
 
 class DateInput(forms.DateInput):
@@ -95,11 +100,23 @@ class NumberField(forms.DecimalField):
 
 
 def _field(
-    name: str, spec: Mapping[str, Any], *, required: bool, schema: Mapping[str, Any], currency: str
+    name: str,
+    spec: Mapping[str, Any],
+    *,
+    required: bool,
+    schema: Mapping[str, Any],
+    currency: str,
+    departments: list[tuple[str, str]],
 ) -> forms.Field:
     label = field_label(schema, name)
     help_text = spec.get("description") or ""
     common: dict[str, Any] = {"label": label, "required": required, "help_text": help_text}
+    if departments and name in department_fields(schema):
+        return forms.ChoiceField(
+            choices=[("", CHOOSE_DEPARTMENT), *departments],
+            error_messages={"invalid_choice": NOT_A_DEPARTMENT},
+            **common,
+        )
     kind = spec.get("type")
     money = money_fields(schema)
     if name in money and kind == "integer":
@@ -133,13 +150,15 @@ def _field(
 
 
 class SchemaForm(forms.Form):
-    """Fields in the schema's order; the data the engine gets is ``data()``."""
+    """Fields in the schema's order; the data the engine gets is ``data()``.
+    ``departments``: the organisation's (key, name) pairs its department fields offer."""
 
     def __init__(
         self,
         schema: Mapping[str, Any] | None,
         *args: Any,
         with_reference: bool = True,
+        departments: list[tuple[str, str]] | None = None,
         **kw: Any,
     ) -> None:
         super().__init__(*args, **kw)
@@ -154,7 +173,12 @@ class SchemaForm(forms.Form):
                 continue
             currency = currency_of(source, money.get(name, ""))
             self.fields[name] = _field(
-                name, spec, required=name in required, schema=self.schema, currency=currency
+                name,
+                spec,
+                required=name in required,
+                schema=self.schema,
+                currency=currency,
+                departments=departments or [],
             )
         if with_reference:
             self.fields["subject_id"] = forms.CharField(

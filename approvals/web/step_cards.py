@@ -36,6 +36,11 @@ REMOVE = "_remove_step"  # the button that removes one (its value: the card's nu
 MANAGER_OF_SUBMITTER = "manager:submitter"
 MANAGER_OF_HOLDER = "manager:assignee"
 PICKER_UNKNOWN = "Step {n}: choose an approver from the list."
+PICKER_NOBODY = (
+    "Step {n}: nobody who can approve is called “{typed}”; type part of a person's or a"
+    " group's name, or “manager”."
+)
+PICKER_SEVERAL = "Step {n}: “{typed}” could be {names}; type more of the name."
 KIND_UNKNOWN = "Step {n}: choose what kind of step it is."
 TITLE_MISSING = "Step {n}: give it a title, so people know what it asks."
 BACK_NOT_EARLIER = "Step {n}: a rejection can only go back to an earlier step."
@@ -59,6 +64,35 @@ class Picker:
 
     def words(self) -> dict[str, str]:
         return dict([*self.managers, *self.groups, *self.people])
+
+    def resolve(self, typed: str, n: int, *, holder: bool) -> str:
+        """The value a card's approver box means: a value as posted (``user:bob``), a
+        user name the people search suggested (``bob``), or words typed, matched
+        whole or in part against the names offered, without regard to case. Raises
+        EditorShapeError in words for none or several. ``holder``: the manager of
+        whoever holds the step may be chosen (escalation, never an approver)."""
+        allowed = self.values() | set(self.kept)
+        if not holder:
+            allowed.discard(MANAGER_OF_HOLDER)
+        text = " ".join(typed.split())
+        if rule_of(text) is not None:
+            if text not in allowed:
+                raise EditorShapeError(PICKER_UNKNOWN.format(n=n))
+            return text
+        if f"user:{text}" in allowed:
+            return f"user:{text}"
+        offered = [(v, w) for v, w in self.words().items() if v in allowed]
+        folded = text.casefold()
+        whole = [v for v, w in offered if w.casefold() == folded]
+        if len(whole) == 1:
+            return whole[0]
+        found = [(v, w) for v, w in offered if folded in w.casefold()]
+        if len(found) == 1:
+            return found[0][0]
+        if not found:
+            raise EditorShapeError(PICKER_NOBODY.format(n=n, typed=text))
+        names = ", ".join(w for _, w in found[:5]) + (" and more" if len(found) > 5 else "")
+        raise EditorShapeError(PICKER_SEVERAL.format(n=n, typed=text, names=names))
 
 
 @dataclass
@@ -86,6 +120,7 @@ class Card:
     timeout: Duration = field(default_factory=Duration)
     duration: Duration = field(default_factory=Duration)
     signal: str = ""
+    words: dict[str, str] = field(default_factory=dict)  # the picker's names of values
 
     @property
     def kind_words(self) -> str:
@@ -101,9 +136,19 @@ class Card:
         """The prefix of the card's fields."""
         return f"step-{self.n}"
 
+    def shown(self, value: str) -> str:
+        """What an approver box shows for ``value``: its name (``Finance (group)``),
+        or the value itself when no longer offered (the publish check says why)."""
+        return self.words.get(value, value)
+
     @property
     def approver_rows(self) -> list[tuple[str, str]]:
-        return [(f"{self.p}-approver-{j}", v) for j, v in enumerate(self.approvers)]
+        """(field name, what the box shows) per approver, one blank last."""
+        return [(f"{self.p}-approver-{j}", self.shown(v)) for j, v in enumerate(self.approvers)]
+
+    @property
+    def escalate_shown(self) -> str:
+        return self.shown(self.escalate)
 
     @property
     def reminder_rows(self) -> list[tuple[str, Duration]]:
@@ -137,8 +182,9 @@ def _duration(value: Any) -> Duration:
 # -- editor steps -> cards ----------------------------------------------------------------
 
 
-def cards(steps: Sequence[Any]) -> list[Card]:
-    """The cards for the editor's step documents (``to_editor(definition)["steps"]``)."""
+def cards(steps: Sequence[Any], words: Mapping[str, str] | None = None) -> list[Card]:
+    """The cards for the editor's step documents (``to_editor(definition)["steps"]``);
+    ``words``: the picker's names of its values, which the approver boxes show."""
     out: list[Card] = []
     for n, step in enumerate(steps):
         if not isinstance(step, Mapping):
@@ -158,6 +204,7 @@ def cards(steps: Sequence[Any]) -> list[Card]:
         card.timeout = _duration(step.get("timeout"))
         card.duration = _duration(step.get("duration"))
         card.signal = str(step.get("signal") or "")
+        card.words = dict(words or {})
         out.append(card)
     return out
 
@@ -257,18 +304,14 @@ def _step_from_post(
 def _approval_from_post(
     post: Mapping[str, Any], p: str, n: int, picker: Picker, earlier: list[str]
 ) -> dict[str, Any]:
-    allowed = picker.values() | set(picker.kept)
     approvers = []
     for j in range(_small(post.get(f"{p}-approvers"))):
-        value = str(post.get(f"{p}-approver-{j}") or "")
-        if not value:
-            continue
-        if value not in allowed or value == MANAGER_OF_HOLDER:
-            raise EditorShapeError(PICKER_UNKNOWN.format(n=n + 1))
-        approvers.append(rule_of(value))
-    escalate = str(post.get(f"{p}-escalate") or "")
-    if escalate and escalate not in allowed:
-        raise EditorShapeError(PICKER_UNKNOWN.format(n=n + 1))
+        typed = str(post.get(f"{p}-approver-{j}") or "").strip()
+        if typed:
+            approvers.append(rule_of(picker.resolve(typed, n + 1, holder=False)))
+    escalate = str(post.get(f"{p}-escalate") or "").strip()
+    if escalate:
+        escalate = picker.resolve(escalate, n + 1, holder=True)
     on_reject = str(post.get(f"{p}-on_reject") or END)
     if on_reject not in (END, SUBMITTER) and on_reject not in earlier:
         raise EditorShapeError(BACK_NOT_EARLIER.format(n=n + 1))

@@ -22,6 +22,10 @@ from ..notifications.format import money_format, one_line
 MONEY_KEY = "x-money"
 # A field a workflow template marks to show on each inbox row (department, vendor).
 ROW_KEY = "x-row"
+# A field a workflow template marks as one of the organisation's kept lists:
+# ``"x-list": "departments"`` (approvals.models.Department).
+LIST_KEY = "x-list"
+DEPARTMENTS = "departments"
 DEFAULT_CURRENCY = "INR"
 # What the inbox shows of a summary line at most; the workflow page shows the data.
 SUMMARY_MAX = 200
@@ -63,6 +67,18 @@ def row_fields(schema: Mapping[str, Any] | None) -> list[str]:
     """The fields marked ``"x-row": true``, in the schema's order."""
     props = (schema or {}).get("properties") or {}
     return [n for n, spec in props.items() if isinstance(spec, Mapping) and spec.get(ROW_KEY)]
+
+
+def department_fields(schema: Mapping[str, Any] | None) -> list[str]:
+    """The string fields marked ``"x-list": "departments"``, in the schema's order."""
+    props = (schema or {}).get("properties") or {}
+    return [
+        n
+        for n, spec in props.items()
+        if isinstance(spec, Mapping)
+        and spec.get(LIST_KEY) == DEPARTMENTS
+        and spec.get("type") == "string"
+    ]
 
 
 def currency_of(data: Mapping[str, Any], currency_field: str) -> str:

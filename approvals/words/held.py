@@ -15,3 +15,16 @@ def deciding_words(name: str, decision: str) -> str:
     """ "Bob is deciding: approves in a few seconds." """
     verb = HELD_VERBS.get(decision, "decides")
     return f"{name} is deciding: {verb} in a few seconds."
+
+
+# What the held decision was, as "Your approval of ... was not recorded" says it.
+HELD_NOUNS = {
+    "approve": "approval",
+    "reject": "rejection",
+    "send_back": "send-back",
+}
+
+
+def not_recorded_words(decision: str, what: str) -> str:
+    """ "Your approval of Taxi, ₹450.00 was not recorded" """
+    return f"Your {HELD_NOUNS.get(decision, 'decision')} of {what} was not recorded"

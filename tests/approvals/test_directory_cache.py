@@ -23,7 +23,7 @@ def _start(alice: User, subject: str, amount: int = 4_500_000) -> Any:
         template_key="expense-approval",
         subject_type="expense",
         subject_id=subject,
-        data={"amountPaise": amount, "currency": "INR", "department": "R&D"},
+        data={"amountPaise": amount, "currency": "INR", "department": "eng"},
     ).workflow_id
 
 

@@ -159,7 +159,7 @@ def test_make_run_serves_every_role_on_the_embedded_postgresql(
     page.get_by_label("Amount").fill("12000.00")
     page.get_by_label("Currency").select_option("INR")
     page.get_by_label("What was it for?").fill("Client visit, Pune")
-    page.get_by_label("Department").fill("engineering")
+    page.get_by_label("Department").select_option(label="Engineering")
     page.get_by_label("Reference").fill("E-FIRST-RUN")
     page.get_by_label("Receipts or quotes").set_input_files(
         [{"name": "hotel.pdf", "mimeType": "application/pdf", "buffer": pdf_bytes(pages=1)}]

@@ -197,7 +197,7 @@ def start(subject: str) -> str:
         template_key="expense-approval",
         subject_type="expense",
         subject_id=subject,
-        data={"amountPaise": 4_500_000, "currency": "INR", "department": "R&D"},
+        data={"amountPaise": 4_500_000, "currency": "INR", "department": "eng"},
     ).status
 
 

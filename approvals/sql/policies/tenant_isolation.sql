@@ -81,6 +81,15 @@ CREATE POLICY tenant_isolation ON approvals_delegation TO approvals_app
 DROP POLICY IF EXISTS cross_tenant ON approvals_delegation;
 CREATE POLICY cross_tenant ON approvals_delegation TO approvals_system USING (true) WITH CHECK (true);
 
+ALTER TABLE approvals_department ENABLE ROW LEVEL SECURITY;
+ALTER TABLE approvals_department FORCE ROW LEVEL SECURITY;
+DROP POLICY IF EXISTS tenant_isolation ON approvals_department;
+CREATE POLICY tenant_isolation ON approvals_department TO approvals_app
+    USING (tenant_id = (SELECT approvals_acting_tenant()))
+    WITH CHECK (tenant_id = (SELECT approvals_acting_tenant()));
+DROP POLICY IF EXISTS cross_tenant ON approvals_department;
+CREATE POLICY cross_tenant ON approvals_department TO approvals_system USING (true) WITH CHECK (true);
+
 ALTER TABLE approvals_draft ENABLE ROW LEVEL SECURITY;
 ALTER TABLE approvals_draft FORCE ROW LEVEL SECURITY;
 DROP POLICY IF EXISTS tenant_isolation ON approvals_draft;

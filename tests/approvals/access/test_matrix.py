@@ -537,13 +537,17 @@ ROWS = [
     ),
     Row(
         "admin:approvals_workflowtemplate_retire",
-        lambda c, w, p: c.post(f"/admin/approvals/workflowtemplate/{w.template_pk}/retire/"),
+        lambda c, w, p: c.post(
+            f"/admin/approvals/workflowtemplate/{w.template_pk}/retire/", {"confirmed": "yes"}
+        ),
         answers("302", "302", "302", "302", "302", "403", "403", "302", "302", "302", "302"),
         api=False,
     ),
     Row(
         "admin:approvals_workflowtemplate_rollback",
-        lambda c, w, p: c.post(f"/admin/approvals/workflowtemplate/{w.template_pk}/rollback/"),
+        lambda c, w, p: c.post(
+            f"/admin/approvals/workflowtemplate/{w.template_pk}/rollback/", {"confirmed": "yes"}
+        ),
         answers("302", "302", "302", "302", "302", "403", "403", "302", "302", "302", "302"),
         api=False,
     ),
@@ -630,7 +634,7 @@ ROWS = [
         "admin:approvals_user_offboard",
         lambda c, w, p: c.post(
             "/admin/approvals/user/offboard/",
-            {"person": "bob", "reason": "left", "confirm": "1"},
+            {"person": "bob", "reason": "left", "confirm": "1", "confirmed": "yes"},
         ),
         answers("403", "403", "403", "403", "403", "403", "302!", "403", "403", "302!", "302"),
         api=False,

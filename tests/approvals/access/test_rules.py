@@ -316,11 +316,16 @@ def test_a_finance_admin_publishes_only_into_her_own_organisation(acme, globex):
     # a finance admin of the other organisation cannot even open it
     gina = User.objects.get(username="gina")
     gina.groups.add(Group.objects.get(name=Role.FINANCE_ADMIN.value))
-    assert _admin("gina").post(f"{DRAFTS}/{draft.pk}/", {"_publish": "Publish"}).status_code == 404
+    assert (
+        _admin("gina")
+        .post(f"{DRAFTS}/{draft.pk}/", {"_publish": "Publish", "confirmed": "yes"})
+        .status_code
+        == 404
+    )
     assert not WorkflowTemplate.objects.filter(key="travel").exists()
 
     # a second finance admin of her organisation publishes it there
-    _admin("farah").post(f"{DRAFTS}/{draft.pk}/", {"_publish": "Publish"})
+    _admin("farah").post(f"{DRAFTS}/{draft.pk}/", {"_publish": "Publish", "confirmed": "yes"})
     published = WorkflowTemplate.objects.get(key="travel")
     assert published.tenant == acme
     assert (published.drafted_by.username, published.published_by.username) == ("fiona", "farah")

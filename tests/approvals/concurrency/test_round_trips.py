@@ -93,7 +93,7 @@ def start(alice: User) -> uuid.UUID:
         template_key="expense-approval",
         subject_type="expense",
         subject_id=uuid.uuid4().hex,
-        data={"amountPaise": 4_500_000, "currency": "INR", "department": "R&D"},
+        data={"amountPaise": 4_500_000, "currency": "INR", "department": "eng"},
     ).workflow_id
 
 

@@ -49,7 +49,7 @@ def test_a_999_usd_claim_previews_its_conversion_and_routes_as_its_rupees(
     preview = alice.locator("#route-preview .route")
 
     alice.get_by_label("Currency").select_option("USD")
-    alice.get_by_label("Department").fill("engineering")
+    alice.get_by_label("Department").select_option(label="Engineering")
     alice.get_by_label("Amount").fill("999")
 
     day = f"{clock.now():%-d %b %Y}"
@@ -74,7 +74,7 @@ def test_a_currency_without_a_rate_is_refused_on_the_form(
     alice = _alice(browser, live_server.url, 390)
 
     alice.get_by_label("Currency").select_option("EUR")
-    alice.get_by_label("Department").fill("engineering")
+    alice.get_by_label("Department").select_option(label="Engineering")
     alice.get_by_label("Amount").fill("999")
     expect(alice.locator("#route-preview .route")).to_contain_text(
         "There is no exchange rate from EUR to INR"

@@ -51,7 +51,7 @@ def test_a_good_file_adds_and_replaces_rates(acme: Any) -> None:
 BAD_FILES = [
     pytest.param(
         b"currency,date,rate\nUSD,2030-01-02,83.5\nusd dollars,2030-01-02,1\n",
-        "Line 3: 'usd dollars' is not a currency code such as USD",
+        "Line 3: 'usd dollars' is not a currency code of ISO 4217 such as USD",
         id="bad-currency",
     ),
     pytest.param(

@@ -136,6 +136,7 @@ def test_olga_previews_ivans_offboarding_changes_one_destination_and_confirms(iv
             f"to-{ivans_tasks['chosen']}": "farah",
             "reason": "moved to another company",
             "confirm": "1",
+            "confirmed": "yes",
         },
         follow=True,
     )
@@ -176,6 +177,7 @@ def test_the_plan_names_each_rule_and_a_refused_choice_changes_nothing(ivans_tas
             f"to-{ivans_tasks['chosen']}": "alice",
             "reason": "left",
             "confirm": "1",
+            "confirmed": "yes",
         },
     )
 

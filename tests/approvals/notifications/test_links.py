@@ -12,7 +12,7 @@ import pytest
 from django.db import connection
 from django.test import Client
 
-from approvals.models import User, Workflow, WorkflowEvent
+from approvals.models import Department, User, Workflow, WorkflowEvent
 from approvals.notifications.bodies import mail_bodies
 from approvals.notifications.models import LinkUse, MailMessage
 from approvals.notifications.views import COMMENT_NUL
@@ -50,7 +50,8 @@ def decisions(wid: str) -> list[tuple[str, str]]:
 @pytest.fixture
 def waiting(acme: Any, api: Any) -> tuple[str, dict[str, str]]:
     """An expense of alice's waiting for bob, and bob's two links."""
-    wid = start_expense(api("alice"), 4_500_000, department="Skunkworks-7").json()["workflowId"]
+    Department.objects.create(tenant=acme, key="skunkworks-7", name="Skunkworks")
+    wid = start_expense(api("alice"), 4_500_000, department="skunkworks-7").json()["workflowId"]
     return wid, links_for(wid, "bob")
 
 
@@ -74,7 +75,7 @@ class TestLinks:
         for shown in ("Approve this request?", "Expense claim", "₹45,000.00", "Alice", "Manager"):
             assert shown in html
         assert "csrfmiddlewaretoken" in html
-        assert "Skunkworks-7" not in html  # the data beyond the summary stays out
+        assert "skunkworks-7" not in html  # the data beyond the summary stays out
         assert version(wid) == before and decisions(wid) == []
         assert not LinkUse.objects.exists()
 

@@ -108,6 +108,7 @@ def operate(client: Client, wid: str, operation: str, **fields: Any) -> Any:
     form = next(f for f in page.context["forms"] if f.name == operation)
     body = {"operation": operation, f"{operation}-request_id": form.initial["request_id"]}
     body.update({f"{operation}-{k}": v for k, v in fields.items()})
+    body["confirmed"] = "yes"  # as the page's dialog sends it
     return client.post(f"/admin/approvals/workflow/{wid}/operations/", body)
 
 
@@ -226,7 +227,12 @@ class TestOperations:
         page = client.get(f"/admin/approvals/workflow/{wid}/operations/")
         reply = client.post(
             f"/admin/approvals/workflow/{wid}/operations/",
-            {"operation": "retry_step", "retry_step-request_id": "r2", "retry_step-reason": "x"},
+            {
+                "operation": "retry_step",
+                "retry_step-request_id": "r2",
+                "retry_step-reason": "x",
+                "confirmed": "yes",
+            },
         )
 
         assert "retry_step" not in [f.name for f in page.context["forms"]]
@@ -242,6 +248,7 @@ class TestOperations:
             "operation": "retry_step",
             "retry_step-request_id": "restart-1",
             "retry_step-reason": "back",
+            "confirmed": "yes",
         }
         count = Workflow.objects.count()
 
@@ -371,7 +378,12 @@ class TestOperations:
 
         reply = client.post(
             f"/admin/approvals/workflow/{wid}/operations/",
-            {"operation": "cancel", "cancel-request_id": "r", "cancel-reason": "x"},
+            {
+                "operation": "cancel",
+                "cancel-request_id": "r",
+                "cancel-reason": "x",
+                "confirmed": "yes",
+            },
         )
 
         assert reply.status_code in (302, 403)  # 302: to the admin's sign-in

@@ -65,7 +65,7 @@ def test_submit_approve_from_inbox_and_from_the_workflow_page(
     shot(alice, "new-request-errors")
     assert not Workflow.objects.exists()
     alice.get_by_label("Amount").fill("45000.00")
-    alice.get_by_label("Department").fill("engineering")
+    alice.get_by_label("Department").select_option(label="Engineering")
     shot(alice, "new-request")
     alice.get_by_role("button", name="Submit").click()
     expect(alice.locator(".status")).to_have_text("Waiting: Manager")

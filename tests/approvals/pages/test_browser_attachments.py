@@ -93,7 +93,7 @@ def test_files_attached_at_start_are_previewed_for_bob_and_not_found_for_ivan(
     alice.goto(f"{base}/workflows/new?template=expense-approval")
     alice.get_by_label("Amount").fill("12000.00")
     alice.get_by_label("Currency").select_option("INR")
-    alice.get_by_label("Department").fill("engineering")
+    alice.get_by_label("Department").select_option(label="Engineering")
     alice.get_by_label("Reference").fill("E-2026-FILES")
     chosen: list[FilePayload] = [
         {"name": "hotel.pdf", "mimeType": "application/pdf", "buffer": receipt},

@@ -42,7 +42,7 @@ def test_a_drafts_receipt_and_photo_reach_the_approver_when_it_is_submitted(
     alice = sign_in(browser, base, "alice")
     alice.goto(f"{base}/workflows/new?template=expense-approval")
     alice.get_by_label("Amount").fill("1200.00")
-    alice.get_by_label("Department").fill("engineering")
+    alice.get_by_label("Department").select_option(label="Engineering")
     alice.get_by_label("Reference").fill("E-DRAFT-FILES")
     alice.get_by_label("Receipts or quotes (optional)").set_input_files(
         [

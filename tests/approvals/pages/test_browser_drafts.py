@@ -55,7 +55,7 @@ def test_a_draft_is_saved_listed_first_edited_submitted_and_another_deleted(
     expect(alice.locator(".flash.error")).to_contain_text("fill in “Department” and “Reference”")
     expect(alice.get_by_label("Amount")).to_have_value("45000.00")
     expect(alice.get_by_label("What was it for?")).to_have_value("Conference travel")
-    alice.get_by_label("Department").fill("engineering")
+    alice.get_by_label("Department").select_option(label="Engineering")
     alice.get_by_label("Reference").fill("E-DRAFTED")
     alice.get_by_role("button", name="Submit").click()
     expect(alice.locator(".status")).to_have_text("Waiting: Manager")

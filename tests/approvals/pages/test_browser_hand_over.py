@@ -83,7 +83,7 @@ def test_the_new_request_form_names_the_route_and_follows_the_amount(
     preview = alice.locator("#route-preview .route")
 
     alice.get_by_label("Currency").select_option("INR")
-    alice.get_by_label("Department").fill("engineering")
+    alice.get_by_label("Department").select_option(label="Engineering")
     alice.get_by_label("Amount").fill("45000")
     expect(preview).to_contain_text("It will go to Bob (your manager), then Finance")
     expect(preview).to_contain_text("Victor too if the amount is above")

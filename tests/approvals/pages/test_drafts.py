@@ -146,7 +146,7 @@ def test_delete_asks_first_then_deletes(acme):
     [
         pytest.param({"description": "a\x00b"}, "Null characters are not allowed.", id="nul"),
         pytest.param({"subject_id": "E" * 129}, "at most 128 characters", id="long-reference"),
-        pytest.param({"department": "d" * 65}, "at most 64 characters", id="long-value"),
+        pytest.param({"description": "d" * 2001}, "at most 2000 characters", id="long-value"),
         pytest.param({"amountPaise": "lots"}, "Enter an amount such as", id="wrong-type"),
     ],
 )

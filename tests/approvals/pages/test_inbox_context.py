@@ -32,19 +32,19 @@ def inbox_row(username: str, wid: str) -> str:
 def test_the_finance_row_shows_the_department_receipts_and_who_approved_before(
     acme: Any, api: Any, files_root: Path
 ) -> None:
-    wid = start_expense(api("alice"), 4_500_000, department="Sales").json()["workflowId"]
+    wid = start_expense(api("alice"), 4_500_000, department="sales").json()["workflowId"]
     assert page_attach(signed_in("alice"), wid, upload("taxi.pdf", PDF)).status_code == 302
     assert decide(api("bob"), wid, "approve", "bob-ok").status_code == 200
 
     row = inbox_row("fiona", wid)
 
-    assert '<span class="facts">Department: Sales</span>' in row
+    assert '<span class="facts">Department: sales</span>' in row
     assert '<span class="receipts">1 receipt</span>' in row
     assert '<span class="approved">Approved by Bob (Manager)</span>' in row
 
 
 def test_the_first_approvers_row_says_no_receipt_and_names_nobody(acme: Any, api: Any) -> None:
-    wid = start_expense(api("alice"), 4_500_000, department="Sales").json()["workflowId"]
+    wid = start_expense(api("alice"), 4_500_000, department="sales").json()["workflowId"]
     row = inbox_row("bob", wid)
     assert '<span class="receipts">No receipt</span>' in row
     assert "Approved by" not in row

@@ -220,12 +220,12 @@ def test_retire_then_roll_back_from_the_admin(acme: Tenant, api: Any) -> None:
     client = _as("fiona")
     v1 = _v(acme, 1)
 
-    retired = client.post(f"{BASE}/{v1.pk}/retire/")
+    retired = client.post(f"{BASE}/{v1.pk}/retire/", {"confirmed": "yes"})
     assert retired.status_code == 302
     assert _v(acme, 1).retired_at is not None
     assert start_expense(api("alice"), 4_500_000).status_code == 422
 
-    rolled = client.post(f"{BASE}/{v1.pk}/rollback/")
+    rolled = client.post(f"{BASE}/{v1.pk}/rollback/", {"confirmed": "yes"})
     v2 = _v(acme, 2)
     assert rolled["Location"] == f"{BASE}/{v2.pk}/change/"
     assert v2.definition == v1.definition and v2.retired_at is None
@@ -297,7 +297,9 @@ def test_another_organisations_versions_do_not_exist(acme: Tenant, page: str) ->
 
 
 def test_rolling_back_to_what_is_already_newest_publishes_nothing(acme: Tenant) -> None:
-    response = _as("fiona").post(f"{BASE}/{_v(acme, 1).pk}/rollback/", follow=True)
+    response = _as("fiona").post(
+        f"{BASE}/{_v(acme, 1).pk}/rollback/", {"confirmed": "yes"}, follow=True
+    )
 
     assert "Version 1 reads as the newest version does: nothing to publish." in (
         response.content.decode()

@@ -45,6 +45,11 @@ def second_admin_publishes(browser: Any, base: str, draft_url: str) -> Page:
     page.click("input[type=submit]")
     page.goto(draft_url)
     page.get_by_role("button", name=re.compile(r"^Publish as version \d+$")).click()
+    # publishing cannot be taken back: the dialog asks first, "Keep it" focused
+    dialog = page.locator("#confirm-decision")
+    expect(dialog).to_contain_text("New requests follow it at once")
+    expect(page.locator("#confirm-no")).to_be_focused()
+    page.locator("#confirm-yes").click()
     return page
 
 

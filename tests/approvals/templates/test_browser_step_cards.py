@@ -1,5 +1,5 @@
 """The step editor made for finance people, in a real headless Chromium: steps are cards
-with named fields (an approver picked from those who can approve, "on rejection" as a
+with named fields (an approver found by name among those who can approve, "on rejection" as a
 choice of an earlier step by its title, durations as a number and a unit), three steps
 fit on a 1280x800 screen's first 2,000 px, and a step added appears in Conditions at
 once. No "[-]/[+]", "Add item" or step id to type."""
@@ -50,13 +50,19 @@ def test_steps_are_cards_with_named_fields_within_2000_px(
     for generic in ("[-]", "[+]", "Add item", "Step id"):
         expect(steps).not_to_contain_text(generic)
     manager = cards.nth(0)
-    expect(manager.get_by_label("Approver", exact=True)).to_have_value("manager:submitter")
+    approver = manager.get_by_label("Approver", exact=True)
+    expect(approver).to_have_value("The submitter's manager")
     expect(manager.get_by_label("Deadline: how many")).to_have_value("2")
     expect(manager.get_by_label("Deadline: unit")).to_have_value("days")
-    # the picker offers only people and groups who can approve
-    options = manager.get_by_label("Approver", exact=True).locator("option").all_inner_texts()
-    assert "Bob" in options and "Finance (group)" in options
-    assert not {"Audrey", "ERP", "admin"} & set(options)
+    # the box offers the manager and the groups, and people only as found by name
+    listed = approver.evaluate("box => [...box.list.options].map(o => o.value)")
+    assert "Finance (group)" in listed and "The submitter's manager" in listed
+    assert not {"Bob", "Cora", "Victor"} & set(listed)  # never the whole organisation
+    approver.fill("Cor")
+    expect(manager.locator("datalist option[value='cora']")).to_have_count(1)
+    found = approver.evaluate("box => [...box.list.options].map(o => o.value)")
+    assert "Finance (group)" in found  # the groups stay beside the people found
+    assert not {"audrey", "erp", "admin"} & set(found)
     # a rejection ends, or goes back to an earlier step named by its title
     vp = cards.nth(1).get_by_label("On rejection")
     assert vp.locator("option").all_inner_texts() == [
@@ -84,7 +90,7 @@ def test_a_step_added_shows_in_conditions_at_once_and_saves_as_named(
     expect(cards).to_have_count(4)
     new = cards.nth(3)
     expect(new.get_by_label("Title")).to_have_value("CFO")
-    new.get_by_label("Approver", exact=True).select_option(label="Cora")
+    new.get_by_label("Approver", exact=True).fill("Cora")
     new.get_by_label("Deadline: how many").fill("3")
     new.get_by_label("On rejection").select_option(label="Send back to Manager")
 

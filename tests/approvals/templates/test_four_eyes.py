@@ -92,7 +92,7 @@ def test_one_person_cannot_publish_their_own_draft_while_four_eyes_are_on(acme: 
     fiona = _as("fiona")
 
     page = fiona.get(f"{BASE}/drafts/{draft.pk}/").content.decode()
-    response = fiona.post(f"{BASE}/drafts/{draft.pk}/", {"_publish": "Publish"})
+    response = fiona.post(f"{BASE}/drafts/{draft.pk}/", {"_publish": "Publish", "confirmed": "yes"})
 
     assert "Publish as version" not in page  # no button to press
     assert [m.message for m in get_messages(response.wsgi_request)][-1] == OWN_DRAFT
@@ -108,7 +108,9 @@ def test_one_person_cannot_publish_their_own_draft_while_four_eyes_are_on(acme: 
 def test_a_second_finance_admin_publishes_and_both_people_are_recorded(acme: Tenant) -> None:
     draft = _draft_by_fiona(acme)
 
-    response = _as("farah").post(f"{BASE}/drafts/{draft.pk}/", {"_publish": "Publish"})
+    response = _as("farah").post(
+        f"{BASE}/drafts/{draft.pk}/", {"_publish": "Publish", "confirmed": "yes"}
+    )
 
     v2 = WorkflowTemplate.objects.get(tenant=acme, key=EXPENSE, version=2)
     assert response["Location"] == f"{BASE}/{v2.pk}/change/"
@@ -128,9 +130,9 @@ def test_a_second_finance_admin_publishes_and_both_people_are_recorded(acme: Ten
 def test_a_published_draft_cannot_be_published_again(acme: Tenant) -> None:
     draft = _draft_by_fiona(acme)
     farah = _as("farah")
-    farah.post(f"{BASE}/drafts/{draft.pk}/", {"_publish": "Publish"})
+    farah.post(f"{BASE}/drafts/{draft.pk}/", {"_publish": "Publish", "confirmed": "yes"})
 
-    response = farah.post(f"{BASE}/drafts/{draft.pk}/", {"_publish": "Publish"})
+    response = farah.post(f"{BASE}/drafts/{draft.pk}/", {"_publish": "Publish", "confirmed": "yes"})
 
     shown = [m.message for m in get_messages(response.wsgi_request)]
     assert shown[-1] == "This draft was already published: nothing changed."
@@ -141,7 +143,9 @@ def test_a_discarded_draft_publishes_nothing(acme: Tenant) -> None:
     draft = _draft_by_fiona(acme)
 
     _as("fiona").post(f"{BASE}/drafts/{draft.pk}/", {"_discard": "Discard"})
-    response = _as("farah").post(f"{BASE}/drafts/{draft.pk}/", {"_publish": "Publish"})
+    response = _as("farah").post(
+        f"{BASE}/drafts/{draft.pk}/", {"_publish": "Publish", "confirmed": "yes"}
+    )
 
     shown = [m.message for m in get_messages(response.wsgi_request)]
     assert shown[-1] == "This draft was already discarded: nothing changed."
@@ -156,8 +160,16 @@ def test_an_auditor_and_another_organisation_cannot_reach_a_draft(acme: Tenant) 
     other = Client()
     other.force_login(outsider)
 
-    assert _as("audrey").post(f"{BASE}/drafts/{draft.pk}/", {"_publish": "x"}).status_code == 403
-    assert other.post(f"{BASE}/drafts/{draft.pk}/", {"_publish": "x"}).status_code == 404
+    assert (
+        _as("audrey")
+        .post(f"{BASE}/drafts/{draft.pk}/", {"_publish": "x", "confirmed": "yes"})
+        .status_code
+        == 403
+    )
+    assert (
+        other.post(f"{BASE}/drafts/{draft.pk}/", {"_publish": "x", "confirmed": "yes"}).status_code
+        == 404
+    )
     assert WorkflowTemplate.objects.filter(key=EXPENSE).count() == 1
 
 
