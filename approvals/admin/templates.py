@@ -23,11 +23,10 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
 from django_jsonform.widgets import JSONFormWidget
-from guardian.admin import GuardedModelAdmin
 
 from templates_engine import TERMINAL
 
-from .. import clock, json_input
+from .. import access, clock, json_input
 from ..activities import activity_names
 from ..models import OrgGroup, User, WorkflowTemplate, WorkflowTemplateDraft
 from ..selectors.template_trial import Trial, workflow_template_try
@@ -74,6 +73,7 @@ from ..web.editor_page import (
 from ..web.forms import SchemaForm
 from ..web.story import names_in
 from ..web.template_trial_words import trial_end, trial_rows, trial_usernames
+from .template_roles import TemplateRolesAdmin
 
 PREVIEW_NOTE = "Preview only: nothing is published until you press Save."
 NOT_AN_OBJECT = "The definition must be a JSON object."
@@ -411,9 +411,10 @@ def trial_context(
     }
 
 
-class WorkflowTemplateAdmin(GuardedModelAdmin):
+class WorkflowTemplateAdmin(TemplateRolesAdmin, admin.ModelAdmin):
     """Mixed into registry.py's TenantScoped registration (see registry.py). Saving never
-    edits a published version: it publishes the next one."""
+    edits a published version: it publishes the next one. Who may start, edit and see
+    the requests of a template is its roles screen (admin/template_roles.py)."""
 
     form = WorkflowTemplateForm
     list_display = [
@@ -426,8 +427,7 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
         "retired",
     ]
     list_filter = ["tenant", "key"]
-    # guardian declares it an instance variable
-    change_form_template = "admin/approvals/workflowtemplate/change_form.html"  # type: ignore[misc]
+    change_form_template = "admin/approvals/workflowtemplate/change_form.html"
 
     # -- the list -----------------------------------------------------------------------
 
@@ -517,6 +517,9 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
             context["versions"] = workflow_template_versions(tenant_id=obj.tenant_id, key=obj.key)
             context["diagram"] = _diagram(obj)
             context["newest"] = context["versions"][0].pk == obj.pk
+        user: Any = request.user
+        if obj is not None and access.admin_may(user, "change", "workflowtemplate"):
+            context["edit_refusal"] = access.edit_refusal(user, obj)
         context["as_json"] = form.as_json
         context["four_eyes"] = form.four_eyes
         context["publish_consequence"] = PUBLISH_CONSEQUENCE
@@ -598,7 +601,7 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
             path("<int:pk>/retire/", view(self.retire_view), name=f"{name}_retire"),
             path("<int:pk>/rollback/", view(self.rollback_view), name=f"{name}_rollback"),
         ]
-        return own + super().get_urls()
+        return own + self.role_urls() + super().get_urls()
 
     def _version(self, request: HttpRequest, pk: int, action: str) -> WorkflowTemplate:
         template = self.get_queryset(request).filter(pk=pk).first()
@@ -610,7 +613,8 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
             else self.has_view_permission(request, template)
         )
         if not allowed:
-            raise PermissionDenied
+            refusal = access.edit_refusal(request.user, template) if action == "change" else None
+            raise PermissionDenied(refusal or "")
         return template
 
     def _to(self, template: WorkflowTemplate) -> HttpResponseRedirect:
@@ -697,6 +701,10 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
         draft = drafts.filter(pk=draft_id).first()
         if draft is None:
             raise Http404("No such draft.")
+        if draft.based_on is not None:
+            refusal = access.edit_refusal(user, draft.based_on)
+            if refusal is not None:
+                raise PermissionDenied(refusal)
         return draft
 
     def draft_view(self, request: HttpRequest, draft_id: int) -> HttpResponse:
