@@ -585,12 +585,13 @@ def templates_startable(
     the new-request form's list and the API's. Three queries whatever their number."""
     if not is_member(user):
         return []
-    allowed = [t for t in templates if _may_start_at_all(user, t.key, scope)]
+    allowed = [t for t in templates if may_start_at_all(user, t.key, scope)]
     facts = role_facts(user, user.member_tenant_id, [t.key for t in allowed], TemplateRole.START)
     return [t for t in allowed if may_start_named(user, facts[t.key])]
 
 
-def _may_start_at_all(user: User, template_key: str, scope: Scope | None) -> bool:
+def may_start_at_all(user: User, template_key: str, scope: Scope | None = None) -> bool:
+    """``check_may_start_at_all`` as a yes or no."""
     try:
         check_may_start_at_all(user, template_key, scope)
     except Forbidden:

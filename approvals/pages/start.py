@@ -66,7 +66,13 @@ def _refused(request: HttpRequest, user: User, templates: list[WorkflowTemplate]
     """The list of what ``user`` may start, with why the kind asked for (``?template=``,
     or the only kinds there are) is not among them: 403 with a sentence."""
     key = request.GET.get("template") or ""
-    every = workflow_templates_latest(tenant_id=user.member_tenant_id)
+    # Only the start role is explained here; the rest (a template that does not exist,
+    # an account of another system) keeps the plain list.
+    every = [
+        t
+        for t in workflow_templates_latest(tenant_id=user.member_tenant_id)
+        if access.may_start_at_all(user, t.key)
+    ]
     asked = next((t for t in every if t.key == key), None)
     if asked is not None:
         try:
