@@ -356,3 +356,12 @@ def test_someone_not_named_to_edit_may_not_change_the_roles(acme: Tenant, roles:
             group=roles["purchasers"],
         )
     assert _grants() == before
+
+
+def test_retiring_counts_only_the_people_who_may_start_it(acme: Tenant, roles: dict):
+    from approvals.selectors.template_effects import workflow_template_reach
+
+    # gus alone of Acme is in the group named to start it (gina is of Globex)
+    assert workflow_template_reach(tenant_id=acme.pk, key=EXPENSE).people == 1
+    everyone = workflow_template_reach(tenant_id=acme.pk, key="purchase-request").people
+    assert everyone > 5
