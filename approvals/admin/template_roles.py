@@ -20,6 +20,7 @@ from ..models import User, WorkflowTemplate
 from ..selectors.people import people_matching, person_named
 from ..selectors.template_roles import group_named, groups_matching, template_role_holders
 from ..services.template_roles import RoleRefused, template_role_grant, template_role_revoke
+from ..web.present import ROLE_GROUP_WORDS, group_words
 
 ROLE_TITLES = {
     TemplateRole.START: "Who may start this workflow template",
@@ -103,7 +104,10 @@ class TemplateRolesAdmin:
         tenant = user.member_tenant_id
         if request.GET.get("kind") == "group":
             names = groups_matching(tenant_id=tenant, text=text)
-            found = [{"username": n, "name": n, "label": f"{n} (group)"} for n in names]
+            found = [
+                {"username": n, "name": group_words(n), "label": f"{group_words(n)} (group)"}
+                for n in names
+            ]
         else:
             people = User.objects.filter(tenant_id=tenant, is_active=True)
             found = [
@@ -147,6 +151,7 @@ class TemplateRolesAdmin:
                 "help": ROLE_HELP[role],
                 "nobody": ROLE_NOBODY[role],
                 "holders": holders[role],
+                "groups": [(name, group_words(name), n) for _, name, n in holders[role].groups],
                 "error": errors.get(role.value, ""),
                 "typed": typed.get(role.value, {}),
             }
@@ -176,6 +181,9 @@ class TemplateRolesAdmin:
         person_text = request.POST.get("person", "").strip()
         if not group_text and not person_text:
             return False, NAME_SOMEONE
+        # a role group may be typed by what people call it ("Finance admins")
+        spoken = {words.casefold(): name for name, words in ROLE_GROUP_WORDS.items()}
+        group_text = spoken.get(group_text.casefold(), group_text)
         group, why = group_named(tenant_id=tenant, text=group_text) if group_text else (None, "")
         if why:
             return False, why
@@ -193,7 +201,8 @@ class TemplateRolesAdmin:
             return False, str(exc)
         except access.Forbidden as exc:
             raise PermissionDenied(exc.message) from exc
-        names = [n for n in (group.name if group else "", _name(person) if person else "") if n]
+        named_group = group_words(group.name) if group else ""
+        names = [n for n in (named_group, _name(person) if person else "") if n]
         words = REMOVED if removing else ADDED
         who = " and ".join(names)
         messages.info(

@@ -37,7 +37,7 @@ def test_naming_who_may_start_a_template_by_typing_a_name(
     start = page.locator("section#start_workflowtemplate")
     expect(start.get_by_role("heading")).to_have_text("Who may start this workflow template")
     expect(start).to_contain_text("every member of your organisation may start it")
-    expect(page.locator("section#edit_workflowtemplate")).to_contain_text("finance-admins")
+    expect(page.locator("section#edit_workflowtemplate")).to_contain_text("Finance admins")
     assert page.locator("datalist option").count() == 0  # nobody listed before typing
 
     box = start.get_by_label("or a person")
