@@ -33,6 +33,7 @@ from ..selectors.template_trial import Trial, workflow_template_try
 from ..selectors.templates import (
     workflow_template_drafts_open,
     workflow_template_four_eyes,
+    workflow_template_latest,
     workflow_template_problems,
     workflow_template_versions,
 )
@@ -189,6 +190,7 @@ class WorkflowTemplateForm(forms.ModelForm):
     activities: list[str] = []
     four_eyes = True  # set by get_form: the organisation's four eyes on rules
     viewer = ""
+    editor: Any = None  # set by get_form: the person saving, asked access.edit_refusal
     previous: dict[str, Any] | None = None
     as_json = False
 
@@ -263,6 +265,15 @@ class WorkflowTemplateForm(forms.ModelForm):
                 return definition  # checked when previewed or saved, not half-made
             if self.condition_errors:
                 raise forms.ValidationError(list(self.condition_errors.values()))
+        key = definition.get("key")
+        latest = (
+            workflow_template_latest(tenant_id=self._tenant_id(), key=key)
+            if isinstance(key, str) and self.editor is not None
+            else None
+        )
+        refusal = access.edit_refusal(self.editor, latest) if latest is not None else None
+        if refusal is not None:  # an existing template's key, named by someone not its editor
+            raise forms.ValidationError(refusal)
         problems = workflow_template_problems(tenant_id=self._tenant_id(), doc=definition)
         if problems:
             widget = self.fields["definition"].widget
@@ -461,6 +472,7 @@ class WorkflowTemplateAdmin(TemplateRolesAdmin, admin.ModelAdmin):
             "previous": obj.definition if obj is not None else None,
             "as_json": request.GET.get(AS_JSON) == "json",
             "viewer": user.get_username(),
+            "editor": user,
         }
         return type(form.__name__, (form,), attrs)
 
@@ -746,7 +758,7 @@ class WorkflowTemplateAdmin(TemplateRolesAdmin, admin.ModelAdmin):
             published = workflow_template_draft_publish(
                 tenant=draft.tenant, draft_id=draft.pk, published_by=person
             )
-        except (DraftRefused, DefinitionRefused) as exc:
+        except (DraftRefused, DefinitionRefused, access.Forbidden) as exc:
             messages.error(request, str(exc))
             return back
         drafter = draft.drafted_by.get_full_name() if draft.drafted_by else "someone since gone"

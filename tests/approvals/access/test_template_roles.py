@@ -378,3 +378,35 @@ def test_a_role_group_is_named_by_what_people_call_it(acme: Tenant, roles: dict)
     assert typed.status_code == 302
     fiona = User.objects.get(username="fiona")
     assert access.may_read_workflow(fiona, Workflow.objects.get(pk=roles["workflow_id"]))
+
+
+def test_no_way_round_the_edit_role_publishes_or_drafts_a_change(acme: Tenant, roles: dict):
+    import json
+
+    from approvals.models import WorkflowTemplateDraft
+    from approvals.services.templates import (
+        workflow_template_draft_save,
+        workflow_template_publish,
+    )
+
+    fiona = User.objects.get(username="fiona")
+    doc = {**_expense(acme).definition, "title": "Expense claim, by the back door"}
+    drafts = WorkflowTemplateDraft.objects.count()
+    # the add form, naming the existing key: refused in the form's words, nothing kept
+    page = _page("fiona").post(
+        "/admin/approvals/workflowtemplate/add/?as=json", {"definition": json.dumps(doc)}
+    )
+    assert page.status_code == 200
+    assert "Who may edit this workflow template" in page.content.decode()
+    # the services themselves refuse a person not named to edit
+    with pytest.raises(access.Forbidden):
+        workflow_template_publish(tenant=acme, definition=doc, published_by=fiona)
+    with pytest.raises(access.Forbidden):
+        workflow_template_draft_save(tenant=acme, definition=doc, drafted_by=fiona)
+    assert WorkflowTemplate.objects.filter(tenant=acme, key=EXPENSE).count() == 1
+    assert WorkflowTemplateDraft.objects.count() == drafts
+    # gus, named, drafts it
+    workflow_template_draft_save(
+        tenant=acme, definition=doc, drafted_by=User.objects.get(username="gus")
+    )
+    assert WorkflowTemplateDraft.objects.count() == drafts + 1
