@@ -23,8 +23,19 @@ Reading a workflow
     Its participants (submitter, assignees past and present, deciders, the approvers
     delegates acted for: the ``WorkflowParticipant`` read model), someone standing in
     now for one of its current assignees, the organisation's auditors and
-    organisation admins, and holders of the django-guardian object permission
-    ``view_workflowtemplate`` on its workflow template. Sending a signal grants nothing.
+    organisation admins, and holders of the workflow template role "see its runs".
+    Sending a signal grants nothing.
+
+A workflow template's roles
+    django-guardian object permissions (``TemplateRole``) granted to groups and people
+    by a finance admin, held on the template's first version so that publishing keeps
+    them. Start: a template that names nobody may be started by every member of its
+    organisation (as before roles existed); once it names someone, only they (and
+    superusers; an integration account starts what its token names). Edit: finance
+    admins edit every template that names no editor; once one is named, only the
+    finance admins it names (a grant gives no one the finance-admin role). See its runs:
+    read every workflow of the template, on any version. Grants count only inside the
+    template's own organisation.
 
 Reading a draft
     Its author alone: a request not yet submitted is nobody else's business.
@@ -63,6 +74,15 @@ from .models import (
 FORBIDDEN_AUDITOR = "Auditors read; they change nothing."
 FORBIDDEN_INTEGRATION_DECIDE = "Integration accounts do not decide approval steps."
 FORBIDDEN_START = "You may not start workflows of {template!r}."
+FORBIDDEN_START_NOT_NAMED = (
+    "You may not start {title}: only the groups and people named under “Who may start "
+    "this workflow template” may. Ask a finance admin of your organisation to add you."
+)
+FORBIDDEN_EDIT_ROLE = "Only finance admins of its organisation may change {title}."
+FORBIDDEN_EDIT_NOT_NAMED = (
+    "You may not change {title}: only the finance admins named under “Who may edit "
+    "this workflow template” may. You can still read it."
+)
 FORBIDDEN_SIGNAL = "You may not send the signal {name!r} to this workflow."
 FORBIDDEN_ATTACH = "Auditors read; they add no files."
 FORBIDDEN_CANCEL = "Only the submitter or an organisation admin may cancel."
@@ -110,6 +130,15 @@ class Role(enum.StrEnum):
     AUDITOR = "auditors"
     ORG_ADMIN = "org-admins"
     INTEGRATION = "integrations"
+
+
+class TemplateRole(enum.StrEnum):
+    """A workflow template's roles: django-guardian permission codenames on
+    WorkflowTemplate (its first version)."""
+
+    START = "start_workflowtemplate"
+    EDIT = "edit_workflowtemplate"
+    VIEW_RUNS = "view_workflowtemplate_runs"
 
 
 # Who may send a signal when its step names no ``senders``.
@@ -198,16 +227,21 @@ def workflows_readable(user: User) -> QuerySet[Workflow]:
     )
     absent = _absent_now(user, user.member_tenant_id)
     standing_in = PendingTask.objects.filter(workflow_id=OuterRef("pk"), assignee_id__in=absent)
-    granted = _templates_granted(user).values("pk")
-    return qs.filter(Exists(mine) | Exists(standing_in) | Q(template_id__in=granted))
+    granted = _templates_granted(user).values("key")
+    return qs.filter(Exists(mine) | Exists(standing_in) | Q(template_key__in=granted))
 
 
 def _templates_granted(user: User) -> QuerySet[WorkflowTemplate]:
-    """The organisation's workflow templates whose every workflow the user may read."""
+    """The first versions of the organisation's workflow templates whose every workflow
+    the user may read (the role "see its runs", to them or one of their groups)."""
+    tenant = user.member_tenant_id
+    earlier = WorkflowTemplate.objects.filter(
+        tenant_id=tenant, key=OuterRef("key"), version__lt=OuterRef("version")
+    )
     return get_objects_for_user(
         user,
-        "approvals.view_workflowtemplate",
-        klass=WorkflowTemplate.objects.filter(tenant_id=user.member_tenant_id),
+        f"approvals.{TemplateRole.VIEW_RUNS}",
+        klass=WorkflowTemplate.objects.filter(tenant_id=tenant).filter(~Exists(earlier)),
         accept_global_perms=False,
     )
 
@@ -312,6 +346,57 @@ class ReadFacts:
 
 UNREAD = ReadFacts()
 
+# guardian's tables are shared by every organisation (no tenant column, no row-level
+# security): a grant names a template version's id, and the tenant that counts is the
+# template's, which every rule compares with the person's.
+_TEMPLATES = WorkflowTemplate._meta.db_table
+_PERMS = Permission._meta.db_table
+
+
+def _first_version_pk(tenant: str, key: str) -> str:
+    """SQL: the id (as guardian's text ``object_pk``) of the first version of the
+    workflow template ``key`` of ``tenant`` (two column expressions)."""
+    return (
+        f"(SELECT CAST(f.id AS TEXT) FROM {_TEMPLATES} f WHERE f.tenant_id = {tenant}"
+        f" AND f.key = {key} ORDER BY f.version LIMIT 1)"
+    )
+
+
+def _holds_sql(object_pk: str) -> str:
+    """SQL: the person holds the role on ``object_pk``, themselves or through a group.
+    Parameters: user id, content type, codename, user id, content type, codename."""
+    return (
+        f"(EXISTS (SELECT 1 FROM {UserObjectPermission._meta.db_table} up"
+        f"  JOIN {_PERMS} pm ON pm.id = up.permission_id"
+        "  WHERE up.user_id = %s AND up.content_type_id = %s AND pm.codename = %s"
+        f"  AND up.object_pk = {object_pk})"
+        f" OR EXISTS (SELECT 1 FROM {GroupObjectPermission._meta.db_table} gp"
+        f"  JOIN {_PERMS} pm ON pm.id = gp.permission_id"
+        f"  JOIN {User.groups.through._meta.db_table} ug ON ug.group_id = gp.group_id"
+        "  WHERE ug.user_id = %s AND gp.content_type_id = %s AND pm.codename = %s"
+        f"  AND gp.object_pk = {object_pk}))"
+    )
+
+
+def _named_sql(object_pk: str) -> str:
+    """SQL: anyone (a person or a group) holds the role on ``object_pk``.
+    Parameters: content type, codename, content type, codename."""
+    return (
+        f"(EXISTS (SELECT 1 FROM {UserObjectPermission._meta.db_table} up"
+        f"  JOIN {_PERMS} pm ON pm.id = up.permission_id"
+        "  WHERE up.content_type_id = %s AND pm.codename = %s"
+        f"  AND up.object_pk = {object_pk})"
+        f" OR EXISTS (SELECT 1 FROM {GroupObjectPermission._meta.db_table} gp"
+        f"  JOIN {_PERMS} pm ON pm.id = gp.permission_id"
+        "  WHERE gp.content_type_id = %s AND pm.codename = %s"
+        f"  AND gp.object_pk = {object_pk}))"
+    )
+
+
+def _template_ct() -> int:
+    return int(ContentType.objects.get_for_model(WorkflowTemplate).pk)  # cached by Django
+
+
 # The three facts as columns of a query that reads the workflow as ``w`` (the command
 # path's lock composes them: one round trip); ``read_facts_params`` gives their values.
 READ_FACTS_SQL = (
@@ -320,29 +405,86 @@ READ_FACTS_SQL = (
     f" EXISTS (SELECT 1 FROM {PendingTask._meta.db_table} t"
     f"  JOIN {Delegation._meta.db_table} d ON d.user_id = t.assignee_id"
     "  WHERE t.workflow_id = w.id AND d.delegate_id = %s"
-    "  AND d.starts_at <= %s AND d.ends_at > %s),"
-    f" EXISTS (SELECT 1 FROM {UserObjectPermission._meta.db_table} up"
-    f"  JOIN {Permission._meta.db_table} pm ON pm.id = up.permission_id"
-    "  WHERE up.user_id = %s AND up.content_type_id = %s AND pm.codename = %s"
-    "  AND up.object_pk = CAST(w.template_id AS TEXT))"
-    f" OR EXISTS (SELECT 1 FROM {GroupObjectPermission._meta.db_table} gp"
-    f"  JOIN {Permission._meta.db_table} pm ON pm.id = gp.permission_id"
-    f"  JOIN {User.groups.through._meta.db_table} ug ON ug.group_id = gp.group_id"
-    "  WHERE ug.user_id = %s AND gp.content_type_id = %s AND pm.codename = %s"
-    "  AND gp.object_pk = CAST(w.template_id AS TEXT))"
+    "  AND d.starts_at <= %s AND d.ends_at > %s), "
+    + _holds_sql(_first_version_pk("w.tenant_id", "w.template_key"))
 )
 READ_FACTS_COLUMNS = 3
-_TEMPLATE_VIEW = "view_workflowtemplate"
 
 
 def read_facts_params(user: User | None, now: Any) -> list[Any]:
     """The parameters of ``READ_FACTS_SQL`` for ``user`` at ``now``."""
     user_id = user.pk if user is not None else None
-    ct = ContentType.objects.get_for_model(WorkflowTemplate).pk  # cached by Django
-    return [
-        *(user_id, user_id, now, now),
-        *(user_id, ct, _TEMPLATE_VIEW, user_id, ct, _TEMPLATE_VIEW),
-    ]
+    ct, view = _template_ct(), TemplateRole.VIEW_RUNS.value
+    return [*(user_id, user_id, now, now), *(user_id, ct, view, user_id, ct, view)]
+
+
+# The start's facts as columns of a query that reads the newest version of the
+# workflow template as ``t`` (the start's first round trip composes them): whether the
+# template names anyone who may start it, and whether the person is one of them.
+START_FACTS_SQL = (
+    _named_sql(_first_version_pk("t.tenant_id", "t.key"))
+    + ", "
+    + _holds_sql(_first_version_pk("t.tenant_id", "t.key"))
+)
+START_FACTS_COLUMNS = 2
+
+
+def start_facts_params(user: User) -> list[Any]:
+    """The parameters of ``START_FACTS_SQL`` for ``user``."""
+    ct, start = _template_ct(), TemplateRole.START.value
+    return [ct, start, ct, start, user.pk, ct, start, user.pk, ct, start]
+
+
+@dataclass(frozen=True)
+class RoleFacts:
+    """Of one workflow template and one role: does the template name anyone for it,
+    and is the person one of them (themselves or through a group)."""
+
+    named: bool
+    holds: bool
+
+
+def role_facts_of(values: Sequence[Any]) -> RoleFacts:
+    named, holds = (bool(v) for v in values)
+    return RoleFacts(named, holds)
+
+
+def role_facts(
+    user: User, tenant_id: int, keys: Iterable[str], role: TemplateRole
+) -> dict[str, RoleFacts]:
+    """``RoleFacts`` of each workflow template of ``keys`` of the organisation
+    ``tenant_id`` for ``role``, in three queries whatever the number of keys."""
+    keys = list(dict.fromkeys(keys))
+    firsts = dict(
+        WorkflowTemplate.objects.filter(tenant_id=tenant_id, key__in=keys)
+        .order_by("key", "version")
+        .distinct("key")
+        .values_list("key", "pk")
+    )
+    pks = [str(pk) for pk in firsts.values()]
+    ct = _template_ct()
+    people = UserObjectPermission.objects.filter(
+        content_type_id=ct, permission__codename=role.value, object_pk__in=pks
+    ).values_list("object_pk", "user_id")
+    groups = GroupObjectPermission.objects.filter(
+        content_type_id=ct, permission__codename=role.value, object_pk__in=pks
+    ).values_list("object_pk", "group_id")
+    named: set[str] = set()
+    held: set[str] = set()
+    mine = set(user.groups.values_list("pk", flat=True)) if user.pk else set()
+    for pk, person in people:
+        named.add(pk)
+        if person == user.pk:
+            held.add(pk)
+    for pk, group in groups:
+        named.add(pk)
+        if group in mine:
+            held.add(pk)
+    out = {}
+    for key in keys:
+        pk = str(firsts[key]) if key in firsts else ""
+        out[key] = RoleFacts(named=pk in named, holds=pk in held)
+    return out
 
 
 def read_facts_of(values: Sequence[Any]) -> ReadFacts:
@@ -354,7 +496,8 @@ def read_facts_of(values: Sequence[Any]) -> ReadFacts:
 def may_read_workflow(user: User, wf: Workflow, facts: ReadFacts = UNREAD) -> bool:
     """The read rule: members of the workflow's organisation who read everything
     (auditors, organisation admins), take part in it, stand in now for one of its
-    assignees, or hold view permission on its workflow template. ``facts`` are what a
+    assignees, or hold the role "see its runs" of its workflow template. ``facts`` are
+    what a
     query already read with the workflow; what it did not read is asked here, in turn."""
     if not is_member(user) or wf.tenant_id != user.tenant_id:
         return False
@@ -366,7 +509,9 @@ def may_read_workflow(user: User, wf: Workflow, facts: ReadFacts = UNREAD) -> bo
         return True
     if facts.holds_template_view is not None:
         return facts.holds_template_view
-    return user.has_perm(f"approvals.{_TEMPLATE_VIEW}", wf.template)
+    return role_facts(user, wf.tenant_id, [wf.template_key], TemplateRole.VIEW_RUNS)[
+        wf.template_key
+    ].holds
 
 
 def _takes_part(user: User, wf: Workflow) -> bool:
@@ -424,11 +569,64 @@ def may_analyse(user: Any) -> bool:
 # -- acting ----------------------------------------------------------------------------
 
 
-def check_may_start(user: User, template_key: str, scope: Scope | None = None) -> None:
+def check_may_start_at_all(user: User, template_key: str, scope: Scope | None = None) -> None:
+    """The part of the start rule that needs no query: auditors start nothing, and a
+    token starts only what it names. ``check_may_start_named`` is the rest."""
     if _read_only(user):
         raise Forbidden(FORBIDDEN_AUDITOR)
     if not _scope_allows(user, scope, "may_start", template_key):
         raise Forbidden(FORBIDDEN_START.format(template=template_key))
+
+
+def may_start_named(user: User, facts: RoleFacts) -> bool:
+    """The start role: a workflow template that names nobody may be started by every
+    member of its organisation; one that names someone, by them alone (and superusers).
+    An integration account starts what its token names (``_scope_allows``)."""
+    if not facts.named or facts.holds or user.is_superuser:
+        return True
+    return has_role(user, Role.INTEGRATION)
+
+
+def check_may_start_named(user: User, title: str, facts: RoleFacts) -> None:
+    if not may_start_named(user, facts):
+        raise Forbidden(FORBIDDEN_START_NOT_NAMED.format(title=title))
+
+
+def check_may_start(user: User, template_key: str, scope: Scope | None = None) -> None:
+    """The whole start rule, asking the database for the template's start role (a
+    start asks it in its own first round trip instead: ``START_FACTS_SQL``)."""
+    check_may_start_at_all(user, template_key, scope)
+    tenant = user.member_tenant_id
+    facts = role_facts(user, tenant, [template_key], TemplateRole.START)[template_key]
+    if not may_start_named(user, facts):
+        latest = (
+            WorkflowTemplate.objects.filter(tenant_id=tenant, key=template_key)
+            .order_by("-version")
+            .values_list("title", flat=True)
+            .first()
+        )
+        raise Forbidden(FORBIDDEN_START_NOT_NAMED.format(title=latest or template_key))
+
+
+def templates_startable(
+    user: User, templates: Sequence[WorkflowTemplate], scope: Scope | None = None
+) -> list[WorkflowTemplate]:
+    """Those of the organisation's ``templates`` (newest versions) ``user`` may start:
+    the new-request form's list and the API's. Three queries whatever their number."""
+    if not is_member(user):
+        return []
+    allowed = [t for t in templates if may_start_at_all(user, t.key, scope)]
+    facts = role_facts(user, user.member_tenant_id, [t.key for t in allowed], TemplateRole.START)
+    return [t for t in allowed if may_start_named(user, facts[t.key])]
+
+
+def may_start_at_all(user: User, template_key: str, scope: Scope | None = None) -> bool:
+    """``check_may_start_at_all`` as a yes or no."""
+    try:
+        check_may_start_at_all(user, template_key, scope)
+    except Forbidden:
+        return False
+    return True
 
 
 def may_submit(user: Any) -> bool:
@@ -456,9 +654,53 @@ def may_administer(user: Any) -> bool:
 def may_start(user: User, template_key: str, scope: Scope | None = None) -> bool:
     try:
         check_may_start(user, template_key, scope)
-    except Forbidden:
+    except (Forbidden, PermissionError):
         return False
     return True
+
+
+def may_see_runs(user: User, template: WorkflowTemplate) -> bool:
+    """Does ``user`` read every workflow of ``template`` (any version)? Those who read
+    everything of its organisation, and holders of its role "see its runs"."""
+    if not is_member(user) or template.tenant_id != user.tenant_id:
+        return False
+    if reads_everything(user):
+        return True
+    facts = role_facts(user, template.tenant_id, [template.key], TemplateRole.VIEW_RUNS)
+    return facts[template.key].holds
+
+
+def templates_runs_seen(user: User, templates: Sequence[WorkflowTemplate]) -> set[str]:
+    """The keys of those of ``templates`` (of the user's organisation) whose every
+    workflow ``user`` reads: ``may_see_runs`` for a list, in three queries."""
+    if not is_member(user):
+        return set()
+    keys = [t.key for t in templates if t.tenant_id == user.tenant_id]
+    if reads_everything(user):
+        return set(keys)
+    facts = role_facts(user, user.member_tenant_id, keys, TemplateRole.VIEW_RUNS)
+    return {key for key, fact in facts.items() if fact.holds}
+
+
+def edit_refusal(user: Any, template: WorkflowTemplate) -> str | None:
+    """Why ``user`` may not change ``template`` (publish, draft, retire, roll back, name
+    who holds its roles), or None when they may: finance admins of its organisation,
+    all of them while it names no editor, else those it names; superusers."""
+    title = template.title or template.key
+    if not admin_may(user, "change", "workflowtemplate"):
+        return FORBIDDEN_EDIT_ROLE.format(title=title)
+    if user.is_superuser:
+        return None
+    if not is_member(user) or template.tenant_id != user.tenant_id:
+        return FORBIDDEN_EDIT_ROLE.format(title=title)
+    facts = role_facts(user, template.tenant_id, [template.key], TemplateRole.EDIT)
+    if not facts[template.key].named or facts[template.key].holds:
+        return None
+    return FORBIDDEN_EDIT_NOT_NAMED.format(title=title)
+
+
+def may_edit_template(user: Any, template: WorkflowTemplate) -> bool:
+    return edit_refusal(user, template) is None
 
 
 def check_may_decide(user: User) -> None:

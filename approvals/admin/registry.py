@@ -12,7 +12,7 @@ from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest
 
 from .. import access
 from ..activities.outbound import allow_list
@@ -312,32 +312,34 @@ class DelegationAdmin(PeopleRowsAdmin, TenantScoped):
 @admin.register(WorkflowTemplate)
 class WorkflowTemplateAdmin(TenantScoped, WorkflowTemplateAdminBase):
     """Saving never edits a published version: it publishes the next one (see
-    admin/templates.py). Granting object permissions (who may read a workflow
-    template's workflows) is for superusers only."""
+    admin/templates.py). Changing one needs, besides the admin's right, the template's
+    edit role (``access.edit_refusal``); who holds its roles is its roles screen
+    (admin/template_roles.py)."""
 
-    def obj_perms_manage_view(self, request: HttpRequest, object_pk: Any) -> HttpResponse:
-        self._superuser_only(request)
-        return super().obj_perms_manage_view(request, object_pk)
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        allowed = super().has_change_permission(request, obj)
+        return allowed and (obj is None or access.may_edit_template(request.user, obj))
 
-    def obj_perms_manage_user_view(
-        self, request: HttpRequest, object_pk: Any, user_id: Any
-    ) -> HttpResponse:
-        self._superuser_only(request)
-        return super().obj_perms_manage_user_view(request, object_pk, user_id)
-
-    def obj_perms_manage_group_view(
-        self, request: HttpRequest, object_pk: Any, group_id: Any
-    ) -> HttpResponse:
-        self._superuser_only(request)
-        return super().obj_perms_manage_group_view(request, object_pk, group_id)
-
-    @staticmethod
-    def _superuser_only(request: HttpRequest) -> None:
-        if not request.user.is_superuser:
-            raise PermissionDenied
+    def changeform_view(
+        self,
+        request: HttpRequest,
+        object_id: str | None = None,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> Any:
+        if request.method == "POST" and object_id is not None:
+            template = self.get_queryset(request).filter(pk=_pk(object_id)).first()
+            refusal = access.edit_refusal(request.user, template) if template else None
+            if template is not None and self.has_view_permission(request, template) and refusal:
+                raise PermissionDenied(refusal)  # the 403 page says why, in words
+        return super().changeform_view(request, object_id, form_url, extra_context)
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+def _pk(value: str) -> int:
+    return int(value) if value.isascii() and value.isdigit() and len(value) <= 18 else 0
 
 
 SCHEDULE_TEMPLATE_UNKNOWN = "Your organisation has no published workflow template {key!r}."

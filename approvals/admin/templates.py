@@ -23,7 +23,6 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
 from django_jsonform.widgets import JSONFormWidget
-from guardian.admin import GuardedModelAdmin
 
 from templates_engine import TERMINAL
 
@@ -35,6 +34,7 @@ from ..selectors.template_trial import Trial, workflow_template_try
 from ..selectors.templates import (
     workflow_template_drafts_open,
     workflow_template_four_eyes,
+    workflow_template_latest,
     workflow_template_problems,
     workflow_template_versions,
 )
@@ -78,6 +78,7 @@ from ..web.template_trial_words import trial_end, trial_rows, trial_usernames
 from .confirm import CONFIRMED as CONFIRMED_YES
 from .confirm import CONFIRMED_FIELD, confirm_page, confirmed
 from .offboarding import QUERY_INVALID
+from .template_roles import TemplateRolesAdmin
 
 PREVIEW_NOTE = "Preview only: nothing is published until you press Save."
 NOT_AN_OBJECT = "The definition must be a JSON object."
@@ -197,6 +198,7 @@ class WorkflowTemplateForm(forms.ModelForm):
     activities: list[str] = []
     four_eyes = True  # set by get_form: the organisation's four eyes on rules
     viewer = ""
+    editor: Any = None  # set by get_form: the person saving, asked access.edit_refusal
     previous: dict[str, Any] | None = None
     as_json = False
 
@@ -273,6 +275,15 @@ class WorkflowTemplateForm(forms.ModelForm):
                 return definition  # checked when previewed or saved, not half-made
             if self.condition_errors:
                 raise forms.ValidationError(list(self.condition_errors.values()))
+        key = definition.get("key")
+        latest = (
+            workflow_template_latest(tenant_id=self._tenant_id(), key=key)
+            if isinstance(key, str) and self.editor is not None
+            else None
+        )
+        refusal = access.edit_refusal(self.editor, latest) if latest is not None else None
+        if refusal is not None:  # an existing template's key, named by someone not its editor
+            raise forms.ValidationError(refusal)
         problems = workflow_template_problems(tenant_id=self._tenant_id(), doc=definition)
         if problems:
             widget = self.fields["definition"].widget
@@ -422,9 +433,10 @@ def trial_context(
     }
 
 
-class WorkflowTemplateAdmin(GuardedModelAdmin):
+class WorkflowTemplateAdmin(TemplateRolesAdmin, admin.ModelAdmin):
     """Mixed into registry.py's TenantScoped registration (see registry.py). Saving never
-    edits a published version: it publishes the next one."""
+    edits a published version: it publishes the next one. Who may start, edit and see
+    the requests of a template is its roles screen (admin/template_roles.py)."""
 
     form = WorkflowTemplateForm
     list_display = [
@@ -437,8 +449,7 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
         "retired",
     ]
     list_filter = ["tenant", "key"]
-    # guardian declares it an instance variable
-    change_form_template = "admin/approvals/workflowtemplate/change_form.html"  # type: ignore[misc]
+    change_form_template = "admin/approvals/workflowtemplate/change_form.html"
 
     # -- the list -----------------------------------------------------------------------
 
@@ -472,6 +483,7 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
             "previous": obj.definition if obj is not None else None,
             "as_json": request.GET.get(AS_JSON) == "json",
             "viewer": user.get_username(),
+            "editor": user,
         }
         return type(form.__name__, (form,), attrs)
 
@@ -528,6 +540,9 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
             context["versions"] = workflow_template_versions(tenant_id=obj.tenant_id, key=obj.key)
             context["diagram"] = _diagram(obj)
             context["newest"] = context["versions"][0].pk == obj.pk
+        user: Any = request.user
+        if obj is not None and access.admin_may(user, "change", "workflowtemplate"):
+            context["edit_refusal"] = access.edit_refusal(user, obj)
         context["as_json"] = form.as_json
         context["four_eyes"] = form.four_eyes
         context["publish_consequence"] = PUBLISH_CONSEQUENCE
@@ -611,7 +626,7 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
             # the step cards' approver boxes: people who can approve, found by name
             path("approvers/", view(self.approvers_view), name=f"{name}_approvers"),
         ]
-        return own + super().get_urls()
+        return own + self.role_urls() + super().get_urls()
 
     def approvers_view(self, request: HttpRequest) -> HttpResponse:
         """Suggestions for a step card's approver box (``?q=``): at most ten of the
@@ -637,7 +652,8 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
             else self.has_view_permission(request, template)
         )
         if not allowed:
-            raise PermissionDenied
+            refusal = access.edit_refusal(request.user, template) if action == "change" else None
+            raise PermissionDenied(refusal or "")
         return template
 
     def _to(self, template: WorkflowTemplate) -> HttpResponseRedirect:
@@ -724,6 +740,10 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
         draft = drafts.filter(pk=draft_id).first()
         if draft is None:
             raise Http404("No such draft.")
+        if draft.based_on is not None:
+            refusal = access.edit_refusal(user, draft.based_on)
+            if refusal is not None:
+                raise PermissionDenied(refusal)
         return draft
 
     def draft_view(self, request: HttpRequest, draft_id: int) -> HttpResponse:
@@ -780,7 +800,7 @@ class WorkflowTemplateAdmin(GuardedModelAdmin):
             published = workflow_template_draft_publish(
                 tenant=draft.tenant, draft_id=draft.pk, published_by=person
             )
-        except (DraftRefused, DefinitionRefused) as exc:
+        except (DraftRefused, DefinitionRefused, access.Forbidden) as exc:
             messages.error(request, str(exc))
             return back
         drafter = draft.drafted_by.get_full_name() if draft.drafted_by else "someone since gone"

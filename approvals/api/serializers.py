@@ -138,6 +138,23 @@ class StartResponse(serializers.Serializer):
     )
 
 
+class TemplateListed(serializers.Serializer):
+    """A workflow template the caller may start (its newest version)."""
+
+    key = serializers.CharField()
+    title = serializers.CharField()
+    version = serializers.IntegerField()
+    mayStart = serializers.BooleanField(source="may_start")
+    maySeeRuns = serializers.BooleanField(
+        source="may_see_runs",
+        help_text="True when the caller reads every workflow of it (GET /api/workflows).",
+    )
+
+
+class TemplateListResponse(serializers.Serializer):
+    templates = TemplateListed(many=True)
+
+
 class DecisionRequest(RequestBody):
     decision = serializers.ChoiceField(choices=DECISIONS)
     requestId = RequestIdField()

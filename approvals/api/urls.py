@@ -24,6 +24,7 @@ def _command_urls() -> list[URLPattern]:
 urlpatterns = [
     path("auth/token", views.TokenView.as_view(), name="api-token"),
     path("auth/logout", views.LogoutView.as_view(), name="api-logout"),
+    path("templates", views.TemplateCollectionView.as_view(), name="api-templates"),
     path("workflows", views.WorkflowCollectionView.as_view(), name="api-workflows"),
     path("workflows/<str:workflow_id>", views.WorkflowDetailView.as_view(), name="api-workflow"),
     *_command_urls(),

@@ -38,6 +38,7 @@ from ..runtime.directory import TenantDirectory
 from ..selectors.attachments import attachment_get
 from ..selectors.drafts import draft_get, drafts_of
 from ..selectors.tasks import BAD_CURSOR, BadCursor, task_list_for_user
+from ..selectors.templates import workflow_templates_latest
 from ..selectors.workflows import (
     workflow_assignees,
     workflow_get,
@@ -352,6 +353,35 @@ class WorkflowCollectionView(APIView):
             limit=page.validated_data["limit"], offset=page.validated_data["offset"]
         )
         return Response(compiled(s.WorkflowSearchResponse)(_SearchPage(rows)))
+
+
+class TemplateCollectionView(APIView):
+    permission_classes = [TenantMember]
+
+    @extend_schema(
+        responses={200: s.TemplateListResponse},
+        summary="Workflow templates I may start",
+        description=(
+            "The newest version of each workflow template of the organisation the caller "
+            "may start (its start role, and a token's scope), by key."
+        ),
+    )
+    def get(self, request: Request) -> Response:
+        user = _user(request)
+        latest = workflow_templates_latest(tenant_id=user.member_tenant_id)
+        startable = access.templates_startable(user, latest, _scope(request))
+        seen = access.templates_runs_seen(user, startable)
+        rows = [
+            {
+                "key": t.key,
+                "title": t.title,
+                "version": t.version,
+                "may_start": True,
+                "may_see_runs": t.key in seen,
+            }
+            for t in startable
+        ]
+        return Response(s.TemplateListResponse({"templates": rows}).data)
 
 
 class WorkflowDetailView(APIView):

@@ -14,8 +14,9 @@ from django.contrib.auth.models import Group
 from django.db import transaction
 
 from .. import clock
-from ..access import Role
+from ..access import Role, TemplateRole
 from ..models import Department, ExchangeRate, OrgGroup, Tenant, User
+from ..services.template_roles import template_role_grant
 from ..services.templates import workflow_template_publish
 
 HERE = Path(__file__).parent
@@ -119,7 +120,13 @@ def seed_demo() -> Tenant:
         admin.password = password
         admin.save()
     for doc in definitions():
-        workflow_template_publish(tenant=tenant, definition=doc, published_by=admin)
+        template = workflow_template_publish(tenant=tenant, definition=doc, published_by=admin)
+        # Its roles, as an organisation starts: the finance admins edit it (named, so the
+        # roles screen shows who); nobody is named to start it, so everyone may; nobody
+        # beyond those who take part (and auditors, organisation admins) sees its runs.
+        template_role_grant(
+            template=template, role=TemplateRole.EDIT, by=admin, group=roles[Role.FINANCE_ADMIN]
+        )
     _seed_rates(tenant)
     Department.objects.bulk_create(
         [Department(tenant=tenant, key=key, name=name) for key, name in DEPARTMENTS.items()],

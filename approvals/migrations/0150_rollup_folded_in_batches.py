@@ -88,7 +88,7 @@ def forwards(apps: Any, schema_editor: Any) -> None:
 
 
 class Migration(migrations.Migration):
-    dependencies = [("approvals", "0127_tenant_statistics_of_new_tables")]
+    dependencies = [("approvals", "0135_workflow_template_roles")]
 
     operations = [
         migrations.RunSQL(DROP_OLD),

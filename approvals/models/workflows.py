@@ -53,6 +53,15 @@ class WorkflowTemplate(models.Model):
             models.UniqueConstraint(fields=["tenant", "key", "version"], name="template_version")
         ]
         ordering = ["tenant", "key", "-version"]
+        # A workflow template's roles (django-guardian object permissions, granted to
+        # groups and people on its first version so that publishing keeps them; the
+        # rules are access.py's). Not Django's model-wide change and view: those are
+        # about every row of the model, and a model-wide grant would read as a role.
+        permissions = [
+            ("start_workflowtemplate", "May start workflows of this workflow template"),
+            ("edit_workflowtemplate", "May edit this workflow template"),
+            ("view_workflowtemplate_runs", "May see every workflow of this workflow template"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.key} v{self.version}"

@@ -54,7 +54,42 @@ from .files import (
 
 def _latest_templates(user: User) -> list[WorkflowTemplate]:
     templates = workflow_templates_latest(tenant_id=user.member_tenant_id)
-    return [t for t in templates if access.may_start(user, t.key)]
+    return access.templates_startable(user, templates)
+
+
+NOTHING_YOU_MAY_START = (
+    "Your organisation's kinds of request each name who may start them, and you are not "
+    "among them. Ask a finance admin of your organisation to add you."
+)
+
+
+def _refused(request: HttpRequest, user: User, templates: list[WorkflowTemplate]) -> HttpResponse:
+    """The list of what ``user`` may start, with why the kind asked for (``?template=``,
+    or the only kinds there are) is not among them: 403 with a sentence."""
+    key = request.GET.get("template") or ""
+    # Only the start role is explained here; the rest (a template that does not exist,
+    # an account of another system) keeps the plain list.
+    every = [
+        t
+        for t in workflow_templates_latest(tenant_id=user.member_tenant_id)
+        if access.may_start_at_all(user, t.key)
+    ]
+    asked = next((t for t in every if t.key == key), None)
+    if asked is not None:
+        try:
+            access.check_may_start(user, asked.key)
+        except access.Forbidden as exc:
+            refusal = exc.message
+        else:  # allowed meanwhile: nothing to say
+            refusal = ""
+    else:
+        refusal = NOTHING_YOU_MAY_START if every and not templates else ""
+    return render(
+        request,
+        "approvals/workflow_new.html",
+        {"templates": templates, "refusal": refusal},
+        status=403 if refusal else 200,
+    )
 
 
 @login_required
@@ -78,7 +113,7 @@ def workflow_new(request: HttpRequest) -> HttpResponse:
     key = request.GET.get("template") or fallback
     template = next((t for t in templates if t.key == key), None)
     if template is None:
-        return render(request, "approvals/workflow_new.html", {"templates": templates})
+        return _refused(request, user, templates)
     definition: Definition = definition_for(template.pk)
     kept = draft_files(draft=draft) if draft and draft.workflow_id is None else []
     initial = {**draft.data, "subject_id": draft.subject_id} if draft else None

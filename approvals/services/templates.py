@@ -58,6 +58,7 @@ def workflow_template_publish(
             .order_by("-version")
             .first()
         )
+        _check_may_edit(published_by, latest)
         if latest is not None and latest.definition == definition and latest.retired_at is None:
             return latest
         version = (latest.version + 1) if latest is not None else 1
@@ -71,6 +72,17 @@ def workflow_template_publish(
             published_by=published_by,
             drafted_by=drafted_by,
         )
+
+
+def _check_may_edit(person: User | None, latest: WorkflowTemplate | None) -> None:
+    """A change to an existing workflow template is its editors' (its edit role,
+    access.edit_refusal): raises access.Forbidden, in words, for anyone else. A new key,
+    and a change made by no person (a migration, the demo's seed), are not asked."""
+    if person is None or latest is None:
+        return
+    refusal = access.edit_refusal(person, latest)
+    if refusal is not None:
+        raise access.Forbidden(refusal)
 
 
 def workflow_template_rollback(
@@ -127,6 +139,12 @@ def workflow_template_draft_save(
         raise DefinitionRefused(problems)
     parsed = Definition.parse(definition)
     with tenant_scope.atomic_for(tenant):
+        latest = (
+            WorkflowTemplate.objects.filter(tenant=tenant, key=parsed.key)
+            .order_by("-version")
+            .first()
+        )
+        _check_may_edit(drafted_by, latest)
         draft = WorkflowTemplateDraft.objects.create(
             tenant=tenant,
             key=parsed.key,

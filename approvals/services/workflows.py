@@ -199,13 +199,13 @@ def workflow_start(
     unique index ``workflow_subject_running`` (the race: of two starts inserting at
     once the second fails at COMMIT and is tried again, to be answered as if it had
     come after the first). Raises access.Forbidden when the submitter (or the
-    token's ``scope``) may not.
+    token's ``scope``) may not, the template's start role read in the first trip.
 
     Two round trips on PostgreSQL: BEGIN, the template, the subject's workflows with the
     directory version, and the key's claim together; the workflow, its events,
     projections and COMMIT together.
     """
-    access.check_may_start(submitter, template_key, scope)
+    access.check_may_start_at_all(submitter, template_key, scope)
     start = _Start(submitter, template_key, subject_type, subject_id, data, idempotency_key, origin)
     for _ in range(MAX_SUBJECT_RETRIES):
         try:
@@ -238,7 +238,10 @@ class _Start:
         if rates:
             subject_sql, subject_params = _SUBJECT_RATES_SQL, [*subject_params, *rates[1]]
         reads: list[tuple[str, list[Any]]] = [
-            (_LATEST_SQL, [tenant_id, self.template_key]),
+            (
+                _LATEST_SQL,
+                [*access.start_facts_params(self.submitter), tenant_id, self.template_key],
+            ),
             (subject_sql, subject_params),
         ]
         body_hash = ""
@@ -257,6 +260,9 @@ class _Start:
                 raise TemplateNotFound(TEMPLATE_NOT_FOUND.format(key=self.template_key))
             if latest[0][3] is not None:
                 raise TemplateRetired(TEMPLATE_RETIRED.format(key=self.template_key))
+            # The template's start role, read with it (who it names, if anyone).
+            facts = access.role_facts_of(latest[0][5 : 5 + access.START_FACTS_COLUMNS])
+            access.check_may_start_named(self.submitter, latest[0][4], facts)
             if key and not claimed[0]:
                 # Another start holds the key (the claim waited for it to commit).
                 prior = StartRequest.objects.get(tenant_id=tenant_id, user=self.submitter, key=key)
@@ -324,8 +330,9 @@ class _Start:
 
 
 _LATEST_SQL = (
-    f"SELECT id, key, version, retired_at FROM {store.table(WorkflowTemplate)}"
-    " WHERE tenant_id = %s AND key = %s ORDER BY version DESC LIMIT 1"
+    f"SELECT t.id, t.key, t.version, t.retired_at, t.title, {access.START_FACTS_SQL}"
+    f" FROM {store.table(WorkflowTemplate)} t"
+    " WHERE t.tenant_id = %s AND t.key = %s ORDER BY t.version DESC LIMIT 1"
 )
 _ACTIVE = list(ACTIVE_STATUSES)
 _IN_ACTIVE = ", ".join(["%s"] * len(_ACTIVE))

@@ -1147,3 +1147,18 @@ def usernames_in(entries: Iterable[Any]) -> set[str]:
         if isinstance(origin, Mapping) and isinstance(origin.get("made_by"), str):
             out.add(origin["made_by"])
     return out
+
+
+# The role groups (access.Role) by what people call them; other groups keep their names.
+ROLE_GROUP_WORDS = {
+    "finance-admins": "Finance admins",
+    "auditors": "Auditors",
+    "org-admins": "Organisation admins",
+    "integrations": "Other systems' accounts",
+}
+
+
+def group_words(name: str) -> str:
+    """A Django group as a person reads it: a role group by what it is, any other group
+    by its name."""
+    return ROLE_GROUP_WORDS.get(name, name)

@@ -298,6 +298,11 @@ ROWS = [
         api=False,
     ),
     Row(
+        "api-templates",
+        lambda c, w, p: c.get("/api/templates"),
+        answers("200", "200", "200", "200", "200", "200", "200", "200", "200", "200", "401"),
+    ),
+    Row(
         "my-workflows",
         lambda c, w, p: c.get("/workflows/"),
         answers(*["200"] * (len(P) - 1), "302"),
@@ -515,9 +520,27 @@ ROWS = [
         api=False,
     ),
     Row(
-        "admin:approvals_workflowtemplate_permissions",
-        lambda c, w, p: c.get(f"/admin/approvals/workflowtemplate/{w.template_pk}/permissions/"),
-        answers("302", "302", "302", "302", "403", "403", "403", "302", "302", "200", "302"),
+        "admin:approvals_workflowtemplate_roles",
+        lambda c, w, p: c.get(f"/admin/approvals/workflowtemplate/{w.template_pk}/roles/"),
+        # Who may start, edit and see its requests: read by whoever reads the template
+        # in the admin, changed by its editors (the row below).
+        answers("302", "302", "302", "302", "200", "200", "403", "302", "302", "200", "302"),
+        api=False,
+    ),
+    Row(
+        "admin:approvals_workflowtemplate_roles",
+        lambda c, w, p: c.post(
+            f"/admin/approvals/workflowtemplate/{w.template_pk}/roles/",
+            {"role": "start_workflowtemplate", "person": "victor"},
+        ),
+        # Naming victor as a starter: the demo's finance admins edit its templates.
+        answers("302", "302", "302", "302", "302", "403", "403", "302", "302", "302", "302"),
+        api=False,
+    ),
+    Row(
+        "admin:approvals_workflowtemplate_roles_find",
+        lambda c, w, p: c.get("/admin/approvals/workflowtemplate/roles/find/?q=fin&kind=group"),
+        answers("302", "302", "302", "302", "200", "200", "403", "302", "302", "200", "302"),
         api=False,
     ),
     Row(

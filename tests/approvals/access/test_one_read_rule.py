@@ -86,7 +86,7 @@ def test_the_lock_the_rule_and_the_set_agree_for_every_relationship(acme: Any) -
     readers = Group.objects.create(name="expense-readers")
     gus.groups.add(readers)
     template = WorkflowTemplate.objects.filter(tenant=acme, key=EXPENSE).first()
-    assign_perm("approvals.view_workflowtemplate", readers, template)
+    assign_perm("approvals.view_workflowtemplate_runs", readers, template)
     globex = Tenant.objects.create(slug="globex", name="Globex")
     User.objects.create_user("gina", password="pw", tenant=globex)
 

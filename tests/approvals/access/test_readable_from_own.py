@@ -81,7 +81,7 @@ def test_a_delegate_reads_what_waits_for_the_absent_and_no_more(acme, hotels):
 def test_a_grant_on_the_template_reads_all_of_its_workflows(acme, hotels):
     ivan = User.objects.get(username="ivan")
     template = WorkflowTemplate.objects.filter(tenant=acme, key=EXPENSE).first()
-    assign_perm("approvals.view_workflowtemplate", ivan, template)
+    assign_perm("approvals.view_workflowtemplate_runs", ivan, template)
 
     assert _ids(access.workflows_readable_from_own(ivan)) == set(hotels.values())
     _same_for_everyone(acme)

@@ -363,13 +363,19 @@ def test_a_finance_admin_cannot_open_what_is_not_hers(acme, url):
     assert _admin("fiona").get(url).status_code == 403
 
 
-def test_only_superusers_grant_object_permissions(acme):
+def test_a_templates_roles_are_named_by_its_editors_on_its_roles_screen(acme):
     template = WorkflowTemplate.objects.filter(key="expense-approval").first()
     assert template is not None
-    url = f"/admin/approvals/workflowtemplate/{template.pk}/permissions/"
+    roles = f"/admin/approvals/workflowtemplate/{template.pk}/roles/"
+    name_victor = {"role": "view_workflowtemplate_runs", "person": "victor"}
 
-    assert _admin("fiona").get(url).status_code == 403
-    assert _admin("admin").get(url).status_code == 200
+    assert _admin("audrey").get(roles).status_code == 200  # read, not changed
+    assert _admin("audrey").post(roles, name_victor).status_code == 403
+    assert _admin("olga").get(roles).status_code == 403
+    assert _admin("fiona").post(roles, name_victor).status_code == 302
+    # guardian's own screen of a single version's permissions is gone: one place
+    old = f"/admin/approvals/workflowtemplate/{template.pk}/permissions/"
+    assert _admin("admin").get(old).status_code in (302, 404)
 
 
 def test_an_auditor_reads_in_the_admin_and_changes_nothing(pending):

@@ -108,7 +108,7 @@ def test_a_search_lists_only_what_the_person_may_read(world, api, acme):
     assert _page_ids(signed_in("ivan"), {"text": "trip"}) == [world["trip"]]
     # a grant on the workflow template lets him read (and find) every one of its workflows
     template = WorkflowTemplate.objects.get(tenant=acme, key=EXPENSE)
-    assign_perm("approvals.view_workflowtemplate", ivan, template)
+    assign_perm("approvals.view_workflowtemplate_runs", ivan, template)
     assert len(_api_ids(api("ivan"), {})) == 4
 
 
