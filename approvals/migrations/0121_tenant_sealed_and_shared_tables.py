@@ -18,7 +18,9 @@ for. Now:
 
 The files are read from disk when the migration runs, and each is applied only while
 its statements are the ones this migration knew (``SQL_FILES``), as migration 0046
-explains. The policies and grants are applied only where the roles of 0035 exist."""
+explains; for the two functions of the seal, which the policies need, the migration
+keeps its own copy of those statements (``RAN``) and applies it once their files have
+changed. The policies and grants are applied only where the roles of 0035 exist."""
 
 from __future__ import annotations
 
@@ -54,6 +56,44 @@ SQL_FILES = {
 }
 
 
+# The two functions of the seal as this migration ran them: their files have changed
+# since (migration 0140), and the policies below call them, so where a file's statements
+# are no longer these, this copy is applied instead (0140 then applies the file).
+RAN = {
+    "functions/approvals_tenant_seal.sql": """CREATE OR REPLACE FUNCTION public.approvals_tenant_seal(tenant text)
+ RETURNS text
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+    SELECT encode(sha256(convert_to(k.key || ':' || tenant || ':' || pg_backend_pid()::text
+        || ':' || extract(epoch FROM transaction_timestamp())::text || ':' || k.key, 'UTF8')), 'hex')
+    FROM public.approvals_tenant_key k
+$function$;
+REVOKE ALL ON FUNCTION public.approvals_tenant_seal(text) FROM PUBLIC;
+""",
+    "functions/approvals_acting_tenant.sql": """CREATE OR REPLACE FUNCTION public.approvals_acting_tenant()
+ RETURNS bigint
+ LANGUAGE plpgsql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+DECLARE
+    tenant text := NULLIF(current_setting('approvals.tenant', true), '');
+BEGIN
+    IF tenant IS NULL THEN
+        RETURN NULL;
+    END IF;
+    IF current_setting('approvals.tenant_seal', true) IS DISTINCT FROM public.approvals_tenant_seal(tenant) THEN
+        RAISE EXCEPTION 'approvals.tenant was set to % without approvals_act_for in this transaction: refused', tenant
+            USING ERRCODE = '42501';
+    END IF;
+    RETURN tenant::bigint;
+END $function$;
+""",
+}
+
+
 def statements_digest(text: str) -> str:
     """The SHA-256 of a file's text after its leading comment lines."""
     lines = text.splitlines(keepends=True)
@@ -68,9 +108,10 @@ def _apply(schema_editor: Any, folder: str) -> None:
         path = SQL_DIR / name
         if not name.startswith(folder + "/") or not path.exists():
             continue
-        text = path.read_text(encoding="utf-8")
-        if statements_digest(text) == digest:
-            schema_editor.execute(text, None)
+        for text in (path.read_text(encoding="utf-8"), RAN.get(name, "")):
+            if statements_digest(text) == digest:
+                schema_editor.execute(text, None)
+                break
 
 
 def forwards(apps: Any, schema_editor: Any) -> None:

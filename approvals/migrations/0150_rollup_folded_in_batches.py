@@ -88,7 +88,7 @@ def forwards(apps: Any, schema_editor: Any) -> None:
 
 
 class Migration(migrations.Migration):
-    dependencies = [("approvals", "0135_workflow_template_roles")]
+    dependencies = [("approvals", "0140_tenant_seal_checked_cheaply")]
 
     operations = [
         migrations.RunSQL(DROP_OLD),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+import psycopg
 import pytest
 from axes.models import AccessAttempt
 from django.contrib.admin.models import CHANGE, LogEntry
@@ -366,3 +367,82 @@ def test_a_bearer_read_beside_a_session_cookie_reads_the_session_before_acting(t
 
     assert answer.status_code == 200
     assert answer.json()["keys"] >= 1  # alice's session, read before acting for Globex
+
+
+def _own_connection() -> Any:
+    """A connection of its own to the test database (the test's transaction is one
+    transaction; a seal is bound to its transaction and backend)."""
+    s = connection.settings_dict
+    return psycopg.connect(
+        host=s["HOST"] or "127.0.0.1", port=s["PORT"] or 5432, user=s["USER"], dbname=s["NAME"]
+    )
+
+
+SEALED = "SELECT current_setting('approvals.tenant'), current_setting('approvals.tenant_seal')"
+FORGE = (
+    "SELECT set_config('approvals.tenant', %s, true), set_config('approvals.tenant_seal', %s, true)"
+)
+
+
+def test_a_seal_copied_from_another_transaction_or_backend_is_refused(db):
+    acme, globex = 1_000_001, 1_000_002  # the check needs no rows, only the settings
+    with _own_connection() as one, _own_connection() as two:
+        with one.transaction():
+            one.execute(tenant_scope.ACT_SQL, [str(globex)])
+            copied = one.execute(SEALED).fetchone()
+            assert one.execute("SELECT approvals_acting_tenant()").fetchone() == (globex,)
+        assert copied[0] == str(globex) and len(copied[1]) == 64
+        # the same backend's next transaction, acting for another organisation
+        with (
+            pytest.raises(psycopg.errors.InsufficientPrivilege, match="without approvals_act_for"),
+            one.transaction(),
+        ):
+            one.execute(tenant_scope.ACT_SQL, [str(acme)])
+            one.execute(FORGE, list(copied))
+            one.execute("SELECT approvals_acting_tenant()")
+        # another backend, acting for another organisation or for none
+        for act in (True, False):
+            with (
+                pytest.raises(
+                    psycopg.errors.InsufficientPrivilege, match="without approvals_act_for"
+                ),
+                two.transaction(),
+            ):
+                if act:
+                    two.execute(tenant_scope.ACT_SQL, [str(acme)])
+                else:
+                    two.execute(f"SET LOCAL ROLE {tenant_scope.APP_ROLE}")
+                two.execute(FORGE, list(copied))
+                # what every policy asks (a table read asks it only once it meets a
+                # row, and this connection sees none of the test's)
+                two.execute("SELECT approvals_acting_tenant()")
+        # and the seal it was given holds in its own transaction
+        with two.transaction():
+            two.execute(tenant_scope.ACT_SQL, [str(acme)])
+            assert two.execute("SELECT approvals_acting_tenant()").fetchone() == (acme,)
+
+
+# The seal as approvals_tenant_seal computes it, from a key, a tenant and the backend
+# and transaction asking.
+SEAL_OF = (
+    "SELECT encode(sha256(convert_to(concat_ws(':', %s::text, %s::text, pg_backend_pid(),"
+    " extract(epoch FROM transaction_timestamp()), %s::text), 'UTF8')), 'hex')"
+)
+
+
+def test_a_key_of_the_callers_own_does_not_seal_a_tenant(two):
+    """The seal's functions name every object with its schema: a key table of the app
+    role's own in pg_temp, first on its search_path, is not the one they read."""
+    acme, globex = two["acme"].pk, two["globex"].pk
+    (key,) = _rows("SELECT key FROM approvals_tenant_key")[0]  # the login role's to read
+    with transaction.atomic(), tenant_scope.acting_for(acme):
+        # the seal is the one SEAL_OF computes with the real key
+        assert _rows(SEALED) == [(str(acme), _rows(SEAL_OF, [key, acme, key])[0][0])]
+        with pytest.raises(DatabaseError, match="without approvals_act_for"), transaction.atomic():
+            _rows("CREATE TEMP TABLE approvals_tenant_key (id smallint, key text)")
+            _rows("INSERT INTO pg_temp.approvals_tenant_key VALUES (1, 'known')")
+            _rows("SET LOCAL search_path = pg_temp, public, pg_catalog")
+            (forged,) = _rows(SEAL_OF, ["known", globex, "known"])[0]
+            _rows(FORGE, [str(globex), forged])
+            _rows("SELECT count(*) FROM approvals_workflow")
+        assert _rows("SELECT DISTINCT tenant_id FROM approvals_workflow") == [(acme,)]

@@ -1,0 +1,187 @@
+"""What the sealed tenant's check costs a start and a decision, switched in one connection.
+
+    .venv/bin/python bench/tenant_check.py [--n 40] [--rounds 8]
+
+Every row-level security policy asks ``(SELECT approvals_acting_tenant())`` once per
+policed table and statement. On a scratch copy of the bench database, one process and
+one connection run blocks of ``--n`` starts, manager and finance decisions under each
+variant in turn, ``--rounds`` times (the order reversed every other round), so a shared
+machine's load swings fall on every variant alike; ``write_path.py`` compares variants
+one after another, minutes apart. The figures are the PostgreSQL backend's CPU
+milliseconds per operation (its /proc ticks), the mean over the rounds.
+
+- ``as_0121``: the check as migration 0121 wrote it (read from that migration's own copy);
+- ``current``: the check as approvals/sql/ has it;
+- ``unchecked``: the tenant setting taken as it is, no seal checked (what any check
+  costs above nothing: never a way to run);
+- ``no_rls``: row-level security off on every table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import statistics
+import subprocess
+import sys
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import ROOT, VENV_BIN, Report, expense_data  # noqa: E402
+from write_path import _backend_cpu, _drop, _make, _scratch  # noqa: E402
+
+SQL = ROOT / "approvals" / "sql" / "functions"
+MIGRATION_0121 = ROOT / "approvals" / "migrations" / "0121_tenant_sealed_and_shared_tables.py"
+UNCHECKED = (
+    "CREATE OR REPLACE FUNCTION public.approvals_acting_tenant() RETURNS bigint"
+    " LANGUAGE plpgsql STABLE SECURITY DEFINER AS $f$ BEGIN RETURN"
+    " NULLIF(pg_catalog.current_setting('approvals.tenant', true), '')::pg_catalog.int8;"
+    " END $f$"
+)
+VARIANTS = ("as_0121", "current", "unchecked", "no_rls")
+PHASES = ("start", "manager", "finance")
+
+
+def _as_0121() -> list[str]:
+    spec = importlib.util.spec_from_file_location("m0121", MIGRATION_0121)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    ran: dict[str, str] = module.RAN
+    return [
+        ran["functions/approvals_tenant_seal.sql"],
+        ran["functions/approvals_acting_tenant.sql"],
+    ]
+
+
+def child(n: int, rounds: int) -> dict[str, dict[str, float]]:
+    from _common import seed, setup_django
+
+    setup_django()
+    from django.db import connection
+
+    from approvals.services.workflows import workflow_decide, workflow_start
+
+    users = seed()
+    alice, bob, fiona = users["alice"], users["bob"], users["fiona"]
+    current = [
+        (SQL / f"{name}.sql").read_text()
+        for name in ("approvals_tenant_seal", "approvals_acting_tenant")
+    ]
+    with connection.cursor() as cur:
+        cur.execute("SELECT pg_backend_pid()")
+        pid = int(cur.fetchone()[0])
+        cur.execute("SELECT array_agg(oid::regclass::text) FROM pg_class WHERE relrowsecurity")
+        policed = cur.fetchone()[0]
+
+    def run(statements: list[str], rls: bool) -> None:
+        switch = (
+            "ENABLE ROW LEVEL SECURITY, FORCE" if rls else "DISABLE ROW LEVEL SECURITY, NO FORCE"
+        )
+        with connection.cursor() as cur:
+            for statement in statements:
+                cur.execute(statement)
+            for table in policed:
+                cur.execute(f"ALTER TABLE {table} {switch} ROW LEVEL SECURITY")
+
+    setups: dict[str, Callable[[], None]] = {
+        "as_0121": lambda: run(_as_0121(), True),
+        "current": lambda: run(current, True),
+        "unchecked": lambda: run([UNCHECKED], True),
+        "no_rls": lambda: run(current, False),
+    }
+    tag = uuid.uuid4().hex[:8]
+    count = iter(range(10**9))
+
+    def start() -> Any:
+        i = next(count)
+        return workflow_start(
+            submitter=alice,
+            template_key="expense-approval",
+            subject_type="bench-tenant-check",
+            subject_id=f"{tag}-{i}",
+            data=expense_data(i),
+        ).workflow_id
+
+    def decide(user: Any, workflow_id: Any) -> None:
+        workflow_decide(
+            user=user, workflow_id=workflow_id, decision="approve", request_id=uuid.uuid4().hex
+        )
+
+    got: dict[str, dict[str, list[float]]] = {v: {p: [] for p in PHASES} for v in VARIANTS}
+    for r in range(rounds):
+        for variant in VARIANTS if r % 2 == 0 else tuple(reversed(VARIANTS)):
+            setups[variant]()
+            for _ in range(3):  # this variant's plans made before the clock starts
+                warm = start()
+                decide(bob, warm)
+                decide(fiona, warm)
+            c0 = _backend_cpu(pid)
+            ids = [start() for _ in range(n)]
+            c1 = _backend_cpu(pid)
+            for workflow_id in ids:
+                decide(bob, workflow_id)
+            c2 = _backend_cpu(pid)
+            for workflow_id in ids:
+                decide(fiona, workflow_id)
+            c3 = _backend_cpu(pid)
+            for phase, (a, b) in zip(PHASES, ((c0, c1), (c1, c2), (c2, c3)), strict=True):
+                got[variant][phase].append((b - a) * 1000 / n)
+    setups["current"]()
+    return {v: {p: statistics.mean(x) for p, x in phases.items()} for v, phases in got.items()}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=40)
+    ap.add_argument("--rounds", type=int, default=8)
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        import json
+
+        print(json.dumps(child(args.n, args.rounds)))
+        return
+
+    import json
+
+    from _common import ensure_bench_db, server_env
+
+    url = ensure_bench_db()
+    scratch = _scratch(url, "tenant_check")
+    _make(url, scratch, [])
+    try:
+        env = server_env(DATABASE_URL=scratch, BENCH_DATABASE_URL=scratch)
+        done = subprocess.run(
+            [str(VENV_BIN / "python"), __file__, "--child", "--n", str(args.n)]
+            + ["--rounds", str(args.rounds)],
+            cwd=ROOT,
+            env=env,
+            check=True,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+    finally:
+        _drop(url, scratch)
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    rows = []
+    for variant in VARIANTS:
+        row: list[Any] = [variant]
+        for phase in PHASES:
+            row += [got[variant][phase], got[variant][phase] - got["no_rls"][phase]]
+        rows.append(row)
+    report = Report("tenant_check", "What the sealed tenant's check costs the write path")
+    report.table(
+        f"PostgreSQL backend CPU ms per operation, blocks of {args.n}, {args.rounds} rounds,"
+        " one connection (above no_rls in the next column)",
+        ["variant", "start", "Δ", "manager", "Δ", "finance", "Δ"],
+        rows,
+    )
+    report.write()
+
+
+if __name__ == "__main__":
+    main()
