@@ -127,7 +127,11 @@ def api_token(user: Any) -> str:
 
 def expense_data(i: int) -> dict[str, Any]:
     """₹45,000: the manager, then finance (no VP)."""
-    return {"amountPaise": 4_500_000, "currency": "INR", "department": f"dept-{i % 17}"}
+    return {"amountPaise": 4_500_000, "currency": "INR", "department": _DEPARTMENTS[i % 7]}
+
+
+# the demo organisation's departments (approvals.demo.DEPARTMENTS): a start names one
+_DEPARTMENTS = ("eng", "fin", "sales", "ops", "mkt", "people", "IT_HARDWARE")
 
 
 # --- figures ---------------------------------------------------------------------------

@@ -116,7 +116,7 @@ def template_mails(users: dict[str, Any]) -> list[Any]:
         template_key="expense-approval",
         subject_type="bench-mail",
         subject_id=f"MAIL-{time.time_ns()}",
-        data={"amountPaise": 4_500_000, "currency": "INR", "department": "engineering"},
+        data={"amountPaise": 4_500_000, "currency": "INR", "department": "eng"},
     )
     with clock.shifted(dt.timedelta(days=1, seconds=1)):
         timer_drain()

@@ -51,6 +51,7 @@ DEPARTMENTS = {
     "ops": "Operations",
     "mkt": "Marketing",
     "people": "People",
+    "IT_HARDWARE": "IT hardware",  # the cost centre API clients already send for kit
 }
 # What each demo person does, for the sign-in list `make run` prints.
 DESCRIPTIONS = {
