@@ -29,6 +29,7 @@ from templates_engine import TERMINAL
 from .. import access, clock, json_input
 from ..activities import activity_names
 from ..models import OrgGroup, User, WorkflowTemplate, WorkflowTemplateDraft
+from ..selectors.departments import kept_lists
 from ..selectors.people import people_matching
 from ..selectors.template_trial import Trial, workflow_template_try
 from ..selectors.templates import (
@@ -429,7 +430,9 @@ def trial_context(
         "trial_end": trial_end(trial.status),
         "trial_late": late,
         "trial_submitter": (submitter.get_full_name() or submitter.username) if submitter else "",
-        "trial_sample": present.data_rows(schema, sample.get("data") or {}),
+        "trial_sample": present.data_rows(
+            schema, sample.get("data") or {}, kept_lists(tenant_id=tenant_id)
+        ),
     }
 
 

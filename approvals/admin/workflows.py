@@ -24,6 +24,7 @@ from django.utils.safestring import SafeString
 
 from .. import access
 from ..models import PendingTask, User, Workflow, WorkflowEvent, WorkflowTemplate
+from ..selectors.departments import kept_lists
 from ..web import present
 from ..web.story import names_in, raw_definition, workflow_story
 from ..words import zones
@@ -265,7 +266,9 @@ def _view_context(wf: Workflow) -> dict[str, Any]:
         "subtitle": "",  # Django's is the row's own name, with the status code
         "story": story,
         "timeline": [{"line": line, "at": zones.moment_offset(line.at)} for line in story.timeline],
-        "data_rows": present.data_rows(story.ctx.schema, wf.data),
+        "data_rows": present.data_rows(
+            story.ctx.schema, wf.data, kept_lists(tenant_id=wf.tenant_id)
+        ),
         "submitted": zones.moment_offset(wf.created_at),
         "events": [
             {

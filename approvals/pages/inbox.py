@@ -22,6 +22,7 @@ from templates_engine.steps.approval import HANDOVER_NOTE_MAX
 
 from ..definitions import raw_definition_for
 from ..models import HeldDecision, PendingTask, User, Workflow
+from ..selectors.departments import kept_lists
 from ..selectors.drafts import drafts_of
 from ..selectors.held import held_open
 from ..selectors.inbox_context import RowContext, inbox_context
@@ -32,6 +33,7 @@ from ..selectors.templates import workflow_templates_latest
 from ..web import inbox_lists as lists
 from ..web import inbox_page, present
 from ..web.hand_over import standing_in_marks
+from ..words.data import KeptLists
 from .common import (
     REASON_TEXTS,
     UNDO_SECONDS,
@@ -133,6 +135,7 @@ class _Around:
     resubmitted: dict[str, lists.Resubmission]
     away: dict[int, dict[str, Any]]
     holds: dict[str, HeldDecision]
+    lists: KeptLists  # the organisation's departments: a key shown by its name
 
 
 def _around(user: User, tasks: list[PendingTask]) -> _Around:
@@ -142,10 +145,11 @@ def _around(user: User, tasks: list[PendingTask]) -> _Around:
         user, [*approvers, *(u for t in tasks for u in (t.on_behalf_of, t.handed_on_from))]
     )
     others = lists.others_asked(user, tasks)
-    resubmitted = lists.resubmissions(t.workflow for t in tasks)
+    kept = kept_lists(tenant_id=user.member_tenant_id)
+    resubmitted = lists.resubmissions((t.workflow for t in tasks), kept)
     away = standing_in_marks(user, tasks)
     holds = held_open(tenant_id=user.member_tenant_id, workflow_ids={t.workflow_id for t in tasks})
-    return _Around(context, names, others, resubmitted, away, holds)
+    return _Around(context, names, others, resubmitted, away, holds, kept)
 
 
 def _task_row(user: User, t: PendingTask, now: dt.datetime, a: _Around) -> dict[str, Any]:
@@ -173,7 +177,7 @@ def _task_row(user: User, t: PendingTask, now: dt.datetime, a: _Around) -> dict[
         "summary": wf.summary if wf.summary != subject else "",
         "requester": requester,
         "figures": present.key_figures(schema, wf.data),
-        "facts": present.row_facts(schema, wf.data),
+        "facts": present.row_facts(schema, wf.data, a.lists),
         "receipts": present.receipts_words(a.context[str(wf.pk)].receipts),
         "approved": present.approved_before(
             a.context[str(wf.pk)].approved, a.names, _raw(wf.template)

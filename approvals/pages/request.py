@@ -30,7 +30,7 @@ from ..audit.archived import workflow_archived
 from ..http.request_ids import request_id_valid
 from ..models import HeldDecision, User, Workflow
 from ..runtime.commands import Busy, CommandResult, RequestIdReused, WorkflowNotFound
-from ..selectors.departments import department_choices
+from ..selectors.departments import department_choices, kept_lists
 from ..selectors.held import held_open
 from ..selectors.standing_in import stands_in_for
 from ..selectors.workflows import workflow_get_readable, workflow_restart_links
@@ -141,7 +141,9 @@ def _detail_context(readable: access.ReadableWorkflow) -> dict[str, Any]:
         "subject": _subject(wf),
         "status_label": told.status_label,
         "status_sentence": told.status_sentence,
-        "data_rows": present.data_rows(_schema(wf.template), wf.data),
+        "data_rows": present.data_rows(
+            _schema(wf.template), wf.data, kept_lists(tenant_id=wf.tenant_id)
+        ),
         "conversion": told.conversion,
         "timeline": lines,
         "files": files_card(lines),

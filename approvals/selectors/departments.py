@@ -10,6 +10,7 @@ from typing import Any
 
 from ..models import Department
 from ..runtime import store
+from ..words.data import DEPARTMENTS, KeptLists
 
 # The organisation's departments as a JSON list of [key, name] pairs in name order (one
 # parameter: the tenant's id); [] when it keeps none.
@@ -23,6 +24,14 @@ def department_choices(*, tenant_id: int) -> list[tuple[str, str]]:
     """The organisation's departments as (key, name) pairs, in name order."""
     rows = Department.objects.filter(tenant_id=tenant_id).values_list("key", "name")
     return sorted(((k, n) for k, n in rows), key=lambda row: row[1].lower())
+
+
+def kept_lists(*, tenant_id: int | None) -> KeptLists:
+    """The organisation's kept lists, for showing a field's key by its entry's name
+    (``words.data.format_value``); one query."""
+    if tenant_id is None:
+        return {}
+    return {DEPARTMENTS: dict(department_choices(tenant_id=tenant_id))}
 
 
 def departments_rows(value: Any) -> list[tuple[str, str]]:

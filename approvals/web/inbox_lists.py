@@ -16,7 +16,7 @@ from django.utils.timesince import timesince
 from ..definitions import definition_for
 from ..models import PendingTask, User, Workflow, WorkflowEvent
 from ..selectors.inbox_lists import SORTS, TEXT_MAX, InboxFilter, Kind
-from ..words.data import format_value, money_fields
+from ..words.data import KeptLists, format_value, money_fields
 from . import present
 
 SORT_LABELS = {
@@ -196,7 +196,10 @@ class Resubmission:
 
 
 def data_changes(
-    schema: Mapping[str, Any] | None, old: Mapping[str, Any], new: Mapping[str, Any]
+    schema: Mapping[str, Any] | None,
+    old: Mapping[str, Any],
+    new: Mapping[str, Any],
+    lists: KeptLists | None = None,
 ) -> list[Change]:
     """The fields whose value reads differently, in the form's order, as people read
     them (an amount with its currency: a currency field is shown within its amount)."""
@@ -207,13 +210,16 @@ def data_changes(
     for name in order:
         if name in hidden:
             continue
-        before, after = format_value(schema, old, name), format_value(schema, new, name)
+        before = format_value(schema, old, name, lists)
+        after = format_value(schema, new, name, lists)
         if before != after:
             out.append(Change(present.field_label(schema, name), before or EMPTY, after or EMPTY))
     return out
 
 
-def resubmissions(workflows: Iterable[Workflow]) -> dict[str, Resubmission]:
+def resubmissions(
+    workflows: Iterable[Workflow], lists: KeptLists | None = None
+) -> dict[str, Resubmission]:
     """Workflow id -> its last resubmission (what changed since the round before, and
     the note), for the workflows resubmitted at least once, in one query."""
     templates = {str(wf.pk): wf.template_id for wf in workflows}
@@ -236,7 +242,7 @@ def resubmissions(workflows: Iterable[Workflow]) -> dict[str, Resubmission]:
         (_, before, _), (_, after, at) = events[-2], events[-1]
         schema = definition_for(templates[wid]).schema
         out[wid] = Resubmission(
-            data_changes(schema, before.get("data") or {}, after.get("data") or {}),
+            data_changes(schema, before.get("data") or {}, after.get("data") or {}, lists),
             str(after.get("comment") or ""),
             at,
         )

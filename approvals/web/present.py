@@ -21,6 +21,7 @@ from templates_engine.money import convert
 from ..notifications.format import EXPONENTS, INDIAN_GROUPING, SYMBOLS, money_format
 from ..words import zones
 from ..words.data import (
+    KeptLists,
     code_words,
     currency_of,
     file_size,
@@ -123,9 +124,11 @@ def field_label(schema: Mapping[str, Any] | None, name: str) -> str:
 _MINOR_UNIT = re.compile(r"_?(paise|Paise|cents|Cents|minor|Minor|pence|Pence)$")
 
 
-def data_rows(schema: Mapping[str, Any] | None, data: Mapping[str, Any]) -> list[tuple[str, str]]:
+def data_rows(
+    schema: Mapping[str, Any] | None, data: Mapping[str, Any], lists: KeptLists | None = None
+) -> list[tuple[str, str]]:
     """(label, value) pairs in the schema's order; a currency field that a money field
-    names is shown within the amount, not on its own."""
+    names is shown within the amount, not on its own; a kept list's key by its name."""
     money = money_fields(schema)
     hidden = {c for c in money.values() if c}
     order = field_order(schema)
@@ -133,18 +136,21 @@ def data_rows(schema: Mapping[str, Any] | None, data: Mapping[str, Any]) -> list
     # an automated step's result (an object or a list) would show as code.
     order += [k for k in data if k not in order and not isinstance(data[k], Mapping | list)]
     return [
-        (field_label(schema, name), format_value(schema, data, name))
+        (field_label(schema, name), format_value(schema, data, name, lists))
         for name in order
         if name in data and name not in hidden
     ]
 
 
-def row_facts(schema: Mapping[str, Any] | None, data: Mapping[str, Any]) -> str:
-    """The fields the workflow template marks for an inbox row, as ``Department: eng``."""
+def row_facts(
+    schema: Mapping[str, Any] | None, data: Mapping[str, Any], lists: KeptLists | None = None
+) -> str:
+    """The fields the workflow template marks for an inbox row, as ``Department:
+    Engineering`` (a kept list's key by its name)."""
     return " · ".join(
         f"{field_label(schema, n)}: {value}"
         for n in row_fields(schema)
-        if (value := format_value(schema, data, n))
+        if (value := format_value(schema, data, n, lists))
     )
 
 

@@ -26,6 +26,9 @@ ROW_KEY = "x-row"
 # ``"x-list": "departments"`` (approvals.models.Department).
 LIST_KEY = "x-list"
 DEPARTMENTS = "departments"
+# An organisation's kept lists by name (``departments``) -> each entry's key -> its
+# name: a value of a field marked ``"x-list"`` is shown by its entry's name.
+KeptLists = Mapping[str, Mapping[str, str]]
 DEFAULT_CURRENCY = "INR"
 # What the inbox shows of a summary line at most; the workflow page shows the data.
 SUMMARY_MAX = 200
@@ -86,7 +89,14 @@ def currency_of(data: Mapping[str, Any], currency_field: str) -> str:
     return value if isinstance(value, str) and value else DEFAULT_CURRENCY
 
 
-def format_value(schema: Mapping[str, Any] | None, data: Mapping[str, Any], name: str) -> str:
+def format_value(
+    schema: Mapping[str, Any] | None,
+    data: Mapping[str, Any],
+    name: str,
+    lists: KeptLists | None = None,
+) -> str:
+    """``data[name]`` as people read it; with ``lists``, a kept list's key by its name
+    (``sales`` -> ``Sales``)."""
     value = data.get(name)
     money = money_fields(schema)
     if name in money and isinstance(value, int) and not isinstance(value, bool):
@@ -96,6 +106,10 @@ def format_value(schema: Mapping[str, Any] | None, data: Mapping[str, Any], name
     if value is None:
         return ""
     spec = ((schema or {}).get("properties") or {}).get(name)
+    if lists and isinstance(spec, Mapping) and isinstance(value, str):
+        kept = lists.get(str(spec.get(LIST_KEY)))
+        if kept and value in kept:
+            return kept[value]
     if isinstance(spec, Mapping) and "enum" in spec and isinstance(value, str):
         return code_words(value)
     if isinstance(value, str) and isinstance(spec, Mapping) and spec.get("format") == "date":

@@ -5,6 +5,7 @@ and finance and organisation admins keep the list in the admin (auditors read it
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -15,6 +16,8 @@ from approvals.demo import DEPARTMENTS
 from approvals.models import Department, User, Workflow
 from approvals.services.departments import NOT_A_DEPARTMENT
 from approvals.web.forms import NOT_A_DEPARTMENT as FORM_NOT_A_DEPARTMENT
+from approvals.web.inbox_lists import data_changes
+from approvals.words.data import format_value
 from tests.approvals.helpers import EXPENSE, start_expense
 
 pytestmark = pytest.mark.django_db
@@ -162,3 +165,27 @@ def test_auditors_read_the_list_and_change_nothing(acme: Any) -> None:
     assert client.get("/admin/approvals/department/").status_code == 200
     assert client.post(ADD, {"name": "Legal", "key": "legal"}).status_code == 403
     assert not Department.objects.filter(key="legal").exists()
+
+
+def test_pages_show_a_kept_department_by_its_name_not_its_key(acme: Any, api: Any) -> None:
+    started = start_expense(api("alice"), 4_500_000, department="ops")
+    assert started.status_code == 201, started.content
+    wid = started.json()["workflowId"]
+
+    inbox = _client("bob").get("/").content.decode()
+    request = _client("bob").get(f"/workflows/{wid}").content.decode()
+
+    assert "Department: Operations" in inbox
+    assert "Department: ops" not in inbox
+    assert re.search(r"Department</dt>\s*<dd[^>]*>\s*Operations\s*</dd>", request), request
+
+
+def test_a_changed_department_reads_by_its_names() -> None:
+    schema = {"properties": {"department": {"type": "string", "x-list": "departments"}}}
+    lists = {"departments": {"ops": "Operations", "eng": "Engineering"}}
+
+    changes = data_changes(schema, {"department": "ops"}, {"department": "eng"}, lists)
+    unknown = format_value(schema, {"department": "legal"}, "department", lists)
+
+    assert [(c.old, c.new) for c in changes] == [("Operations", "Engineering")]
+    assert unknown == "legal"  # a key no longer kept reads as it was sent

@@ -26,7 +26,7 @@ pytestmark = [
 def test_questions_and_row_context_read_and_fit_on_a_phone(
     acme: Any, api: Any, live_server: Any, browser: Browser
 ) -> None:
-    wid = start_expense(api("alice"), 4_500_000, department="Sales").json()["workflowId"]
+    wid = start_expense(api("alice"), 4_500_000, department="sales").json()["workflowId"]
     assert decide(api("bob"), wid, "approve", "bob-ctx").status_code == 200
     workflow_comment(
         user=User.objects.get(username="fiona"),

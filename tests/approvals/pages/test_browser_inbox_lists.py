@@ -156,7 +156,7 @@ def test_my_requests_filters_and_is_accessible(
     bob = sign_in(browser, base, "bob")
     mark = bob.locator("li.task details.resubmitted")
     mark.locator("summary").click()
-    expect(mark).to_contain_text("Department: eng")
+    expect(mark).to_contain_text("Department: Engineering")
     expect(mark).to_contain_text("Took the taxi out")
     shot(bob, "inbox-resubmitted")
     assert_accessible(bob, "the inbox with a resubmission")

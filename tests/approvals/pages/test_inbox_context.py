@@ -38,7 +38,7 @@ def test_the_finance_row_shows_the_department_receipts_and_who_approved_before(
 
     row = inbox_row("fiona", wid)
 
-    assert '<span class="facts">Department: sales</span>' in row
+    assert '<span class="facts">Department: Sales</span>' in row
     assert '<span class="receipts">1 receipt</span>' in row
     assert '<span class="approved">Approved by Bob (Manager)</span>' in row
 

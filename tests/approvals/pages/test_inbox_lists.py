@@ -196,7 +196,7 @@ def test_a_resubmitted_request_shows_what_changed_and_the_note(acme: Any) -> Non
     old = money_format(minor=4_500_000, currency="INR")
     new = money_format(minor=4_000_000, currency="INR")
     assert f"Amount</span>: <del>{old}</del>" in row and f"<ins>{new}</ins>" in row
-    assert "Department</span>: <del>eng</del>" in row and "<ins>sales</ins>" in row, row
+    assert "Department</span>: <del>Engineering</del>" in row and "<ins>Sales</ins>" in row, row
     assert "Took the taxi out" in row
     plain = body[body.index("Expense claim RS-plain<") :]
     assert "Resubmitted" not in plain[: plain.index('class="act"')]

@@ -204,7 +204,7 @@ def test_try_it_assumes_everyone_prompt_shows_the_sample_and_never_a_raw_status(
     assert "Everyone acts promptly" in page
     assert "Asks Bob" in page and "Reminds" not in page and "escalated" not in page
     assert "ends approved" in page
-    assert "Submitted by Alice; Amount: ₹45,000.00; Department: eng." in page
+    assert "Submitted by Alice; Amount: ₹45,000.00; Department: Engineering." in page
     assert not re.search(r"ends [a-z]+_[a-z]+|COMPLETED|ROLLED_BACK", page)
 
 
