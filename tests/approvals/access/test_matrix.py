@@ -778,6 +778,7 @@ ADMIN_LISTS = {
     "approvals.delegation": ("200", "200", "403"),
     "approvals.startschedule": ("200", "200", "403"),
     "approvals.exchangerate": ("200", "200", "403"),
+    "approvals.department": ("200", "200", "200"),  # kept by finance and org admins
     "approvals.workflow": ("403", "200", "200"),
     "approvals.pendingtask": ("403", "200", "200"),
     "approvals.timer": ("403", "200", "200"),

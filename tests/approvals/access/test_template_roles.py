@@ -247,7 +247,9 @@ def test_the_editor_refuses_someone_not_named_to_edit_in_words(acme: Tenant, rol
     assert WorkflowTemplate.objects.filter(tenant=acme, key=EXPENSE).count() == 1
     assert _expense(acme).retired_at is None
     # gus, named, retires it
-    retired = _page("gus").post(f"/admin/approvals/workflowtemplate/{template.pk}/retire/")
+    retired = _page("gus").post(
+        f"/admin/approvals/workflowtemplate/{template.pk}/retire/", {"confirmed": "yes"}
+    )
     assert retired.status_code == 302
     assert _expense(acme).retired_at is not None
 
