@@ -50,6 +50,15 @@ PERIODIC_JOBS: tuple[PeriodicJob, ...] = (
         "APPROVALS_ANALYTICS_FOLD_INTERVAL_SECONDS",
         15,
     ),
+    # The command path's tables analyzed once they outgrow their statistics, so a young
+    # database's plans follow its rows (runtime/statistics.py); a large one's autovacuum
+    # is ahead of it and it finds nothing to do.
+    PeriodicJob(
+        "refresh-statistics",
+        "approvals.refresh_statistics",
+        "APPROVALS_STATISTICS_INTERVAL_SECONDS",
+        60,
+    ),
     PeriodicJob("sweep-mail", "approvals.sweep_mail", "APPROVALS_MAIL_SWEEP_INTERVAL_SECONDS", 15),
     # Every few minutes: each person's digest goes at an hour of their own day
     # (notifications/digest.py), so a run finds the people whose hour has just come.

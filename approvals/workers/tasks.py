@@ -17,6 +17,7 @@ from ..audit.seal import seal_all
 from ..notifications.tasks import send_digests, sweep_mail
 from ..runtime.partitions import history_partitions_ensure
 from ..runtime.rollup import rollup_fold
+from ..runtime.statistics import statistics_refresh
 from ..services.directory import stragglers_hand_on
 from ..services.draft_sweep import draft_files_sweep
 from ..services.held_decisions import held_release_due
@@ -60,6 +61,13 @@ def fold_analytics() -> int:
 
 # What each periodic job (workers/jobs.py) runs, by task name: the embedded scheduler
 # calls these in-process, beat sends the same names to the workers.
+@shared_task(name="approvals.refresh_statistics", ignore_result=True)
+def refresh_statistics() -> int:
+    """ANALYZE the command path's tables that have outgrown their statistics, as a
+    young database's do (runtime.statistics). Returns how many."""
+    return len(statistics_refresh())
+
+
 @shared_task(name="approvals.seal_audit", ignore_result=True)
 def seal_audit() -> int:
     """The next seal of every organisation whose chain heads moved since its last one
@@ -107,6 +115,7 @@ PERIODIC_TASKS: dict[str, Callable[[], Any]] = {
         sweep_activities,
         prune_fired_timers,
         fold_analytics,
+        refresh_statistics,
         sweep_mail,
         send_digests,
         seal_audit,

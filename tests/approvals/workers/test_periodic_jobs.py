@@ -29,6 +29,7 @@ def test_beat_runs_every_periodic_job_under_its_task_name() -> None:
         "start-scheduled": "approvals.start_scheduled",
         "prune-fired-timers": "approvals.prune_fired_timers",
         "fold-analytics": "approvals.fold_analytics",
+        "refresh-statistics": "approvals.refresh_statistics",
         "sweep-mail": "approvals.sweep_mail",
         "send-digests": "approvals.send_digests",
         "seal-audit": "approvals.seal_audit",
