@@ -197,7 +197,7 @@ def archived_delete_expired() -> DeletionResult:
     result = DeletionResult()
     now = clock.now()
     live = archived_in_place().filter(deleted_at__isnull=True)
-    months = sorted(set(live.values_list("tenant_id", "month")))
+    months = list(live.order_by("tenant_id", "month").values_list("tenant_id", "month").distinct())
     recorded = {
         (m.tenant_id, m.month): m
         for m in ArchivedMonth.objects.filter(tenant_id__in={t for t, _ in months})

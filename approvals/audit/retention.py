@@ -31,6 +31,8 @@ from typing import Any
 from django.conf import settings
 from django.db.models import Max, Q
 
+from templates_engine.status import TERMINAL
+
 from .. import access, clock
 from ..models import Tenant, User, Workflow
 from ..runtime import tenant_scope
@@ -341,10 +343,4 @@ def deletable(archived: ArchivedMonth, *, now: dt.datetime | None = None) -> lis
     return reasons
 
 
-def _terminal() -> frozenset[str]:
-    from templates_engine.state import TERMINAL
-
-    return frozenset(str(s) for s in TERMINAL)
-
-
-_TERMINAL = _terminal()
+_TERMINAL = frozenset(str(s) for s in TERMINAL)

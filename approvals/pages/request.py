@@ -30,7 +30,7 @@ from ..audit.archived import workflow_archived
 from ..http.request_ids import request_id_valid
 from ..models import HeldDecision, User, Workflow
 from ..runtime.commands import Busy, CommandResult, RequestIdReused, WorkflowNotFound
-from ..selectors.departments import department_choices, kept_lists
+from ..selectors.departments import department_choices, lists_of
 from ..selectors.held import held_open
 from ..selectors.standing_in import stands_in_for
 from ..selectors.workflows import workflow_get_readable, workflow_restart_links
@@ -136,14 +136,13 @@ def _detail_context(readable: access.ReadableWorkflow) -> dict[str, Any]:
     mine = held is not None
     stand_in = "" if mine else stands_in_for(user, [a["user"] or "" for a in assignees])
     held_for = (held or {}).get("onBehalfOf") or stand_in  # "for Bob"
+    departments = department_choices(tenant_id=wf.tenant_id)
     return {
         "wf": wf,
         "subject": _subject(wf),
         "status_label": told.status_label,
         "status_sentence": told.status_sentence,
-        "data_rows": present.data_rows(
-            _schema(wf.template), wf.data, kept_lists(tenant_id=wf.tenant_id)
-        ),
+        "data_rows": present.data_rows(_schema(wf.template), wf.data, lists_of(departments)),
         "conversion": told.conversion,
         "timeline": lines,
         "files": files_card(lines),
@@ -173,7 +172,7 @@ def _detail_context(readable: access.ReadableWorkflow) -> dict[str, Any]:
                 _schema(wf.template),
                 initial=wf.data,
                 with_reference=False,
-                departments=department_choices(tenant_id=wf.tenant_id),
+                departments=departments,
             )
             if _awaits_changes_from(user, wf)
             else None

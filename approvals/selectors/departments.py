@@ -31,7 +31,12 @@ def kept_lists(*, tenant_id: int | None) -> KeptLists:
     (``words.data.format_value``); one query."""
     if tenant_id is None:
         return {}
-    return {DEPARTMENTS: dict(department_choices(tenant_id=tenant_id))}
+    return lists_of(department_choices(tenant_id=tenant_id))
+
+
+def lists_of(departments: list[tuple[str, str]]) -> KeptLists:
+    """``kept_lists`` from departments already read (``department_choices``)."""
+    return {DEPARTMENTS: dict(departments)}
 
 
 def departments_rows(value: Any) -> list[tuple[str, str]]:
