@@ -1,18 +1,19 @@
 """Statistics that keep up with a young database.
 
-Migration 0041 analyzes the tables when they are made, so on a new database the planner
-takes them for empty; migration 0042 then leaves the next automatic ANALYZE of the
-command path's tables to 20,000 changes (right for a table of millions, which it keeps
-from waiting hours). In between, a new installation's first few hundred requests run
-on plans made for empty tables: bob's inbox read every workflow once per task list
-(a nested loop over 620 workflows, 85 ms of database CPU) until an ANALYZE came.
+Migration 0042 leaves the next automatic ANALYZE of the command path's tables to 20,000
+changes (right for a table of millions, which it keeps from waiting hours). A new
+installation's tables start never analyzed (migration 0191), sized by their pages; with
+no statistics of their columns, bob's inbox read every workflow once per task list (a
+nested loop over 620 workflows, 85 ms of database CPU, when the tables carried the
+statistics of their empty days) until an ANALYZE came.
 
 ``statistics_refresh`` (the periodic job ``refresh-statistics``, every minute) analyzes
 each of those tables whose live rows have grown past twice what its statistics say
-(and past ``FLOOR`` rows). On a large table that is the automatic ANALYZE's work long
-before, so the job finds nothing to do; on a young one it brings the plans up to the
-rows within a minute. It reads only the statistics views, and analyzes at most the
-tables listed, as the tables' owner (the migrating role)."""
+(and past ``FLOOR`` rows; a table never analyzed counts as none). On a large table that
+is the automatic ANALYZE's work long before, so the job finds nothing to do; on a young
+one it brings the plans up to the rows within a minute. It reads only the statistics
+views, and analyzes at most the tables listed, as the tables' owner (the migrating
+role)."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ FLOOR = 100
 
 STALE_SQL = (
     "SELECT c.relname FROM pg_class c JOIN pg_stat_user_tables s ON s.relid = c.oid"
-    " WHERE c.relname = ANY(%s) AND c.reltuples >= 0"  # -1: never analyzed, sized by pages
+    " WHERE c.relname = ANY(%s)"  # reltuples -1 (never analyzed) counts as none
     " AND s.n_live_tup > 2 * greatest(c.reltuples, %s)"
     " ORDER BY c.relname"
 )
