@@ -132,8 +132,9 @@ def workflow_template_draft_save(
 ) -> WorkflowTemplateDraft:
     """Keep ``definition`` as a draft for a second finance admin to publish. Refused as
     publishing would be (DefinitionRefused): a draft is always one that could publish.
-    With four eyes on, the organisation's other finance admins are mailed after commit
-    ("Fiona changed Expense claim: review and publish", with the draft's page)."""
+    With four eyes on, those who may publish it (the organisation's other finance
+    admins; of a template that names its editors, the other editors) are mailed after
+    commit ("Fiona changed Expense claim: review and publish", with the draft's page)."""
     problems = workflow_template_problems(tenant_id=tenant.pk, doc=definition)
     if problems:
         raise DefinitionRefused(problems)
@@ -154,20 +155,24 @@ def workflow_template_draft_save(
         )
         if workflow_template_four_eyes(tenant_id=tenant.pk):
             template_draft_mails(
-                draft=draft, drafter=drafted_by, reviewers=_reviewers(tenant, drafted_by)
+                draft=draft, drafter=drafted_by, reviewers=_reviewers(tenant, drafted_by, latest)
             )
         return draft
 
 
-def _reviewers(tenant: Tenant, drafter: User | None) -> list[User]:
-    """The organisation's finance admins who may publish ``drafter``'s draft: the
-    others, active, with an address."""
+def _reviewers(tenant: Tenant, drafter: User | None, latest: WorkflowTemplate | None) -> list[User]:
+    """Who may publish ``drafter``'s draft: the organisation's other finance admins,
+    active, with an address, and of a template that names its editors only those named
+    (its edit role, as publishing asks: access.edit_refusal)."""
     people = User.objects.filter(
         tenant=tenant, is_active=True, groups__name=access.Role.FINANCE_ADMIN.value
     ).exclude(email="")
     if drafter is not None:
         people = people.exclude(pk=drafter.pk)
-    return list(people.distinct().order_by("username"))
+    found = list(people.distinct().order_by("username"))
+    if latest is None:
+        return found
+    return [person for person in found if access.may_edit_template(person, latest)]
 
 
 def _open_draft(tenant: Tenant, draft_id: int) -> WorkflowTemplateDraft:
