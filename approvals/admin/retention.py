@@ -16,7 +16,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 
 from .. import access
-from ..audit.retention import ArchiveError, retention_set, spans
+from ..audit.retention import ArchiveError, retention_change, spans
 from ..models import Tenant
 
 MONTHS_WHOLE = "Give the live window in whole months, such as 12."
@@ -87,7 +87,7 @@ def retention_view(request: HttpRequest, admin_site: Any) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            retention_set(
+            change = retention_change(
                 tenant=tenant,
                 years=data["years"],
                 live_months=data["live_months"],
@@ -96,7 +96,8 @@ def retention_view(request: HttpRequest, admin_site: Any) -> HttpResponse:
         except ArchiveError as exc:
             problem = str(exc)
         else:
-            messages.success(request, SAVED.format(sentence=window_sentence(data["live_months"])))
+            saved = SAVED.format(sentence=window_sentence(data["live_months"]))
+            messages.success(request, f"{saved} {change.locks}".strip())
             return HttpResponseRedirect(reverse("admin:retention"))
     context = {
         **admin_site.each_context(request),
