@@ -870,6 +870,15 @@ def may_operate(user: User, wf: Workflow) -> bool:
     return has_role(user, Role.ORG_ADMIN) and user.tenant_id == wf.tenant_id
 
 
+def may_set_retention(user: Any) -> bool:
+    """May ``user`` set their organisation's retention and live window (the admin's
+    "Retention and archive")? Organisation admins and finance admins, of their own
+    organisation (a superuser only as a member of one)."""
+    if not is_member(user):
+        return False
+    return bool(user.is_superuser or roles_of(user) & {Role.ORG_ADMIN, Role.FINANCE_ADMIN})
+
+
 def may_deactivate_people(user: User) -> bool:
     """May ``user`` deactivate anyone at all? Asked before the person is looked up, so
     the answer tells someone who may not which colleagues exist."""

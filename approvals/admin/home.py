@@ -57,6 +57,16 @@ def home_sections(user: Any) -> list[Section]:
                 [("Offboard someone who leaves", reverse("admin:approvals_user_offboard"))],
             )
         )
+    if access.may_set_retention(user):
+        sections.append(
+            Section(
+                "retention",
+                "Retention and archive",
+                "How long the organisation keeps a request's history, and how long it "
+                "stays live before it moves to the archive.",
+                [("Set retention and the live window", reverse("admin:retention"))],
+            )
+        )
     if access.may_audit(user):
         links = [("Verify the audit trail", reverse("audit-verify"))]
         if access.admin_may(user, "view", "workflowevent"):

@@ -57,6 +57,18 @@ class ApprovalsAdminSite(AdminSite):
         }
         return super().index(request, extra)
 
+    def get_urls(self) -> list[Any]:
+        """The admin's pages, and "Retention and archive" (retention.py)."""
+        from django.urls import path
+
+        from .retention import retention_view
+
+        def retention(request: HttpRequest) -> HttpResponse:
+            return retention_view(request, self)
+
+        page = path("retention/", self.admin_view(retention), name="retention")
+        return [page, *super().get_urls()]
+
     def login(self, request: HttpRequest, extra_context: Any = None) -> HttpResponse:
         # Imported here: INSTALLED_APPS loads this module before the models are ready.
         from .login import RoleAuthenticationForm

@@ -16,10 +16,20 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .. import access, clock
+from ..api.errors import ApiError
 from ..api.serializers import Moment, Text
 from ..api.views import TenantMember, _query, _user
 from ..selectors.tasks import BAD_CURSOR, CURSOR_PATTERN, BadCursor
-from .export import FORMATS, ExportFilter, audit_export, audit_page, export_filename
+from .archived import ArchiveReadError
+from .export import (
+    FORMATS,
+    ExportFilter,
+    FilterNotPaged,
+    IndexStale,
+    audit_export,
+    audit_page,
+    export_filename,
+)
 from .export_words import EventSentences
 
 _DATETIME_FORMATS = ["iso-8601", "%Y-%m-%d"]
@@ -71,6 +81,10 @@ class AuditEvent(serializers.Serializer):
     status = serializers.CharField(allow_null=True)
     prev_hash = serializers.CharField(allow_blank=True)
     hash = serializers.CharField()
+    archived = serializers.BooleanField(
+        help_text="The event is read from the archive store: its request is archived "
+        "(readable, never changed again)"
+    )
 
 
 class AuditEventPage(serializers.Serializer):
@@ -108,7 +122,9 @@ class AuditEventsView(APIView):
         responses={200: AuditEventPage},
         summary="Audit: every event of the organisation, a page at a time",
         description="Auditors and organisation admins only. Pages follow the event id; "
-        "pass nextCursor as cursor for the next page.",
+        "pass nextCursor as cursor for the next page. Archived requests' events are on "
+        "the pages in their place (archived: true). With archived history, person is "
+        "refused (400 FILTER_NOT_PAGED): use the export.",
     )
     def get(self, request: Request) -> Response:
         user = _user(request)
@@ -119,12 +135,19 @@ class AuditEventsView(APIView):
                 raise BadCursor(BAD_CURSOR)
             raise ValidationError(query.errors)
         q = query.validated_data
-        page = audit_page(
-            tenant_id=user.member_tenant_id,
-            filters=_filters(q),
-            limit=q["limit"],
-            cursor=q.get("cursor"),
-        )
+        try:
+            page = audit_page(
+                tenant_id=user.member_tenant_id,
+                filters=_filters(q),
+                limit=q["limit"],
+                cursor=q.get("cursor"),
+            )
+        except FilterNotPaged as exc:
+            raise ApiError(400, "FILTER_NOT_PAGED", str(exc)) from None
+        except IndexStale as exc:
+            raise ApiError(503, "ARCHIVE_INDEX_STALE", str(exc)) from None
+        except ArchiveReadError as exc:
+            raise ApiError(500, "ARCHIVE_UNREADABLE", str(exc)) from None
         return Response(AuditEventPage({"events": page.rows, "nextCursor": page.next_cursor}).data)
 
 

@@ -47,6 +47,7 @@ class _Scan:
 
     ranges: dict[str, list[int]] = field(default_factory=dict)  # [first byte, end byte]
     last: dict[str, str] = field(default_factory=dict)  # its last event's time
+    ids: dict[str, list[int]] = field(default_factory=dict)  # [first event id, last]
     deciders: dict[str, set[int]] = field(default_factory=dict)  # who decided, by user id
 
 
@@ -66,6 +67,8 @@ def _scan(data_name: str) -> _Scan:
                 span = scan.ranges.setdefault(wid, [at, at])
                 span[1] = at + len(line)
                 scan.last[wid] = row["created_at"]
+                if (event_id := row.get("event_id")) is not None:
+                    scan.ids.setdefault(wid, [event_id, event_id])[1] = event_id
                 if row["type"] == "DecisionRecorded" and row["actor_id"] is not None:
                     scan.deciders.setdefault(wid, set()).add(row["actor_id"])
             at += len(line)
@@ -125,6 +128,7 @@ def month_index(*, tenant: Tenant, month: dt.date, manifest: dict[str, Any]) -> 
             continue  # no events: nothing archived
         start, end = scan.ranges.get(wid, [0, 0])
         finished = scan.last.get(wid)
+        first_id, last_id = scan.ids.get(wid, [None, None])
         submitter = wf.submitter
         batch.append(
             ArchivedWorkflow(
@@ -149,6 +153,8 @@ def month_index(*, tenant: Tenant, month: dt.date, manifest: dict[str, Any]) -> 
                 manifest_name=manifest_name,
                 offset=start,
                 length=end - start,
+                first_event_id=first_id,
+                last_event_id=last_id,
                 events=heads[wid][0],
                 head_seq=heads[wid][0],
                 head_hash=heads[wid][1],

@@ -24,7 +24,7 @@ from ..selectors.tasks import BAD_CURSOR, BadCursor
 from .archived import archived_export_rows
 from .daily_proof import inclusion_proof, seal_fields
 from .keys import SealKeyMissing, seal_key
-from .models import ChainSeal, DailySeal
+from .models import ArchivedWorkflow, ChainSeal, DailySeal
 from .offline_verify import (
     HASHED_COLUMNS,
     STATEMENT_FORMAT,
@@ -174,11 +174,11 @@ def audit_events(*, tenant_id: int, filters: ExportFilter) -> QuerySet[WorkflowE
     return qs.order_by("id")
 
 
-def _archived_rows(*, tenant_id: int, filters: ExportFilter) -> Iterator[dict[str, Any]]:
-    """The matching events of the organisation's archived workflows, read from the
-    archive store (approvals.audit.archived), before the database's: their months are
-    the older ones. The same filters as ``audit_events``, asked of the index and of the
-    workflows' rows, which stay."""
+def _archived_entries(*, tenant_id: int, filters: ExportFilter) -> QuerySet[ArchivedWorkflow]:
+    """The index rows of the organisation's archived workflows (tombstones left out)
+    whose events may match ``filters``: the filters ``audit_events`` asks of the events,
+    asked of the index and of the workflows' rows, which stay. The events' own time and
+    person are checked on each row read (``_archived_keep``)."""
     entries = archived_in_place().filter(tenant_id=tenant_id, deleted_at__isnull=True)
     f = filters
     if f.template:
@@ -201,26 +201,51 @@ def _archived_rows(*, tenant_id: int, filters: ExportFilter) -> Iterator[dict[st
         entries = entries.filter(finished_at__gte=f.since)
     if f.until is not None:
         entries = entries.filter(started_at__lt=f.until)
-    entries = entries.order_by("month", "workflow_id")
+    return entries
+
+
+def _archived_keep(
+    *, tenant_id: int, filters: ExportFilter, entries: QuerySet[ArchivedWorkflow]
+) -> Callable[[Mapping[str, Any]], bool]:
+    """Whether an archived event of ``entries`` matches the filters on its own time and
+    on the person who acted or submitted."""
+    f = filters
     submitted: set[str] = set()
     if f.person:
         submitters = Workflow.objects.filter(
             tenant_id=tenant_id, submitter__username=f.person
         ).values_list("pk", flat=True)
         submitted = {str(pk) for pk in submitters.filter(pk__in=entries.values("workflow_id"))}
-    for row in archived_export_rows(entries.iterator(chunk_size=500)):
+
+    def keep(row: Mapping[str, Any]) -> bool:
         if f.since is not None and dt.datetime.fromisoformat(row["created_at"]) < f.since:
-            continue
+            return False
         if f.until is not None and dt.datetime.fromisoformat(row["created_at"]) >= f.until:
-            continue
-        if f.person and row["workflow_id"] not in submitted and _acted(row) != f.person:
-            continue
-        row = {k: row[k] for k in _VALUES if k != "event_id"}
-        row.update(shown_columns(row))
-        yield row
+            return False
+        return not (f.person and row["workflow_id"] not in submitted and _acted(row) != f.person)
+
+    return keep
 
 
-def _acted(row: dict[str, Any]) -> str | None:
+def _archived_record(row: Mapping[str, Any], *, with_id: bool = False) -> dict[str, Any]:
+    """An archived event as ``_record`` makes a live one (the archive keeps its row)."""
+    record = {k: row[k] for k in _VALUES if with_id or k != "event_id"}
+    record.update(shown_columns(record))
+    return record
+
+
+def _archived_rows(*, tenant_id: int, filters: ExportFilter) -> Iterator[dict[str, Any]]:
+    """The matching events of the organisation's archived workflows, read from the
+    archive store (approvals.audit.archived), before the database's: their months are
+    the older ones."""
+    entries = _archived_entries(tenant_id=tenant_id, filters=filters)
+    keep = _archived_keep(tenant_id=tenant_id, filters=filters, entries=entries)
+    for row in archived_export_rows(entries.order_by("month", "workflow_id").iterator(500)):
+        if keep(row):
+            yield _archived_record(row)
+
+
+def _acted(row: Mapping[str, Any]) -> str | None:
     """The username an event recorded its actor by (format 3), else the user row's."""
     recorded = row.get("recorded")
     if isinstance(recorded, dict) and "actor" in recorded:
@@ -440,6 +465,28 @@ class EventPage:
     next_cursor: str | None
 
 
+# The paged events' refusals (the API's 400 and 503), in words.
+PERSON_NOT_PAGED = (
+    "person cannot filter the paged events of an organisation with archived history: "
+    "an archived month's events are kept in one file, and finding one person's events "
+    "in it means reading the whole archive for every page. Download the export "
+    "(GET /api/audit/export?person=...), which reads each archived month once."
+)
+INDEX_STALE = (
+    "The index of archived requests was written before it kept the events' ids, so "
+    "archived events cannot be placed on pages yet; an operator runs "
+    "`manage.py index_archived` once, then the pages answer."
+)
+
+
+class FilterNotPaged(ValueError):
+    """A filter the paged events cannot answer completely; said in words."""
+
+
+class IndexStale(RuntimeError):
+    """Archived workflows indexed without their events' ids; said in words."""
+
+
 def _encode(event_id: int) -> str:
     return signing.dumps([event_id], salt=CURSOR_SALT)
 
@@ -461,12 +508,74 @@ def audit_page(
     *, tenant_id: int, filters: ExportFilter, limit: int, cursor: str | None = None
 ) -> EventPage:
     """One page of matching events after ``cursor``, by event id (the primary key:
-    stable while events are appended, each event on exactly one page)."""
+    stable while events are appended, each event on exactly one page), the database's
+    and the archived ones merged (``archived`` says which), so a page is the same
+    before and after its month goes to the archive or comes back, and a cursor goes on
+    across the two. Raises FilterNotPaged for a person filter once there is archived
+    history, IndexStale while the index lacks the events' ids."""
+    after = _decode(cursor) if cursor else 0
     qs = audit_events(tenant_id=tenant_id, filters=filters)
-    if cursor:
-        qs = qs.filter(id__gt=_decode(cursor))
+    if after:
+        qs = qs.filter(id__gt=after)
     whole = filters.whole_histories
-    rows = [_record(v, whole, with_id=True) for v in _rows(qs)[: limit + 1]]
+    rows = [{**_record(v, whole, with_id=True), "archived": False} for v in _rows(qs)[: limit + 1]]
+    archived = _archived_page(
+        tenant_id=tenant_id, filters=filters, after=after, live=rows, need=limit + 1
+    )
+    for row in archived:
+        if not whole:
+            row["workflow_version"] = row["workflow_last_hash"] = None
+        rows.append(row)
+    rows.sort(key=lambda r: r["event_id"])
     more = len(rows) > limit
     rows = rows[:limit]
     return EventPage(rows, _encode(rows[-1]["event_id"]) if more and rows else None)
+
+
+def _archived_page(
+    *,
+    tenant_id: int,
+    filters: ExportFilter,
+    after: int,
+    live: list[dict[str, Any]],
+    need: int,
+) -> list[dict[str, Any]]:
+    """The archived events after ``after`` that may fall among the first ``need``
+    beside ``live`` (the database's first ``need`` after it): the index rows are taken
+    by their first event id, and reading stops at the first whose first event comes
+    after the last one that can still be on the page (the ``need``-th smallest id found
+    so far, counting the database's). Each events file is read once per batch."""
+    entries = _archived_entries(tenant_id=tenant_id, filters=filters).filter(
+        Q(last_event_id__gt=after) | Q(last_event_id__isnull=True)
+    )
+    if filters.person and entries.exists():
+        raise FilterNotPaged(PERSON_NOT_PAGED)
+    if entries.filter(first_event_id__isnull=True).exists():
+        raise IndexStale(INDEX_STALE)
+    ids = sorted(r["event_id"] for r in live)
+    keep = _archived_keep(tenant_id=tenant_id, filters=filters, entries=entries)
+    found: list[dict[str, Any]] = []
+
+    def last_possible() -> int:
+        return ids[need - 1] if len(ids) >= need else _MAX_ID
+
+    def read(batch: list[ArchivedWorkflow]) -> None:
+        for row in archived_export_rows(batch):
+            if row["event_id"] > after and row["event_id"] <= last_possible() and keep(row):
+                found.append({**_archived_record(row, with_id=True), "archived": True})
+                ids.append(row["event_id"])
+        ids.sort()
+        del ids[need:]
+
+    batch: list[ArchivedWorkflow] = []
+    events = 0
+    for entry in entries.order_by("first_event_id", "workflow_id").iterator(200):
+        if entry.first_event_id is not None and entry.first_event_id > last_possible():
+            break
+        batch.append(entry)
+        events += entry.events
+        if events >= need:
+            read(batch)
+            batch, events = [], 0
+    read(batch)
+    return found

@@ -219,6 +219,10 @@ class ArchivedWorkflow(models.Model):
     manifest_name = models.CharField(max_length=300, blank=True, default="")
     offset = models.PositiveBigIntegerField(default=0)
     length = models.PositiveBigIntegerField(default=0)
+    # Its first and last event's id: the audit API's pages follow the event id
+    # (null on a row indexed before they were kept, until ``index_archived`` runs).
+    first_event_id = models.BigIntegerField(null=True, blank=True)
+    last_event_id = models.BigIntegerField(null=True, blank=True)
     events = models.PositiveIntegerField()
     head_seq = models.PositiveIntegerField()
     head_hash = models.CharField(max_length=64)
@@ -238,4 +242,5 @@ class ArchivedWorkflow(models.Model):
             models.Index(fields=["tenant", "month"], name="archivedworkflow_month"),
             models.Index(fields=["tenant", "subject_id"], name="archivedworkflow_subject"),
             models.Index(fields=["tenant", "started_at"], name="archivedworkflow_started"),
+            models.Index(fields=["tenant", "first_event_id"], name="archivedworkflow_first_id"),
         ]

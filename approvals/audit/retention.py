@@ -26,9 +26,11 @@ import hashlib
 import hmac
 import uuid
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models import Max, Q
 
 from templates_engine.status import TERMINAL
@@ -107,13 +109,34 @@ def spans(tenant_id: int) -> tuple[int, int]:
     return years, int(settings.APPROVALS_LIVE_MONTHS) if window is None else window
 
 
-@tenant_scope.atomic_for_tenant_of("tenant")
+@dataclass(frozen=True)
+class RetentionChange:
+    """A retention set, and what it did to the archive's locks, in words ("" when the
+    organisation has nothing archived)."""
+
+    policy: RetentionPolicy
+    locks: str
+
+
 def retention_set(
     *, tenant: Tenant, by: str, years: int | None = None, live_months: int | None = None
 ) -> RetentionPolicy:
+    """Set an organisation's retention and/or live window (``retention_change``)."""
+    return retention_change(tenant=tenant, by=by, years=years, live_months=live_months).policy
+
+
+@tenant_scope.atomic_for_tenant_of("tenant")
+def retention_change(
+    *, tenant: Tenant, by: str, years: int | None = None, live_months: int | None = None
+) -> RetentionChange:
     """Set an organisation's retention (years after a workflow finishes) and/or its
     live window (months after it finishes that it stays in the live database). The
-    window is at least a month and at most the retention."""
+    window is at least a month and at most the retention. A longer retention extends
+    the archive's Object Locks to its new end, in the same transaction (a store that
+    refuses leaves the retention as it was); a shorter one leaves them as they are
+    (approvals.audit.object_lock)."""
+    from . import object_lock
+
     current_years, current_window = spans(tenant.pk)
     years = current_years if years is None else years
     window = current_window if live_months is None else live_months
@@ -125,7 +148,17 @@ def retention_set(
         tenant=tenant,
         defaults={"years": years, "live_months": window, "set_by": by, "set_at": clock.now()},
     )
-    return policy
+    if years == current_years:
+        return RetentionChange(policy, "")
+    if years < current_years:
+        return RetentionChange(policy, object_lock.locks_kept(tenant.pk))
+    try:
+        words = object_lock.locks_extend(
+            tenant.pk, kept_until=lambda last: _years_after(last, years)
+        )
+    except object_lock.LockRefused as exc:
+        raise ArchiveError(str(exc)) from None
+    return RetentionChange(policy, words)
 
 
 def _years_after(at: dt.datetime, years: int) -> dt.datetime:
@@ -202,8 +235,26 @@ def hold_set(
         key_id=key_id(key),
     )
     hold.signature = hold_signature(key=key, hold=hold)
-    hold.save()
+    with transaction.atomic():
+        hold.save()
+        _holds_on_objects(by.tenant_id)
     return hold
+
+
+def _holds_on_objects(tenant_id: int) -> None:
+    """The archive's objects of the organisation carry the legal holds in force
+    (approvals.audit.object_lock); a store that refuses undoes the hold just saved."""
+    from . import object_lock
+
+    holds = holds_in_force({tenant_id})
+    try:
+        object_lock.legal_holds_sync(
+            tenant_id,
+            organisation_held=(tenant_id, None) in holds,
+            held_workflows={w for t, w in holds if t == tenant_id and w is not None},
+        )
+    except object_lock.LockRefused as exc:
+        raise ArchiveError(str(exc)) from None
 
 
 def holds_in_force(tenant_ids: set[int]) -> dict[tuple[int, str | None], LegalHold]:

@@ -38,6 +38,7 @@ from ..services.delegations import (
 from ..web import present
 from ..web.forms import BoundedDateField
 from ..web.hand_over import hand_over_said
+from ..words import zones
 from .common import NO_SUCH_COLLEAGUE, _member
 
 PEOPLE_QUERY_INVALID = "Type 1 to 100 characters of a name or user name."
@@ -149,8 +150,8 @@ def out_of_office(request: HttpRequest) -> HttpResponse:
                     name = delegate.first_name or delegate.username
                     messages.success(
                         request,
-                        f"While you are away ({first.day} {first:%b} to {last.day} {last:%b}), "
-                        f"{name} decides your tasks.",
+                        f"While you are away ({zones.day_month(first)} to "
+                        f"{zones.day_month(last)}), {name} decides your tasks.",
                     )
                     if form.cleaned_data["hand_over"]:
                         hand_over_said(request, user, absence.pk, delegate)

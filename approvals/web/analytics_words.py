@@ -14,6 +14,7 @@ from templates_engine.state import SUBMITTER_STEP
 from ..audit.pages import _number as number
 from ..runtime.analytics import APPROVAL
 from ..selectors.analytics import OpenVisit, StepFigures
+from ..words import zones
 from . import charts, present
 
 _UNITS = (("day", 86400), ("hour", 3600), ("minute", 60))
@@ -279,7 +280,7 @@ def volume_chart(weeks: Sequence[tuple[dt.date, int]]) -> Any:
     return charts.columns(
         "volume",
         "Requests started each week",
-        [f"{m.day} {m:%b}" for m, _ in weeks],
+        [zones.day_month(m) for m, _ in weeks],
         [n for _, n in weeks],
         unit="requests",
     )

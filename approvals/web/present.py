@@ -90,8 +90,7 @@ def when(at: dt.datetime | None, *, with_date: bool = True) -> str:
 def day(at: dt.datetime | None) -> str:
     if at is None:
         return ""
-    local = timezone.localtime(at)
-    return f"{local.day} {local:%b}"
+    return zones.day_month(timezone.localtime(at))
 
 
 # -- data --------------------------------------------------------------------------------

@@ -14,6 +14,8 @@ from zoneinfo import ZoneInfo
 
 from django.utils import timezone
 
+from .. import clock
+
 ZONE_INVALID = "Choose a time zone from the list."
 _NAME = re.compile(r"^[A-Za-z0-9_+\-/]{1,64}$")
 
@@ -45,11 +47,27 @@ def zone_choices() -> list[tuple[str, str]]:
     return [(z, z.replace("_", " ")) for z in names]
 
 
+def this_year(zone: dt.tzinfo | None = None) -> int:
+    """The current year in ``zone`` (the active zone when None)."""
+    return timezone.localtime(clock.now(), zone).year
+
+
+def day_month(day: dt.date, year: int | None = None) -> str:
+    """``3 Mar`` in the current year (``year``: the reader's, else the active zone's),
+    ``3 Mar 2025`` in any other: a date from another year always carries it. ``day`` is
+    already in the reader's zone."""
+    text = f"{day.day} {day:%b}"
+    return text if day.year == (this_year() if year is None else year) else f"{text} {day.year}"
+
+
 def moment(at: dt.datetime, zone: dt.tzinfo | None = None, *, with_date: bool = True) -> str:
-    """``2 Dec, 14:15 IST`` in ``zone`` (the active zone when None), which is named."""
+    """``2 Dec, 14:15 IST`` in ``zone`` (the active zone when None), which is named;
+    ``2 Dec 2025, 14:15 IST`` when not in the current year there."""
     local = timezone.localtime(at, zone)
     name = local.tzname() or ""
-    text = f"{local.day} {local:%b}, {local:%H:%M}" if with_date else f"{local:%H:%M}"
+    text = f"{local:%H:%M}"
+    if with_date:
+        text = f"{day_month(local, this_year(zone))}, {text}"
     return f"{text} {name}".strip()
 
 

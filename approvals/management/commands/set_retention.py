@@ -4,7 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from approvals.audit.retention import ArchiveError, retention_set
+from approvals.audit.retention import ArchiveError, retention_change
 
 from ._tenants import tenant_by_slug
 
@@ -29,7 +29,7 @@ class Command(BaseCommand):
         if options["years"] is None and options["live_months"] is None:
             raise CommandError("Say what to set: --years, --live-months or both.")
         try:
-            policy = retention_set(
+            change = retention_change(
                 tenant=tenant,
                 years=options["years"],
                 live_months=options["live_months"],
@@ -37,7 +37,10 @@ class Command(BaseCommand):
             )
         except ArchiveError as exc:
             raise CommandError(str(exc)) from None
+        policy = change.policy
         self.stdout.write(
             f"{tenant.name} keeps a workflow's history {policy.years} year(s) after it "
             f"finishes, {policy.live_months} month(s) of it in the live database."
         )
+        if change.locks:
+            self.stdout.write(change.locks)

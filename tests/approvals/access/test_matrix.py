@@ -646,6 +646,19 @@ ROWS = [
         answers("302", "302", "302", "302", "403", "403", "302!", "302", "302", "302!", "302"),
         api=False,
     ),
+    # Retention and archive: organisation and finance admins of their own organisation.
+    Row(
+        "admin:retention",
+        lambda c, w, p: c.get("/admin/retention/"),
+        answers("302", "302", "302", "302", "200", "403", "200", "302", "302", "200", "302"),
+        api=False,
+    ),
+    Row(
+        "admin:retention",
+        lambda c, w, p: c.post("/admin/retention/", {"years": "8", "live_months": "10"}),
+        answers("302", "302", "302", "302", "302", "403", "302", "302", "302", "302", "302"),
+        api=False,
+    ),
     # Offboarding: organisation admins alone; anyone else signed in is refused outright.
     Row(
         "admin:approvals_user_offboard",
