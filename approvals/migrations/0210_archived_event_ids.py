@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [("approvals", "0190_policies_of_the_new_tables")]
+    dependencies = [("approvals", "0191_new_installation_statistics")]
     operations = [
         migrations.AddField(
             model_name="archivedworkflow",
