@@ -5,7 +5,9 @@ read replica would take off the primary.
     .venv/bin/python bench/run_all.py one_year_live   # or: .venv/bin/python bench/one_year_live.py
 
 Needs the 10,000,000-event database of bench/scale.py, filled beforehand (its docstring
-gives the recipe). Three parts, each in a child process of its own:
+gives the recipe). First the copy of it that part 2 works on (``CREATE DATABASE ...
+TEMPLATE``, which needs the filled database idle; the filled one stays as bench/scale.py
+needs it); then three parts, each in a child process of its own:
 
 1. **Replica reads, at 10M** (on the filled database): the CPU milliseconds (the app
    process and its PostgreSQL backend, read as bench/cpu_per_op.py reads them) of the
@@ -14,8 +16,7 @@ gives the recipe). Three parts, each in a child process of its own:
    an organisation's month (JSON Lines), one analytics page (the default twelve weeks,
    after the job fold-analytics has folded the filled step visits, as it does in
    service), and one ``verify_audit`` of an organisation.
-2. **One year live** (on a copy of it, ``CREATE DATABASE ... TEMPLATE``, so the filled
-   database stays as bench/scale.py needs it): the job archive-history's function
+2. **One year live** (on the copy): the job archive-history's function
    (``months_archive_due``, what the Celery task ``approvals.archive_history`` runs)
    with the default live window (twelve months) and the filesystem store in a
    directory of its own; the database's size and the events' (partitions and indexes)
@@ -483,12 +484,14 @@ def main() -> None:
         report.note(MISSING.format(db=args.source, url=source_url))
         report.write()
         return
+    # the copy first, while nothing reads the filled database (a template copy needs it
+    # idle), so its history is the fill's alone
+    print(f"copying {args.source} to {args.target}", flush=True)
+    copy_s = _copy(args.source, args.target)
     replica: dict[str, Any] | None = None
     if not args.skip_replica:
         print(f"replica reads on {args.source} (load average {load_average()})", flush=True)
         replica = _child(source_url, ["--phase", "replica", "--reads", str(args.reads)])
-    print(f"copying {args.source} to {args.target}", flush=True)
-    copy_s = _copy(args.source, args.target)
     archive_root = Path(tempfile.gettempdir()) / f"{args.target}-archive"
     shutil.rmtree(archive_root, ignore_errors=True)
     archive_root.mkdir(parents=True)
@@ -526,7 +529,11 @@ def main() -> None:
                 _mib(before["events_bytes"]),
                 _mib(after["events_bytes"]),
             ],
-            ["event partitions attached", before["partitions"], after["partitions"]],
+            [
+                "event partitions (with the default and next months')",
+                before["partitions"],
+                after["partitions"],
+            ],
             [
                 "bytes per live event (events' table)",
                 before["events_bytes"] / before["events"],
