@@ -71,6 +71,8 @@ MISSING = (
     "BENCH_DATABASE_URL={url} .venv/bin/python bench/scale_fill.py --events 10000000"
 )
 MIB = 2**20
+# each part's figures of the last run, so one part can run again alone
+LAST = ROOT / "bench" / "results" / "one_year_live.json"
 
 
 def database_url(name: str) -> str:
@@ -403,6 +405,21 @@ def _filled(url: str) -> bool:
         return False
 
 
+def _made_here(source: str, target: str) -> bool:
+    """Whether ``target`` exists and is a copy this script made."""
+    import psycopg
+
+    with psycopg.connect(_admin(database_url(source)), autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = %s",
+            (target,),
+        ).fetchone()
+    try:
+        return row is not None and json.loads(row[0] or "{}").get("made_by") == MADE_BY
+    except ValueError:
+        return False
+
+
 def _copy(source: str, target: str) -> float:
     """``target`` made anew from ``source`` (a template copy); refuses to drop a database
     of that name this script did not make."""
@@ -414,11 +431,7 @@ def _copy(source: str, target: str) -> float:
             (target,),
         ).fetchone()
         if row is not None:
-            try:
-                mine = json.loads(row[0] or "{}").get("made_by") == MADE_BY
-            except ValueError:
-                mine = False
-            if not mine:
+            if not _made_here(source, target):
                 sys.exit(f"{target} exists and was not made by {MADE_BY}: not replaced.")
             conn.execute(f'DROP DATABASE "{target}"')
         fill = conn.execute(
@@ -465,7 +478,22 @@ def main() -> None:
     ap.add_argument("--source", default=SOURCE, help="the filled 10,000,000-event database")
     ap.add_argument("--target", default=TARGET, help="the copy made a year live")
     ap.add_argument("--reads", type=int, default=200, help="timed reads per figure")
-    ap.add_argument("--skip-replica", action="store_true", help="leave part 1 out")
+    ap.add_argument(
+        "--skip-replica",
+        action="store_true",
+        help="leave part 1 out (its figures of the last run are reported, with their time)",
+    )
+    ap.add_argument(
+        "--skip-year",
+        action="store_true",
+        help="leave parts 2 and 3 out (their figures of the last run are reported, with their "
+        "time)",
+    )
+    ap.add_argument(
+        "--reuse-target",
+        action="store_true",
+        help="a copy this script made earlier and nothing has archived yet: use it as it is",
+    )
     args = ap.parse_args()
     os.environ.setdefault("APPROVALS_AUDIT_SEAL_KEY", BENCH_SEAL_KEY)
     if args.phase:
@@ -484,21 +512,40 @@ def main() -> None:
         report.note(MISSING.format(db=args.source, url=source_url))
         report.write()
         return
-    # the copy first, while nothing reads the filled database (a template copy needs it
-    # idle), so its history is the fill's alone
-    print(f"copying {args.source} to {args.target}", flush=True)
-    copy_s = _copy(args.source, args.target)
-    replica: dict[str, Any] | None = None
+    last = json.loads(LAST.read_text()) if LAST.exists() else {}
+    copy_s: float | None = None
+    year: dict[str, Any] | None = None
+    if args.skip_year:
+        year = last.get("year")
+    else:
+        # the copy first, while nothing reads the filled database (a template copy needs
+        # it idle), so its history is the fill's alone
+        if args.reuse_target and _made_here(args.source, args.target):
+            print(f"{args.target} made earlier: used as it is", flush=True)
+        else:
+            print(f"copying {args.source} to {args.target}", flush=True)
+            copy_s = _copy(args.source, args.target)
+    replica: dict[str, Any] | None = last.get("replica") if args.skip_replica else None
     if not args.skip_replica:
         print(f"replica reads on {args.source} (load average {load_average()})", flush=True)
         replica = _child(source_url, ["--phase", "replica", "--reads", str(args.reads)])
+        replica["at"] = f"{dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC"
     archive_root = Path(tempfile.gettempdir()) / f"{args.target}-archive"
-    shutil.rmtree(archive_root, ignore_errors=True)
-    archive_root.mkdir(parents=True)
-    print(f"archive-history on {args.target} (load average {load_average()})", flush=True)
-    year = _child(
-        database_url(args.target), ["--phase", "year", "--reads", str(args.reads)], archive_root
-    )
+    if not args.skip_year:
+        shutil.rmtree(archive_root, ignore_errors=True)
+        archive_root.mkdir(parents=True)
+        print(f"archive-history on {args.target} (load average {load_average()})", flush=True)
+        year = _child(
+            database_url(args.target), ["--phase", "year", "--reads", str(args.reads)], archive_root
+        )
+        year["at"] = f"{dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC"
+        year["copy_s"] = copy_s
+    LAST.parent.mkdir(parents=True, exist_ok=True)
+    LAST.write_text(json.dumps({"year": year, "replica": replica}, indent=1, default=str))
+    if year is None:
+        report.note("One year live: not measured yet (run without --skip-year).")
+        report.write()
+        return
 
     before, after = year["before"], year["after"]
     archived_events = year["archived_events"]
@@ -576,7 +623,8 @@ def main() -> None:
             ],
         )
         report.note(
-            f"Replica reads: the export's month holds {replica['export_events']:,} events; "
+            f"Replica reads, {replica.get('at', '')}: the export's month holds "
+            f"{replica['export_events']:,} events; "
             f"verify_audit checked {replica['verify_events']:,} events; the search's "
             f"reference was {replica['reference']}; fold-analytics folded "
             f"{replica['fold_visits']:,} step visits in {replica['fold_s']:.0f} s first. "
@@ -591,11 +639,13 @@ def main() -> None:
         "deployment's spans apply."
     )
     report.note(
-        f"The copy ({args.target}, CREATE DATABASE ... TEMPLATE, {copy_s:.0f} s) and its "
+        f"The copy ({args.target}, CREATE DATABASE ... TEMPLATE"
+        + (f", {year['copy_s']:.0f} s" if year.get("copy_s") is not None else ", made earlier")
+        + f") and its "
         f"archive ({archive_root}) are left in place. pg_dump -Fc wrote to a temporary "
         "directory on the same disk; a base backup (pg_basebackup) copies the whole "
         "cluster and cannot be taken of one database. Load average "
-        f"{year['load_before']} before, {year['load_after']} after."
+        f"{year['load_before']} before, {year['load_after']} after; run {year.get('at', '')}."
     )
     report.markdown.append(
         "Command: `.venv/bin/python bench/run_all.py one_year_live` (the 10,000,000-event "
