@@ -71,8 +71,18 @@ MISSING = (
     "BENCH_DATABASE_URL={url} .venv/bin/python bench/scale_fill.py --events 10000000"
 )
 MIB = 2**20
-# each part's figures of the last run, so one part can run again alone
-LAST = ROOT / "bench" / "results" / "one_year_live.json"
+# each part's figures of its last run, a file a part, so one part can run again alone
+LAST = ROOT / "bench" / "results"
+
+
+def _last(part: str) -> dict[str, Any] | None:
+    path = LAST / f"one_year_live.{part}.json"
+    return dict(json.loads(path.read_text())) if path.exists() else None
+
+
+def _keep(part: str, figures: dict[str, Any]) -> None:
+    LAST.mkdir(parents=True, exist_ok=True)
+    (LAST / f"one_year_live.{part}.json").write_text(json.dumps(figures, indent=1, default=str))
 
 
 def database_url(name: str) -> str:
@@ -512,11 +522,10 @@ def main() -> None:
         report.note(MISSING.format(db=args.source, url=source_url))
         report.write()
         return
-    last = json.loads(LAST.read_text()) if LAST.exists() else {}
     copy_s: float | None = None
     year: dict[str, Any] | None = None
     if args.skip_year:
-        year = last.get("year")
+        year = _last("year")
     else:
         # the copy first, while nothing reads the filled database (a template copy needs
         # it idle), so its history is the fill's alone
@@ -525,11 +534,12 @@ def main() -> None:
         else:
             print(f"copying {args.source} to {args.target}", flush=True)
             copy_s = _copy(args.source, args.target)
-    replica: dict[str, Any] | None = last.get("replica") if args.skip_replica else None
+    replica: dict[str, Any] | None = _last("replica") if args.skip_replica else None
     if not args.skip_replica:
         print(f"replica reads on {args.source} (load average {load_average()})", flush=True)
         replica = _child(source_url, ["--phase", "replica", "--reads", str(args.reads)])
         replica["at"] = f"{dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC"
+        _keep("replica", replica)
     archive_root = Path(tempfile.gettempdir()) / f"{args.target}-archive"
     if not args.skip_year:
         shutil.rmtree(archive_root, ignore_errors=True)
@@ -540,8 +550,7 @@ def main() -> None:
         )
         year["at"] = f"{dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC"
         year["copy_s"] = copy_s
-    LAST.parent.mkdir(parents=True, exist_ok=True)
-    LAST.write_text(json.dumps({"year": year, "replica": replica}, indent=1, default=str))
+        _keep("year", year)
     if year is None:
         report.note("One year live: not measured yet (run without --skip-year).")
         report.write()
