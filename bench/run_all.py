@@ -54,6 +54,9 @@ BENCHES: list[tuple[str, list[str]]] = [
     # The 100,000- and 10,000,000-event databases side by side: filled beforehand by
     # bench/scale_fill.py, never here (the 10M fill takes about an hour).
     ("scale.py", []),
+    # On the filled 10,000,000-event database: a copy of it made a year live by the job
+    # archive-history, and what a read replica would take off the primary.
+    ("one_year_live.py", []),
     ("pgbench_writes.py", []),
 ]
 COMMAND = (
