@@ -258,6 +258,16 @@ class WorkflowEvent(AppendOnly):
                 name="event_request_id",
             ),
         ]
+        # An organisation's comments, newest first: a person's open questions
+        # (selectors/questions.py) walk them, not every event (migration 0220).
+        indexes = [
+            models.Index(
+                models.F("tenant"),
+                models.F("created_at").desc(),
+                condition=models.Q(type="CommentAdded"),
+                name="event_comments",
+            )
+        ]
         ordering = ["workflow", "seq"]
 
     append_only_name = "workflow events"

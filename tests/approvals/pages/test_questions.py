@@ -8,9 +8,11 @@ import uuid
 from typing import Any
 
 import pytest
+from django.db import connection
 
 from approvals.models import User
-from approvals.selectors.questions import questions_for
+from approvals.runtime import tenant_scope
+from approvals.selectors.questions import asked_of, questions_for
 from approvals.services.comments import workflow_comment
 
 from ..helpers import decide
@@ -70,3 +72,18 @@ def test_a_comment_that_names_nobody_asks_nobody(acme: Any) -> None:
     comment("bob", wid, "Looks fine to me")
     for username in ("alice", "bob", "victor"):
         assert questions_for(user=User.objects.get(username=username)) == []
+
+
+def test_the_questions_walk_the_organisations_comments_not_every_event(acme: Any) -> None:
+    """Under the organisation's policy, as the page reads them, the open questions are
+    found through the comments' own index (migration 0220), not by reading every event
+    of the organisation (277 ms an inbox page at ten million events)."""
+    wid = expense_started("E-ask-plan")
+    comment("bob", wid, QUESTION)
+    alice = User.objects.get(username="alice")
+    with tenant_scope.atomic_for(alice), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")  # what the index allows, at any size
+        plan = asked_of(alice).values_list("workflow_id")[:100].explain()
+    assert "_comments" in plan
+    assert "tenant_id_" not in plan  # not the organisation's every event
+    assert [q.workflow_id for q in questions_for(user=alice)] == [uuid.UUID(wid)]
