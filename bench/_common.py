@@ -91,6 +91,23 @@ def ensure_bench_db(*, migrate: bool = True) -> str:
     return url
 
 
+def filled(url: str, tenant_slug: str) -> bool:
+    """Whether the database at ``url`` holds events and the organisation ``tenant_slug``
+    (bench/scale_fill.py has filled it)."""
+    import psycopg
+
+    try:
+        with psycopg.connect(url, connect_timeout=5) as conn:
+            row = conn.execute(
+                "SELECT EXISTS (SELECT 1 FROM approvals_workflowevent)"
+                " AND EXISTS (SELECT 1 FROM approvals_tenant WHERE slug = %s)",
+                (tenant_slug,),
+            ).fetchone()
+            return bool(row and row[0])
+    except psycopg.Error:
+        return False
+
+
 _django_ready = False
 
 

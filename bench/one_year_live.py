@@ -57,6 +57,7 @@ from _common import (  # noqa: E402
     VENV_BIN,
     Report,
     bench_database_url,
+    filled,
     setup_django,
     summarize_ms,
 )
@@ -400,21 +401,6 @@ def one_year(reads: int, archive_root: Path, dump_dir: Path) -> dict[str, Any]:
 # --- the parent: both parts, side by side --------------------------------------------------
 
 
-def _filled(url: str) -> bool:
-    import psycopg
-
-    try:
-        with psycopg.connect(url, connect_timeout=5) as conn:
-            row = conn.execute(
-                "SELECT EXISTS (SELECT 1 FROM approvals_workflowevent)"
-                " AND EXISTS (SELECT 1 FROM approvals_tenant WHERE slug = %s)",
-                (SAMPLE_TENANT,),
-            ).fetchone()
-            return bool(row and row[0])
-    except psycopg.Error:
-        return False
-
-
 def _made_here(source: str, target: str) -> bool:
     """Whether ``target`` exists and is a copy this script made."""
     import psycopg
@@ -518,7 +504,7 @@ def main() -> None:
 
     report = Report("one_year_live", "One year live at 10,000,000 events")
     source_url = database_url(args.source)
-    if not _filled(source_url):
+    if not filled(source_url, SAMPLE_TENANT):
         report.note(MISSING.format(db=args.source, url=source_url))
         report.write()
         return

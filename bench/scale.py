@@ -46,6 +46,7 @@ from _common import (  # noqa: E402
     VENV_BIN,
     Report,
     bench_database_url,
+    filled,
     fmt,
     setup_django,
     summarize_ms,
@@ -321,18 +322,7 @@ def _archive_and_restore(month: dt.date, events: int) -> dict[str, Any]:
 
 
 def _filled(url: str) -> bool:
-    import psycopg
-
-    try:
-        with psycopg.connect(url, connect_timeout=5) as conn:
-            row = conn.execute(
-                "SELECT EXISTS (SELECT 1 FROM approvals_workflowevent)"
-                " AND EXISTS (SELECT 1 FROM approvals_tenant WHERE slug = %s)",
-                (SAMPLE_TENANT,),
-            ).fetchone()
-            return bool(row and row[0])
-    except psycopg.Error:
-        return False
+    return filled(url, SAMPLE_TENANT)
 
 
 def _child(url: str, n: int, iterations: int, archive: bool, inbox_tasks: int) -> dict[str, Any]:
