@@ -74,6 +74,7 @@ LAYERS: dict[str, str] = {
     "approvals.audit.restore": "services",  # an archived month brought back
     "approvals.audit.archived": "selectors",  # archived workflows read in place
     "approvals.audit.archived_index": "services",  # the index written, and the tombstones
+    "approvals.audit.object_lock": "services",  # the store's locks and legal holds set
     "approvals.audit.api": "front",
     "approvals.audit.admin": "front",
     "approvals.audit.pages": "front",  # the Verify page
