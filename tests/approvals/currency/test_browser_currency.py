@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
@@ -52,7 +53,8 @@ def test_a_999_usd_claim_previews_its_conversion_and_routes_as_its_rupees(
     alice.get_by_label("Department").select_option(label="Engineering")
     alice.get_by_label("Amount").fill("999")
 
-    day = f"{clock.now():%-d %b %Y}"
+    # the rate of the start's day in the organisation's zone (selectors/rates.py)
+    day = f"{clock.now().astimezone(ZoneInfo(acme.time_zone or 'UTC')):%-d %b %Y}"
     expect(preview).to_contain_text(f"$999.00 ≈ ₹83,117 at 83.20 on {day}: it will go to Bob")
     expect(preview).to_contain_text("Victor too if the amount is above ₹1,00,000.00")
     assert _overflow(alice) <= 0

@@ -9,6 +9,7 @@ import datetime as dt
 import uuid
 from decimal import Decimal
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 from django.test import Client
@@ -124,7 +125,8 @@ def test_the_request_page_shows_the_amount_in_its_own_currency_and_as_the_rules_
 
     page = client.get(f"/workflows/{workflow_id}").content.decode()
 
-    day = f"{clock.now():%-d %b %Y}"
+    # the rate of the start's day in the organisation's zone (selectors/rates.py)
+    day = f"{clock.now().astimezone(ZoneInfo(acme.time_zone or 'UTC')):%-d %b %Y}"
     assert "<dd>$999.00</dd>" in page
     assert f"$999.00 ≈ ₹83,117 at 83.20 on {day}" in page
     assert "₹999.00" not in page

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 from django.apps import apps
@@ -155,7 +156,8 @@ def test_a_route_that_would_fail_is_said_in_the_steps_words_not_the_engines(acme
 def test_999_usd_previews_its_conversion_and_the_route_its_rupees_take(acme):
     text = _route("alice", amountPaise="999.00", currency="USD").json()["route"]
 
-    day = f"{clock.now():%-d %b %Y}"
+    # the rate of the start's day in the organisation's zone (selectors/rates.py)
+    day = f"{clock.now().astimezone(ZoneInfo(acme.time_zone or 'UTC')):%-d %b %Y}"
     assert text.startswith(f"$999.00 ≈ ₹83,117 at 83.20 on {day}: it will go to Bob (your manager)")
     # the rules' threshold is in rupees, never with the dollar sign
     assert (
