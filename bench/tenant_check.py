@@ -31,7 +31,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import ROOT, VENV_BIN, Report, expense_data  # noqa: E402
-from write_path import _backend_cpu, _drop, _make, _scratch  # noqa: E402
+from cpu_per_op import backend_cpu_seconds  # noqa: E402
+from write_path import _drop, _make, _scratch  # noqa: E402
 
 SQL = ROOT / "approvals" / "sql" / "functions"
 MIGRATION_0121 = ROOT / "approvals" / "migrations" / "0121_tenant_sealed_and_shared_tables.py"
@@ -119,15 +120,15 @@ def child(n: int, rounds: int) -> dict[str, dict[str, float]]:
                 warm = start()
                 decide(bob, warm)
                 decide(fiona, warm)
-            c0 = _backend_cpu(pid)
+            c0 = backend_cpu_seconds(pid)
             ids = [start() for _ in range(n)]
-            c1 = _backend_cpu(pid)
+            c1 = backend_cpu_seconds(pid)
             for workflow_id in ids:
                 decide(bob, workflow_id)
-            c2 = _backend_cpu(pid)
+            c2 = backend_cpu_seconds(pid)
             for workflow_id in ids:
                 decide(fiona, workflow_id)
-            c3 = _backend_cpu(pid)
+            c3 = backend_cpu_seconds(pid)
             for phase, (a, b) in zip(PHASES, ((c0, c1), (c1, c2), (c2, c3)), strict=True):
                 got[variant][phase].append((b - a) * 1000 / n)
     setups["current"]()

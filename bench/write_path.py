@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import ast
 import json
-import os
 import subprocess
 import sys
 import time
@@ -28,6 +27,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import ROOT, VENV_BIN, Report, expense_data  # noqa: E402
+from cpu_per_op import backend_cpu_seconds  # noqa: E402
 
 EVENTS = "approvals_workflowevent"
 # The tables a start or a decision writes.
@@ -195,11 +195,6 @@ def _drop(url: str, scratch: str) -> None:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def _backend_cpu(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def child(n: int, fold: bool = False) -> dict[str, Any]:
     """In the scratch database: ``n`` starts, manager and finance decisions; with
     ``fold``, the analytics fold run (untimed) before each phase, as the periodic job
@@ -279,17 +274,17 @@ def child(n: int, fold: bool = False) -> dict[str, Any]:
     folded, fold_cpu = 0, 0.0
     for phase, op in (("start", start), ("manager", decide(bob)), ("finance", decide(fiona))):
         if fold:
-            cpu0 = _backend_cpu(pid)
+            cpu0 = backend_cpu_seconds(pid)
             folded += rollup_fold()
-            fold_cpu += _backend_cpu(pid) - cpu0
+            fold_cpu += backend_cpu_seconds(pid) - cpu0
         upd0, hot0 = updates()
         trig0 = trigger_ms()
-        app0, pg0, wall0 = time.process_time(), _backend_cpu(pid), time.perf_counter()
+        app0, pg0, wall0 = time.process_time(), backend_cpu_seconds(pid), time.perf_counter()
         for i in range(n):
             op(i)
         out[phase] = {
             "app_ms": (time.process_time() - app0) * 1000 / n,
-            "pg_ms": (_backend_cpu(pid) - pg0) * 1000 / n,
+            "pg_ms": (backend_cpu_seconds(pid) - pg0) * 1000 / n,
             "wall_ms": (time.perf_counter() - wall0) * 1000 / n,
         }
         out[phase]["trigger_ms"] = (trigger_ms() - trig0) / n

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import os
 import re
 import shutil
 import signal
@@ -36,6 +35,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import Report, expense_data, setup_django  # noqa: E402
+from cpu_per_op import backend_cpu_seconds  # noqa: E402
 
 # What the write path asks of PostgreSQL, and the server function under which it runs.
 FEATURES: list[tuple[str, tuple[str, ...]]] = [
@@ -66,11 +66,6 @@ FEATURES: list[tuple[str, tuple[str, ...]]] = [
     ("planning: a prepared statement's plan looked up or made", ("GetCachedPlan",)),
     ("the socket: reading commands, sending answers", ("secure_read", "secure_write")),
 ]
-
-
-def _backend_cpu(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _shares(data: Path) -> dict[str, float]:
@@ -154,10 +149,10 @@ def main() -> None:
                 stderr=subprocess.DEVNULL,
             )
             time.sleep(1.0)  # perf attached
-            cpu0 = _backend_cpu(pid)
+            cpu0 = backend_cpu_seconds(pid)
             for i in range(args.n):
                 op(i)
-            pg_ms = (_backend_cpu(pid) - cpu0) * 1000 / args.n
+            pg_ms = (backend_cpu_seconds(pid) - cpu0) * 1000 / args.n
             perf.send_signal(signal.SIGINT)
             perf.wait()
             phases[phase] = (pg_ms, _shares(data))
