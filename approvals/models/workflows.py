@@ -227,9 +227,14 @@ class WorkflowEvent(AppendOnly):
     # the command returned, so a repeat can return it again.
     request_id = models.CharField(max_length=128, null=True, blank=True)
     result = models.JSONField(null=True, blank=True)
-    actor = models.ForeignKey(User, null=True, on_delete=models.PROTECT, related_name="+")
+    # Indexed by the partial indexes ``event_actor`` and ``event_on_behalf_of`` below.
+    actor = models.ForeignKey(
+        User, null=True, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
     role = models.CharField(max_length=32)
-    on_behalf_of = models.ForeignKey(User, null=True, on_delete=models.PROTECT, related_name="+")
+    on_behalf_of = models.ForeignKey(
+        User, null=True, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
     created_at = models.DateTimeField()
     prev_hash = models.CharField(max_length=64)
     hash = models.CharField(max_length=64)
@@ -253,8 +258,12 @@ class WorkflowEvent(AppendOnly):
             models.UniqueConstraint(
                 fields=["workflow", "seq", "history_month", "tenant"], name="event_seq"
             ),
+            # Only the events that carry a request id (the first of a command that had
+            # one) are in it: NULLs never collide, so the uniqueness is the same, and
+            # the lookup ``request_id = ...`` implies the predicate (migration 0230).
             models.UniqueConstraint(
                 fields=["workflow", "request_id", "history_month", "tenant"],
+                condition=models.Q(request_id__isnull=False),
                 name="event_request_id",
             ),
         ]
@@ -266,7 +275,21 @@ class WorkflowEvent(AppendOnly):
                 models.F("created_at").desc(),
                 condition=models.Q(type="CommentAdded"),
                 name="event_comments",
-            )
+            ),
+            # A person's events, for the check that a person deleted acted in none
+            # (``on_delete=PROTECT``, and the foreign key's own check): only the events
+            # that name one. Most events are nobody's on behalf of anyone, and the
+            # timers' and the system's have no actor, so each writes fewer entries; a
+            # lookup ``actor_id = ...`` implies ``actor_id IS NOT NULL`` and takes the
+            # index as the full one was taken (migration 0230).
+            models.Index(
+                fields=["actor"], name="event_actor", condition=models.Q(actor__isnull=False)
+            ),
+            models.Index(
+                fields=["on_behalf_of"],
+                name="event_on_behalf_of",
+                condition=models.Q(on_behalf_of__isnull=False),
+            ),
         ]
         ordering = ["workflow", "seq"]
 
