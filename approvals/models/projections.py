@@ -14,7 +14,12 @@ class PendingTask(models.Model):
 
     # tenant and workflow lead the indexes below (task_inbox, task_unique)
     tenant = shared_row(Tenant, models.CASCADE, db_index=False)
-    assignee = models.ForeignKey(User, on_delete=models.CASCADE, related_name="tasks")
+    # No index of its own: the reads of a person's tasks name the tenant too and take
+    # an inbox index (tenant, assignee, ...); a person's deletion reads the open tasks
+    # alone (migration 0232).
+    assignee = models.ForeignKey(
+        User, on_delete=models.CASCADE, related_name="tasks", db_index=False
+    )
     workflow = models.ForeignKey(
         Workflow, on_delete=models.CASCADE, related_name="tasks", db_index=False
     )
@@ -74,7 +79,9 @@ class PendingTask(models.Model):
 class Timer(models.Model):
     """A durable wake-up. Fired once: the fire and its events commit together."""
 
-    # tenant leads the index ``timer_tenant_key`` below
+    # No index leads with the tenant: the command path's statements name the workflow
+    # (``timer_key``), and an organisation's timers still to fire are read in
+    # ``timer_due`` (migration 0231).
     tenant = shared_row(Tenant, models.CASCADE, db_index=False)
     # (workflow, key) is indexed by the unique constraint ``timer_key``
     workflow = models.ForeignKey(
@@ -101,11 +108,10 @@ class Timer(models.Model):
             models.Index(
                 fields=["fire_at"], name="timer_due", condition=models.Q(fired_at__isnull=True)
             ),
-            # An organisation's timers, and the command path's writes of one workflow's
-            # timers under its policy with the workflow and key as index conditions
-            # (migration 0044: in place of an index on the tenant alone, which the
-            # planner walked for an organisation new since the last ANALYZE).
-            models.Index(fields=["tenant", "workflow", "key"], name="timer_tenant_key"),
+            # (Migration 0044's ``timer_tenant_key`` (tenant, workflow, key) was dropped
+            # by 0231: the columns of ``timer_key``, which the command path's lookups by
+            # workflow and key take as well; with no index led by the tenant, none looks
+            # free for an organisation new since the last ANALYZE.)
         ]
 
 

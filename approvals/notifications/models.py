@@ -46,7 +46,9 @@ class MailMessage(models.Model):
     (``context``: names, amount, due time in the recipient's zone, signed links); the
     sender renders the bodies from them and keeps the bodies it sent."""
 
-    tenant = shared_row(Tenant, models.CASCADE, related_name="+")
+    # Not indexed: no read asks for an organisation's mails by the tenant alone, and
+    # nothing deletes an organisation (notifications migration 0008).
+    tenant = shared_row(Tenant, models.CASCADE, related_name="+", db_index=False)
     # (workflow, event_seq, recipient) is indexed by ``mail_event_recipient``
     workflow = models.ForeignKey(
         Workflow, on_delete=models.CASCADE, related_name="+", db_index=False

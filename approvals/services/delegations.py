@@ -50,7 +50,9 @@ def delegation_check(*, user: User, delegate: User, maker: User | None = None) -
     if cannot is not None:
         raise DelegationRefused(cannot)
     own = (
-        PendingTask.objects.filter(assignee=user, workflow__submitter=delegate)
+        PendingTask.objects.filter(
+            tenant_id=user.tenant_id, assignee=user, workflow__submitter=delegate
+        )
         .select_related("workflow")
         .first()
     )
