@@ -51,7 +51,7 @@ def delegation_check(*, user: User, delegate: User, maker: User | None = None) -
         raise DelegationRefused(cannot)
     own = (
         PendingTask.objects.filter(
-            tenant_id=user.tenant_id, assignee=user, workflow__submitter=delegate
+            tenant_id=user.member_tenant_id, assignee=user, workflow__submitter=delegate
         )
         .select_related("workflow")
         .first()

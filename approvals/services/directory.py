@@ -226,7 +226,9 @@ def takers_for(person: User) -> list[User]:
 def _open_tasks_of(person: User, done: set[tuple[uuid.UUID, str]]) -> list[tuple[uuid.UUID, str]]:
     return [
         (wid, step)
-        for wid, step in PendingTask.objects.filter(tenant_id=person.tenant_id, assignee=person)
+        for wid, step in PendingTask.objects.filter(
+            tenant_id=person.member_tenant_id, assignee=person
+        )
         .order_by("workflow_id")
         .values_list("workflow_id", "step")
         if (wid, step) not in done
