@@ -139,7 +139,9 @@ class Workflow(StatusTransitions, models.Model):
     # No index of their own where a composite index below starts with the column: every
     # index is written on every insert, and the command path inserts on every command.
     tenant = shared_row(Tenant, models.PROTECT, related_name="workflows", db_index=False)
-    template = shared_row(WorkflowTemplate, models.PROTECT)
+    # Not indexed: no read asks for a template version's workflows, and nothing deletes
+    # a template version (migration 0233).
+    template = shared_row(WorkflowTemplate, models.PROTECT, db_index=False)
     template_key = models.SlugField(max_length=64, db_index=False)
     template_version = models.PositiveIntegerField()
     subject_type = models.CharField(max_length=64)
