@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from django.db import connection, transaction
 
-from approvals.models import PendingTask, User
+from approvals.models import PendingTask, User, Workflow
 from approvals.services.workflows import workflow_decide, workflow_start
 
 from .support import in_thread, race
@@ -165,3 +165,32 @@ def test_commands_racing_on_the_same_peoples_counters_neither_deadlock_nor_lose_
     assert _counters() == _real()
     # bob's inbox changed twice a round in every thread; each change moved his version.
     assert _versions()["bob"] == versions["bob"] + 2 * RACERS * ROUNDS
+
+
+def test_a_task_deleted_and_written_again_in_the_one_statement_keeps_its_count(
+    acme: Any,
+) -> None:
+    """The deletes are read before the inserts: a task deleted and inserted again under
+    the same key (workflow, step, assignee) in one gathered statement does not break the
+    key, and its assignee's count is unchanged and version moved."""
+    from approvals.runtime import store
+    from approvals.runtime.tenant_scope import acting_for
+
+    wid = _start("KEY-1")
+    task = PendingTask.objects.get(workflow_id=wid)
+    names = ("tenant", "assignee", "workflow", "step", "on_behalf_of", "due_at", "created_at")
+    row = [getattr(task, f.attname) for f in map(PendingTask._meta.get_field, names)]
+    before = _versions()
+    with store.pipelined(count_inbox=True), acting_for(task.tenant_id), store.gathered_writes():
+        assert store.inbox_counted()
+        store.task_write(
+            PendingTask,
+            f"DELETE FROM {store.table(PendingTask)} WHERE workflow_id = %s",
+            [store.uuid_param(Workflow, task.workflow_id)],
+            -1,
+        )
+        store.insert(PendingTask, names, [row], inbox_change=1)
+    again = PendingTask.objects.get(workflow_id=wid)
+    assert again.pk != task.pk and again.assignee_id == task.assignee_id
+    assert _counters() == _real() and _real() == {"bob": 1}
+    assert _versions()["bob"] == before["bob"] + 1
