@@ -158,7 +158,7 @@ def command_execute(
     pk = _workflow_pk(workflow_id)
     for _ in range(MAX_CONFLICT_RETRIES):
         try:
-            with store.pipelined(), acting_for(tenant_id), store.gathered_writes():
+            with store.pipelined(count_inbox=True), acting_for(tenant_id), store.gathered_writes():
                 return _execute_locked(
                     tenant_id, pk, command, actor, request_id, authorize, lock_reads
                 )

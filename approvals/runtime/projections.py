@@ -135,15 +135,26 @@ def _project_tasks(
         added = {user: behalf for user, behalf in after.items() if before.get(user) != behalf}
     else:
         gone, added = list(before), after
+    # Counted: each task write is a clause of the command's one gathered statement, which
+    # adds up the assignees' open tasks from the rows the clauses return (store.task_write);
+    # else each is sent now and the task triggers count them.
+    counted = store.inbox_counted()
     if not same_step:
         if before:  # a start, or a step entered from none, left no rows to remove
-            store.execute(f"DELETE FROM {store.table(PendingTask)} WHERE workflow_id = %s", [wf_id])
+            _task_write(
+                f"DELETE FROM {store.table(PendingTask)} WHERE workflow_id = %s",
+                [wf_id],
+                -1,
+                counted,
+            )
     elif gone_ids := sorted(directory.user_ids_any(gone).values()):
         marks = ", ".join(["%s"] * len(gone_ids))
-        store.execute(
+        _task_write(
             f"DELETE FROM {store.table(PendingTask)}"
             f" WHERE workflow_id = %s AND assignee_id IN ({marks})",
             [wf_id, *gone_ids],
+            -1,
+            counted,
         )
     kept = {user: leaver for user, leaver in handed.items() if user not in added}
     if same_step and kept:
@@ -151,10 +162,12 @@ def _project_tasks(
         kept_ids = directory.user_ids_any(kept)
         for user, leaver in sorted(kept.items()):
             if user in kept_ids:
-                store.execute(
+                _task_write(
                     f"UPDATE {store.table(PendingTask)} SET handed_on_from = %s"
                     " WHERE workflow_id = %s AND assignee_id = %s",
                     [leaver, wf_id, kept_ids[user]],
+                    0,
+                    counted,
                 )
     if not added:
         return
@@ -183,7 +196,17 @@ def _project_tasks(
             for user, behalf in sorted(added.items())
             if user in ids
         ),
+        inbox_change=1 if counted else None,
     )
+
+
+def _task_write(sql: str, params: list[Any], change: int, counted: bool) -> None:
+    """A DELETE or UPDATE of tasks: a clause of the gathered statement that counts it
+    (``counted``), else sent now for the task triggers to count."""
+    if counted:
+        store.task_write(PendingTask, sql, params, change)
+    else:
+        store.execute(sql, params)
 
 
 # The columns of ``task_facts``, in its order.

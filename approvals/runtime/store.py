@@ -141,11 +141,14 @@ def insert(
     rows: Iterable[Sequence[Any]],
     *,
     on_conflict_ignore: bool = False,
+    inbox_change: int | None = None,
 ) -> None:
     """INSERT the rows (values in the order of ``names``) in one statement; with
     ``on_conflict_ignore`` rows that would break a unique constraint are skipped.
     The statement's text is built once per shape. Inside ``gathered_writes`` the rows
-    wait for the block's end, where each table's rows go in one statement."""
+    wait for the block's end, where each table's rows go in one statement.
+    ``inbox_change`` (tasks, when ``inbox_counted``): each row's assignee gains one
+    open task, counted in the same statement."""
     rows = list(rows)
     if not rows:
         return
@@ -155,7 +158,8 @@ def insert(
     params: list[Any] = []
     for row in rows:
         params.extend(_prep(plan, [*row, *(f.get_default() for f in defaulted)], db))
-    if not _held(db, (model, names, on_conflict_ignore), len(rows), params):
+    kind = on_conflict_ignore if inbox_change is None else _Counted(inbox_change, False)
+    if not _held(db, (model, names, kind), len(rows), params):
         _run(db, _insert_sql(model, names, len(rows), on_conflict_ignore), params).close()
 
 
@@ -194,24 +198,91 @@ def gathered_writes() -> Iterator[None]:
         yield
     finally:
         db.approvals_gathered = None
-    statements = [
-        (
-            _update_many_sql(model, names, count)
-            if kind is _UPDATE
-            else _insert_sql(model, names, count, kind),
-            params,
-        )
-        for (model, names, kind), (count, params) in gathered.items()
-    ]
+    statements: list[tuple[str, list[Any]]] = []
+    counted: dict[int, list[int]] = {}  # a change in open tasks -> the clauses giving it
+    for (model, names, kind), (count, params) in gathered.items():
+        if isinstance(kind, _Counted):
+            counted.setdefault(kind.change, []).append(len(statements))
+            sql = names[0] if kind.raw else _insert_sql(model, names, count, False)
+            statements.append((f"{sql} RETURNING assignee_id", params))
+        elif kind is _UPDATE:
+            statements.append((_update_many_sql(model, names, count), params))
+        else:
+            statements.append((_insert_sql(model, names, count, kind), params))
+    if counted:
+        statements.append((_inbox_counts_sql(counted), []))
     if len(statements) > 1:
         # One statement: each write but the last in a WITH clause of its own. PostgreSQL
         # runs every data-modifying WITH clause; none of them sees another's rows,
-        # which none needs (see above).
+        # which none needs (see above), but the inbox's counts, which read what the
+        # task writes return.
         sql = "WITH " + ", ".join(f"w{i} AS ({s})" for i, (s, _) in enumerate(statements[:-1]))
         params = [p for _, ps in statements for p in ps]
         statements = [(f"{sql} {statements[-1][0]}", params)]
     for sql, params in statements:
         _run(db, sql, params).close()
+
+
+# --- the inbox's counters, counted by the command that writes the tasks ----------------
+
+# Set with the tenant by a command's own transaction (``pipelined(count_inbox=True)``,
+# tenant_scope.acting_for): the task triggers (approvals/sql/triggers/inbox_version.sql)
+# skip a transaction that counts its own task writes.
+INBOX_COUNTED_SETTING = "approvals.inbox_counted"
+INBOX_COUNTED_SQL = f"set_config('{INBOX_COUNTED_SETTING}', 'on', true)"
+
+
+class _Counted:
+    """A gathered task write whose assignees' open tasks change by ``change`` each;
+    ``raw``: a DELETE or UPDATE written by the caller (else the gathered INSERT)."""
+
+    __slots__ = ("change", "raw")
+
+    def __init__(self, change: int, raw: bool) -> None:
+        self.change, self.raw = change, raw
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Counted) and (other.change, other.raw) == (self.change, self.raw)
+
+    def __hash__(self) -> int:
+        return hash((self.change, self.raw))
+
+
+def inbox_counted() -> bool:
+    """Whether this transaction counts its own task writes: a command's transaction
+    whose tenant was set with ``approvals.inbox_counted`` (then every task write goes
+    through ``task_write`` or ``insert(..., inbox_change=1)`` inside ``gathered_writes``)."""
+    db: Any = connections[DEFAULT_DB_ALIAS]
+    return getattr(db, "approvals_inbox_counted", None) == "on" and (
+        getattr(db, "approvals_gathered", None) is not None
+    )
+
+
+def task_write(model: type[Model], sql: str, params: Sequence[Any], change: int) -> None:
+    """A DELETE (``change`` -1) or UPDATE (0) of tasks, held for the gathered statement,
+    where each row it touches changes its assignee's open tasks by ``change`` (see
+    ``inbox_counted``). Each call is a clause of its own."""
+    db: Any = connections[DEFAULT_DB_ALIAS]
+    gathered = db.approvals_gathered
+    gathered[(model, (sql, str(len(gathered))), _Counted(change, True))] = [1, list(params)]
+
+
+def _inbox_counts_sql(counted: dict[int, list[int]]) -> str:
+    """Each assignee's version bumped and open tasks changed by what the task clauses
+    returned: the deletes read first (so a task deleted and inserted again in the
+    statement is gone before its key comes back), people in id order (as the triggers'
+    flush at commit, so two commands lock alike)."""
+    parts = " UNION ALL ".join(
+        f"SELECT assignee_id, {change} FROM w{i}"
+        for change in sorted(counted)
+        for i in counted[change]
+    )
+    return (
+        "INSERT INTO approvals_inboxversion AS v (person_id, version, open_tasks)"
+        f" SELECT p, 1, sum(d) FROM ({parts}) c (p, d) GROUP BY p ORDER BY p"
+        " ON CONFLICT (person_id) DO UPDATE"
+        " SET version = v.version + 1, open_tasks = v.open_tasks + excluded.open_tasks"
+    )
 
 
 def update(model: type[Model], pk: Any, values: dict[str, Any]) -> None:
@@ -428,7 +499,7 @@ def fetch_many(queries: Sequence[tuple[str, Sequence[Any]]]) -> list[list[tuple[
 
 
 @contextlib.contextmanager
-def pipelined() -> Iterator[None]:
+def pipelined(*, count_inbox: bool = False) -> Iterator[None]:
     """A transaction whose statements are sent without waiting for each answer.
 
     Outside any transaction, the block runs in psycopg's pipeline mode:
@@ -444,6 +515,11 @@ def pipelined() -> Iterator[None]:
     and carry on (no savepoint recovery). Already inside a transaction (tests, or a
     use-case that groups several commands, such as a deactivation handing on every
     task) this is ``atomic()``.
+
+    ``count_inbox``: the block is one command whose task writes all go through one
+    ``gathered_writes``; outside any transaction, its tenant's setting then says
+    so (``tenant_scope.acting_for``) and the gathered statement counts them
+    (``inbox_counted``), in place of the task triggers.
     """
     # The connection itself, not Django's proxy: every attribute read through the proxy
     # costs a thread-local lookup, and the block reads and sets a dozen.
@@ -461,6 +537,7 @@ def pipelined() -> Iterator[None]:
     try:
         with db.wrap_database_errors, raw.pipeline() as pipeline, _prepared(raw):
             db.approvals_pipeline = pipeline
+            db.approvals_inbox_counted = "asked" if count_inbox else None
             _enter_atomic(db)
             _run(db, "BEGIN", None).close()
             try:
@@ -482,6 +559,7 @@ def pipelined() -> Iterator[None]:
         raise
     finally:
         db.approvals_pipeline = None
+        db.approvals_inbox_counted = None
         hooks = db.run_on_commit
         _leave_atomic(db)
     if committed:

@@ -52,6 +52,9 @@ ACT_SQL = (
     "SELECT set_config('role', 'none', true), approvals_act_for(%s::bigint),"
     f" set_config('role', '{APP_ROLE}', true)"
 )
+# The same, for a command's own transaction that counts its tasks' inbox changes itself
+# (store.pipelined(count_inbox=True)): the task triggers read the setting and skip it.
+ACT_COUNTED_SQL = f"{ACT_SQL}, {store.INBOX_COUNTED_SQL}"
 # Inside a transaction that goes on after the block (a test's, or a use-case grouping
 # several commands): what was set before, read and replaced in one statement (back on
 # the login role for the moment of the switch).
@@ -115,7 +118,11 @@ def acting_for(tenant_id: int) -> Iterator[None]:
         if _ends_with_block(db):
             # Through the command path's runner: inside ``store.pipelined`` it travels
             # with BEGIN and the first reads instead of taking a round trip of its own.
-            store.send(ACT_SQL, [str(tenant_id)])
+            if getattr(db, "approvals_inbox_counted", None) == "asked":
+                store.send(ACT_COUNTED_SQL, [str(tenant_id)])
+                db.approvals_inbox_counted = "on"
+            else:
+                store.send(ACT_SQL, [str(tenant_id)])
             yield
             return
         with db.cursor() as cursor:

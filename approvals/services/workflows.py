@@ -254,7 +254,7 @@ class _Start:
             )
             now = store.param(StartRequest, "created_at", clock.now())
             reads.append((_CLAIM_SQL, [tenant_id, self.submitter.pk, key, body_hash, now]))
-        with store.pipelined(), acting_for(tenant_id), store.gathered_writes():
+        with store.pipelined(count_inbox=True), acting_for(tenant_id), store.gathered_writes():
             latest, workflows, *claimed = store.fetch_many(reads)
             if not latest:
                 raise TemplateNotFound(TEMPLATE_NOT_FOUND.format(key=self.template_key))
