@@ -43,6 +43,6 @@ def forwards(apps: Any, schema_editor: Any) -> None:
 
 
 class Migration(migrations.Migration):
-    dependencies = [("approvals", "0220_event_comments")]
+    dependencies = [("approvals", "0233_workflow_template_unindexed")]
 
     operations = [migrations.RunPython(forwards, migrations.RunPython.noop, elidable=False)]
