@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import fields, is_dataclass
+from operator import attrgetter
 from typing import Any
 
 from .events import Assignment, Timer
@@ -28,8 +29,9 @@ def state_to_dict(state: State) -> dict[str, Any]:
     return doc
 
 
-_AS_IS = (str, int, float, bool, type(None))
-_NAMES: dict[type, tuple[str, ...]] = {}
+_AS_IS = frozenset((str, int, float, bool, type(None)))
+# a dataclass's field names and a getter of all their values in one call
+_NAMES: dict[type, tuple[tuple[str, ...], Any]] = {}
 
 
 def _plain(value: Any) -> Any:
@@ -39,17 +41,38 @@ def _plain(value: Any) -> Any:
     if kind in _AS_IS:
         return value
     if kind is tuple:
-        return tuple(_plain(v) for v in value)
+        return tuple([v if type(v) in _AS_IS else _plain(v) for v in value])
     if kind is list:
-        return [_plain(v) for v in value]
+        return [v if type(v) in _AS_IS else _plain(v) for v in value]
     if kind is dict:
-        return {_plain(k): _plain(v) for k, v in value.items()}
-    names = _NAMES.get(kind)
-    if names is None and is_dataclass(value):
-        names = _NAMES[kind] = tuple(f.name for f in fields(value))
-    if names is not None:
-        return {name: _plain(getattr(value, name)) for name in names}
+        return {
+            (k if type(k) in _AS_IS else _plain(k)): (v if type(v) in _AS_IS else _plain(v))
+            for k, v in value.items()
+        }
+    known = _NAMES.get(kind)
+    if known is None and is_dataclass(value):
+        names = tuple(f.name for f in fields(value))
+        known = _NAMES[kind] = (names, _values_of(names))
+    if known is not None:
+        names, getter = known
+        return {
+            name: (v if type(v) in _AS_IS else _plain(v))
+            for name, v in zip(names, getter(value), strict=True)
+        }
     return copy.deepcopy(value)
+
+
+def plain(value: Any) -> Any:
+    """``value`` as ``dataclasses.asdict`` converts it (a command, to fingerprint it),
+    without its generic walk."""
+    return _plain(value)
+
+
+def _values_of(names: tuple[str, ...]) -> Any:
+    """A getter of the attributes ``names`` that gives them as a tuple."""
+    if len(names) > 1:
+        return attrgetter(*names)
+    return lambda value: tuple(getattr(value, name) for name in names)
 
 
 def state_from_dict(doc: dict[str, Any]) -> State | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
+from operator import attrgetter
 from typing import Any
 
 from . import events as ev
@@ -146,6 +147,8 @@ class State:
 
 _STATE_FIELDS = tuple(f.name for f in fields(State))
 _STATE_FIELD_SET = frozenset(_STATE_FIELDS)
+_STATE_VALUES = attrgetter(*_STATE_FIELDS)  # every field's value, in order, in one call
+_STATE_INDEX = {name: i for i, name in enumerate(_STATE_FIELDS)}
 
 
 def replace(s: State, /, **changes: Any) -> State:
@@ -154,7 +157,10 @@ def replace(s: State, /, **changes: Any) -> State:
     if not _STATE_FIELD_SET.issuperset(changes):
         unknown = ", ".join(sorted(set(changes) - _STATE_FIELD_SET))
         raise TypeError(f"State has no field(s) {unknown}")
-    return State(*[changes[n] if n in changes else getattr(s, n) for n in _STATE_FIELDS])
+    values = list(_STATE_VALUES(s))
+    for name, value in changes.items():
+        values[_STATE_INDEX[name]] = value
+    return State(*values)
 
 
 def _started(s: State, e: ev.WorkflowStarted) -> State:

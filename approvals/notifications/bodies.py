@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from typing import Any
 
 from django.conf import settings
@@ -74,6 +75,20 @@ def link_captions(raw: Any, step: str, submitter: Any) -> dict[str, str]:
     mail's facts when it is written, so rendering a batch reads nothing per mail."""
     requester = (submitter.first_name or submitter.username) if submitter else ""
     return {d: outcome_at(raw, step, d, requester=requester).label for d in links.DECISIONS}
+
+
+def template_link_captions(template_id: int, step: str, submitter: Any) -> dict[str, str]:
+    """``link_captions`` under the published workflow template ``template_id``
+    (``raw_definition_for``): worked out once per template, step and requester, as the
+    definition is read once per template."""
+    requester = (submitter.first_name or submitter.username) if submitter else ""
+    return dict(_template_captions(template_id, step, requester))
+
+
+@lru_cache(maxsize=4096)
+def _template_captions(template_id: int, step: str, requester: str) -> tuple[tuple[str, str], ...]:
+    raw = raw_definition_for(template_id)
+    return tuple((d, outcome_at(raw, step, d, requester=requester).label) for d in links.DECISIONS)
 
 
 def _captions(workflow_id: str, step: str) -> dict[str, str]:

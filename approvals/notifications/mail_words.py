@@ -6,9 +6,10 @@ is or was due (instants here, shown in the recipient's zone when rendered, ``bod
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from approvals.definitions import raw_definition_for
 from approvals.models import Workflow
 from approvals.runtime.directory import Contact
 from approvals.words.steps import (
@@ -18,7 +19,7 @@ from approvals.words.steps import (
     undo_failure_sentence,
 )
 
-from .bodies import link_captions
+from .bodies import template_link_captions
 from .format import amount_of, one_line
 from .models import TASK_KINDS, MailKind
 
@@ -32,8 +33,11 @@ def name_of(user: Any) -> str:
     return user.get_full_name() or user.username
 
 
-def _step_label(raw: Mapping[str, Any], step: str) -> str:
-    return step_title(raw, step) if step else ""
+@lru_cache(maxsize=4096)
+def _step_label(template_id: int, step: str) -> str:
+    """The title of ``step`` in the published workflow template ``template_id``: worked
+    out once per template and step, as the definition is read once per template."""
+    return step_title(raw_definition_for(template_id), step) if step else ""
 
 
 # (subject label, first line) of each kind; {what} is the request's summary line.
@@ -89,9 +93,10 @@ _WORDS_LABEL = {
 NO_REASON = "No reason was given."
 
 
-def _why(notice: Notice, raw: Mapping[str, Any]) -> str:
+def _why(notice: Notice, template_id: int) -> str:
     """The sentence that says why, for the kinds whose why is not a person's words."""
     if notice.kind == MailKind.OUTCOME_FAILED:
+        raw = raw_definition_for(template_id)
         if notice.extra.get("undo_failed"):
             return undo_failure_sentence(raw, notice.step) + "."
         undone = (
@@ -137,13 +142,12 @@ def facts(
     people: dict[str, Contact],
     title: str,
     submitter: Contact | None,
-    raw: Mapping[str, Any] | None = None,
 ) -> tuple[str, dict[str, Any]]:
     """The subject of one mail and the facts its bodies are rendered from (plain JSON:
     the row keeps them, and the sender renders outside the command's transaction).
     Every mail leads with the request's summary line and says who and why; times stay
-    instants here and are shown in the recipient's zone when the mail is rendered."""
-    raw = raw or {}
+    instants here and are shown in the recipient's zone when the mail is rendered.
+    The steps' words are those of the workflow's published template."""
     amount = amount_of(wf.data)
     what = request_line(wf.summary, title, amount, wf.subject_id)
     requester = name_of(submitter)
@@ -168,7 +172,7 @@ def facts(
     link = captions = None
     if notice.kind in TASK_KINDS and notice.round:
         link = {"step": notice.step, "round": notice.round, "user": recipient.pk}
-        captions = link_captions(raw, notice.step, submitter)
+        captions = template_link_captions(wf.template_id, notice.step, submitter)
     words_label = _WORDS_LABEL.get(notice.kind, "Comment")
     if notice.comment and notice.kind in (MailKind.SENT_BACK, *_BY_SUBJECTS, MailKind.WITHDRAWN):
         words_label = f"{words_label} ({other})"
@@ -184,12 +188,12 @@ def facts(
         "amount": amount,
         "requester": requester,
         "reference": f"{title} {wf.subject_id}".strip(),
-        "step": _step_label(raw, notice.step),
+        "step": _step_label(wf.template_id, notice.step),
         "other": other,
         "comment": comment,
         "comment_label": words_label,
         "no_reason": NO_REASON if notice.kind in _BY_SUBJECTS and not comment else "",
-        "why": _why(notice, raw),
+        "why": _why(notice, wf.template_id),
         "due_at": notice.extra.get("due_at"),  # shown in the recipient's zone
         "overdue": notice.kind in (MailKind.ESCALATED, MailKind.ESCALATED_AWAY),
         "since_at": notice.extra.get("since_at"),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -271,7 +272,12 @@ def message_id(*, workflow_id: Any, seq: int, user_id: int) -> str:
 
 
 def mail_domain() -> str:
-    return urlsplit(settings.APPROVALS_BASE_URL).hostname or "localhost"
+    return _host_of(settings.APPROVALS_BASE_URL)
+
+
+@lru_cache(maxsize=8)
+def _host_of(url: str) -> str:
+    return urlsplit(url).hostname or "localhost"
 
 
 def mail_project(
@@ -308,7 +314,6 @@ def mail_project(
     people = directory.contacts(names)
     submitter_contact = people.get(submitter) if submitter else None
     title = definition_for(wf.template_id).title
-    raw = raw_definition_for(wf.template_id)
     rows = []
     for n in notices:
         user = people.get(n.username)
@@ -322,7 +327,6 @@ def mail_project(
             people=people,
             title=title,
             submitter=submitter_contact,
-            raw=raw,
         )
         rows.append(
             (

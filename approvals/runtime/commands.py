@@ -22,7 +22,7 @@ import os
 import random
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -35,7 +35,7 @@ from templates_engine import events as ev
 from templates_engine.context import Context
 from templates_engine.definition import Definition
 from templates_engine.events import event_from_dict
-from templates_engine.snapshot import state_from_dict, state_to_dict
+from templates_engine.snapshot import plain, state_from_dict, state_to_dict
 from templates_engine.state import TERMINAL
 from templates_engine.status import StatusMoveRefused, recorded_move_check, transition_for
 
@@ -637,7 +637,7 @@ def command_fingerprint(command: cmd.Command, actor: Actor) -> str:
     The same id with another fingerprint is a reuse, not a duplicate."""
     content = {
         "type": command.type,
-        "fields": asdict(command),  # type: ignore[call-overload]
+        "fields": plain(command),  # what ``dataclasses.asdict`` gives
         "actor": actor.user.pk if actor.user is not None else None,
         "role": actor.role,
     }

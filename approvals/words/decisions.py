@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .steps import humanise, step_title, step_titles
+from .steps import humanise, step_titles, title_in
 
 # Where a decision leads (``Outcome.target``): the request ends, back to its submitter,
 # or else back to the step of that id; an approval leads on ("").
@@ -111,7 +111,7 @@ def step_outcomes(
     steps = [s for s in (raw_definition or {}).get("steps") or [] if isinstance(s, Mapping)]
     step = next((s for s in steps if s.get("id") == step_id), None)
     titles = step_titles(raw_definition)
-    here = step_title(raw_definition, step_id)
+    here = title_in(titles, step_id)
     out: list[Outcome] = []
     for decision in DECISIONS:
         target = target_of(step, decision)
@@ -162,10 +162,11 @@ def outcome_at(
     steps = [s for s in (raw_definition or {}).get("steps") or [] if isinstance(s, Mapping)]
     step = next((s for s in steps if s.get("id") == step_id), None)
     target = target_of(step, decision)
+    titles = step_titles(raw_definition)
     return outcome(
         decision,
         target,
         requester=requester,
-        step_title=step_title(raw_definition, step_id),
-        target_title=step_titles(raw_definition).get(target, ""),
+        step_title=title_in(titles, step_id),
+        target_title=titles.get(target, ""),
     )

@@ -48,7 +48,15 @@ def step_titles(raw_definition: Mapping[str, Any] | None) -> dict[str, str]:
 def step_title(raw_definition: Mapping[str, Any] | None, step: str | None) -> str:
     if not step:
         return ""
-    return step_titles(raw_definition).get(step) or humanise(step)
+    return title_in(step_titles(raw_definition), step)
+
+
+def title_in(titles: Mapping[str, str], step: str | None) -> str:
+    """``step_title`` from the titles ``step_titles`` gave: asked for several steps of
+    one workflow template, the titles are worked out once."""
+    if not step:
+        return ""
+    return titles.get(step) or humanise(step)
 
 
 # Errors whose message is written for the requester (``activities.builtin``): the
