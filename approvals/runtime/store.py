@@ -63,7 +63,10 @@ def _defaulted(model: type[Model], names: tuple[str, ...]) -> list[Field[Any, An
     ]
 
 
+@cache
 def _quote(name: str | None) -> str:
+    """A table's or column's name quoted for the one database backend the app runs on
+    (kept: reaching the connection through Django's proxy costs more than quoting)."""
     assert name is not None, "a concrete column"
     return connection.ops.quote_name(name)
 
