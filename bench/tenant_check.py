@@ -11,6 +11,8 @@ one after another, minutes apart. The figures are the PostgreSQL backend's CPU
 milliseconds per operation (its /proc ticks), the mean over the rounds.
 
 - ``as_0121``: the check as migration 0121 wrote it (read from that migration's own copy);
+- ``as_0140``: the check as migration 0140 left it (the seal's function called at every
+  check, the key read by a query at each call);
 - ``current``: the check as approvals/sql/ has it;
 - ``unchecked``: the tenant setting taken as it is, no seal checked (what any check
   costs above nothing: never a way to run);
@@ -42,7 +44,47 @@ UNCHECKED = (
     " NULLIF(pg_catalog.current_setting('approvals.tenant', true), '')::pg_catalog.int8;"
     " END $f$"
 )
-VARIANTS = ("as_0121", "current", "unchecked", "no_rls")
+# The check as migration 0140 left it (two functions, the key read at every call).
+AS_0140 = [
+    """CREATE OR REPLACE FUNCTION public.approvals_tenant_seal(tenant pg_catalog.text)
+ RETURNS pg_catalog.text
+ LANGUAGE plpgsql
+ STABLE SECURITY DEFINER
+AS $function$
+DECLARE
+    k pg_catalog.text;
+BEGIN
+    SELECT t.key INTO k FROM public.approvals_tenant_key t;
+    IF k IS NULL OR tenant IS NULL THEN
+        RETURN NULL;
+    END IF;
+    RETURN pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(pg_catalog.concat_ws(':',
+        k, tenant, pg_catalog.pg_backend_pid(),
+        EXTRACT(epoch FROM pg_catalog.transaction_timestamp()), k), 'UTF8')), 'hex');
+END $function$;
+REVOKE ALL ON FUNCTION public.approvals_tenant_seal(text) FROM PUBLIC;
+""",
+    """CREATE OR REPLACE FUNCTION public.approvals_acting_tenant()
+ RETURNS pg_catalog.int8
+ LANGUAGE plpgsql
+ STABLE SECURITY DEFINER
+AS $function$
+DECLARE
+    tenant pg_catalog.text := pg_catalog.current_setting('approvals.tenant', true);
+BEGIN
+    IF tenant IS NULL OR tenant OPERATOR(pg_catalog.=) '' THEN
+        RETURN NULL;
+    END IF;
+    IF (pg_catalog.current_setting('approvals.tenant_seal', true)
+            OPERATOR(pg_catalog.=) public.approvals_tenant_seal(tenant)) IS NOT TRUE THEN
+        RAISE EXCEPTION 'approvals.tenant was set to % without approvals_act_for'
+            ' in this transaction: refused', tenant USING ERRCODE = '42501';
+    END IF;
+    RETURN tenant::pg_catalog.int8;
+END $function$;
+""",
+]
+VARIANTS = ("as_0121", "as_0140", "current", "unchecked", "no_rls")
 PHASES = ("start", "manager", "finance")
 
 
@@ -70,7 +112,11 @@ def child(n: int, rounds: int) -> dict[str, dict[str, float]]:
     alice, bob, fiona = users["alice"], users["bob"], users["fiona"]
     current = [
         (SQL / f"{name}.sql").read_text()
-        for name in ("approvals_tenant_seal", "approvals_acting_tenant")
+        for name in (
+            "approvals_tenant_seal_key",
+            "approvals_tenant_seal",
+            "approvals_acting_tenant",
+        )
     ]
     with connection.cursor() as cur:
         cur.execute("SELECT pg_backend_pid()")
@@ -90,6 +136,7 @@ def child(n: int, rounds: int) -> dict[str, dict[str, float]]:
 
     setups: dict[str, Callable[[], None]] = {
         "as_0121": lambda: run(_as_0121(), True),
+        "as_0140": lambda: run(AS_0140, True),
         "current": lambda: run(current, True),
         "unchecked": lambda: run([UNCHECKED], True),
         "no_rls": lambda: run(current, False),
