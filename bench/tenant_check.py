@@ -10,9 +10,10 @@ machine's load swings fall on every variant alike; ``write_path.py`` compares va
 one after another, minutes apart. The figures are the PostgreSQL backend's CPU
 milliseconds per operation (its /proc ticks), the mean over the rounds.
 
-- ``as_0121``: the check as migration 0121 wrote it (read from that migration's own copy);
+- ``as_0121``: the check (and ``approvals_act_for``) as migration 0121 wrote it (read
+  from that migration's own copy);
 - ``as_0140``: the check as migration 0140 left it (the seal's function called at every
-  check, the key read by a query at each call);
+  check, the key read by a query at each call), ``approvals_act_for`` as 0121 wrote it;
 - ``current``: the check as approvals/sql/ has it;
 - ``unchecked``: the tenant setting taken as it is, no seal checked (what any check
   costs above nothing: never a way to run);
@@ -97,6 +98,7 @@ def _as_0121() -> list[str]:
     return [
         ran["functions/approvals_tenant_seal.sql"],
         ran["functions/approvals_acting_tenant.sql"],
+        ran["functions/approvals_act_for.sql"],
     ]
 
 
@@ -116,6 +118,7 @@ def child(n: int, rounds: int) -> dict[str, dict[str, float]]:
             "approvals_tenant_seal_key",
             "approvals_tenant_seal",
             "approvals_acting_tenant",
+            "approvals_act_for",
         )
     ]
     with connection.cursor() as cur:
@@ -136,7 +139,7 @@ def child(n: int, rounds: int) -> dict[str, dict[str, float]]:
 
     setups: dict[str, Callable[[], None]] = {
         "as_0121": lambda: run(_as_0121(), True),
-        "as_0140": lambda: run(AS_0140, True),
+        "as_0140": lambda: run(AS_0140 + _as_0121()[2:], True),
         "current": lambda: run(current, True),
         "unchecked": lambda: run([UNCHECKED], True),
         "no_rls": lambda: run(current, False),

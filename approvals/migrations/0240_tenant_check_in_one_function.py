@@ -13,7 +13,11 @@ text of the key, tenant, backend and transaction start. Now:
 - ``approvals_acting_tenant()`` computes the seal itself, in one expression, with no
   other function of its kind called and no table read;
 - the seal hashes the binary forms of the backend's pid and the transaction's start and
-  the tenant's text between the key's bytes (no number formatted as text).
+  the tenant's text between the key's bytes (no number formatted as text);
+- ``approvals_act_for`` (once per command) has no ``SET search_path``, saved and restored
+  at every call, but schema-qualified names, and sets the two settings in PL/pgSQL
+  expressions rather than queries (``PERFORM``); migration 0121 keeps its own copy of
+  the function as it ran it.
 
 The seal is bound to the same things (the key, the tenant, the backend, the
 transaction's start), and ``approvals_act_for`` writes it through
@@ -38,6 +42,7 @@ SQL_FILES = {
     "functions/approvals_tenant_seal_key.sql": "d439f1bab49219758ed09756f9ef8c09ed9792dce32674b865ab59d8de6242e7",
     "functions/approvals_tenant_seal.sql": "7a01c9e4be6d82194aa2dee2d94fbcabbf2ef616fd4e35f9920b358b3f70f3f6",
     "functions/approvals_acting_tenant.sql": "4f70d822afb188dd1899c4710aa8653386def576f536f71f626aa72a39109b5c",
+    "functions/approvals_act_for.sql": "24057631ce9e0a2fbef4078d2a53decfcb28095f8018e4cc8e41e1da42ea8c35",
 }
 
 

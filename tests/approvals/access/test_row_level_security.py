@@ -507,3 +507,20 @@ def test_the_check_reads_the_key_once_per_session_and_not_per_call(db):
                     assert one.execute("SELECT approvals_acting_tenant()").fetchone() == (tenant,)
                 after = one.execute(counts).fetchone()
                 assert (after[0] - before[0], after[1] - before[1]) == (50, planned)
+
+
+def test_the_seal_is_made_and_checked_whatever_the_callers_search_path(db):
+    """approvals_act_for, the seal's functions and the check name every object with its
+    schema and set no search_path of their own: with public off the caller's path they
+    still seal and check, and the seal is the one SEAL_OF computes."""
+    tenant = 1_000_001
+    with _own_connection() as one, one.transaction():
+        (key,) = one.execute("SELECT key FROM approvals_tenant_key").fetchone()
+        one.execute("SET LOCAL search_path = pg_temp")
+        one.execute(
+            tenant_scope.ACT_SQL.replace("approvals_act_for", "public.approvals_act_for"),
+            [str(tenant)],
+        )
+        assert one.execute("SELECT public.approvals_acting_tenant()").fetchone() == (tenant,)
+        (expected,) = one.execute(SEAL_OF, [key, tenant, key]).fetchone()
+        assert one.execute(SEALED).fetchone() == (str(tenant), expected)
