@@ -56,9 +56,10 @@ SQL_FILES = {
 }
 
 
-# The two functions of the seal as this migration ran them: their files have changed
-# since (migration 0140), and the policies below call them, so where a file's statements
-# are no longer these, this copy is applied instead (0140 then applies the file).
+# The functions of the seal as this migration ran them: their files have changed since
+# (migrations 0140 and 0240), and the policies below call the first two, so where a
+# file's statements are no longer these, this copy is applied instead (0140 or 0240 then
+# applies the file).
 RAN = {
     "functions/approvals_tenant_seal.sql": """CREATE OR REPLACE FUNCTION public.approvals_tenant_seal(tenant text)
  RETURNS text
@@ -89,6 +90,22 @@ BEGIN
             USING ERRCODE = '42501';
     END IF;
     RETURN tenant::bigint;
+END $function$;
+""",
+    "functions/approvals_act_for.sql": """CREATE OR REPLACE FUNCTION public.approvals_act_for(tenant bigint)
+ RETURNS text
+ LANGUAGE plpgsql
+ VOLATILE SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+BEGIN
+    IF current_setting('role') = 'approvals_app' THEN
+        RAISE EXCEPTION 'approvals_app cannot change the organisation its transaction acts for (asked for %)', tenant
+            USING ERRCODE = '42501';
+    END IF;
+    PERFORM set_config('approvals.tenant', coalesce(tenant::text, ''), true);
+    PERFORM set_config('approvals.tenant_seal', coalesce(public.approvals_tenant_seal(tenant::text), ''), true);
+    RETURN tenant::text;
 END $function$;
 """,
 }

@@ -1,27 +1,26 @@
--- The seal of the organisation a transaction acts for: a keyed SHA-256 of the tenant,
--- the backend and the transaction's start, with the key of approvals_tenant_key (which
--- approvals_app may not read); NULL with no tenant or no key. approvals_act_for writes
--- it beside approvals.tenant; approvals_acting_tenant checks it, once per policed table
--- and statement, so it is PL/pgSQL: the key's read is planned once per session (written
--- in SQL, a SECURITY DEFINER function is never inlined and was planned again at every
--- call). No SET search_path (saved and restored at every call): every name is
--- schema-qualified, so nothing of the caller's (a table of the same name in pg_temp, a
--- function or type of its own) takes part. Only those two (its owner's functions) call
--- it: no role may execute it. First created by migration 0121; PL/pgSQL since 0140.
+-- The seal of the organisation a transaction acts for: a keyed SHA-256 of the backend,
+-- the transaction's start and the tenant, with the key of approvals_tenant_key (which
+-- approvals_app may not read) before and after; NULL with no tenant or no key. The
+-- fields are the binary forms of the backend's pid (4 bytes), the transaction's start
+-- (8 bytes), then the tenant's text, between the key's bytes at each end: no two
+-- (backend, start, tenant) give the same bytes. approvals_act_for writes it beside
+-- approvals.tenant; approvals_acting_tenant computes the same expression to check it.
+-- PL/pgSQL, its plan kept for the session with the key in it
+-- (approvals_tenant_seal_key). No SET search_path (saved and restored at every call):
+-- every name is schema-qualified, operators included, so nothing of the caller's takes
+-- part. Only approvals_act_for (its owner's) calls it: no role may execute it. First
+-- created by migration 0121; PL/pgSQL since 0140; binary fields and the key read once
+-- per session since 0240.
 CREATE OR REPLACE FUNCTION public.approvals_tenant_seal(tenant pg_catalog.text)
  RETURNS pg_catalog.text
  LANGUAGE plpgsql
  STABLE SECURITY DEFINER
 AS $function$
-DECLARE
-    k pg_catalog.text;
 BEGIN
-    SELECT t.key INTO k FROM public.approvals_tenant_key t;
-    IF k IS NULL OR tenant IS NULL THEN
-        RETURN NULL;
-    END IF;
-    RETURN pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(pg_catalog.concat_ws(':',
-        k, tenant, pg_catalog.pg_backend_pid(),
-        EXTRACT(epoch FROM pg_catalog.transaction_timestamp()), k), 'UTF8')), 'hex');
+    RETURN pg_catalog.encode(pg_catalog.sha256(public.approvals_tenant_seal_key()
+        OPERATOR(pg_catalog.||) pg_catalog.int4send(pg_catalog.pg_backend_pid())
+        OPERATOR(pg_catalog.||) pg_catalog.timestamptz_send(pg_catalog.transaction_timestamp())
+        OPERATOR(pg_catalog.||) pg_catalog.textsend(tenant)
+        OPERATOR(pg_catalog.||) public.approvals_tenant_seal_key()), 'hex');
 END $function$;
 REVOKE ALL ON FUNCTION public.approvals_tenant_seal(text) FROM PUBLIC;

@@ -346,9 +346,11 @@ def test_the_app_role_cannot_act_for_a_second_organisation_in_its_transaction(tw
         with pytest.raises(DatabaseError, match="without approvals_act_for"), transaction.atomic():
             _rows("SELECT set_config('approvals.tenant', %s, true)", [str(globex)])
             _rows("SELECT tenant_id FROM approvals_workflow")
-        # the seal's function is no one's to call
+        # the seal's function is no one's to call, nor its key's
         with pytest.raises(DatabaseError, match="permission denied"), transaction.atomic():
             _rows("SELECT approvals_tenant_seal(%s)", [str(globex)])
+        with pytest.raises(DatabaseError, match="permission denied"), transaction.atomic():
+            _rows("SELECT approvals_tenant_seal_key()")
         # and the transaction still sees its own organisation only
         assert _rows("SELECT DISTINCT tenant_id FROM approvals_workflow") == [(acme,)]
 
@@ -422,11 +424,12 @@ def test_a_seal_copied_from_another_transaction_or_backend_is_refused(db):
             assert two.execute("SELECT approvals_acting_tenant()").fetchone() == (acme,)
 
 
-# The seal as approvals_tenant_seal computes it, from a key, a tenant and the backend
+# The seal as approvals_tenant_seal computes it, from a key and a tenant, for the backend
 # and transaction asking.
 SEAL_OF = (
-    "SELECT encode(sha256(convert_to(concat_ws(':', %s::text, %s::text, pg_backend_pid(),"
-    " extract(epoch FROM transaction_timestamp()), %s::text), 'UTF8')), 'hex')"
+    "SELECT encode(sha256(textsend(%s::text) || int4send(pg_backend_pid())"
+    " || timestamptz_send(transaction_timestamp()) || textsend(%s::text)"
+    " || textsend(%s::text)), 'hex')"
 )
 
 
@@ -441,8 +444,83 @@ def test_a_key_of_the_callers_own_does_not_seal_a_tenant(two):
         with pytest.raises(DatabaseError, match="without approvals_act_for"), transaction.atomic():
             _rows("CREATE TEMP TABLE approvals_tenant_key (id smallint, key text)")
             _rows("INSERT INTO pg_temp.approvals_tenant_key VALUES (1, 'known')")
+            _rows(
+                "CREATE FUNCTION pg_temp.approvals_tenant_seal_key() RETURNS bytea"
+                " LANGUAGE sql AS $$ SELECT textsend('known') $$"
+            )
             _rows("SET LOCAL search_path = pg_temp, public, pg_catalog")
             (forged,) = _rows(SEAL_OF, ["known", globex, "known"])[0]
             _rows(FORGE, [str(globex), forged])
             _rows("SELECT count(*) FROM approvals_workflow")
         assert _rows("SELECT DISTINCT tenant_id FROM approvals_workflow") == [(acme,)]
+
+
+def test_a_seal_made_up_or_of_another_tenant_is_refused(db):
+    """Only the seal approvals_act_for wrote for this tenant, backend and transaction
+    holds: not an empty one, not any other hex, not the tenant's own seal beside another
+    spelling or another tenant."""
+    acme, globex = 1_000_001, 1_000_002
+    with _own_connection() as one, one.transaction():
+        one.execute(tenant_scope.ACT_SQL, [str(acme)])
+        tenant, seal = one.execute(SEALED).fetchone()
+        forged = [
+            (str(globex), seal),
+            (f"0{acme}", seal),
+            (f" {acme}", seal),
+            (str(acme), ""),
+            (str(acme), "0" * 64),
+            (str(acme), seal.upper()),
+            (str(acme), seal[:-1]),
+        ]
+        for bad_tenant, bad_seal in forged:
+            with (
+                pytest.raises(
+                    psycopg.errors.InsufficientPrivilege, match="without approvals_act_for"
+                ),
+                one.transaction(),
+            ):
+                one.execute(FORGE, [bad_tenant, bad_seal])
+                one.execute("SELECT approvals_acting_tenant()")
+        # and the seal it was given still holds (each attempt was rolled back)
+        assert (tenant, one.execute("SELECT approvals_acting_tenant()").fetchone()) == (
+            str(acme),
+            (acme,),
+        )
+
+
+def test_the_check_reads_the_key_once_per_session_and_not_per_call(db):
+    """approvals_tenant_seal_key is evaluated when the check's expression is planned,
+    and that plan is kept: checking the seal fifty times reads the key no more. (The
+    first transaction plans the seal's two functions, each naming the key twice.)"""
+    counts = (
+        "SELECT count(*) FILTER (WHERE funcname = 'approvals_acting_tenant'),"
+        " count(*) FILTER (WHERE funcname = 'approvals_tenant_seal_key')"
+        " FROM pg_stat_xact_user_functions, generate_series(1, calls)"
+    )
+    with _own_connection() as one:
+        one.execute("SET track_functions = 'all'")
+        for tenant, planned in ((1_000_001, 4), (1_000_002, 0)):
+            with one.transaction():
+                before = one.execute(counts).fetchone()
+                one.execute(tenant_scope.ACT_SQL, [str(tenant)])
+                for _ in range(50):
+                    assert one.execute("SELECT approvals_acting_tenant()").fetchone() == (tenant,)
+                after = one.execute(counts).fetchone()
+                assert (after[0] - before[0], after[1] - before[1]) == (50, planned)
+
+
+def test_the_seal_is_made_and_checked_whatever_the_callers_search_path(db):
+    """approvals_act_for, the seal's functions and the check name every object with its
+    schema and set no search_path of their own: with public off the caller's path they
+    still seal and check, and the seal is the one SEAL_OF computes."""
+    tenant = 1_000_001
+    with _own_connection() as one, one.transaction():
+        (key,) = one.execute("SELECT key FROM approvals_tenant_key").fetchone()
+        one.execute("SET LOCAL search_path = pg_temp")
+        one.execute(
+            tenant_scope.ACT_SQL.replace("approvals_act_for", "public.approvals_act_for"),
+            [str(tenant)],
+        )
+        assert one.execute("SELECT public.approvals_acting_tenant()").fetchone() == (tenant,)
+        (expected,) = one.execute(SEAL_OF, [key, tenant, key]).fetchone()
+        assert one.execute(SEALED).fetchone() == (str(tenant), expected)
