@@ -66,6 +66,6 @@ def forwards(apps: Any, schema_editor: Any) -> None:
 
 
 class Migration(migrations.Migration):
-    dependencies = [("approvals", "0220_event_comments")]
+    dependencies = [("approvals", "0233_workflow_template_unindexed")]
     # Backwards, the objects stay as they are (as migration 0046's).
     operations = [migrations.RunPython(forwards, migrations.RunPython.noop)]

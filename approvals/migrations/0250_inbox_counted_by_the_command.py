@@ -43,6 +43,6 @@ def forwards(apps: Any, schema_editor: Any) -> None:
 
 
 class Migration(migrations.Migration):
-    dependencies = [("approvals", "0233_workflow_template_unindexed")]
+    dependencies = [("approvals", "0240_tenant_check_in_one_function")]
 
     operations = [migrations.RunPython(forwards, migrations.RunPython.noop, elidable=False)]
