@@ -102,3 +102,26 @@ def fast_retries() -> Iterator[None]:
         yield
     finally:
         retry.MIN_INITIAL_INTERVAL = before
+
+
+def inbox_counters() -> dict[str, int]:
+    """Each person's open tasks as the inbox's counters say (``approvals_inboxversion``),
+    by username, the zeros left out."""
+    from django.db import connection
+
+    with connection.cursor() as cur:
+        cur.execute(
+            "SELECT u.username, v.open_tasks FROM approvals_inboxversion v"
+            " JOIN approvals_user u ON u.id = v.person_id WHERE v.open_tasks <> 0"
+        )
+        return dict(cur.fetchall())
+
+
+def open_tasks_counted() -> dict[str, int]:
+    """Each person's open tasks counted from the task rows, by username."""
+    from approvals.models import PendingTask
+
+    counts: dict[str, int] = {}
+    for username in PendingTask.objects.values_list("assignee__username", flat=True):
+        counts[username] = counts.get(username, 0) + 1
+    return counts

@@ -16,6 +16,7 @@ from django.db import connection, transaction
 from approvals.models import PendingTask, User, Workflow
 from approvals.services.workflows import workflow_decide, workflow_start
 
+from ..helpers import inbox_counters, open_tasks_counted
 from .support import in_thread, race
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -28,15 +29,6 @@ TASK_TRIGGERS = (
 )
 
 
-def _counters() -> dict[str, int]:
-    with connection.cursor() as cur:
-        cur.execute(
-            "SELECT u.username, v.open_tasks FROM approvals_inboxversion v"
-            " JOIN approvals_user u ON u.id = v.person_id WHERE v.open_tasks <> 0"
-        )
-        return dict(cur.fetchall())
-
-
 def _versions() -> dict[str, int]:
     with connection.cursor() as cur:
         cur.execute(
@@ -44,13 +36,6 @@ def _versions() -> dict[str, int]:
             " JOIN approvals_user u ON u.id = v.person_id"
         )
         return dict(cur.fetchall())
-
-
-def _real() -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for username in PendingTask.objects.values_list("assignee__username", flat=True):
-        counts[username] = counts.get(username, 0) + 1
-    return counts
 
 
 def _start(subject: str) -> str:
@@ -95,12 +80,12 @@ def test_a_command_counts_its_tasks_itself_and_the_triggers_skip_it(acme: Any) -
     versions = _versions()
     with _task_triggers_off():
         second = _start("OWN-2")  # bob gains a task: counted with no trigger
-        assert _counters() == _real() and _real()["bob"] == 2
+        assert inbox_counters() == open_tasks_counted() and open_tasks_counted()["bob"] == 2
         assert _versions()["bob"] == versions["bob"] + 1
         _decide("bob", second, "approve", "own-a")  # bob's goes, finance's come
-        assert _counters() == _real() and _real()["bob"] == 1
+        assert inbox_counters() == open_tasks_counted() and open_tasks_counted()["bob"] == 1
         _decide("bob", first, "send_back", "own-s", comment="Add the bill")
-        assert _counters() == _real() and _real()["alice"] == 1
+        assert inbox_counters() == open_tasks_counted() and open_tasks_counted()["alice"] == 1
         seen = _versions()
         assert seen["bob"] == versions["bob"] + 3 and seen["alice"] > versions.get("alice", 0)
 
@@ -108,12 +93,12 @@ def test_a_command_counts_its_tasks_itself_and_the_triggers_skip_it(acme: Any) -
         # triggers' to count: with them off, its change is not counted.
         with transaction.atomic():
             _start("OWN-3")
-        assert _counters().get("bob", 0) == _real()["bob"] - 1
+        assert inbox_counters().get("bob", 0) == open_tasks_counted()["bob"] - 1
     with connection.cursor() as cur:
         cur.execute("SELECT approvals_inbox_recount()")
     # With the triggers on, a command is counted once, not by both.
     _decide("bob", _start("OWN-4"), "approve", "own-b")
-    assert _counters() == _real()
+    assert inbox_counters() == open_tasks_counted()
 
 
 def test_a_hand_over_moves_one_count_and_both_versions(acme: Any) -> None:
@@ -122,7 +107,7 @@ def test_a_hand_over_moves_one_count_and_both_versions(acme: Any) -> None:
     wid = _start("ONE-1")
     before = _versions()
     _decide("bob", wid, "delegate", "one-d", delegate_to="ivan")
-    assert _counters() == _real() and _real() == {"ivan": 1}
+    assert inbox_counters() == open_tasks_counted() and open_tasks_counted() == {"ivan": 1}
     after = _versions()
     assert after["bob"] == before["bob"] + 1 and after["ivan"] == before.get("ivan", 0) + 1
 
@@ -162,7 +147,7 @@ def test_commands_racing_on_the_same_peoples_counters_neither_deadlock_nor_lose_
     versions = _versions()
     results = race([in_thread(lambda t=t: work(t)) for t in range(RACERS)])
     assert results == [ROUNDS] * RACERS
-    assert _counters() == _real()
+    assert inbox_counters() == open_tasks_counted()
     # bob's inbox changed twice a round in every thread; each change moved his version.
     assert _versions()["bob"] == versions["bob"] + 2 * RACERS * ROUNDS
 
@@ -192,5 +177,5 @@ def test_a_task_deleted_and_written_again_in_the_one_statement_keeps_its_count(
         store.insert(PendingTask, names, [row], inbox_change=1)
     again = PendingTask.objects.get(workflow_id=wid)
     assert again.pk != task.pk and again.assignee_id == task.assignee_id
-    assert _counters() == _real() and _real() == {"bob": 1}
+    assert inbox_counters() == open_tasks_counted() and open_tasks_counted() == {"bob": 1}
     assert _versions()["bob"] == before["bob"] + 1

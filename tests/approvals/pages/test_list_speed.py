@@ -21,25 +21,10 @@ from approvals.selectors.inbox_lists import open_tasks
 from approvals.services.delegations import delegation_set
 from approvals.services.workflows import workflow_cancel, workflow_decide, workflow_reassign
 
+from ..helpers import inbox_counters, open_tasks_counted
 from .support import expense_started, signed_in
 
 DAY = dt.timedelta(days=1)
-
-
-def _counters() -> dict[str, int]:
-    with connection.cursor() as cur:
-        cur.execute(
-            "SELECT u.username, v.open_tasks FROM approvals_inboxversion v"
-            " JOIN approvals_user u ON u.id = v.person_id WHERE v.open_tasks <> 0"
-        )
-        return dict(cur.fetchall())
-
-
-def _real() -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for username in PendingTask.objects.values_list("assignee__username", flat=True):
-        counts[username] = counts.get(username, 0) + 1
-    return counts
 
 
 def _decide(who: str, wid: str, decision: str, rid: str, **extra: Any) -> None:
@@ -62,12 +47,12 @@ def test_the_counters_equal_a_count_of_the_tasks_after_every_kind_of_change(acme
     second = expense_started("CNT-2")
     third = expense_started("CNT-3")
     expense_started("CNT-4")
-    assert _counters() == _real() and _real()["bob"] == 4
+    assert inbox_counters() == open_tasks_counted() and open_tasks_counted()["bob"] == 4
 
     _decide("bob", first, "approve", "cnt-a")  # bob's task goes, finance's come
-    assert _counters() == _real()
+    assert inbox_counters() == open_tasks_counted()
     _decide("bob", second, "delegate", "cnt-d", delegate_to="ivan")  # a hand-over
-    assert _counters() == _real() and _real()["ivan"] == 1
+    assert inbox_counters() == open_tasks_counted() and open_tasks_counted()["ivan"] == 1
     workflow_reassign(
         user=User.objects.get(username="olga"),
         workflow_id=second,
@@ -75,13 +60,13 @@ def test_the_counters_equal_a_count_of_the_tasks_after_every_kind_of_change(acme
         to_user="farah",
         request_id="cnt-r",
     )
-    assert _counters() == _real()
+    assert inbox_counters() == open_tasks_counted()
     _decide("bob", third, "send_back", "cnt-s", comment="Add the bill")
-    assert _counters() == _real() and _real().get("alice") == 1
+    assert inbox_counters() == open_tasks_counted() and open_tasks_counted().get("alice") == 1
     workflow_cancel(
         user=User.objects.get(username="alice"), workflow_id=third, reason="Wrong", request_id="c"
     )
-    assert _counters() == _real() and "alice" not in _real()
+    assert inbox_counters() == open_tasks_counted() and "alice" not in open_tasks_counted()
 
     # several commands in one transaction: counted once, at its commit
     with transaction.atomic():
@@ -89,10 +74,10 @@ def test_the_counters_equal_a_count_of_the_tasks_after_every_kind_of_change(acme
         _decide("bob", fifth, "reject", "cnt-x", comment="Not this quarter")
         expense_started("CNT-6")
         assert _shown_count("bob") == PendingTask.objects.filter(assignee__username="bob").count()
-    assert _counters() == _real()
+    assert inbox_counters() == open_tasks_counted()
 
     # a transaction rolled back, and a savepoint rolled back, change no counter
-    before = _counters()
+    before = inbox_counters()
     with transaction.atomic():
         expense_started("CNT-7")
         transaction.set_rollback(True)
@@ -104,8 +89,8 @@ def test_the_counters_equal_a_count_of_the_tasks_after_every_kind_of_change(acme
                 raise RuntimeError("undone")
         except RuntimeError:
             pass
-    assert _counters() == _real()
-    assert _counters()["bob"] == before["bob"] + 1
+    assert inbox_counters() == open_tasks_counted()
+    assert inbox_counters()["bob"] == before["bob"] + 1
 
     # out of office: victor's inbox counts bob's tasks as well as his own
     bob, victor = User.objects.get(username="bob"), User.objects.get(username="victor")
@@ -114,17 +99,17 @@ def test_the_counters_equal_a_count_of_the_tasks_after_every_kind_of_change(acme
     both = PendingTask.objects.filter(assignee__in=[bob, victor]).count()
     assert open_tasks([victor.pk, bob.pk]) == both
     assert _shown_count("victor") == both
-    assert _shown_count("bob") == _real()["bob"]
+    assert _shown_count("bob") == open_tasks_counted()["bob"]
 
     # a TRUNCATE empties every count; a recount after a load that skipped the
     # triggers counts them again
     with connection.cursor() as cur:
         cur.execute("UPDATE approvals_inboxversion SET open_tasks = open_tasks + 7")
         cur.execute("SELECT approvals_inbox_recount()")
-    assert _counters() == _real()
+    assert inbox_counters() == open_tasks_counted()
     with connection.cursor() as cur:
         cur.execute("TRUNCATE approvals_pendingtask")
-    assert _counters() == {} == _real()
+    assert inbox_counters() == {} == open_tasks_counted()
 
 
 @pytest.mark.django_db
