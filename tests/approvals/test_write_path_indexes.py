@@ -265,7 +265,11 @@ def test_the_foreign_key_refuses_to_delete_a_person_an_event_names(decided: dict
 
 def test_an_organisations_parked_timers_are_read_in_the_timers_still_to_fire(acme: Any):
     """The attention page's timers that failed too often, of one organisation: with no
-    index led by the tenant, the index of the timers still to fire."""
+    index led by the tenant, the index of the timers still to fire. On a test's handful
+    of rows the planner may as well walk the unique key (workflow, key, tenant) and filter
+    by the tenant, which at any size reads every timer's entry, so the key is set aside
+    inside this test's transaction (rolled back)."""
+    _rows("ALTER TABLE approvals_timer DROP CONSTRAINT timer_key")
     sql = (
         "SELECT id FROM approvals_timer WHERE tenant_id = %s AND dead_at IS NOT NULL"
         " AND fired_at IS NULL ORDER BY dead_at LIMIT 20"
