@@ -73,7 +73,14 @@ def link_captions(raw: Any, step: str, submitter: Any) -> dict[str, str]:
     """Each link's caption, named for what its decision does at ``step`` as the app's
     buttons are: "Send back to Alice" where the step sends a rejection back. Kept in the
     mail's facts when it is written, so rendering a batch reads nothing per mail."""
-    requester = (submitter.first_name or submitter.username) if submitter else ""
+    return _captions_of(raw, step, _requester(submitter))
+
+
+def _requester(submitter: Any) -> str:
+    return (submitter.first_name or submitter.username) if submitter else ""
+
+
+def _captions_of(raw: Any, step: str, requester: str) -> dict[str, str]:
     return {d: outcome_at(raw, step, d, requester=requester).label for d in links.DECISIONS}
 
 
@@ -81,14 +88,12 @@ def template_link_captions(template_id: int, step: str, submitter: Any) -> dict[
     """``link_captions`` under the published workflow template ``template_id``
     (``raw_definition_for``): worked out once per template, step and requester, as the
     definition is read once per template."""
-    requester = (submitter.first_name or submitter.username) if submitter else ""
-    return dict(_template_captions(template_id, step, requester))
+    return dict(_template_captions(template_id, step, _requester(submitter)))
 
 
 @lru_cache(maxsize=4096)
 def _template_captions(template_id: int, step: str, requester: str) -> tuple[tuple[str, str], ...]:
-    raw = raw_definition_for(template_id)
-    return tuple((d, outcome_at(raw, step, d, requester=requester).label) for d in links.DECISIONS)
+    return tuple(_captions_of(raw_definition_for(template_id), step, requester).items())
 
 
 def _captions(workflow_id: str, step: str) -> dict[str, str]:

@@ -14,6 +14,7 @@ import datetime as dt
 import json
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Any, TypeAlias
 
@@ -235,20 +236,13 @@ INBOX_COUNTED_SETTING = "approvals.inbox_counted"
 INBOX_COUNTED_SQL = f"set_config('{INBOX_COUNTED_SETTING}', 'on', true)"
 
 
+@dataclass(frozen=True, slots=True)
 class _Counted:
     """A gathered task write whose assignees' open tasks change by ``change`` each;
     ``raw``: a DELETE or UPDATE written by the caller (else the gathered INSERT)."""
 
-    __slots__ = ("change", "raw")
-
-    def __init__(self, change: int, raw: bool) -> None:
-        self.change, self.raw = change, raw
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Counted) and (other.change, other.raw) == (self.change, self.raw)
-
-    def __hash__(self) -> int:
-        return hash((self.change, self.raw))
+    change: int
+    raw: bool
 
 
 def inbox_counted() -> bool:
