@@ -29,7 +29,14 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import ROOT, Report, expense_data, setup_django, summarize_ms  # noqa: E402
+from _common import (  # noqa: E402
+    ROOT,
+    Report,
+    cpu_seconds_of,
+    expense_data,
+    setup_django,
+    summarize_ms,
+)
 
 PEER = (
     Path(
@@ -83,22 +90,57 @@ def _ops(n: int, run: str) -> dict[str, Callable[[int], Any]]:
     return {"start": start, "manager": decide(bob), "finance": decide(fiona)}
 
 
+def _backend_pid() -> int:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        return int(cursor.fetchone()[0])
+
+
 def _run(n: int, run: str, barrier: Any = None) -> dict[str, Any]:
-    """All three phases over ``n`` workflows; per phase the latencies and the span."""
+    """All three phases over ``n`` workflows; per phase the latencies, the span, and
+    the CPU seconds of this process and of the PostgreSQL backend serving it."""
     ops = _ops(n, run)
+    backend = _backend_pid()
     out: dict[str, Any] = {}
     for phase in PHASES:
         if barrier is not None:
             barrier.wait()
         op = ops[phase]
         lat = []
-        t0 = time.time()
+        busy0 = _machine_busy()
+        t0, app0, pg0 = time.time(), time.process_time(), cpu_seconds_of([backend])
         for i in range(n):
             t = time.perf_counter()
             op(i)
             lat.append(time.perf_counter() - t)
-        out[phase] = {"lat": lat, "t0": t0, "t1": time.time()}
+        out[phase] = {
+            "lat": lat,
+            "t0": t0,
+            "t1": time.time(),
+            "app_cpu": time.process_time() - app0,
+            "pg_cpu": cpu_seconds_of([backend]) - pg0,
+            # The whole machine's busy CPU over the phase: exact in one process; with
+            # several, each overlaps the others' (main() reads it across the barrier).
+            "machine_cpu": _machine_busy() - busy0,
+        }
     return out
+
+
+def _machine_busy() -> float:
+    """CPU seconds the whole machine has spent busy (all cores, /proc/stat)."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + fields[4]  # idle, iowait
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_per_op(parts: list[dict[str, Any]], phases: tuple[str, ...]) -> dict[str, float]:
+    """App and PostgreSQL backend CPU milliseconds per operation over ``phases``."""
+    ops = sum(len(p[ph]["lat"]) for p in parts for ph in phases)
+    app = sum(p[ph]["app_cpu"] for p in parts for ph in phases)
+    pg = sum(p[ph]["pg_cpu"] for p in parts for ph in phases)
+    return {"app": app / ops * 1000, "pg": pg / ops * 1000}
 
 
 def _child(n: int, run: str, barrier: Any, queue: Any) -> None:
@@ -151,6 +193,7 @@ def _per_operation_costs(run: str, n: int = 50) -> dict[str, dict[str, float]]:
 
 
 _PEER_LINE = re.compile(r"^\s+(start|decisions_all|decisions)\s+([\d.]+) ops/s")
+_PEER_CPU = re.compile(r"^\s+(start|manager|finance)\s.*python cpu ([\d.]+) ms/op")
 
 
 def _peer(n: int) -> dict[str, float]:
@@ -173,12 +216,21 @@ def _peer(n: int) -> dict[str, float]:
         raise SystemExit(f"the peer failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
     figures: dict[str, float] = {}
     procs = 1
+    decided: dict[int, list[float]] = {1: [], 2: []}
     for line in proc.stdout.splitlines():
         if line.startswith("2 OS processes"):
             procs = 2
         if m := _PEER_LINE.match(line):
             kind = "starts" if m.group(1) == "start" else "decisions"
             figures[f"{kind}_{procs}"] = float(m.group(2))
+        if m := _PEER_CPU.match(line):
+            if m.group(1) == "start":
+                figures[f"start_cpu_{procs}"] = float(m.group(2))
+            else:  # as many manager as finance decisions: their mean is per decision
+                decided[procs].append(float(m.group(2)))
+    for procs, values in decided.items():
+        if values:
+            figures[f"decision_cpu_{procs}"] = sum(values) / len(values)
     return figures
 
 
@@ -212,7 +264,9 @@ def main() -> None:
     rows = []
     one = [_run(args.n, f"{run}-1")]
     ctx = mp.get_context("spawn")
-    barrier = ctx.Barrier(args.procs)
+    # This process passes the barrier too: it reads the machine's busy CPU as each
+    # phase begins (every child has finished the phase before) and once all are done.
+    barrier = ctx.Barrier(args.procs + 1)
     queue = ctx.Queue()
     each = args.n // args.procs
     children = [
@@ -221,9 +275,15 @@ def main() -> None:
     ]
     for c in children:
         c.start()
+    marks = []
+    for _ in PHASES:
+        barrier.wait()
+        marks.append(_machine_busy())
     many = [queue.get() for _ in children]
+    marks.append(_machine_busy())
     for c in children:
         c.join()
+    many_machine = {ph: marks[k + 1] - marks[k] for k, ph in enumerate(PHASES)}
     for label, parts, procs in (("1 process", one, 1), (f"{args.procs} processes", many, 2)):
         for phase in PHASES:
             a = _aggregate(parts, phase)
@@ -237,6 +297,17 @@ def main() -> None:
         ["run", "operation", "ops/s", "p50 ms", "p95 ms", "p99 ms"],
         rows,
     )
+    ours_cpu = {}
+    for procs, parts, machine in (
+        (1, one, {ph: one[0][ph]["machine_cpu"] for ph in PHASES}),
+        (2, many, many_machine),
+    ):
+        for kind, phases in (("start", ("start",)), ("decision", ("manager", "finance"))):
+            count = sum(len(p[ph]["lat"]) for p in parts for ph in phases)
+            ours_cpu[(kind, procs)] = {
+                **_cpu_per_op(parts, phases),
+                "machine": sum(machine[ph] for ph in phases) / count * 1000,
+            }
     costs = _per_operation_costs(run)
     report.table(
         "Cost per operation (50 of each; round trips counted on the wire, BEGIN and COMMIT"
@@ -245,10 +316,12 @@ def main() -> None:
         [[p, c["statements"], c["round_trips"], "<= 3"] for p, c in costs.items()],
     )
     if args.no_peer or not PEER.exists():
+        _cpu_table(report, ours_cpu, {})
         report.note(f"the peer was not run ({PEER} {'skipped' if args.no_peer else 'missing'})")
         report.write()
         return
     peer = _peer(args.n)
+    _cpu_table(report, ours_cpu, peer)
     targets = {"starts": 2.0, "decisions": 3.0}
     ratio_rows = []
     entry: dict[str, Any] = {"date": f"{dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC"}
@@ -295,6 +368,35 @@ def main() -> None:
     )
     report.note(f"load average at the end: {' / '.join(f'{x:.2f}' for x in os.getloadavg())}")
     report.write()
+
+
+def _cpu_table(
+    report: Report, ours: dict[tuple[str, int], dict[str, float]], peer: dict[str, float]
+) -> None:
+    """CPU milliseconds per operation: ours split into the app's and its PostgreSQL
+    backend's, and the whole machine's busy time; the peer's Python, as its harness
+    reports it (it reports no PostgreSQL figure). With two processes on two cores the
+    machine is saturated, and CPU per operation, not operations per second, says what
+    each operation costs."""
+    rows = []
+    for (kind, procs), c in ours.items():
+        key = f"{kind}_cpu_{procs}"
+        rows.append(
+            [
+                f"{kind}, {procs} process{'es' if procs != 1 else ''}",
+                c["app"],
+                c["pg"],
+                c["app"] + c["pg"],
+                c["machine"],
+                peer.get(key, float("nan")),
+            ]
+        )
+    report.table(
+        "CPU per operation, ms (ours: this process or these processes, their PostgreSQL"
+        " backends, and the whole machine's busy time over the phase)",
+        ["operation", "ours app", "ours PG", "ours both", "ours machine", "viewflow Python"],
+        rows,
+    )
 
 
 def _guard(args: Any) -> None:

@@ -69,7 +69,7 @@ DESCRIPTIONS = {
 
 
 def definitions() -> list[dict[str, Any]]:
-    return [json.loads(p.read_text()) for p in sorted(HERE.glob("*.json"))]
+    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(HERE.glob("*.json"))]
 
 
 DEMO_ZONE = "Asia/Kolkata"
