@@ -7,7 +7,10 @@ manager approves, finance approves. Each phase runs in one process and then in
 ``--procs`` OS processes (each its own connection, released together by a barrier).
 The peer runs in the same invocation, right after ours, so the ratios compare figures
 taken in the same minute. SQL statements per operation are counted by Django; round
-trips to PostgreSQL are counted on the wire by a relay (bench/_roundtrips.py).
+trips to PostgreSQL are counted on the wire by a relay (bench/_roundtrips.py). CPU
+milliseconds per operation are read for each row: the app's, its PostgreSQL backends'
+and the whole machine's, beside the peer's Python; with two processes the machine is
+saturated, and those, not the rates, say what an operation costs.
 The headline ratios are appended to bench/ratio_history.jsonl, and the last ones are
 shown, so a regression shows.
 """
