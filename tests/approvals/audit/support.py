@@ -14,6 +14,8 @@ from typing import Any
 from django.core.management import CommandError, call_command
 from django.db import connection
 
+from approvals import clock
+from approvals.audit import daily_seal
 from approvals.models import (
     Tenant,
     User,
@@ -33,6 +35,27 @@ from approvals.runtime.chain import (
 from ..helpers import EXPENSE, decide, start_expense
 
 BULK_SUBJECT = "bulk"
+# The margin kept clear on either side of the daily seal's settling after midnight UTC.
+_NEAR_MIDNIGHT = dt.timedelta(minutes=10)
+
+
+@contextmanager
+def clear_of_midnight() -> Iterator[None]:
+    """The clock moved on to a few minutes past the daily seal's delay after midnight
+    UTC when it stands within that delay, or a few minutes before midnight: a test that
+    makes "yesterday" and seals it then finds yesterday over, and no day ends while it
+    runs, whatever the hour the suite runs at."""
+    now = clock.now().astimezone(dt.UTC)
+    midnight = dt.datetime.combine(now.date(), dt.time(0), tzinfo=dt.UTC)
+    settled = daily_seal.delay() + _NEAR_MIDNIGHT
+    if now < midnight + settled:
+        shift = midnight + settled - now
+    elif now > midnight + dt.timedelta(days=1) - _NEAR_MIDNIGHT:
+        shift = midnight + dt.timedelta(days=1) + settled - now
+    else:
+        shift = dt.timedelta(0)
+    with clock.shifted(shift):
+        yield
 
 
 def run_expenses(api: Any, n: int = 3, *, prefix: str = "E") -> list[str]:

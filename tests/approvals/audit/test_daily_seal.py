@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,10 +35,16 @@ from approvals.runtime.partitions import month_add
 
 from ..concurrency.support import race
 from ..helpers import decide, start_expense
-from .support import rechain, run_expenses, triggers_off, verify
+from .support import clear_of_midnight, rechain, run_expenses, triggers_off, verify
 from .test_archive import _old_month, archive_root  # noqa: F401
 
 DAYS_BACK = 4
+
+
+@pytest.fixture(autouse=True)
+def _clear_of_midnight() -> Iterator[None]:
+    with clear_of_midnight():
+        yield
 
 
 def _day(back: int) -> dt.date:

@@ -5,6 +5,7 @@ the whole organisation and the page says how many days were checked."""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,12 +19,18 @@ from approvals.models import Tenant, Workflow
 
 from ..a11y import assert_accessible
 from ..pages.test_browser import shot, sign_in
-from .support import run_expenses
+from .support import clear_of_midnight, run_expenses
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.browser,
 ]
+
+
+@pytest.fixture(autouse=True)
+def _clear_of_midnight() -> Iterator[None]:
+    with clear_of_midnight():
+        yield
 
 
 def test_audrey_sees_a_request_in_its_daily_seal(
