@@ -285,9 +285,11 @@ EXPORT = "/api/audit/export?format=jsonl"
 @dataclass
 class Readers:
     """The auditor searching and exporting on either node until stopped: each answer
-    by when it came (time.monotonic()), what was read and its status. A search is whole
-    when it parses; an export when its last line is its signed summary (a stream cut
-    part way has none)."""
+    by when it was asked (time.monotonic()), what was read and its status. A search is
+    whole when it parses; an export when its last line is its signed summary (a stream
+    cut part way has none). An export asked before the replica went away may be cut
+    when it goes: the primary reads it again, and when commands have changed its first
+    rows since, the rows already sent cannot be taken back (replica.streamed_from_replica)."""
 
     ports: list[int]
     token: str
@@ -298,10 +300,11 @@ class Readers:
     def run(self) -> None:
         while not self.stop.is_set():
             for kind, path in (("search", SEARCH), ("export", EXPORT)):
+                asked = time.monotonic()
                 status, body = read(random.choice(self.ports), path, self.token)
                 if status == 200 and not self._whole(kind, body):
                     status = 0  # cut part way: not an answer
-                self.answers.append((time.monotonic(), kind, status))
+                self.answers.append((asked, kind, status))
                 if status not in (0, 200) and status < 500:
                     self.failures.append(f"{path}: {status} {body[:300]!r}")
             time.sleep(0.1)
